@@ -1,0 +1,36 @@
+// Package compaction measures how much of the context window a conversation
+// occupies, decides when to compact it, chooses what to keep, and builds the
+// compacted view (DESIGN §8). It is pure: no I/O, no clock, no model calls.
+// The runtime runs the summary round and records every step as events.
+//
+// Occupancy (Algorithm, "utf8-upper-bound/v1") is the byte length of the
+// canonical JSON (model.MarshalCanonical) of Occupied{messages, tools,
+// system}, the part of the next request that fills the window; nil slices
+// count as []. Events call the figure tokens; it is bytes, a conservative
+// upper bound, not a tokenizer. A Meter keeps it incrementally: adding a
+// message costs the encoding of that message only, and the figure equals a
+// full encoding byte for byte. A raw JSON field that is not valid JSON is
+// counted as a JSON string of its bytes (see Occupancy).
+//
+// A Policy {windowTokens, thresholdTokens, tailMessages, reserveTokens}
+// drives it: compaction is Due at occupancy ≥ threshold; a request Fits
+// when occupancy + reserve ≤ window; the answer is limited by OutputLimit.
+//
+// A compaction goes: Boundary picks where the kept tail starts (at least
+// tailMessages, moved back so that an assistant's tool calls and their
+// results are never split); SummaryRequest turns the prefix into a
+// summary round of two messages and no tool calls; View builds the new
+// history from the prefix's system messages, one "Conversation summary
+// (v1): …" system message replacing any earlier one, the session's first
+// user request word for word (Pin, bounded at PinBound and marked when
+// cut) unless the tail holds it, and the tail unchanged; Check rejects a
+// view that is not smaller or does not fit. Nothing here deletes or
+// changes the original messages.
+//
+// Codes returned: RUNTIME_INVALID_INPUT (a policy that does not validate, a
+// bad tail size, boundary or first request), RUNTIME_CONTEXT_OVERFLOW
+// (nothing to summarize before the tail, a view that is not smaller or
+// does not fit), RUNTIME_SUMMARY_FAILED (an empty summary).
+//
+// compaction imports only model and internal/errcode; never runtime or tui.
+package compaction

@@ -1,0 +1,131 @@
+package compaction
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/model"
+)
+
+// SummaryInstruction is the system message of a summary round.
+const SummaryInstruction = `You compact a coding session so that it can go on within a limited context window. The next message holds a transcript of the conversation so far, oldest first. Write a summary from which another assistant can continue the work without the transcript.
+
+Keep:
+- the user's goal, and their requests in their own words where the wording matters;
+- every constraint, preference and rule the user stated;
+- decisions taken and why, including approaches tried and abandoned;
+- files read, created or changed, by path, and what changed;
+- commands run and their outcome (passed, failed, the key error);
+- open work and the next steps, in order.
+
+If the transcript begins with an earlier conversation summary, fold it in: keep what still holds, drop what was superseded. Be concise and factual; do not invent anything. Write plain text with no preamble. Do not call tools.`
+
+// Bounds of the summary transcript, in bytes of each rendered piece.
+const (
+	// TranscriptToolBound bounds each tool result and each tool call's
+	// arguments.
+	TranscriptToolBound = 4096
+	// TranscriptTextBound bounds each user, assistant or system message's
+	// text. An earlier conversation summary is never cut.
+	TranscriptTextBound = 16384
+)
+
+// SummaryRequest returns the messages of the summary round for a prefix:
+// one system message holding SummaryInstruction, then one user message
+// holding the prefix as a role-tagged transcript. Tool calls and results
+// appear in the transcript as text, each bounded (TranscriptToolBound) and
+// marked when cut, so the summary round itself carries no tool calls and no
+// tool messages. An earlier conversation summary in the prefix is rendered
+// in full, so summaries chain. Messages get no IDs: the runtime assigns
+// them if it records these.
+func SummaryRequest(prefix []model.Message) []model.Message {
+	return []model.Message{
+		{Role: model.RoleSystem, Content: SummaryInstruction},
+		{Role: model.RoleUser, Content: Transcript(prefix)},
+	}
+}
+
+// Transcript renders messages as the text the summarizer reads:
+//
+//	[user msg-1]
+//	text
+//
+//	[earlier summary]
+//	text of the summary, without SummaryPrefix
+//
+//	[assistant msg-2]
+//	text, if any
+//	[tool call call-1 fs.read] {"path":"a.go"}
+//
+//	[tool result call-1 fs.read]
+//	text
+//
+// Each piece is cut at a UTF-8 boundary at its bound and marked with the
+// number of bytes shown and the full size.
+func Transcript(msgs []model.Message) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Transcript of the conversation so far (%d messages, oldest first):\n", len(msgs))
+	for _, m := range msgs {
+		var head, body string
+		switch {
+		case m.Role == model.RoleTool:
+			head, body = tag("tool result", m.ToolCallID, m.Name), bounded(m.Content, TranscriptToolBound)
+		case IsSummary(m):
+			head, body = tag("earlier summary", m.ID), strings.TrimPrefix(m.Content, SummaryPrefix)
+		default:
+			head, body = tag(string(m.Role), m.ID), bounded(m.Content, TranscriptTextBound)
+		}
+		fmt.Fprintf(&b, "\n%s\n", head)
+		if body != "" {
+			fmt.Fprintf(&b, "%s\n", body)
+		}
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(&b, "%s %s\n", tag("tool call", c.ID, c.Name), bounded(string(c.Arguments), TranscriptToolBound))
+		}
+	}
+	return b.String()
+}
+
+// tag renders "[kind a b]", leaving out empty parts.
+func tag(kind string, parts ...string) string {
+	s := "[" + kind
+	for _, p := range parts {
+		if p != "" {
+			s += " " + p
+		}
+	}
+	return s + "]"
+}
+
+// bounded returns s, or its first bytes up to limit cut at a UTF-8
+// boundary followed by a marker saying how much was kept.
+func bounded(s string, limit int) string {
+	head, cut := cutUTF8(s, limit)
+	if !cut {
+		return s
+	}
+	return fmt.Sprintf("%s\n[… cut: %d of %d bytes shown]", head, len(head), len(s))
+}
+
+// cutUTF8 returns s when it is at most limit bytes long, and otherwise its
+// longest prefix of at most limit bytes that does not end inside a UTF-8
+// sequence, with true.
+func cutUTF8(s string, limit int) (string, bool) {
+	if len(s) <= limit {
+		return s, false
+	}
+	// Look back at most utf8.UTFMax-1 bytes for the start of a sequence
+	// that straddles the limit; an invalid byte is a sequence of its own.
+	for i := limit; i > 0 && i > limit-utf8.UTFMax; i-- {
+		if !utf8.RuneStart(s[i]) {
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if i+size > limit && (r != utf8.RuneError || size > 1) {
+			return s[:i], true
+		}
+		break
+	}
+	return s[:limit], true
+}

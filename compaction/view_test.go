@@ -1,0 +1,222 @@
+package compaction_test
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+)
+
+func summaryMsg(text string) model.Message {
+	return sys(compaction.SummaryPrefix + text)
+}
+
+func TestView(t *testing.T) {
+	first := user("u1", "build the parser; keep the public API")
+	chat := []model.Message{
+		sys("you are harness"), first, call("a1", "c1"), result("t1", "c1"),
+		sys("workspace ready"), user("u2", "now the tests"), say("a2", "done"),
+	}
+	afterCompaction := []model.Message{
+		sys("you are harness"), summaryMsg("old summary"), first, user("u2", "now the tests"), say("a2", "done"),
+		user("u3", "and docs"), say("a3", "ok"),
+	}
+	noUserFirst := []model.Message{
+		sys("you are harness"), say("a0", "hello"), user("u1", "x"), say("a1", "y"),
+	}
+	tests := []struct {
+		name     string
+		msgs     []model.Message
+		boundary int
+		summary  string
+		first    *model.Message
+		want     []model.Message
+	}{
+		{
+			name: "system messages of the prefix kept in order, first request pinned",
+			msgs: chat, boundary: 5, summary: "  did A\n",
+			want: []model.Message{
+				sys("you are harness"), sys("workspace ready"), summaryMsg("did A"), first,
+				user("u2", "now the tests"), say("a2", "done"),
+			},
+		},
+		{
+			name: "first request in the tail is not pinned",
+			msgs: chat, boundary: 1, summary: "nothing yet",
+			want: append([]model.Message{sys("you are harness"), summaryMsg("nothing yet")}, chat[1:]...),
+		},
+		{
+			name: "earlier summary replaced, pin kept once",
+			msgs: afterCompaction, boundary: 5, summary: "new summary",
+			want: []model.Message{
+				sys("you are harness"), summaryMsg("new summary"), first, user("u3", "and docs"), say("a3", "ok"),
+			},
+		},
+		{
+			name: "given first request pinned once when its pinned copy is in the prefix",
+			msgs: afterCompaction, boundary: 5, summary: "new summary", first: &first,
+			want: []model.Message{
+				sys("you are harness"), summaryMsg("new summary"), first, user("u3", "and docs"), say("a3", "ok"),
+			},
+		},
+		{
+			name: "given first request pinned when absent from msgs",
+			msgs: afterCompaction[3:], boundary: 2, summary: "s", first: &first,
+			want: []model.Message{summaryMsg("s"), first, user("u3", "and docs"), say("a3", "ok")},
+		},
+		{
+			name: "given first request not pinned when its ID is in the tail",
+			msgs: chat, boundary: 1, summary: "s", first: &model.Message{ID: "u1", Role: model.RoleUser, Content: "other text"},
+			want: append([]model.Message{sys("you are harness"), summaryMsg("s")}, chat[1:]...),
+		},
+		{
+			name: "given first request without ID matched by content",
+			msgs: []model.Message{user("", "x"), say("a1", "y"), user("", "go")}, boundary: 2, summary: "s",
+			first: &model.Message{Role: model.RoleUser, Content: "go"},
+			want:  []model.Message{summaryMsg("s"), user("", "go")},
+		},
+		{
+			name: "first user message after an assistant message",
+			msgs: noUserFirst, boundary: 3, summary: "s",
+			want: []model.Message{sys("you are harness"), summaryMsg("s"), user("u1", "x"), say("a1", "y")},
+		},
+		{
+			name: "no user message at all",
+			msgs: []model.Message{say("a0", "x"), say("a1", "y")}, boundary: 1, summary: "s",
+			want: []model.Message{summaryMsg("s"), say("a1", "y")},
+		},
+		{
+			name: "empty tail",
+			msgs: []model.Message{user("u1", "x"), say("a1", "y")}, boundary: 2, summary: "s",
+			want: []model.Message{summaryMsg("s"), user("u1", "x")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := cloneMessages(tt.msgs)
+			got, err := compaction.View(tt.msgs, tt.boundary, tt.summary, tt.first)
+			mustCode(t, err, "")
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("View (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tt.msgs); diff != "" {
+				t.Errorf("View changed its input (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestViewErrors(t *testing.T) {
+	msgs := []model.Message{user("u1", "x"), call("a1", "c1"), result("t1", "c1"), say("a2", "y")}
+	tests := []struct {
+		name     string
+		boundary int
+		summary  string
+		first    *model.Message
+		code     errcode.Code
+	}{
+		{"empty summary", 3, "", nil, errcode.RuntimeSummaryFailed},
+		{"white-space summary", 3, " \n\t ", nil, errcode.RuntimeSummaryFailed},
+		{"negative boundary", -1, "s", nil, errcode.RuntimeInvalidInput},
+		{"boundary past the end", 5, "s", nil, errcode.RuntimeInvalidInput},
+		{"boundary at a tool result", 2, "s", nil, errcode.RuntimeInvalidInput},
+		{"first request not from the user", 3, "s", &model.Message{ID: "a1", Role: model.RoleAssistant}, errcode.RuntimeInvalidInput},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := compaction.View(msgs, tt.boundary, tt.summary, tt.first)
+			mustCode(t, err, tt.code)
+			if got != nil {
+				t.Errorf("View returned %d messages with an error", len(got))
+			}
+		})
+	}
+}
+
+func TestPin(t *testing.T) {
+	// "日" is three bytes: 2730 of them fill 8190 bytes, so the next one
+	// straddles the 8 KiB bound.
+	cjk := strings.Repeat("日", 2731) + " tail"
+	tests := []struct {
+		name     string
+		content  string
+		wantHead string // the original text kept
+		cut      bool
+	}{
+		{"short kept whole", "fix it", "fix it", false},
+		{"empty kept", "", "", false},
+		{"exactly the bound kept whole", strings.Repeat("a", compaction.PinBound), strings.Repeat("a", compaction.PinBound), false},
+		{"one byte over is cut", strings.Repeat("a", compaction.PinBound+1), strings.Repeat("a", compaction.PinBound), true},
+		{"cut before a rune straddling the bound", cjk, strings.Repeat("日", 2730), true},
+		{"four-byte rune straddling the bound", strings.Repeat("a", compaction.PinBound-2) + "🙂🙂", strings.Repeat("a", compaction.PinBound-2), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := model.Message{ID: "msg-1", Role: model.RoleUser, Content: tt.content}
+			got := compaction.Pin(in)
+			want := model.Message{ID: "msg-1", Role: model.RoleUser, Content: tt.wantHead}
+			if tt.cut {
+				want.Content += compaction.PinMarker
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Pin (-want +got):\n%s", diff)
+			}
+			if !utf8.ValidString(got.Content) {
+				t.Error("pinned content is not valid UTF-8")
+			}
+			if head := strings.TrimSuffix(got.Content, compaction.PinMarker); len(head) > compaction.PinBound {
+				t.Errorf("kept %d bytes, more than %d", len(head), compaction.PinBound)
+			}
+			if diff := cmp.Diff(got, compaction.Pin(got)); diff != "" {
+				t.Errorf("Pin of a pinned message changed it (-once +twice):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestViewPinsCutFirstRequest(t *testing.T) {
+	long := user("u1", strings.Repeat("é", compaction.PinBound)) // 16 KiB
+	msgs := []model.Message{long, say("a1", "y"), user("u2", "z")}
+	got, err := compaction.View(msgs, 2, "s", nil)
+	mustCode(t, err, "")
+	want := []model.Message{
+		summaryMsg("s"),
+		user("u1", strings.Repeat("é", compaction.PinBound/2)+compaction.PinMarker),
+		user("u2", "z"),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("View (-want +got):\n%s", diff)
+	}
+}
+
+func TestIsSummary(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  model.Message
+		want bool
+	}{
+		{"summary", summaryMsg("x"), true},
+		{"plain system", sys("Conversation summary"), false},
+		{"user quoting the prefix", user("u1", compaction.SummaryPrefix+"x"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := compaction.IsSummary(tt.msg); got != tt.want {
+				t.Errorf("IsSummary = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func cloneMessages(msgs []model.Message) []model.Message {
+	out := make([]model.Message, len(msgs))
+	for i, m := range msgs {
+		m.ToolCalls = append([]model.ToolCall(nil), m.ToolCalls...)
+		out[i] = m
+	}
+	return out
+}

@@ -1,0 +1,370 @@
+package event
+
+import (
+	"encoding/json"
+
+	"github.com/harness-dev/harness/model"
+)
+
+// Struct field order is key order: Encode writes the keys as declared here,
+// which is the order of the DESIGN §3 table. Optional keys carry omitempty
+// (or are pointers) and are absent when empty.
+
+// AgentStarted: agent.started.
+type AgentStarted struct {
+	AgentID   string `json:"agentId"`
+	SessionID string `json:"sessionId"`
+	Model     string `json:"model"`
+	RunID     string `json:"runId"`
+	TurnID    string `json:"turnId"`
+}
+
+// TurnStarted: turn.started.
+type TurnStarted struct {
+	RunID          string `json:"runId"`
+	SessionID      string `json:"sessionId"`
+	TurnID         string `json:"turnId"`
+	InputMessageID string `json:"inputMessageId"`
+}
+
+// MessageCompleted: message.completed. Role is user, assistant or tool.
+// RequestID, FinishReason and ToolCalls belong to assistant messages (the
+// first two required); Name and ToolCallID to tool messages (both required).
+type MessageCompleted struct {
+	RunID        string           `json:"runId"`
+	SessionID    string           `json:"sessionId"`
+	TurnID       string           `json:"turnId"`
+	MessageID    string           `json:"messageId"`
+	Role         model.Role       `json:"role"`
+	Content      string           `json:"content"`
+	RequestID    string           `json:"requestId,omitempty"`
+	FinishReason string           `json:"finishReason,omitempty"`
+	ToolCalls    []model.ToolCall `json:"toolCalls,omitempty"`
+	Name         string           `json:"name,omitempty"`
+	ToolCallID   string           `json:"toolCallId,omitempty"`
+}
+
+// MessageDelta: message.delta. Sequence is 0-based per message.
+type MessageDelta struct {
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	RequestID string `json:"requestId"`
+	MessageID string `json:"messageId"`
+	Sequence  int    `json:"sequence"`
+	Delta     string `json:"delta"`
+}
+
+// SteeringQueued: steering.queued. Content is 1..MaxContentRunes runes.
+type SteeringQueued struct {
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	MessageID string `json:"messageId"`
+	Content   string `json:"content"`
+}
+
+// SteeringApplied: steering.applied. MessageIDs holds at least one distinct
+// ID, in FIFO order.
+type SteeringApplied struct {
+	RunID           string   `json:"runId"`
+	SessionID       string   `json:"sessionId"`
+	TurnID          string   `json:"turnId"`
+	MessageIDs      []string `json:"messageIds"`
+	MessageRevision int      `json:"messageRevision"`
+}
+
+// ContextAccounted: context.accounted. Algorithm is AlgorithmUTF8UpperBound.
+type ContextAccounted struct {
+	RunID           string `json:"runId"`
+	SessionID       string `json:"sessionId"`
+	TurnID          string `json:"turnId"`
+	RequestID       string `json:"requestId"`
+	OccupancyTokens int    `json:"occupancyTokens"`
+	WindowTokens    int    `json:"windowTokens"`
+	ReserveTokens   int    `json:"reserveTokens"`
+	Algorithm       string `json:"algorithm"`
+	SummaryRequest  bool   `json:"summaryRequest"`
+}
+
+// ContextCheckpoint: context.checkpoint. Version is DataVersion. A nil Tail
+// is encoded as an empty array.
+type ContextCheckpoint struct {
+	RunID           string          `json:"runId"`
+	SessionID       string          `json:"sessionId"`
+	TurnID          string          `json:"turnId"`
+	Version         int             `json:"version"`
+	Summary         string          `json:"summary"`
+	TailStart       int             `json:"tailStart"`
+	ThroughRevision int             `json:"throughRevision"`
+	Tail            []model.Message `json:"tail"`
+}
+
+// ContextCompacted: context.compacted.
+type ContextCompacted struct {
+	RunID            string `json:"runId"`
+	SessionID        string `json:"sessionId"`
+	TurnID           string `json:"turnId"`
+	SummaryMessageID string `json:"summaryMessageId"`
+	Summary          string `json:"summary"`
+	BeforeMessages   int    `json:"beforeMessages"`
+	AfterMessages    int    `json:"afterMessages"`
+	BeforeTokens     int    `json:"beforeTokens"`
+	AfterTokens      int    `json:"afterTokens"`
+}
+
+// RuntimeCheckpoint: runtime.checkpoint. Version is DataVersion; Payload is
+// a JSON object (DESIGN §8), parsed by the runtime, not here.
+type RuntimeCheckpoint struct {
+	RunID     string          `json:"runId"`
+	SessionID string          `json:"sessionId"`
+	TurnID    string          `json:"turnId"`
+	Version   int             `json:"version"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+// ModelRequest: model.request. ContextVersion is DataVersion.
+type ModelRequest struct {
+	RequestID       string `json:"requestId"`
+	Model           string `json:"model"`
+	MessageCount    int    `json:"messageCount"`
+	RunID           string `json:"runId"`
+	SessionID       string `json:"sessionId"`
+	TurnID          string `json:"turnId"`
+	Step            int    `json:"step"`
+	ContextVersion  int    `json:"contextVersion"`
+	MessageRevision int    `json:"messageRevision"`
+}
+
+// ModelResponse: model.response.
+type ModelResponse struct {
+	RequestID    string      `json:"requestId"`
+	Model        string      `json:"model"`
+	FinishReason string      `json:"finishReason"`
+	Usage        model.Usage `json:"usage"`
+	RunID        string      `json:"runId"`
+	SessionID    string      `json:"sessionId"`
+	TurnID       string      `json:"turnId"`
+}
+
+// ToolCall: tool.call. Tool is the canonical (dotted) tool name; Input is the
+// JSON value the model sent, whatever it is.
+type ToolCall struct {
+	CallID      string          `json:"callId"`
+	Tool        string          `json:"tool"`
+	Input       json.RawMessage `json:"input"`
+	ModelCallID string          `json:"modelCallId"`
+	RequestID   string          `json:"requestId"`
+	RunID       string          `json:"runId"`
+	SessionID   string          `json:"sessionId"`
+	TurnID      string          `json:"turnId"`
+}
+
+// PolicyDecision: policy.decision. Action is the canonical tool name.
+type PolicyDecision struct {
+	CallID    string `json:"callId"`
+	Action    string `json:"action"`
+	Subject   string `json:"subject,omitempty"`
+	Effect    string `json:"effect"`
+	Reason    string `json:"reason,omitempty"`
+	RuleID    string `json:"ruleId,omitempty"`
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+}
+
+// PermissionRequested: permission.requested.
+type PermissionRequested struct {
+	PermissionID string `json:"permissionId"`
+	CallID       string `json:"callId"`
+	Action       string `json:"action"`
+	Subject      string `json:"subject,omitempty"`
+	Scope        string `json:"scope"`
+}
+
+// PermissionResolved: permission.resolved.
+type PermissionResolved struct {
+	PermissionID string `json:"permissionId"`
+	CallID       string `json:"callId"`
+	Action       string `json:"action"`
+	Subject      string `json:"subject,omitempty"`
+	Scope        string `json:"scope"`
+	Decision     string `json:"decision"`
+	Note         string `json:"note,omitempty"`
+}
+
+// ToolError is the error of a failed tool.result: a code (TOOL_*,
+// WORKSPACE_*) and a message safe to show the model.
+type ToolError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ToolResult: tool.result. Error is set exactly when OK is false.
+type ToolResult struct {
+	CallID     string          `json:"callId"`
+	Tool       string          `json:"tool"`
+	OK         bool            `json:"ok"`
+	Output     json.RawMessage `json:"output,omitempty"`
+	Error      *ToolError      `json:"error,omitempty"`
+	DurationMs int             `json:"durationMs"`
+}
+
+// BudgetWarning: budget.warning.
+type BudgetWarning struct {
+	Metric string `json:"metric"`
+	Used   int    `json:"used"`
+	Limit  int    `json:"limit"`
+	Pct    int    `json:"pct"`
+}
+
+// WorkspaceLifecycle: workspace.lifecycle. ImageID is the immutable image ID
+// of a Docker workspace; Files the number of files copied in, when known.
+type WorkspaceLifecycle struct {
+	WorkspaceID string `json:"workspaceId"`
+	Backend     string `json:"backend"`
+	Phase       string `json:"phase"`
+	ImageID     string `json:"imageId,omitempty"`
+	Files       *int   `json:"files,omitempty"`
+}
+
+// TurnCompleted: turn.completed. ErrorCode is required for failed and
+// budget_exceeded, forbidden for completed.
+type TurnCompleted struct {
+	RunID           string      `json:"runId"`
+	SessionID       string      `json:"sessionId"`
+	TurnID          string      `json:"turnId"`
+	Status          string      `json:"status"`
+	ErrorCode       string      `json:"errorCode,omitempty"`
+	OutputMessageID string      `json:"outputMessageId,omitempty"`
+	ModelRequests   int         `json:"modelRequests"`
+	ToolCalls       int         `json:"toolCalls"`
+	Usage           model.Usage `json:"usage"`
+	Note            string      `json:"note,omitempty"`
+}
+
+// AgentStopped: agent.stopped. Status takes the turn.completed values.
+type AgentStopped struct {
+	AgentID   string `json:"agentId"`
+	Status    string `json:"status"`
+	Steps     int    `json:"steps"`
+	ToolCalls int    `json:"toolCalls"`
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+}
+
+// InputQueued: input.queued, a message queued for the next turn. Content is
+// 1..MaxContentRunes runes.
+type InputQueued struct {
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	MessageID string `json:"messageId"`
+	Content   string `json:"content"`
+}
+
+// InputWithdrawn: input.withdrawn, a queued next-turn input or pending
+// steering removed before it applied.
+type InputWithdrawn struct {
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	MessageID string `json:"messageId"`
+}
+
+// ModelRetry: model.retry, an adapter retrying a failed attempt. Attempt
+// counts from 1; Code is the retryable error code.
+type ModelRetry struct {
+	RequestID string `json:"requestId"`
+	Attempt   int    `json:"attempt"`
+	Code      string `json:"code"`
+	DelayMs   int    `json:"delayMs"`
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+}
+
+// SessionForked: session.forked. SessionID continues from FromSessionID
+// after FromTurnID; AbandonedTurnID names the turn left behind, if any.
+type SessionForked struct {
+	SessionID       string `json:"sessionId"`
+	FromSessionID   string `json:"fromSessionId"`
+	FromTurnID      string `json:"fromTurnId"`
+	AbandonedTurnID string `json:"abandonedTurnId,omitempty"`
+}
+
+// EventType implements Data.
+func (AgentStarted) EventType() Type { return TypeAgentStarted }
+
+// EventType implements Data.
+func (TurnStarted) EventType() Type { return TypeTurnStarted }
+
+// EventType implements Data.
+func (MessageCompleted) EventType() Type { return TypeMessageCompleted }
+
+// EventType implements Data.
+func (MessageDelta) EventType() Type { return TypeMessageDelta }
+
+// EventType implements Data.
+func (SteeringQueued) EventType() Type { return TypeSteeringQueued }
+
+// EventType implements Data.
+func (SteeringApplied) EventType() Type { return TypeSteeringApplied }
+
+// EventType implements Data.
+func (ContextAccounted) EventType() Type { return TypeContextAccounted }
+
+// EventType implements Data.
+func (ContextCheckpoint) EventType() Type { return TypeContextCheckpoint }
+
+// EventType implements Data.
+func (ContextCompacted) EventType() Type { return TypeContextCompacted }
+
+// EventType implements Data.
+func (RuntimeCheckpoint) EventType() Type { return TypeRuntimeCheckpoint }
+
+// EventType implements Data.
+func (ModelRequest) EventType() Type { return TypeModelRequest }
+
+// EventType implements Data.
+func (ModelResponse) EventType() Type { return TypeModelResponse }
+
+// EventType implements Data.
+func (ToolCall) EventType() Type { return TypeToolCall }
+
+// EventType implements Data.
+func (PolicyDecision) EventType() Type { return TypePolicyDecision }
+
+// EventType implements Data.
+func (PermissionRequested) EventType() Type { return TypePermissionRequested }
+
+// EventType implements Data.
+func (PermissionResolved) EventType() Type { return TypePermissionResolved }
+
+// EventType implements Data.
+func (ToolResult) EventType() Type { return TypeToolResult }
+
+// EventType implements Data.
+func (BudgetWarning) EventType() Type { return TypeBudgetWarning }
+
+// EventType implements Data.
+func (WorkspaceLifecycle) EventType() Type { return TypeWorkspaceLifecycle }
+
+// EventType implements Data.
+func (TurnCompleted) EventType() Type { return TypeTurnCompleted }
+
+// EventType implements Data.
+func (AgentStopped) EventType() Type { return TypeAgentStopped }
+
+// EventType implements Data.
+func (InputQueued) EventType() Type { return TypeInputQueued }
+
+// EventType implements Data.
+func (InputWithdrawn) EventType() Type { return TypeInputWithdrawn }
+
+// EventType implements Data.
+func (ModelRetry) EventType() Type { return TypeModelRetry }
+
+// EventType implements Data.
+func (SessionForked) EventType() Type { return TypeSessionForked }

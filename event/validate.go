@@ -1,0 +1,444 @@
+package event
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+)
+
+// The semantic rules of each data type. They run on the Go value, in key
+// order, so the first error reported is the first offending key. Encode and
+// Decode share them; a rule that fails on a value fails with the same code
+// on the bytes Encode would have written for it.
+
+var (
+	actors        = []string{ActorKernel, ActorUser, ActorModel, ActorTool, ActorSystem}
+	finishReasons = []string{model.FinishStop, model.FinishToolCalls, model.FinishLength, model.FinishError}
+	statuses      = []string{StatusCompleted, StatusFailed, StatusCanceled, StatusBudgetExceeded}
+	effects       = []string{EffectAllow, EffectAsk, EffectDeny}
+	scopes        = []string{ScopeOnce, ScopeRun}
+	decisions     = []string{DecisionAllow, DecisionDeny}
+	metrics       = []string{MetricSteps, MetricTokens, MetricToolCalls}
+	backends      = []string{BackendLocal, BackendDocker}
+	phases        = []string{PhaseOpened, PhaseDisposed, PhaseRestored}
+	messageRoles  = []string{string(model.RoleUser), string(model.RoleAssistant), string(model.RoleTool)}
+	tailRoles     = []string{string(model.RoleSystem), string(model.RoleUser), string(model.RoleAssistant), string(model.RoleTool)}
+)
+
+// validator is implemented by every data type of the catalogue.
+type validator interface {
+	Data
+	validate(c *checker)
+}
+
+// checker keeps the first failed rule. Its methods do nothing once a rule
+// has failed, and format a message only on failure.
+type checker struct {
+	err *errcode.Error
+}
+
+func (c *checker) failf(code errcode.Code, format string, args ...any) {
+	if c.err == nil {
+		c.err = &errcode.Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	}
+}
+
+func (c *checker) ok() bool { return c.err == nil }
+
+// nonEmpty requires a present string to be non-empty (IDs, names).
+func (c *checker) nonEmpty(path, v string) {
+	if c.ok() && v == "" {
+		c.failf(errcode.EventInvalidField, "validate %s: must not be empty", path)
+	}
+}
+
+// content requires 1..MaxContentRunes runes.
+func (c *checker) content(path, v string) {
+	if !c.ok() {
+		return
+	}
+	// More bytes than the bound allows runes for is only possible with
+	// multi-byte runes, so count only when the byte length is not decisive.
+	if v == "" || (len(v) > MaxContentRunes && utf8.RuneCountInString(v) > MaxContentRunes) {
+		c.failf(errcode.EventInvalidField, "validate %s: must hold 1..%d characters", path, MaxContentRunes)
+	}
+}
+
+// atLeast requires n >= lo (counts use lo 0).
+func (c *checker) atLeast(path string, n, lo int) {
+	if c.ok() && n < lo {
+		c.failf(errcode.EventInvalidField, "validate %s: must be at least %d", path, lo)
+	}
+}
+
+// version requires DataVersion.
+func (c *checker) version(path string, n int) {
+	if c.ok() && n != DataVersion {
+		c.failf(errcode.EventInvalidField, "validate %s: must be %d", path, DataVersion)
+	}
+}
+
+func (c *checker) oneOf(path, v string, set []string) {
+	if c.ok() && !slices.Contains(set, v) {
+		c.failf(errcode.EventInvalidField, "validate %s: must be one of %v", path, set)
+	}
+}
+
+// code requires an error code: upper-case letters, digits and underscores,
+// starting with a letter.
+func (c *checker) code(path, v string) {
+	if c.ok() && !isCode(v) {
+		c.failf(errcode.EventInvalidField, "validate %s: must be an upper-case error code", path)
+	}
+}
+
+func isCode(v string) bool {
+	if v == "" || v[0] < 'A' || v[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		b := v[i]
+		if (b < 'A' || b > 'Z') && (b < '0' || b > '9') && b != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// raw requires a JSON value that is present and not null.
+func (c *checker) raw(path string, r []byte) {
+	if c.ok() && rawMissing(r) {
+		c.failf(errcode.EventMissingField, "require %s", path)
+	}
+}
+
+// object requires a present JSON object.
+func (c *checker) object(path string, r []byte) {
+	c.raw(path, r)
+	if c.ok() && bytes.TrimLeft(r, " \t\r\n")[0] != '{' {
+		c.failf(errcode.EventInvalidField, "validate %s: must be an object", path)
+	}
+}
+
+func rawMissing(r []byte) bool {
+	t := bytes.TrimSpace(r)
+	return len(t) == 0 || string(t) == "null"
+}
+
+// absent forbids a field that the rest of the value rules out.
+func (c *checker) absent(path string, present bool, why string) {
+	if c.ok() && present {
+		c.failf(errcode.EventInvalidField, "validate %s: must be absent %s", path, why)
+	}
+}
+
+// present requires a field that the rest of the value calls for.
+func (c *checker) present(path string, present bool, why string) {
+	if c.ok() && !present {
+		c.failf(errcode.EventMissingField, "require %s %s", path, why)
+	}
+}
+
+// run checks the runId, sessionId, turnId triple most types carry.
+func (c *checker) run(runID, sessionID, turnID string) {
+	c.nonEmpty("data.runId", runID)
+	c.nonEmpty("data.sessionId", sessionID)
+	c.nonEmpty("data.turnId", turnID)
+}
+
+// usage checks a model.Usage at data.usage. Totals are not cross-checked:
+// the event records what the provider reported.
+func (c *checker) usage(u model.Usage) {
+	c.atLeast("data.usage.promptTokens", u.PromptTokens, 0)
+	c.atLeast("data.usage.completionTokens", u.CompletionTokens, 0)
+	c.atLeast("data.usage.totalTokens", u.TotalTokens, 0)
+}
+
+// toolCalls checks model tool calls: non-empty distinct IDs, a name, and a
+// present arguments value.
+func (c *checker) toolCalls(path string, calls []model.ToolCall) {
+	for i, tc := range calls {
+		if !c.ok() {
+			return
+		}
+		switch {
+		case tc.ID == "":
+			c.failf(errcode.EventInvalidField, "validate %s[%d].id: must not be empty", path, i)
+		case slices.ContainsFunc(calls[:i], func(p model.ToolCall) bool { return p.ID == tc.ID }):
+			c.failf(errcode.EventInvalidField, "validate %s[%d].id: must not repeat an earlier id", path, i)
+		case tc.Name == "":
+			c.failf(errcode.EventInvalidField, "validate %s[%d].name: must not be empty", path, i)
+		case rawMissing(tc.Arguments):
+			c.failf(errcode.EventMissingField, "require %s[%d].arguments", path, i)
+		}
+	}
+}
+
+// messages checks model messages (context.checkpoint tail): a known role,
+// tool calls only on assistant messages, tool fields on tool messages only
+// and always there.
+func (c *checker) messages(path string, msgs []model.Message) {
+	for i, m := range msgs {
+		if !c.ok() {
+			return
+		}
+		isTool := m.Role == model.RoleTool
+		switch {
+		case !slices.Contains(tailRoles, string(m.Role)):
+			c.failf(errcode.EventInvalidField, "validate %s[%d].role: must be one of %v", path, i, tailRoles)
+		case len(m.ToolCalls) > 0 && m.Role != model.RoleAssistant:
+			c.failf(errcode.EventInvalidField, "validate %s[%d].toolCalls: must be absent for role %s", path, i, m.Role)
+		case isTool && m.ToolCallID == "":
+			c.failf(errcode.EventMissingField, "require %s[%d].toolCallId for role tool", path, i)
+		case isTool && m.Name == "":
+			c.failf(errcode.EventMissingField, "require %s[%d].name for role tool", path, i)
+		case !isTool && m.ToolCallID != "":
+			c.failf(errcode.EventInvalidField, "validate %s[%d].toolCallId: must be absent for role %s", path, i, m.Role)
+		case !isTool && m.Name != "":
+			c.failf(errcode.EventInvalidField, "validate %s[%d].name: must be absent for role %s", path, i, m.Role)
+		case len(m.ToolCalls) > 0:
+			c.toolCalls(fmt.Sprintf("%s[%d].toolCalls", path, i), m.ToolCalls)
+		}
+	}
+}
+
+func (d AgentStarted) validate(c *checker) {
+	c.nonEmpty("data.agentId", d.AgentID)
+	c.nonEmpty("data.sessionId", d.SessionID)
+	c.nonEmpty("data.model", d.Model)
+	c.nonEmpty("data.runId", d.RunID)
+	c.nonEmpty("data.turnId", d.TurnID)
+}
+
+func (d TurnStarted) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.nonEmpty("data.inputMessageId", d.InputMessageID)
+}
+
+func (d MessageCompleted) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.nonEmpty("data.messageId", d.MessageID)
+	c.oneOf("data.role", string(d.Role), messageRoles)
+	if !c.ok() {
+		return
+	}
+	why := "for role " + string(d.Role)
+	assistant, tool := d.Role == model.RoleAssistant, d.Role == model.RoleTool
+	if assistant {
+		c.present("data.requestId", d.RequestID != "", why)
+		c.present("data.finishReason", d.FinishReason != "", why)
+		c.oneOf("data.finishReason", d.FinishReason, finishReasons)
+		c.toolCalls("data.toolCalls", d.ToolCalls)
+	} else {
+		c.absent("data.requestId", d.RequestID != "", why)
+		c.absent("data.finishReason", d.FinishReason != "", why)
+		c.absent("data.toolCalls", len(d.ToolCalls) > 0, why)
+	}
+	if tool {
+		c.present("data.name", d.Name != "", why)
+		c.present("data.toolCallId", d.ToolCallID != "", why)
+	} else {
+		c.absent("data.name", d.Name != "", why)
+		c.absent("data.toolCallId", d.ToolCallID != "", why)
+	}
+}
+
+func (d MessageDelta) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.nonEmpty("data.requestId", d.RequestID)
+	c.nonEmpty("data.messageId", d.MessageID)
+	c.atLeast("data.sequence", d.Sequence, 0)
+}
+
+func (d SteeringQueued) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.nonEmpty("data.messageId", d.MessageID)
+	c.content("data.content", d.Content)
+}
+
+func (d SteeringApplied) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	if c.ok() && len(d.MessageIDs) == 0 {
+		c.failf(errcode.EventInvalidField, "validate data.messageIds: must hold at least one id")
+	}
+	for i, id := range d.MessageIDs {
+		switch {
+		case !c.ok():
+			return
+		case id == "":
+			c.failf(errcode.EventInvalidField, "validate data.messageIds[%d]: must not be empty", i)
+		case slices.Contains(d.MessageIDs[:i], id):
+			c.failf(errcode.EventInvalidField, "validate data.messageIds[%d]: must not repeat an earlier id", i)
+		}
+	}
+	c.atLeast("data.messageRevision", d.MessageRevision, 0)
+}
+
+func (d ContextAccounted) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.nonEmpty("data.requestId", d.RequestID)
+	c.atLeast("data.occupancyTokens", d.OccupancyTokens, 0)
+	c.atLeast("data.windowTokens", d.WindowTokens, 0)
+	c.atLeast("data.reserveTokens", d.ReserveTokens, 0)
+	c.oneOf("data.algorithm", d.Algorithm, []string{AlgorithmUTF8UpperBound})
+}
+
+func (d ContextCheckpoint) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.version("data.version", d.Version)
+	c.nonEmpty("data.summary", d.Summary)
+	c.atLeast("data.tailStart", d.TailStart, 0)
+	c.atLeast("data.throughRevision", d.ThroughRevision, 0)
+	c.messages("data.tail", d.Tail)
+}
+
+func (d ContextCompacted) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.nonEmpty("data.summaryMessageId", d.SummaryMessageID)
+	c.nonEmpty("data.summary", d.Summary)
+	c.atLeast("data.beforeMessages", d.BeforeMessages, 0)
+	c.atLeast("data.afterMessages", d.AfterMessages, 0)
+	c.atLeast("data.beforeTokens", d.BeforeTokens, 0)
+	c.atLeast("data.afterTokens", d.AfterTokens, 0)
+}
+
+func (d RuntimeCheckpoint) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.version("data.version", d.Version)
+	c.object("data.payload", d.Payload)
+}
+
+func (d ModelRequest) validate(c *checker) {
+	c.nonEmpty("data.requestId", d.RequestID)
+	c.nonEmpty("data.model", d.Model)
+	c.atLeast("data.messageCount", d.MessageCount, 0)
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.atLeast("data.step", d.Step, 0)
+	c.version("data.contextVersion", d.ContextVersion)
+	c.atLeast("data.messageRevision", d.MessageRevision, 0)
+}
+
+func (d ModelResponse) validate(c *checker) {
+	c.nonEmpty("data.requestId", d.RequestID)
+	c.nonEmpty("data.model", d.Model)
+	c.oneOf("data.finishReason", d.FinishReason, finishReasons)
+	c.usage(d.Usage)
+	c.run(d.RunID, d.SessionID, d.TurnID)
+}
+
+func (d ToolCall) validate(c *checker) {
+	c.nonEmpty("data.callId", d.CallID)
+	c.nonEmpty("data.tool", d.Tool)
+	c.raw("data.input", d.Input)
+	c.nonEmpty("data.modelCallId", d.ModelCallID)
+	c.nonEmpty("data.requestId", d.RequestID)
+	c.run(d.RunID, d.SessionID, d.TurnID)
+}
+
+func (d PolicyDecision) validate(c *checker) {
+	c.nonEmpty("data.callId", d.CallID)
+	c.nonEmpty("data.action", d.Action)
+	c.oneOf("data.effect", d.Effect, effects)
+	c.run(d.RunID, d.SessionID, d.TurnID)
+}
+
+func (d PermissionRequested) validate(c *checker) {
+	c.nonEmpty("data.permissionId", d.PermissionID)
+	c.nonEmpty("data.callId", d.CallID)
+	c.nonEmpty("data.action", d.Action)
+	c.oneOf("data.scope", d.Scope, scopes)
+}
+
+func (d PermissionResolved) validate(c *checker) {
+	c.nonEmpty("data.permissionId", d.PermissionID)
+	c.nonEmpty("data.callId", d.CallID)
+	c.nonEmpty("data.action", d.Action)
+	c.oneOf("data.scope", d.Scope, scopes)
+	c.oneOf("data.decision", d.Decision, decisions)
+}
+
+func (d ToolResult) validate(c *checker) {
+	c.nonEmpty("data.callId", d.CallID)
+	c.nonEmpty("data.tool", d.Tool)
+	if d.OK {
+		c.absent("data.error", d.Error != nil, "when ok is true")
+	} else {
+		c.present("data.error", d.Error != nil, "when ok is false")
+	}
+	if d.Error != nil {
+		c.code("data.error.code", d.Error.Code)
+		c.nonEmpty("data.error.message", d.Error.Message)
+	}
+	c.atLeast("data.durationMs", d.DurationMs, 0)
+}
+
+func (d BudgetWarning) validate(c *checker) {
+	c.oneOf("data.metric", d.Metric, metrics)
+	c.atLeast("data.used", d.Used, 0)
+	c.atLeast("data.limit", d.Limit, 0)
+	c.atLeast("data.pct", d.Pct, 0)
+}
+
+func (d WorkspaceLifecycle) validate(c *checker) {
+	c.nonEmpty("data.workspaceId", d.WorkspaceID)
+	c.oneOf("data.backend", d.Backend, backends)
+	c.oneOf("data.phase", d.Phase, phases)
+	if d.Files != nil {
+		c.atLeast("data.files", *d.Files, 0)
+	}
+}
+
+func (d TurnCompleted) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.oneOf("data.status", d.Status, statuses)
+	why := "for status " + d.Status
+	switch d.Status {
+	case StatusCompleted:
+		c.absent("data.errorCode", d.ErrorCode != "", why)
+	case StatusFailed, StatusBudgetExceeded:
+		c.present("data.errorCode", d.ErrorCode != "", why)
+	}
+	if d.ErrorCode != "" {
+		c.code("data.errorCode", d.ErrorCode)
+	}
+	c.atLeast("data.modelRequests", d.ModelRequests, 0)
+	c.atLeast("data.toolCalls", d.ToolCalls, 0)
+	c.usage(d.Usage)
+}
+
+func (d AgentStopped) validate(c *checker) {
+	c.nonEmpty("data.agentId", d.AgentID)
+	c.oneOf("data.status", d.Status, statuses)
+	c.atLeast("data.steps", d.Steps, 0)
+	c.atLeast("data.toolCalls", d.ToolCalls, 0)
+	c.run(d.RunID, d.SessionID, d.TurnID)
+}
+
+func (d InputQueued) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.nonEmpty("data.messageId", d.MessageID)
+	c.content("data.content", d.Content)
+}
+
+func (d InputWithdrawn) validate(c *checker) {
+	c.run(d.RunID, d.SessionID, d.TurnID)
+	c.nonEmpty("data.messageId", d.MessageID)
+}
+
+func (d ModelRetry) validate(c *checker) {
+	c.nonEmpty("data.requestId", d.RequestID)
+	c.atLeast("data.attempt", d.Attempt, 1)
+	c.code("data.code", d.Code)
+	c.atLeast("data.delayMs", d.DelayMs, 0)
+	c.run(d.RunID, d.SessionID, d.TurnID)
+}
+
+func (d SessionForked) validate(c *checker) {
+	c.nonEmpty("data.sessionId", d.SessionID)
+	c.nonEmpty("data.fromSessionId", d.FromSessionID)
+	c.nonEmpty("data.fromTurnId", d.FromTurnID)
+}

@@ -1,0 +1,156 @@
+// Package model is the model port: the request the runtime sends, and the
+// stream of text deltas, tool calls and one completion it gets back.
+//
+// Adapters: model/fake (scripted, for tests and demos) and model/openai
+// (Chat Completions through openai-go). Tool names in this package are the
+// canonical dotted names (fs.read); an adapter that must rename them on the
+// wire does so in its own detached copy and reverses it on the way in.
+//
+// A Request has a canonical JSON form (field order as declared, no HTML
+// escaping): the runtime stores it in checkpoints and rebuilds it byte for
+// byte, and the scripted model records what it received in the same form.
+package model
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+)
+
+// Role of a message.
+type Role string
+
+// Roles.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one entry of the conversation.
+type Message struct {
+	ID         string     `json:"id,omitempty"` // msg-…, the message.completed messageId
+	Role       Role       `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`  // assistant only
+	ToolCallID string     `json:"toolCallId,omitempty"` // tool only
+	Name       string     `json:"name,omitempty"`       // tool only: the tool's name
+}
+
+// ToolCall is one call the model asked for. Arguments is the raw JSON the
+// model produced (it may be invalid; the tools reject it with TOOL_BAD_INPUT).
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolSpec is what is advertised to the model for one tool.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // a JSON Schema object
+}
+
+// Request is one model request.
+type Request struct {
+	RequestID       string          `json:"requestId"`
+	Model           string          `json:"model"`
+	System          string          `json:"system,omitempty"`
+	Messages        []Message       `json:"messages"`
+	Tools           []ToolSpec      `json:"tools,omitempty"`
+	MaxTokens       int             `json:"maxTokens,omitempty"`
+	ProviderOptions json.RawMessage `json:"providerOptions,omitempty"`
+}
+
+// Usage is what a response cost.
+type Usage struct {
+	PromptTokens     int  `json:"promptTokens"`
+	CompletionTokens int  `json:"completionTokens"`
+	TotalTokens      int  `json:"totalTokens"`
+	Estimated        bool `json:"estimated,omitempty"` // the provider sent none; a conservative estimate
+}
+
+// Add returns u + v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + v.PromptTokens,
+		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		TotalTokens:      u.TotalTokens + v.TotalTokens,
+		Estimated:        u.Estimated || v.Estimated,
+	}
+}
+
+// Finish reasons.
+const (
+	FinishStop      = "stop"
+	FinishToolCalls = "tool_calls"
+	FinishLength    = "length"
+	FinishError     = "error"
+)
+
+// Completion closes a stream: the whole content, the tool calls, why it
+// stopped and the usage.
+type Completion struct {
+	Content      string     `json:"content"`
+	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
+	FinishReason string     `json:"finishReason"`
+	Usage        Usage      `json:"usage"`
+}
+
+// ChunkKind says which field of a Chunk is set.
+type ChunkKind int
+
+// Chunk kinds.
+const (
+	ChunkDelta      ChunkKind = iota + 1 // Delta: a piece of assistant text
+	ChunkToolCall                        // ToolCall: one complete tool call
+	ChunkCompletion                      // Completion: the last chunk
+	ChunkRetry                           // Retry: the adapter is retrying a failed attempt
+)
+
+// Chunk is one item of a stream.
+type Chunk struct {
+	Kind       ChunkKind
+	Delta      string
+	ToolCall   *ToolCall
+	Completion *Completion
+	Retry      *Retry
+}
+
+// Retry reports that an attempt failed with a retryable code and the adapter
+// will try again after Delay milliseconds. Only sent before any text or tool
+// call of the response was streamed.
+type Retry struct {
+	Attempt int    `json:"attempt"`
+	Code    string `json:"code"`
+	DelayMs int    `json:"delayMs"`
+}
+
+// Stream yields chunks until a ChunkCompletion, then io.EOF. Errors carry
+// MODEL_* codes (errcode). Close releases the connection and may be called
+// at any time, also concurrently with Recv to abort it.
+type Stream interface {
+	Recv() (Chunk, error)
+	Close() error
+}
+
+// Model starts streamed requests. The context bounds the whole stream:
+// canceling it aborts Recv with MODEL_ABORTED.
+type Model interface {
+	Name() string
+	Stream(ctx context.Context, req Request) (Stream, error)
+}
+
+// MarshalCanonical returns v as compact JSON with no HTML escaping and no
+// trailing newline: the one byte form the runtime stores and compares.
+func MarshalCanonical(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,71 @@
+// Package openai is the model port's adapter for OpenAI-compatible Chat
+// Completions servers (OpenAI, llama.cpp, vLLM, Ollama), built on
+// github.com/openai/openai-go/v3 with streaming.
+//
+// What it owns:
+//
+//   - The wire request. A model.Request is translated into a detached
+//     copy: the system prompt first, then the messages in order (tool
+//     results carry their tool_call_id), the advertised tools, max_tokens
+//     (max_completion_tokens when a reasoning effort is asked for: local
+//     servers all accept max_tokens, OpenAI's reasoning models only the
+//     other), stream_options.include_usage, and the provider options
+//     temperature, top_p, reasoning_effort and seed. The request itself
+//     is never modified.
+//   - Tool-name aliases (DESIGN §10). A name outside [A-Za-z0-9_-] goes on
+//     the wire as "harness_" + lowercase hex of its UTF-8 bytes
+//     (fs.read → harness_66732e72656164), in the tools and in earlier
+//     assistant tool calls alike; an aliased tool's description starts
+//     with its real name. Names are translated back on the way in, so
+//     chunks, events, policy and the store only see dotted names.
+//   - Stream assembly. Text deltas are passed on as they arrive; tool
+//     calls are assembled by their index and handed out only once the
+//     response is complete, each with valid JSON arguments ("" becomes
+//     {}); the finish reason is mapped onto the port's (stop with tool
+//     calls means tool_calls; content_filter is error). When the server
+//     sends no usage, it is estimated as request bytes / 3 and response
+//     bytes / 3 rounded up, and marked Estimated.
+//   - HTTP and transport failures, translated here and only here, with a
+//     bounded retry policy.
+//   - Configuration checks (New) and the user's config file
+//     (LoadConfigFile); the caller resolves flags > environment > file,
+//     this package reads no environment variable.
+//   - DefaultSystemPrompt.
+//
+// Ordering guarantees: a stream yields zero or more ChunkRetry (only before
+// any text), then ChunkDelta in arrival order, then every ChunkToolCall in
+// index order, then exactly one ChunkCompletion whose content is the
+// concatenation of the deltas, then io.EOF. Any failure ends the stream
+// with one sticky error instead. Recv is called by one goroutine; Close may
+// be called concurrently with it and aborts it.
+//
+// Retries: 429, 5xx and transport failures are retried up to MaxRetries
+// times (default 2), only while nothing of the response reached the
+// caller, after a pause that doubles from RetryBaseDelay up to 10 s, or
+// what the server's Retry-After / retry-after-ms asks for up to 60 s (a
+// longer request, or a pause past the context's deadline, ends the stream
+// with the error at once). Each retry is announced by a ChunkRetry before
+// the pause; the runtime turns it into an event.
+//
+// Timeouts: Config.Timeout bounds each attempt until the first byte of the
+// response body, and then every silence between two bytes; the context
+// bounds the whole stream.
+//
+// Secrets: the key is sent only in the Authorization header. Error messages
+// are built here, never copied raw from a foreign error: the key, anything
+// shaped like sk-…, bearer tokens, Authorization headers and URL query
+// values are redacted from every text that goes into one, causes included.
+//
+// Codes returned: MODEL_INVALID_CONFIG (New, LoadConfigFile),
+// MODEL_INVALID_REQUEST (Stream: an alias over 64 characters or colliding,
+// a tool listed twice, unknown or mistyped provider options, a malformed
+// message), MODEL_AUTH_ERROR (401, 403), MODEL_RATE_LIMITED (429),
+// MODEL_HTTP_ERROR (other 4xx, 5xx, an error event inside the stream),
+// MODEL_TRANSPORT_ERROR (the connection failed or broke), MODEL_TIMEOUT
+// (Config.Timeout or the context's deadline), MODEL_ABORTED (the context
+// was canceled or the stream closed), MODEL_INVALID_RESPONSE (an event that
+// is not a chunk, a stream cut off with neither finish reason nor [DONE],
+// tool-call arguments that are not JSON, a tool call without id or name,
+// an unknown harness_ alias, a second choice, content after the finish
+// reason, more than 128 tool calls or 16 MiB).
+package openai

@@ -1,0 +1,228 @@
+package openai
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+
+	"github.com/harness-dev/harness/internal/errcode"
+)
+
+// Retry bounds.
+const (
+	maxBackoff    = 10 * time.Second // longest computed pause between attempts
+	maxRetryAfter = 60 * time.Second // longest server-requested pause honored
+)
+
+// Sentinel causes of an attempt's cancellation.
+var (
+	errNoAnswer = errors.New("no byte from the server within the timeout")
+	errClosed   = errors.New("stream closed")
+)
+
+// redactor removes secrets from text that may end up in an error message:
+// the configured key, anything shaped like an OpenAI key, bearer tokens,
+// Authorization headers and URL query values.
+type redactor struct {
+	key string
+}
+
+var (
+	skPattern     = regexp.MustCompile(`sk-[A-Za-z0-9_\-*.]{4,}`)
+	bearerPattern = regexp.MustCompile(`(?i)\bbearer\s+[^\s"',;]+`)
+	authPattern   = regexp.MustCompile(`(?i)(authorization|api[-_]?key|x-api-key)(["']?\s*[:=]\s*["']?)(?:bearer\s+)?[^\s"',;&]+`)
+	queryPattern  = regexp.MustCompile(`([?&][^=\s"'&]+=)[^&\s"']+`)
+)
+
+const redacted = "[REDACTED]"
+
+func (r redactor) redact(s string) string {
+	if r.key != "" {
+		s = strings.ReplaceAll(s, r.key, redacted)
+	}
+	s = skPattern.ReplaceAllString(s, "sk-"+redacted)
+	s = bearerPattern.ReplaceAllString(s, "Bearer "+redacted)
+	s = authPattern.ReplaceAllString(s, "${1}${2}"+redacted)
+	s = queryPattern.ReplaceAllString(s, "${1}"+redacted)
+	return s
+}
+
+// safeError carries a cause whose text was redacted; errors.Is and As
+// still see the original.
+type safeError struct {
+	text string
+	err  error
+}
+
+func (e *safeError) Error() string { return e.text }
+func (e *safeError) Unwrap() error { return e.err }
+
+func (r redactor) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &safeError{text: r.redact(err.Error()), err: err}
+}
+
+// attemptError is a failed attempt with what the retry policy needs.
+type attemptError struct {
+	err        error         // coded, redacted
+	retryable  bool          // 429, 5xx, transport
+	retryAfter time.Duration // what the server asked for; valid when hasAfter
+	hasAfter   bool
+}
+
+func (e *attemptError) Error() string { return e.err.Error() }
+func (e *attemptError) Unwrap() error { return e.err }
+
+const op = "openai: stream chat completion"
+
+// classify turns the failure of an attempt into a coded error. actx is the
+// attempt's context, parent the stream's; raw is the response, if any.
+func (r redactor) classify(actx, parent context.Context, err error, raw *http.Response) *attemptError {
+	if actx.Err() != nil {
+		return &attemptError{err: canceled(actx, parent)}
+	}
+	status := 0
+	if raw != nil {
+		status = raw.StatusCode
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) && status == 0 {
+		status = apiErr.StatusCode
+	}
+	if status >= 400 {
+		return r.statusError(status, serverMessage(apiErr, raw), raw)
+	}
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &attemptError{err: &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: "read stream: an event line is too long"}}
+	}
+	return &attemptError{
+		err:       &errcode.Error{Code: errcode.ModelTransportError, Op: op, Message: "reach the server", Err: r.wrap(err)},
+		retryable: true,
+	}
+}
+
+// canceled explains why an attempt's context ended.
+func canceled(actx, parent context.Context) error {
+	switch cause := context.Cause(actx); {
+	case errors.Is(cause, errNoAnswer):
+		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: "wait for the server", Err: cause}
+	case errors.Is(cause, errClosed):
+		return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "stream closed"}
+	case errors.Is(parent.Err(), context.DeadlineExceeded):
+		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: "request deadline passed", Err: context.Cause(parent)}
+	default:
+		return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "request canceled", Err: context.Cause(parent)}
+	}
+}
+
+// statusError maps an HTTP status: 401 and 403 are MODEL_AUTH_ERROR, 429
+// MODEL_RATE_LIMITED (retryable), 5xx MODEL_HTTP_ERROR (retryable), any
+// other MODEL_HTTP_ERROR.
+func (r redactor) statusError(status int, server string, raw *http.Response) *attemptError {
+	msg := fmt.Sprintf("server answered %d %s", status, http.StatusText(status))
+	if server != "" {
+		msg += ": " + truncate(r.redact(server), 300)
+	}
+	e := &attemptError{}
+	code := errcode.ModelHTTPError
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		code = errcode.ModelAuthError
+	case status == http.StatusTooManyRequests:
+		code = errcode.ModelRateLimited
+		e.retryable = true
+	case status >= 500:
+		e.retryable = true
+	}
+	if e.retryable && raw != nil {
+		e.retryAfter, e.hasAfter = retryAfter(raw.Header, time.Now())
+	}
+	e.err = &errcode.Error{Code: code, Op: op, Message: msg}
+	return e
+}
+
+// serverMessage is the error text a server sent, if any.
+func serverMessage(apiErr *sdk.Error, raw *http.Response) string {
+	if apiErr != nil && apiErr.Message != "" {
+		return oneLine(apiErr.Message)
+	}
+	if raw == nil || raw.Body == nil {
+		return ""
+	}
+	body, _ := io.ReadAll(io.LimitReader(raw.Body, 4096))
+	if m, ok := errorText(body); ok {
+		return oneLine(m)
+	}
+	if json.Valid(body) {
+		return ""
+	}
+	return oneLine(string(body))
+}
+
+// errorText reads {"error":{"message":…}} or {"error":"…"}; ok reports
+// whether body is an object with a non-null "error".
+func errorText(body []byte) (string, bool) {
+	var top struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &top) != nil || len(top.Error) == 0 || string(top.Error) == "null" {
+		return "", false
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(top.Error, &obj) == nil {
+		return obj.Message, true
+	}
+	var str string
+	if json.Unmarshal(top.Error, &str) == nil {
+		return str, true
+	}
+	return "", true
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ToValidUTF8(s, "?")), " ")
+}
+
+// retryAfter reads retry-after-ms or Retry-After (seconds or an HTTP date).
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e9 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e6 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// streamError reads an error event inside a 200 stream.
+func (r redactor) streamError(data []byte) error {
+	msg, _ := errorText(data)
+	text := "server reported an error mid-stream"
+	if msg != "" {
+		text += ": " + truncate(r.redact(oneLine(msg)), 300)
+	}
+	return &errcode.Error{Code: errcode.ModelHTTPError, Op: op, Message: text}
+}

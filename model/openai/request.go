@@ -1,0 +1,239 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+)
+
+// providerOptionKeys are the keys a request's ProviderOptions may carry.
+var providerOptionKeys = []string{"temperature", "top_p", "reasoning_effort", "seed"}
+
+// wireRequest is one request translated for the wire: detached from the
+// model.Request it came from, with tool names aliased.
+type wireRequest struct {
+	params sdk.ChatCompletionNewParams
+	names  *aliases
+	size   int // bytes of the JSON body, for usage estimates
+}
+
+// buildRequest translates req. Everything it rejects is MODEL_INVALID_REQUEST.
+func buildRequest(req model.Request, defaultModel string) (*wireRequest, error) {
+	names := newAliases()
+	p := sdk.ChatCompletionNewParams{
+		Model:         shared.ChatModel(defaultModel),
+		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
+	}
+	if req.Model != "" {
+		p.Model = shared.ChatModel(req.Model)
+	}
+
+	// Tools first: their aliases take precedence over names seen only in
+	// the history.
+	seen := map[string]bool{}
+	for _, t := range req.Tools {
+		if seen[t.Name] {
+			return nil, errcode.Errorf(errcode.ModelInvalidRequest, "advertise tools: %q is listed twice", t.Name)
+		}
+		seen[t.Name] = true
+		tool, err := wireTool(t, names)
+		if err != nil {
+			return nil, err
+		}
+		p.Tools = append(p.Tools, tool)
+	}
+
+	if req.System != "" {
+		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
+	}
+	for i, m := range req.Messages {
+		msg, err := wireMessage(m, names)
+		if err != nil {
+			return nil, errcode.Errorf(errcode.ModelInvalidRequest, "translate message %d: %s", i, errcode.Message(err))
+		}
+		p.Messages = append(p.Messages, msg)
+	}
+	if len(p.Messages) == 0 {
+		return nil, errcode.New(errcode.ModelInvalidRequest, "translate messages: the request has none")
+	}
+
+	opts, err := parseProviderOptions(req.ProviderOptions)
+	if err != nil {
+		return nil, err
+	}
+	opts.apply(&p)
+	if req.MaxTokens < 0 {
+		return nil, errcode.New(errcode.ModelInvalidRequest, "set max tokens: negative")
+	}
+	if req.MaxTokens > 0 {
+		// max_tokens is what llama.cpp, vLLM and Ollama all accept, and
+		// OpenAI too for its chat models; OpenAI's reasoning models refuse
+		// it and want max_completion_tokens, which a request asking for a
+		// reasoning effort is meant for.
+		if opts.reasoningEffort != "" {
+			p.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
+		} else {
+			p.MaxTokens = sdk.Int(int64(req.MaxTokens))
+		}
+	}
+
+	body, err := p.MarshalJSON()
+	if err != nil {
+		return nil, errcode.Wrap(errcode.ModelInvalidRequest, "openai: encode request", err)
+	}
+	return &wireRequest{params: p, names: names, size: len(body) + len(`,"stream":true`)}, nil
+}
+
+func wireTool(t model.ToolSpec, names *aliases) (sdk.ChatCompletionToolUnionParam, error) {
+	w, err := names.add(t.Name)
+	if err != nil {
+		return sdk.ChatCompletionToolUnionParam{}, err
+	}
+	fn := shared.FunctionDefinitionParam{Name: w}
+	desc := t.Description
+	if w != t.Name {
+		// The alias means nothing to the model; the description carries
+		// the real name, which the system prompt uses.
+		desc = strings.TrimSpace(t.Name + ": " + desc)
+	}
+	if desc != "" {
+		fn.Description = sdk.String(desc)
+	}
+	if len(bytes.TrimSpace(t.Parameters)) > 0 {
+		// Values stay raw, so numbers and nested key order reach the wire
+		// exactly as written.
+		var schema map[string]json.RawMessage
+		if err := json.Unmarshal(t.Parameters, &schema); err != nil || schema == nil {
+			return sdk.ChatCompletionToolUnionParam{}, errcode.Errorf(errcode.ModelInvalidRequest,
+				"advertise tool %q: parameters are not a JSON object", t.Name)
+		}
+		fn.Parameters = make(shared.FunctionParameters, len(schema))
+		for k, v := range schema {
+			fn.Parameters[k] = v
+		}
+	}
+	return sdk.ChatCompletionToolUnionParam{OfFunction: &sdk.ChatCompletionFunctionToolParam{Function: fn}}, nil
+}
+
+func wireMessage(m model.Message, names *aliases) (sdk.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case model.RoleSystem:
+		return sdk.SystemMessage(m.Content), nil
+	case model.RoleUser:
+		return sdk.UserMessage(m.Content), nil
+	case model.RoleTool:
+		if m.ToolCallID == "" {
+			return sdk.ChatCompletionMessageParamUnion{}, errcode.New(errcode.ModelInvalidRequest, "tool message without a tool call id")
+		}
+		return sdk.ToolMessage(m.Content, m.ToolCallID), nil
+	case model.RoleAssistant:
+		var a sdk.ChatCompletionAssistantMessageParam
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			a.Content.OfString = sdk.String(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			if tc.ID == "" {
+				return sdk.ChatCompletionMessageParamUnion{}, errcode.New(errcode.ModelInvalidRequest, "assistant tool call without an id")
+			}
+			w, err := names.add(tc.Name)
+			if err != nil {
+				return sdk.ChatCompletionMessageParamUnion{}, err
+			}
+			args := strings.TrimSpace(string(tc.Arguments))
+			if args == "" {
+				args = "{}"
+			}
+			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+					ID:       tc.ID,
+					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: w, Arguments: args},
+				},
+			})
+		}
+		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	}
+	return sdk.ChatCompletionMessageParamUnion{}, errcode.Errorf(errcode.ModelInvalidRequest, "unknown role %q", m.Role)
+}
+
+// providerOptions are the sampling settings a request may pass through.
+type providerOptions struct {
+	temperature     *float64
+	topP            *float64
+	reasoningEffort string
+	seed            *int64
+}
+
+// parseProviderOptions reads a JSON object with the keys of
+// providerOptionKeys, spelled exactly; anything else is MODEL_INVALID_REQUEST.
+func parseProviderOptions(raw json.RawMessage) (providerOptions, error) {
+	var o providerOptions
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return o, nil
+	}
+	bad := func(format string, args ...any) (providerOptions, error) {
+		return providerOptions{}, errcode.Errorf(errcode.ModelInvalidRequest, format, args...)
+	}
+	var m map[string]json.RawMessage
+	if trimmed[0] != '{' || json.Unmarshal(trimmed, &m) != nil {
+		return bad("read provider options: not a JSON object")
+	}
+	for k, v := range m {
+		if !slices.Contains(providerOptionKeys, k) {
+			return bad("read provider options: unknown key %q (known: %s)", truncate(k, 40), strings.Join(providerOptionKeys, ", "))
+		}
+		switch k {
+		case "temperature", "top_p":
+			var f float64
+			if json.Unmarshal(v, &f) != nil || bytes.Equal(bytes.TrimSpace(v), []byte("null")) || math.IsNaN(f) || f < 0 {
+				return bad("read provider option %s: want a non-negative number", k)
+			}
+			if k == "temperature" {
+				o.temperature = &f
+			} else {
+				o.topP = &f
+			}
+		case "reasoning_effort":
+			var s string
+			if json.Unmarshal(v, &s) != nil || s == "" {
+				return bad("read provider option %s: want a non-empty string", k)
+			}
+			o.reasoningEffort = s
+		case "seed":
+			var n json.Number
+			v = bytes.TrimSpace(v)
+			if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) || json.Unmarshal(v, &n) != nil {
+				return bad("read provider option %s: want an integer", k)
+			}
+			i, err := n.Int64()
+			if err != nil {
+				return bad("read provider option %s: want an integer", k)
+			}
+			o.seed = &i
+		}
+	}
+	return o, nil
+}
+
+func (o providerOptions) apply(p *sdk.ChatCompletionNewParams) {
+	if o.temperature != nil {
+		p.Temperature = sdk.Float(*o.temperature)
+	}
+	if o.topP != nil {
+		p.TopP = sdk.Float(*o.topP)
+	}
+	if o.reasoningEffort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(o.reasoningEffort)
+	}
+	if o.seed != nil {
+		p.Seed = sdk.Int(*o.seed)
+	}
+}

@@ -1,0 +1,278 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+)
+
+// stream is one streamed request, retried as a whole while nothing of the
+// response reached the caller. Recv is called by one goroutine at a time;
+// Close may be called from any goroutine, also during Recv.
+type stream struct {
+	ctx context.Context
+	c   *Client
+	req *wireRequest
+
+	// Owned by the goroutine calling Recv.
+	attempt int               // attempts started
+	wait    time.Duration     // pause before the next attempt
+	dec     ssestream.Decoder // nil while not connected
+	body    io.Closer
+	timer   *time.Timer
+	actx    context.Context
+	asm     *assembler
+	emitted bool          // a delta reached the caller: no more retries
+	pending []model.Chunk // chunks ready to hand out
+	err     error         // terminal
+	eof     bool
+
+	mu       sync.Mutex
+	cancel   context.CancelCauseFunc // guarded by mu: the current attempt's
+	closed   bool                    // guarded by mu
+	closedCh chan struct{}
+}
+
+func newStream(ctx context.Context, c *Client, req *wireRequest) *stream {
+	return &stream{ctx: ctx, c: c, req: req, closedCh: make(chan struct{})}
+}
+
+// Recv returns the next chunk: ChunkRetry before a retried attempt,
+// ChunkDelta as text arrives, every ChunkToolCall once the response is
+// complete, then one ChunkCompletion, then io.EOF.
+func (s *stream) Recv() (model.Chunk, error) {
+	for {
+		if len(s.pending) > 0 {
+			c := s.pending[0]
+			s.pending = s.pending[1:]
+			return c, nil
+		}
+		if s.err != nil {
+			return model.Chunk{}, s.err
+		}
+		if s.eof {
+			return model.Chunk{}, io.EOF
+		}
+		if s.dec == nil {
+			if err := s.connect(); err != nil {
+				s.fail(err)
+			}
+			continue
+		}
+		c, ok, err := s.read()
+		if err != nil {
+			s.fail(err)
+			continue
+		}
+		if ok {
+			return c, nil
+		}
+	}
+}
+
+// Close aborts the stream; a pending or later Recv fails with MODEL_ABORTED
+// unless the stream already ended.
+func (s *stream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.closedCh)
+		if s.cancel != nil {
+			s.cancel(errClosed)
+		}
+	}
+	return nil
+}
+
+// connect waits out a retry pause, then starts one attempt and leaves it
+// ready to be read.
+func (s *stream) connect() error {
+	if s.wait > 0 {
+		t := time.NewTimer(s.wait)
+		s.wait = 0
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+			t.Stop()
+			return canceled(s.ctx, s.ctx)
+		case <-s.closedCh:
+			t.Stop()
+			return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "stream closed"}
+		}
+	}
+	actx, cancel := context.WithCancelCause(s.ctx)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel(errClosed)
+		return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "stream closed"}
+	}
+	s.cancel = cancel
+	s.mu.Unlock()
+
+	s.attempt++
+	timer := time.AfterFunc(s.c.timeout, func() { cancel(errNoAnswer) })
+	var raw *http.Response
+	_, err := s.c.chat.New(actx, s.req.params,
+		option.WithJSONSet("stream", true),
+		option.WithResponseBodyInto(&raw))
+	if err == nil && (raw == nil || raw.Body == nil) {
+		err = errors.New("no response body")
+	}
+	if err != nil {
+		timer.Stop()
+		e := s.c.red.classify(actx, s.ctx, err, raw)
+		if raw != nil && raw.Body != nil {
+			_ = raw.Body.Close()
+		}
+		cancel(nil)
+		return e
+	}
+	raw.Body = &activityBody{rc: raw.Body, timer: timer, d: s.c.timeout}
+	s.dec = ssestream.NewDecoder(raw)
+	s.body = raw.Body
+	s.timer = timer
+	s.actx = actx
+	s.asm = newAssembler(s.req.names)
+	return nil
+}
+
+// read takes one event off the wire. ok reports a chunk for the caller.
+func (s *stream) read() (model.Chunk, bool, error) {
+	if !s.dec.Next() {
+		if err := s.dec.Err(); err != nil || s.actx.Err() != nil {
+			return model.Chunk{}, false, s.c.red.classify(s.actx, s.ctx, err, nil)
+		}
+		return model.Chunk{}, false, s.finish(false)
+	}
+	data := bytes.TrimSpace(s.dec.Event().Data)
+	if bytes.Equal(data, []byte("[DONE]")) {
+		return model.Chunk{}, false, s.finish(true)
+	}
+	if _, isErr := errorText(data); isErr {
+		return model.Chunk{}, false, s.c.red.streamError(data)
+	}
+	var chunk sdk.ChatCompletionChunk
+	if err := json.Unmarshal(data, &chunk); err != nil || len(data) == 0 || data[0] != '{' {
+		return model.Chunk{}, false, &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: "read stream: an event is not a JSON object"}
+	}
+	text, err := s.asm.add(chunk)
+	if err != nil {
+		return model.Chunk{}, false, err
+	}
+	if text == "" {
+		return model.Chunk{}, false, nil
+	}
+	s.emitted = true
+	return model.Chunk{Kind: model.ChunkDelta, Delta: text}, true, nil
+}
+
+// finish closes the response: tool calls, then the completion.
+func (s *stream) finish(sawDone bool) error {
+	comp, usage, err := s.asm.result(sawDone)
+	if err != nil {
+		return err
+	}
+	s.release(nil)
+	if usage != nil {
+		comp.Usage = *usage
+	} else {
+		// Conservative: about three bytes per token undercounts no real
+		// tokenizer's output by much, and overcounts English and code.
+		p, c := ceilDiv(s.req.size, 3), ceilDiv(responseBytes(comp), 3)
+		comp.Usage = model.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c, Estimated: true}
+	}
+	for i := range comp.ToolCalls {
+		tc := comp.ToolCalls[i]
+		tc.Arguments = bytes.Clone(tc.Arguments)
+		s.pending = append(s.pending, model.Chunk{Kind: model.ChunkToolCall, ToolCall: &tc})
+	}
+	s.pending = append(s.pending, model.Chunk{Kind: model.ChunkCompletion, Completion: &comp})
+	s.eof = true
+	return nil
+}
+
+func ceilDiv(n, d int) int { return (n + d - 1) / d }
+
+// release ends the current attempt.
+func (s *stream) release(cause error) {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if s.body != nil {
+		_ = s.body.Close()
+	}
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel(cause)
+		s.cancel = nil
+	}
+	s.mu.Unlock()
+	s.dec, s.body, s.timer, s.actx, s.asm = nil, nil, nil, nil, nil
+}
+
+// fail ends the current attempt with err and either schedules a retry
+// (announced by a ChunkRetry) or makes err terminal.
+func (s *stream) fail(err error) {
+	s.release(errClosed)
+	var ae *attemptError
+	if !errors.As(err, &ae) {
+		s.err = err
+		return
+	}
+	s.err = ae.err
+	if !ae.retryable || s.emitted || s.attempt > s.c.maxRetries || s.ctx.Err() != nil {
+		return
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	delay, ok := s.c.backoff(s.attempt, ae)
+	if !ok {
+		return
+	}
+	if dl, has := s.ctx.Deadline(); has && time.Until(dl) < delay {
+		return // the deadline would pass while waiting
+	}
+	s.err = nil
+	s.wait = delay
+	s.pending = append(s.pending, model.Chunk{Kind: model.ChunkRetry, Retry: &model.Retry{
+		Attempt: s.attempt,
+		Code:    string(errcode.Of(ae.err)),
+		DelayMs: int(delay / time.Millisecond),
+	}})
+}
+
+// activityBody re-arms the attempt's timer whenever bytes arrive, so the
+// timeout bounds the wait for the first byte and every silence after it.
+type activityBody struct {
+	rc    io.ReadCloser
+	timer *time.Timer
+	d     time.Duration
+}
+
+func (b *activityBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.d)
+	}
+	return n, err
+}
+
+func (b *activityBody) Close() error { return b.rc.Close() }
