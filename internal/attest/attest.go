@@ -8,7 +8,10 @@
 // to dockerws and workspace.
 package attest
 
-import "sync"
+import (
+	"reflect"
+	"sync"
+)
 
 var (
 	mu  sync.RWMutex
@@ -31,7 +34,8 @@ func Revoke(v any) {
 
 // Is reports whether v itself was registered and not revoked.
 func Is(v any) bool {
-	if v == nil {
+	if v == nil || !reflect.ValueOf(v).Comparable() {
+		// A value that cannot be a map key was never registered.
 		return false
 	}
 	mu.RLock()

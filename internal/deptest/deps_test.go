@@ -1,0 +1,75 @@
+// Package deptest pins the dependency direction of DESIGN §1 by reading
+// `go list -deps` for each package.
+package deptest
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/harness-dev/harness/"
+
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", mod+pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+func TestDependencyDirection(t *testing.T) {
+	rules := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"runtime", []string{mod + "tui", "charm.land/bubbletea", "github.com/charmbracelet", mod + "dockerws", mod + "store/sqlite", mod + "store/postgres", mod + "model/openai", "github.com/moby", "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/openai"}},
+		{"store", []string{mod + "runtime", mod + "tui"}},
+		{"store/sqlite", []string{mod + "runtime", mod + "tui"}},
+		{"tools", []string{mod + "runtime", mod + "tui", mod + "dockerws"}},
+		{"dockerws", []string{mod + "runtime", mod + "tui"}},
+		{"compaction", []string{mod + "runtime", mod + "tui"}},
+		{"event", []string{mod + "runtime", mod + "tui", mod + "store"}},
+		{"workspace", []string{mod + "runtime", mod + "tui", mod + "dockerws"}},
+		{"model", []string{mod + "runtime", mod + "tui"}},
+	}
+	for _, r := range rules {
+		t.Run(r.pkg, func(t *testing.T) {
+			for _, d := range deps(t, r.pkg) {
+				for _, f := range r.forbidden {
+					if d == f || strings.HasPrefix(d, f+"/") || (strings.HasSuffix(f, "bubbletea") && strings.HasPrefix(d, f)) || (!strings.HasPrefix(f, mod) && strings.HasPrefix(d, f)) {
+						t.Errorf("%s imports %s (forbidden: %s)", r.pkg, d, f)
+					}
+				}
+			}
+		})
+	}
+}
+
+// internal/errcode imports only the standard library.
+func TestErrcodeIsALeaf(t *testing.T) {
+	for _, d := range deps(t, "internal/errcode") {
+		if strings.Contains(d, ".") && d != mod+"internal/errcode" {
+			t.Errorf("internal/errcode imports %s", d)
+		}
+	}
+}
+
+// Only dockerws registers attested workspaces; only workspace reads the
+// registry. Any other importer of internal/attest could forge attestation.
+func TestAttestImporters(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{mod + "dockerws": true, mod + "workspace": true}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for _, imp := range f[1:] {
+			if imp == mod+"internal/attest" && !allowed[f[0]] {
+				t.Errorf("%s imports internal/attest", f[0])
+			}
+		}
+	}
+}

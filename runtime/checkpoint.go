@@ -1,0 +1,340 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+)
+
+// Checkpoint phases.
+const (
+	phaseModel    = "model"
+	phaseSummary  = "summary"
+	phaseTerminal = "terminal"
+)
+
+// MaxCheckpointBytes bounds a checkpoint payload.
+const MaxCheckpointBytes = 16 << 20
+
+// Checkpoint is the runtime.checkpoint payload, version 1: everything needed
+// to rebuild the session and the exact next model request without calling
+// the model, Docker or the clock.
+type Checkpoint struct {
+	Version        int             `json:"version"`
+	Identity       Identity        `json:"identity"`
+	History        MessageState    `json:"history"`
+	Settings       Settings        `json:"settings"`
+	Accounting     Accounting      `json:"accounting"`
+	Control        Control         `json:"control"`
+	Context        ContextState    `json:"context"`
+	NextRequest    *nextRequest    `json:"nextRequest,omitempty"`
+	TerminalStatus *terminalStatus `json:"terminalStatus,omitempty"`
+	// Workspace is recorded at terminal checkpoints: enough to rebuild the
+	// workspace on resume (the initial snapshot and the patch since).
+	Workspace *WorkspaceState `json:"workspace,omitempty"`
+}
+
+// WorkspaceState identifies a workspace's initial snapshot and its patch.
+type WorkspaceState struct {
+	Backend  string `json:"backend"`
+	Snapshot string `json:"snapshot,omitempty"`
+	Patch    string `json:"patch,omitempty"`
+}
+
+// Identity names the turn a checkpoint belongs to.
+type Identity struct {
+	RunID        string   `json:"runId"`
+	SessionID    string   `json:"sessionId"`
+	TurnID       string   `json:"turnId"`
+	Phase        string   `json:"phase"`
+	SessionTurns []string `json:"sessionTurns"`
+}
+
+// MessageState is the whole history; originals are never removed.
+type MessageState struct {
+	Version  int             `json:"version"`
+	Revision int             `json:"revision"`
+	Messages []model.Message `json:"messages"`
+}
+
+// Accounting is the session's cumulative counters.
+type Accounting struct {
+	Usage           model.Usage `json:"usage"`
+	ModelRequests   int         `json:"modelRequests"`
+	ToolCalls       int         `json:"toolCalls"`
+	TranscriptBytes int64       `json:"transcriptBytes"`
+}
+
+// Control is the state that decides what happens next.
+type Control struct {
+	SeenModelCallIDs []string `json:"seenModelCallIds"`
+	RunGrants        []string `json:"runGrants"`
+	WarnedBudgets    []string `json:"warnedBudgets"`
+	PendingSteering  []input  `json:"pendingSteering"`
+	QueuedInputs     []input  `json:"queuedInputs"`
+}
+
+// ContextState is the compaction state and the pinned first request.
+type ContextState struct {
+	Compaction compactState   `json:"compaction"`
+	FirstUser  *model.Message `json:"firstUser,omitempty"`
+}
+
+type nextRequest struct {
+	RequestID string `json:"requestId"`
+	MaxTokens int    `json:"maxTokens"`
+	Step      int    `json:"step"`
+	// Boundary is, for a summary request, the index in the current view
+	// where the kept tail starts; the prefix before it is summarized.
+	Boundary int `json:"boundary,omitempty"`
+}
+
+type terminalStatus struct {
+	Status    string `json:"status"`
+	ErrorCode string `json:"errorCode,omitempty"`
+}
+
+func sortedKeys(m map[string]bool) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// snapshot builds the payload of the session as it is now. Caller holds s.mu.
+func (t *turn) snapshot(phase string, next *nextRequest, term *terminalStatus) Checkpoint {
+	s, r := t.s, t.r
+	st := &s.state
+	return Checkpoint{
+		Version:  1,
+		Identity: Identity{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Phase: phase, SessionTurns: slices.Clone(st.turns)},
+		History:  MessageState{Version: 1, Revision: st.revision, Messages: st.messages},
+		Settings: s.settings,
+		Accounting: Accounting{Usage: st.usage, ModelRequests: st.modelRequests, ToolCalls: st.toolCalls,
+			TranscriptBytes: st.transcript},
+		Control: Control{
+			SeenModelCallIDs: sortedKeys(st.seenCalls),
+			RunGrants:        sortedKeys(r.grants),
+			WarnedBudgets:    sortedKeys(st.warned),
+			PendingSteering:  nonNil(s.pending),
+			QueuedInputs:     nonNil(s.next),
+		},
+		Context:        ContextState{Compaction: st.compact, FirstUser: st.firstUser},
+		NextRequest:    next,
+		TerminalStatus: term,
+		Workspace:      t.wsState,
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return slices.Clone(s)
+}
+
+// checkpoint appends runtime.checkpoint and saves it through the store's
+// checkpoint CAS. s.mu is held so that pending steering in the payload and
+// the log order agree.
+func (t *turn) checkpoint(phase string, next *nextRequest, term *terminalStatus) error {
+	s, r := t.s, t.r
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cp := t.snapshot(phase, next, term)
+	payload, err := model.MarshalCanonical(cp)
+	if err != nil {
+		return errcode.Wrap(errcode.RuntimeCheckpointInvalid, "encode checkpoint", err)
+	}
+	if len(payload) > MaxCheckpointBytes {
+		return errcode.Errorf(errcode.RuntimeCheckpointInvalid, "checkpoint of %d bytes is over the %d byte bound", len(payload), MaxCheckpointBytes)
+	}
+	rec, err := t.append(event.RuntimeCheckpoint{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Version: 1, Payload: payload})
+	if err != nil {
+		return err
+	}
+	if _, err := s.log.SaveCheckpoint(context.WithoutCancel(t.ctx), rec.Seq, payload); err != nil {
+		return &errcode.Error{Code: errcode.RuntimeEventAppendFailed, Message: "save checkpoint: " + string(errcode.Of(err)), Err: err}
+	}
+	s.state.lastCheckpoint = rec.Seq
+	return nil
+}
+
+// ParseCheckpoint decodes a payload strictly: unknown keys, a non-canonical
+// encoding, inconsistent usage, a turn missing from sessionTurns, a
+// compaction cursor past the history, duplicates, wrong phase fields or more
+// than 16 MiB are RUNTIME_CHECKPOINT_INVALID; a version other than 1 is
+// RUNTIME_CHECKPOINT_VERSION.
+func ParseCheckpoint(payload []byte) (*Checkpoint, error) {
+	bad := func(format string, args ...any) error {
+		return errcode.Errorf(errcode.RuntimeCheckpointInvalid, "parse checkpoint: "+format, args...)
+	}
+	if len(payload) > MaxCheckpointBytes {
+		return nil, bad("%d bytes is over the %d byte bound", len(payload), MaxCheckpointBytes)
+	}
+	var head struct {
+		Version json.RawMessage `json:"version"`
+	}
+	if err := json.Unmarshal(payload, &head); err != nil {
+		return nil, bad("not a JSON object")
+	}
+	if string(head.Version) != "1" {
+		if head.Version == nil {
+			return nil, bad("no version")
+		}
+		return nil, errcode.Errorf(errcode.RuntimeCheckpointVersion, "parse checkpoint: version %s is not supported (this Harness reads version 1)", head.Version)
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	var cp Checkpoint
+	if err := dec.Decode(&cp); err != nil {
+		return nil, bad("%v", err)
+	}
+	if dec.More() {
+		return nil, bad("trailing data")
+	}
+	again, err := model.MarshalCanonical(cp)
+	if err != nil || !bytes.Equal(again, payload) {
+		return nil, bad("not in canonical form (key case, order, spacing or an empty optional field)")
+	}
+	if err := cp.validate(); err != nil {
+		return nil, bad("%s", errcode.Message(err))
+	}
+	return &cp, nil
+}
+
+func (cp *Checkpoint) validate() error {
+	fail := func(format string, args ...any) error {
+		return errcode.Errorf(errcode.RuntimeCheckpointInvalid, format, args...)
+	}
+	id := cp.Identity
+	if id.RunID == "" || id.SessionID == "" || id.TurnID == "" {
+		return fail("identity is incomplete")
+	}
+	if dup := firstDuplicate(id.SessionTurns); dup != "" {
+		return fail("turn %s listed twice", dup)
+	}
+	if !slices.Contains(id.SessionTurns, id.TurnID) {
+		return fail("turn %s is missing from sessionTurns", id.TurnID)
+	}
+	switch id.Phase {
+	case phaseModel, phaseSummary:
+		if cp.NextRequest == nil || cp.TerminalStatus != nil || cp.Workspace != nil {
+			return fail("phase %s needs nextRequest and no terminalStatus or workspace", id.Phase)
+		}
+		if cp.NextRequest.RequestID == "" || cp.NextRequest.MaxTokens < 0 || cp.NextRequest.Step < 0 || cp.NextRequest.Boundary < 0 {
+			return fail("nextRequest is malformed")
+		}
+	case phaseTerminal:
+		if cp.TerminalStatus == nil || cp.NextRequest != nil || cp.Workspace == nil {
+			return fail("phase terminal needs terminalStatus and no nextRequest")
+		}
+		switch Status(cp.TerminalStatus.Status) {
+		case StatusCompleted, StatusFailed, StatusCanceled, StatusBudgetExceeded:
+		default:
+			return fail("terminal status %q is unknown", cp.TerminalStatus.Status)
+		}
+	default:
+		return fail("phase %q is unknown", id.Phase)
+	}
+	h := cp.History
+	if h.Version != 1 {
+		return fail("message state version %d is unknown", h.Version)
+	}
+	if h.Revision < len(h.Messages) {
+		return fail("revision %d is below the %d messages", h.Revision, len(h.Messages))
+	}
+	ids := make([]string, 0, len(h.Messages))
+	for _, m := range h.Messages {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	if dup := firstDuplicate(ids); dup != "" {
+		return fail("message %s listed twice", dup)
+	}
+	if err := checkMessageState(h.Messages); err != nil {
+		return fail("%s", errcode.Message(err))
+	}
+	u := cp.Accounting.Usage
+	if u.TotalTokens != u.PromptTokens+u.CompletionTokens || u.PromptTokens < 0 || u.CompletionTokens < 0 {
+		return fail("usage total %d is not prompt %d + completion %d", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	}
+	if cp.Accounting.ModelRequests < 0 || cp.Accounting.ToolCalls < 0 || cp.Accounting.TranscriptBytes < 0 {
+		return fail("negative counters")
+	}
+	c := cp.Context.Compaction
+	if c.TailStart < 0 || c.TailStart > len(h.Messages) || c.ThroughRevision < 0 || c.ThroughRevision > h.Revision || c.Compactions < 0 {
+		return fail("compaction cursor is past the history")
+	}
+	if (c.Compactions == 0) != (c.Summary == "") {
+		return fail("compaction state is inconsistent")
+	}
+	for name, list := range map[string][]string{"seenModelCallIds": cp.Control.SeenModelCallIDs, "runGrants": cp.Control.RunGrants, "warnedBudgets": cp.Control.WarnedBudgets} {
+		if dup := firstDuplicate(list); dup != "" {
+			return fail("%s lists %s twice", name, dup)
+		}
+		if !slices.IsSorted(list) {
+			return fail("%s is not sorted", name)
+		}
+	}
+	var qids []string
+	for _, in := range slices.Concat(cp.Control.PendingSteering, cp.Control.QueuedInputs) {
+		if in.MessageID == "" || validText("input", in.Content) != nil {
+			return fail("a queued input is malformed")
+		}
+		qids = append(qids, in.MessageID)
+	}
+	if dup := firstDuplicate(qids); dup != "" {
+		return fail("queued input %s listed twice", dup)
+	}
+	if cp.Settings.Tools == nil {
+		return fail("settings have no tools")
+	}
+	if p := cp.Settings.Context; p != (compaction.Policy{}) {
+		if err := p.Validate(); err != nil {
+			return fail("context policy: %s", errcode.Message(err))
+		}
+	}
+	return nil
+}
+
+func firstDuplicate(list []string) string {
+	seen := make(map[string]bool, len(list))
+	for _, s := range list {
+		if seen[s] {
+			return s
+		}
+		seen[s] = true
+	}
+	return ""
+}
+
+// ReconstructModelRequest returns exactly the request the model received
+// for a checkpoint of phase model or summary. It is pure.
+func ReconstructModelRequest(cp *Checkpoint) (model.Request, error) {
+	if cp.NextRequest == nil {
+		return model.Request{}, errcode.Errorf(errcode.RuntimeInvalidInput, "reconstruct request: checkpoint of phase %s has no next request", cp.Identity.Phase)
+	}
+	st := state{messages: cp.History.Messages, compact: cp.Context.Compaction, firstUser: cp.Context.FirstUser}
+	view := st.view()
+	nr := cp.NextRequest
+	if cp.Identity.Phase == phaseSummary {
+		if nr.Boundary > len(view) {
+			return model.Request{}, errcode.New(errcode.RuntimeCheckpointInvalid, "reconstruct request: summary boundary past the view")
+		}
+		return summaryRequest(cp.Settings, nr.RequestID, nr.MaxTokens, view[:nr.Boundary]), nil
+	}
+	return model.Request{
+		RequestID:       nr.RequestID,
+		Model:           cp.Settings.Model,
+		System:          cp.Settings.System,
+		Messages:        view,
+		Tools:           cp.Settings.Tools,
+		MaxTokens:       nr.MaxTokens,
+		ProviderOptions: cp.Settings.ProviderOptions,
+	}, nil
+}

@@ -1,0 +1,151 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/tools"
+	"github.com/harness-dev/harness/workspace"
+)
+
+// EventLog is the event store the runtime consumes: one session's log bound
+// to one owner. store.SessionLog satisfies it.
+type EventLog interface {
+	SessionID() string
+	Append(ctx context.Context, e event.Event) (store.Record, error)
+	SaveCheckpoint(ctx context.Context, afterSeq int64, payload []byte) (store.Checkpoint, error)
+}
+
+// Budget bounds a turn (steps, tool calls) and a session (model tokens,
+// cumulative, summaries included, never refunded). Zero means unlimited.
+type Budget struct {
+	MaxSteps       int   `json:"maxSteps"`
+	MaxModelTokens int64 `json:"maxModelTokens"`
+	MaxToolCalls   int   `json:"maxToolCalls"`
+}
+
+// Settings are a session's defaults, inherited by every follow-up turn and
+// recorded in each checkpoint.
+type Settings struct {
+	Model           string            `json:"model"`
+	System          string            `json:"system"`
+	MaxTokens       int               `json:"maxTokens"`
+	ProviderOptions json.RawMessage   `json:"providerOptions,omitempty"`
+	ModelTimeoutMs  int64             `json:"modelTimeoutMs"`
+	Tools           []model.ToolSpec  `json:"tools"`
+	Budget          Budget            `json:"budget"`
+	Context         compaction.Policy `json:"context"` // zero: no compaction
+}
+
+// Effect of a policy decision.
+type Effect string
+
+// Effects.
+const (
+	Allow Effect = "allow"
+	Ask   Effect = "ask"
+	Deny  Effect = "deny"
+)
+
+// Decision is what a Policy says about one tool call.
+type Decision struct {
+	Effect Effect
+	Reason string
+	RuleID string
+}
+
+// Policy decides per call. Call.Tool is the canonical tool name; Subject is
+// the path or command when the input parsed, else "".
+type Policy interface {
+	Decide(call tools.Call) Decision
+}
+
+// PolicyFunc adapts a function to Policy.
+type PolicyFunc func(tools.Call) Decision
+
+// Decide calls f.
+func (f PolicyFunc) Decide(c tools.Call) Decision { return f(c) }
+
+// AllowAll is the default policy: every call runs (mutations still only run
+// inside an attested Docker workspace).
+var AllowAll = PolicyFunc(func(tools.Call) Decision {
+	return Decision{Effect: Allow, RuleID: "default-allow", Reason: "auto-approve inside the sandbox"}
+})
+
+// AskForMutations allows reads and asks for fs.write and process.exec.
+var AskForMutations = PolicyFunc(func(c tools.Call) Decision {
+	for _, s := range tools.All() {
+		if s.Name == c.Tool && s.Mutates {
+			return Decision{Effect: Ask, RuleID: "ask-mutations", Reason: "mutations need approval"}
+		}
+	}
+	return Decision{Effect: Allow, RuleID: "allow-reads", Reason: "reads are allowed"}
+})
+
+// Scope of a permission grant.
+type Scope string
+
+// Scopes.
+const (
+	ScopeOnce Scope = "once"
+	ScopeRun  Scope = "run"
+)
+
+// PermissionRequest is what a resolver is asked.
+type PermissionRequest struct {
+	PermissionID string
+	RunID        string
+	CallID       string
+	Tool         string
+	Subject      string
+	Input        json.RawMessage
+}
+
+// PermissionAnswer is a resolver's answer. Scope run remembers the grant for
+// the rest of the run for that tool.
+type PermissionAnswer struct {
+	Allow bool
+	Scope Scope
+	Note  string
+}
+
+// Resolver answers permission requests (the TUI is one). It must return when
+// ctx is done.
+type Resolver interface {
+	Resolve(ctx context.Context, req PermissionRequest) (PermissionAnswer, error)
+}
+
+// Config builds a Runtime.
+type Config struct {
+	Model     model.Model
+	Workspace workspace.Workspace
+	Policy    Policy   // nil: AllowAll
+	Resolver  Resolver // nil: every ask is denied
+	Now       func() time.Time
+	NewID     func(prefix string) string
+}
+
+func (c *Config) validate() error {
+	if c.Model == nil {
+		return errcode.New(errcode.RuntimeInvalidInput, "runtime needs a model")
+	}
+	if c.Workspace == nil {
+		return errcode.New(errcode.RuntimeInvalidInput, "runtime needs a workspace")
+	}
+	if c.Policy == nil {
+		c.Policy = AllowAll
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = event.NewID
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/workspace"
+)
+
+// gatedLog holds appends of one event type until released; it delegates to
+// the real session log.
+type gatedLog struct {
+	*store.SessionLog
+	block   event.Type
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedLog) Append(ctx context.Context, e event.Event) (store.Record, error) {
+	if e.Type == g.block {
+		close(g.entered)
+		<-g.release
+	}
+	return g.SessionLog.Append(ctx, e)
+}
+
+// swapLog reopens the fixture's session on another log over the same store.
+func (f *fixture) swapLog(l runtime.EventLog, m model.Model) {
+	f.t.Helper()
+	rt, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(f.t, f.root)})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	sess, err := rt.OpenSession(f.t.Context(), l, f.sess.Settings())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.rt, f.sess = rt, sess
+}
+
+func mustLocal(t *testing.T, root string) workspace.Workspace {
+	t.Helper()
+	ws, err := workspace.OpenLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func writeFile(t *testing.T, root, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func assertNoFile(t *testing.T, root, name string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(root, name)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s exists or cannot be checked: %v", name, err)
+	}
+}

@@ -1,0 +1,225 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/model/fake"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/memstore"
+	"github.com/harness-dev/harness/tools"
+	"github.com/harness-dev/harness/workspace"
+)
+
+// gatedModel signals each request on started and waits for a value on
+// release before answering through the scripted model. Only the model is a
+// test double; everything else is real.
+type gatedModel struct {
+	inner   model.Model
+	started chan int
+	release chan struct{}
+	mu      sync.Mutex
+	n       int
+	gate    map[int]bool // which requests (1-based) are gated
+}
+
+func (g *gatedModel) Name() string { return g.inner.Name() }
+
+func (g *gatedModel) Stream(ctx context.Context, req model.Request) (model.Stream, error) {
+	g.mu.Lock()
+	g.n++
+	n := g.n
+	g.mu.Unlock()
+	if g.gate[n] {
+		g.started <- n
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return nil, errcode.New(errcode.ModelAborted, "aborted")
+		}
+	}
+	return g.inner.Stream(ctx, req)
+}
+
+// gatedWorkspace blocks ReadFile until released, to hold a turn in its
+// tool phase. It wraps the real local workspace.
+type gatedWorkspace struct {
+	workspace.Workspace
+	started chan string
+	release chan struct{}
+}
+
+func (g *gatedWorkspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	g.started <- p
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Workspace.ReadFile(ctx, p)
+}
+
+type fixture struct {
+	t     *testing.T
+	st    *memstore.Store
+	log   *store.SessionLog
+	rt    *runtime.Runtime
+	sess  *runtime.Session
+	model *fake.Model
+	root  string
+}
+
+func script(t *testing.T, js string) *fake.Model {
+	t.Helper()
+	m, err := fake.Parse([]byte(js))
+	if err != nil {
+		t.Fatalf("parse script: %v", err)
+	}
+	return m
+}
+
+// newFixture builds a runtime over a real in-memory store, a real local
+// workspace on a temp dir, and the given model (wrapped or not).
+func newFixture(t *testing.T, m model.Model, fm *fake.Model, cfg func(*runtime.Config, *runtime.Settings)) *fixture {
+	t.Helper()
+	root := t.TempDir()
+	for name, body := range map[string]string{"README.md": "# demo\n", "main.go": "package main\n"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.OpenLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newFixtureWS(t, m, fm, ws, root, cfg)
+}
+
+func newFixtureWS(t *testing.T, m model.Model, fm *fake.Model, ws workspace.Workspace, root string, cfg func(*runtime.Config, *runtime.Settings)) *fixture {
+	t.Helper()
+	ctx := t.Context()
+	st := memstore.New(memstore.Options{})
+	sessID := event.NewID("sess")
+	if _, err := st.CreateSession(ctx, store.SessionInit{ID: sessID}); err != nil {
+		t.Fatal(err)
+	}
+	owner, err := st.Acquire(ctx, sessID, store.Owner{ID: "test-owner"}, store.AcquireOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := store.NewSessionLog(ctx, st, sessID, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := runtime.Config{Model: m, Workspace: ws}
+	settings := runtime.Settings{Model: "fake", System: "you are a test", Tools: tools.ModelSpecs()}
+	if cfg != nil {
+		cfg(&c, &settings)
+	}
+	rt, err := runtime.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := rt.OpenSession(ctx, log, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, st: st, log: log, rt: rt, sess: sess, model: fm, root: root}
+}
+
+func (f *fixture) start(input string) string {
+	f.t.Helper()
+	id, err := f.sess.Start(f.t.Context(), runtime.StartRequest{Input: input})
+	if err != nil {
+		f.t.Fatalf("start: %v", err)
+	}
+	return id
+}
+
+func (f *fixture) wait(runID string) runtime.Outcome {
+	f.t.Helper()
+	out, err := f.rt.Wait(f.t.Context(), runID)
+	if err != nil {
+		f.t.Fatalf("wait: %v", err)
+	}
+	return out
+}
+
+// events returns every stored event of the session, decoded.
+func (f *fixture) events() []event.Event {
+	f.t.Helper()
+	recs, err := f.st.ReadEvents(f.t.Context(), f.sess.ID(), -1, store.MaxPage)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out := make([]event.Event, len(recs))
+	for i, r := range recs {
+		ev, err := event.Decode(r.Body)
+		if err != nil {
+			f.t.Fatalf("stored event %d does not decode: %v", i, err)
+		}
+		out[i] = ev
+	}
+	return out
+}
+
+func (f *fixture) rawEvents() [][]byte {
+	f.t.Helper()
+	recs, err := f.st.ReadEvents(f.t.Context(), f.sess.ID(), -1, store.MaxPage)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out := make([][]byte, len(recs))
+	for i, r := range recs {
+		out[i] = r.Body
+	}
+	return out
+}
+
+func types(evs []event.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = string(e.Type)
+	}
+	return out
+}
+
+func count(evs []event.Event, ty event.Type) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == ty {
+			n++
+		}
+	}
+	return n
+}
+
+func ofType[T event.Data](evs []event.Event) []T {
+	var out []T
+	for _, e := range evs {
+		if d, ok := e.Data.(T); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func mustCode(t *testing.T, err error, want errcode.Code) {
+	t.Helper()
+	if got := errcode.Of(err); got != want {
+		t.Fatalf("code = %s, want %s (err: %v)", got, want, err)
+	}
+}
+
+func rawJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

@@ -1,0 +1,243 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/store"
+)
+
+// History reads a session's stored log and checkpoint. store.Reader
+// satisfies it.
+type History interface {
+	ReadEvents(ctx context.Context, sessionID string, afterSeq int64, limit int) ([]store.Record, error)
+	LoadCheckpoint(ctx context.Context, sessionID string) (store.Checkpoint, error)
+}
+
+const readPage = 1000
+
+// RestorePoint is a session's last finished state.
+type RestorePoint struct {
+	Checkpoint *Checkpoint
+	AfterSeq   int64
+	LastSeq    int64
+}
+
+// LatestTerminal returns the session's committed terminal checkpoint,
+// matched by its turn.completed, or RUNTIME_CHECKPOINT_INTERRUPTED saying
+// what was interrupted. A session with no turn yet yields a nil Checkpoint.
+func LatestTerminal(ctx context.Context, h History, sessionID string) (RestorePoint, error) {
+	cpRec, err := h.LoadCheckpoint(ctx, sessionID)
+	if err != nil && errcode.Of(err) != errcode.SessNotFound {
+		return RestorePoint{}, err
+	}
+	after := int64(-1)
+	var cp *Checkpoint
+	if err == nil {
+		cp, err = ParseCheckpoint(cpRec.Payload)
+		if err != nil {
+			return RestorePoint{}, err
+		}
+		after = cpRec.AfterSeq
+		if cp.Identity.Phase != phaseTerminal {
+			return RestorePoint{}, errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
+				"turn %s was interrupted during a %s request (checkpoint at seq %d); nothing is replayed: resume with --fork to continue from the last finished turn",
+				cp.Identity.TurnID, cp.Identity.Phase, after)
+		}
+	}
+	from := after
+	if cp != nil {
+		from = max(after-2, -1) // include the event before the checkpoint
+	}
+	rest, err := readAll(ctx, h, sessionID, from)
+	if err != nil {
+		return RestorePoint{}, err
+	}
+	last := after
+	matched := cp == nil
+	for len(rest) > 0 && rest[0].Seq <= after {
+		// A fork's checkpoint follows its session.forked; no turn.completed.
+		if rest[0].Seq == after-1 && rest[0].Type == string(event.TypeSessionForked) {
+			matched = true
+		}
+		rest = rest[1:]
+	}
+	for _, rec := range rest {
+		last = rec.Seq
+		switch rec.Type {
+		case string(event.TypeTurnCompleted), string(event.TypeAgentStopped):
+			if cp != nil && turnOf(rec.Body) == cp.Identity.TurnID {
+				matched = matched || rec.Type == string(event.TypeTurnCompleted)
+				continue
+			}
+		case string(event.TypeSessionForked), string(event.TypeWorkspaceLifecycle):
+			continue
+		}
+		return RestorePoint{}, errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
+			"turn %s was interrupted after seq %d (%s) before reaching a terminal checkpoint; nothing is replayed: resume with --fork to continue from the last finished turn",
+			turnOf(rec.Body), rec.Seq, rec.Type)
+	}
+	if !matched {
+		return RestorePoint{}, errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
+			"turn %s wrote its terminal checkpoint but no turn.completed; resume with --fork", cp.Identity.TurnID)
+	}
+	return RestorePoint{Checkpoint: cp, AfterSeq: after, LastSeq: last}, nil
+}
+
+// LastFinished scans the whole log for the newest terminal checkpoint that
+// its turn.completed follows: the point a fork continues from. It also
+// returns the turn that was abandoned after it, if any.
+func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint, string, error) {
+	recs, err := readAll(ctx, h, sessionID, -1)
+	if err != nil {
+		return nil, "", err
+	}
+	var best, candidate *Checkpoint
+	abandoned := ""
+	for _, rec := range recs {
+		switch rec.Type {
+		case string(event.TypeRuntimeCheckpoint):
+			ev, err := event.Decode(rec.Body)
+			if err != nil {
+				return nil, "", err
+			}
+			data, _ := ev.Data.(event.RuntimeCheckpoint)
+			cp, err := ParseCheckpoint(data.Payload)
+			if err != nil {
+				return nil, "", err
+			}
+			if cp.Identity.Phase == phaseTerminal {
+				candidate = cp
+			}
+		case string(event.TypeTurnCompleted):
+			if candidate != nil && turnOf(rec.Body) == candidate.Identity.TurnID {
+				best, candidate, abandoned = candidate, nil, ""
+			}
+		case string(event.TypeTurnStarted):
+			abandoned = turnOf(rec.Body)
+		}
+	}
+	if best != nil && abandoned == best.Identity.TurnID {
+		abandoned = ""
+	}
+	return best, abandoned, nil
+}
+
+func readAll(ctx context.Context, h History, sessionID string, after int64) ([]store.Record, error) {
+	var out []store.Record
+	for {
+		page, err := h.ReadEvents(ctx, sessionID, after, readPage)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < readPage {
+			return out, nil
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+// turnOf extracts data.turnId from an envelope without a full decode.
+func turnOf(body []byte) string {
+	var env struct {
+		Data struct {
+			TurnID string `json:"turnId"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(body, &env)
+	return env.Data.TurnID
+}
+
+// RestoreSession opens a session in this runtime with the state of a
+// checkpoint (nil: a session with no finished turn yet, on settings).
+// Nothing is replayed: no model, Docker or clock is consulted.
+func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpoint, settings Settings) (*Session, error) {
+	if cp != nil {
+		settings = cp.Settings
+	}
+	s, err := rt.OpenSession(ctx, log, settings)
+	if err != nil {
+		return nil, err
+	}
+	if cp == nil {
+		return s, nil
+	}
+	if cp.Identity.SessionID != s.id {
+		rt.closeSession(s)
+		return nil, errcode.Errorf(errcode.RuntimeInvalidInput, "restore: checkpoint of session %s given for %s", cp.Identity.SessionID, s.id)
+	}
+	st := &s.state
+	st.turns = append([]string(nil), cp.Identity.SessionTurns...)
+	st.messages = append([]model.Message(nil), cp.History.Messages...)
+	st.revision = cp.History.Revision
+	st.usage = cp.Accounting.Usage
+	st.modelRequests = cp.Accounting.ModelRequests
+	st.toolCalls = cp.Accounting.ToolCalls
+	st.transcript = cp.Accounting.TranscriptBytes
+	for _, id := range cp.Control.SeenModelCallIDs {
+		st.seenCalls[id] = true
+	}
+	for _, m := range cp.Control.WarnedBudgets {
+		st.warned[m] = true
+	}
+	st.compact = cp.Context.Compaction
+	st.firstUser = cp.Context.FirstUser
+	st.meter = compaction.NewMeter(settings.System, settings.Tools)
+	st.meter.Reset(st.view())
+	s.pending = append([]input(nil), cp.Control.PendingSteering...)
+	s.next = append([]input(nil), cp.Control.QueuedInputs...)
+	return s, nil
+}
+
+func (rt *Runtime) closeSession(s *Session) {
+	rt.mu.Lock()
+	delete(rt.sessions, s.id)
+	rt.mu.Unlock()
+}
+
+// Fork starts session log (new, empty) from cp, the last finished state of
+// another session, and records which turn was abandoned. Nothing of the
+// abandoned turn is repeated.
+func (rt *Runtime) Fork(ctx context.Context, log EventLog, from string, cp *Checkpoint, abandoned string) (*Session, error) {
+	if cp == nil {
+		return nil, errcode.Errorf(errcode.RuntimeCheckpointInterrupted, "fork %s: no finished turn to continue from", from)
+	}
+	clone := *cp
+	clone.Identity.SessionID = log.SessionID()
+	s, err := rt.RestoreSession(ctx, log, &clone, cp.Settings)
+	if err != nil {
+		return nil, err
+	}
+	data := event.SessionForked{SessionID: s.id, FromSessionID: from, FromTurnID: cp.Identity.TurnID}
+	data.AbandonedTurnID = abandoned
+	if _, err := s.append(ctx, data); err != nil {
+		rt.closeSession(s)
+		return nil, err
+	}
+	// The fork's own terminal checkpoint, so that it resumes like any
+	// finished session.
+	t := &turn{s: s, r: &run{sess: s, id: cp.Identity.RunID, turnID: cp.Identity.TurnID, grants: map[string]bool{}}, ctx: ctx, wsState: cp.Workspace}
+	if err := t.checkpoint(phaseTerminal, nil, &terminalStatus{Status: cp.TerminalStatus.Status, ErrorCode: cp.TerminalStatus.ErrorCode}); err != nil {
+		rt.closeSession(s)
+		return nil, err
+	}
+	return s, nil
+}
+
+// RecordWorkspace appends workspace.lifecycle for the session's workspace.
+func (s *Session) RecordWorkspace(ctx context.Context, phase string) error {
+	info := s.rt.cfg.Workspace.Info()
+	data := event.WorkspaceLifecycle{WorkspaceID: info.ID, Backend: info.Backend, Phase: phase}
+	data.ImageID = info.ImageID
+	if info.Files > 0 {
+		n := info.Files
+		data.Files = &n
+	}
+	_, err := s.append(ctx, data)
+	return err
+}

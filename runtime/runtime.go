@@ -1,0 +1,187 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+)
+
+// Limits of DESIGN §7.
+const (
+	MaxInputChars = 262144 // steering and prompt length in characters
+	MaxQueue      = 1024   // pending steering plus queued inputs per session
+)
+
+// Status of a finished turn.
+type Status string
+
+// Statuses, as written in turn.completed.
+const (
+	StatusCompleted      Status = "completed"
+	StatusFailed         Status = "failed"
+	StatusCanceled       Status = "canceled"
+	StatusBudgetExceeded Status = "budget_exceeded"
+)
+
+// Outcome is how a turn ended.
+type Outcome struct {
+	RunID           string
+	TurnID          string
+	Status          Status
+	ErrorCode       errcode.Code // "" when completed
+	Message         string       // safe text for the user
+	OutputMessageID string
+	Usage           model.Usage // this turn's usage, summaries included
+	ModelRequests   int
+	ToolCalls       int
+}
+
+// Runtime owns the sessions of this process.
+type Runtime struct {
+	cfg Config
+	bus bus
+
+	mu       sync.Mutex
+	sessions map[string]*Session // guarded by mu
+	runs     map[string]*run     // guarded by mu
+}
+
+// New returns a Runtime.
+func New(cfg Config) (*Runtime, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Runtime{cfg: cfg, sessions: map[string]*Session{}, runs: map[string]*run{}}, nil
+}
+
+// Subscribe returns every event appended from now on, in log order.
+func (rt *Runtime) Subscribe() *Subscription { return rt.bus.subscribe() }
+
+// input is a steering message or a message queued for the next turn.
+type input struct {
+	MessageID string `json:"messageId"`
+	Content   string `json:"content"`
+}
+
+// run is one turn's control block.
+type run struct {
+	id, turnID, agentID string
+	sess                *Session
+	canceled            atomic.Bool
+	cancel              context.CancelCauseFunc
+	done                chan struct{}
+	outcome             Outcome         // written by the turn goroutine before done closes
+	completing          bool            // guarded by session.mu: no more steering
+	grants              map[string]bool // tools granted for this run; turn goroutine only
+}
+
+var errCanceled = errors.New("turn canceled by the user")
+
+func (rt *Runtime) lookupRun(runID string) (*run, *Session, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	r, ok := rt.runs[runID]
+	if !ok {
+		return nil, nil, errcode.Errorf(errcode.RuntimeRunNotFound, "find run %s", runID)
+	}
+	return r, r.sess, nil
+}
+
+// Steer queues text for the run's next model request and returns once
+// steering.queued is durable.
+func (rt *Runtime) Steer(ctx context.Context, runID, text string) (string, error) {
+	r, s, err := rt.lookupRun(runID)
+	if err != nil {
+		return "", err
+	}
+	return s.enqueue(ctx, r, text, false)
+}
+
+// QueueNext stores text as the input of the turn after this one and returns
+// once input.queued is durable.
+func (rt *Runtime) QueueNext(ctx context.Context, runID, text string) (string, error) {
+	r, s, err := rt.lookupRun(runID)
+	if err != nil {
+		return "", err
+	}
+	return s.enqueue(ctx, r, text, true)
+}
+
+// Withdraw removes pending steering or a queued input before it is applied.
+func (rt *Runtime) Withdraw(ctx context.Context, runID, messageID string) error {
+	r, s, err := rt.lookupRun(runID)
+	if err != nil {
+		return err
+	}
+	return s.withdraw(ctx, r, messageID)
+}
+
+// Cancel ends the run: the flag is set at once, the model stream or the
+// running tool is aborted, and the turn ends with status canceled (unless it
+// had already reached its end). Canceling a finished run is a no-op.
+func (rt *Runtime) Cancel(runID string) error {
+	rt.mu.Lock()
+	r, ok := rt.runs[runID]
+	rt.mu.Unlock()
+	if !ok {
+		return errcode.Errorf(errcode.RuntimeRunNotFound, "cancel run %s", runID)
+	}
+	r.canceled.Store(true)
+	r.cancel(errCanceled)
+	return nil
+}
+
+// Wait blocks until the run ends and returns its outcome.
+func (rt *Runtime) Wait(ctx context.Context, runID string) (Outcome, error) {
+	rt.mu.Lock()
+	r, ok := rt.runs[runID]
+	rt.mu.Unlock()
+	if !ok {
+		return Outcome{}, errcode.Errorf(errcode.RuntimeRunNotFound, "wait for run %s", runID)
+	}
+	select {
+	case <-r.done:
+		return r.outcome, nil
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+}
+
+// Done returns a channel closed when the run ends.
+func (rt *Runtime) Done(runID string) <-chan struct{} {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if r, ok := rt.runs[runID]; ok {
+		return r.done
+	}
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+func validText(what, text string) error {
+	n := utf8.RuneCountInString(text)
+	if n == 0 || n > MaxInputChars {
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "%s must have 1..%d characters, got %d", what, MaxInputChars, n)
+	}
+	if !utf8.ValidString(text) {
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "%s is not valid UTF-8", what)
+	}
+	return nil
+}
+
+func (rt *Runtime) newEvent(data event.Data) event.Event {
+	return event.Event{
+		Type:  data.EventType(),
+		ID:    rt.cfg.NewID("evt"),
+		At:    rt.cfg.Now(),
+		Actor: "kernel",
+		Data:  data,
+	}
+}

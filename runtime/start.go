@@ -1,0 +1,157 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+)
+
+// StartRequest starts a turn on a session: the first, or a follow-up that
+// inherits messages, pending steering, usage, compaction state and defaults.
+type StartRequest struct {
+	RunID  string // optional; generated when empty
+	TurnID string // optional; generated when empty; never reused
+	Input  string // the user's message; empty with FromQueue
+	// FromQueue takes the oldest input queued for the next turn as Input.
+	FromQueue bool
+	// Log, when set, must be the session's own log: a turn cannot move a
+	// session to another store.
+	Log EventLog
+	// Messages would replace the inherited context; it is always refused on
+	// a follow-up (history is append-only).
+	Messages []model.Message
+}
+
+// Start admits a turn: it appends agent.started, turn.started and the user
+// message durably, then runs the turn in its own goroutine. The turn is
+// bound to ctx's values but not its cancellation: use Cancel.
+func (s *Session) Start(ctx context.Context, req StartRequest) (string, error) {
+	rt := s.rt
+	if req.Log != nil && req.Log != s.log {
+		return "", errcode.New(errcode.RuntimeInvalidInput, "start turn: a different event store than the session's")
+	}
+	if req.Messages != nil {
+		return "", errcode.New(errcode.RuntimeInvalidInput, "start turn: a replacement context is not accepted; history is append-only")
+	}
+	if req.RunID == "" {
+		req.RunID = rt.cfg.NewID("run")
+	}
+	if req.TurnID == "" {
+		req.TurnID = rt.cfg.NewID("turn")
+	}
+	if slices.Contains(s.state.turns, req.TurnID) {
+		return "", errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: turn id %s was already used", req.TurnID)
+	}
+
+	s.mu.Lock()
+	if s.active != nil {
+		s.mu.Unlock()
+		return "", errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: run %s is still active on session %s", s.active.id, s.id)
+	}
+	var in input
+	if req.FromQueue {
+		if len(s.next) == 0 {
+			s.mu.Unlock()
+			return "", errcode.New(errcode.RuntimeInvalidInput, "start turn: nothing is queued")
+		}
+		in = s.next[0]
+	} else {
+		if err := validText("input", req.Input); err != nil {
+			s.mu.Unlock()
+			return "", err
+		}
+		in = input{MessageID: rt.cfg.NewID("msg"), Content: req.Input}
+	}
+	rt.mu.Lock()
+	if _, ok := rt.runs[req.RunID]; ok {
+		rt.mu.Unlock()
+		s.mu.Unlock()
+		return "", errcode.Errorf(errcode.RuntimeRunExists, "start turn: run %s exists", req.RunID)
+	}
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r := &run{sess: s, id: req.RunID, turnID: req.TurnID, agentID: rt.cfg.NewID("agent"), cancel: cancel, done: make(chan struct{}), grants: map[string]bool{}}
+	rt.runs[r.id] = r
+	rt.mu.Unlock()
+	s.active = r
+	if req.FromQueue {
+		s.next = s.next[1:]
+	}
+	s.mu.Unlock()
+
+	t := &turn{s: s, r: r, ctx: runCtx}
+	if err := t.admit(in); err != nil {
+		// Nothing ran; the turn still ends exactly once in the log if any
+		// of its admission events made it there.
+		t.fail(err)
+		t.finish()
+		return r.id, err
+	}
+	go func() {
+		t.run()
+		t.finish()
+	}()
+	return r.id, nil
+}
+
+func (t *turn) admit(in input) error {
+	s, r := t.s, t.r
+	s.state.turns = append(s.state.turns, r.turnID)
+	clear(s.state.warned) // steps and tool calls are per turn; tokens re-warn only past a new 50 %
+	if s.state.usage.TotalTokens*2 >= int(s.settings.Budget.MaxModelTokens) && s.settings.Budget.MaxModelTokens > 0 {
+		s.state.warned["tokens"] = true
+	}
+	if _, err := t.append(event.AgentStarted{AgentID: r.agentID, SessionID: s.id, Model: s.settings.Model, RunID: r.id, TurnID: r.turnID}); err != nil {
+		return err
+	}
+	if _, err := t.append(event.TurnStarted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, InputMessageID: in.MessageID}); err != nil {
+		return err
+	}
+	msg := model.Message{ID: in.MessageID, Role: model.RoleUser, Content: in.Content}
+	if err := t.addMessage(msg, ""); err != nil {
+		return err
+	}
+	if s.state.firstUser == nil {
+		first := msg
+		s.state.firstUser = &first
+	}
+	return nil
+}
+
+// addMessage records a completed message and adds it to the history.
+func (t *turn) addMessage(m model.Message, requestID string, extra ...func(*event.MessageCompleted)) error {
+	s, r := t.s, t.r
+	data := event.MessageCompleted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, MessageID: m.ID, Role: m.Role, Content: m.Content}
+	switch m.Role {
+	case model.RoleAssistant:
+		data.RequestID = requestID
+		data.ToolCalls = m.ToolCalls
+	case model.RoleTool:
+		data.Name = m.Name
+		data.ToolCallID = m.ToolCallID
+	}
+	for _, f := range extra {
+		f(&data)
+	}
+	if _, err := t.append(data); err != nil {
+		return err
+	}
+	s.state.messages = append(s.state.messages, m)
+	s.state.revision++
+	s.state.transcript += int64(len(m.Content))
+	s.state.meter.Add(m)
+	return nil
+}
+
+func rawOrString(b []byte) json.RawMessage {
+	if json.Valid(b) {
+		if c, err := model.MarshalCanonical(json.RawMessage(b)); err == nil {
+			return c
+		}
+	}
+	c, _ := model.MarshalCanonical(string(b))
+	return c
+}

@@ -1,0 +1,642 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/tools"
+)
+
+// turn is the state of one running turn, owned by its goroutine.
+type turn struct {
+	s   *Session
+	r   *run
+	ctx context.Context
+
+	status    Status
+	err       error // the error that ended the turn, if any
+	outputID  string
+	usage     model.Usage
+	requests  int
+	toolCalls int
+	steps     int
+
+	summaryBoundary int             // the view index a summary round cuts at, while one runs
+	wsState         *WorkspaceState // set for the terminal checkpoint
+}
+
+func (t *turn) append(data event.Data) (store.Record, error) {
+	// Appends outlive cancellation: what was decided is recorded.
+	return t.s.append(context.WithoutCancel(t.ctx), data)
+}
+
+func (t *turn) fail(err error) {
+	if t.status != "" {
+		return
+	}
+	if t.r.canceled.Load() && !isAppendFailure(err) {
+		t.status = StatusCanceled
+		return
+	}
+	if errcode.Of(err) == errcode.RuntimeBudgetExceeded {
+		t.status = StatusBudgetExceeded
+	} else {
+		t.status = StatusFailed
+	}
+	t.err = err
+}
+
+func isAppendFailure(err error) bool {
+	return errcode.Of(err) == errcode.RuntimeEventAppendFailed
+}
+
+// run is the turn loop: model rounds and tool calls until the model answers
+// without tool calls and no steering is pending, or something ends it.
+func (t *turn) run() {
+	s := t.s
+	for {
+		if t.r.canceled.Load() {
+			t.status = StatusCanceled
+			return
+		}
+		if b := s.settings.Budget.MaxSteps; b > 0 && t.steps >= b {
+			t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "step budget of %d reached", b))
+			return
+		}
+		if err := t.applySteering(); err != nil {
+			t.fail(err)
+			return
+		}
+		if err := t.maybeCompact(); err != nil {
+			t.fail(err)
+			return
+		}
+		t.steps++
+		t.warn("steps", int64(t.steps), int64(s.settings.Budget.MaxSteps))
+		asst, err := t.modelRound()
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		if err := t.checkTokenBudget(len(asst.ToolCalls) > 0); err != nil {
+			t.abandon(asst.ToolCalls, asst.requestID, "not run: the token budget is exhausted")
+			t.fail(err)
+			return
+		}
+		if len(asst.ToolCalls) == 0 {
+			// Decide atomically with Steer: either steering arrived during
+			// the answer (another round) or the turn is completing and no
+			// more steering is accepted.
+			s.mu.Lock()
+			more := len(s.pending) > 0
+			if !more {
+				t.r.completing = true
+			}
+			s.mu.Unlock()
+			if more {
+				continue
+			}
+			t.outputID = asst.ID
+			t.status = StatusCompleted
+			return
+		}
+		for i, call := range asst.ToolCalls {
+			if t.r.canceled.Load() {
+				t.abandon(asst.ToolCalls[i:], asst.requestID, "not run: the turn was canceled")
+				t.status = StatusCanceled
+				return
+			}
+			if b := s.settings.Budget.MaxToolCalls; b > 0 && t.toolCalls >= b {
+				t.abandon(asst.ToolCalls[i:], asst.requestID, "not run: the tool-call budget is exhausted")
+				t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "tool-call budget of %d reached", b))
+				return
+			}
+			if err := t.runTool(call, asst.requestID); err != nil {
+				t.abandon(asst.ToolCalls[i+1:], asst.requestID, "not run: the turn ended")
+				t.fail(err)
+				return
+			}
+		}
+	}
+}
+
+// applySteering moves pending steering into the history, oldest first.
+func (t *turn) applySteering() error {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 {
+		return nil
+	}
+	ids := make([]string, len(s.pending))
+	for i, in := range s.pending {
+		ids[i] = in.MessageID
+	}
+	if _, err := t.append(event.SteeringApplied{RunID: t.r.id, SessionID: s.id, TurnID: t.r.turnID, MessageIDs: ids, MessageRevision: s.state.revision + len(ids)}); err != nil {
+		return err
+	}
+	for _, in := range s.pending {
+		s.state.addQuiet(model.Message{ID: in.MessageID, Role: model.RoleUser, Content: in.Content})
+	}
+	s.pending = nil
+	return nil
+}
+
+// addQuiet adds a message already recorded by another event.
+func (st *state) addQuiet(m model.Message) {
+	st.messages = append(st.messages, m)
+	st.revision++
+	st.transcript += int64(len(m.Content))
+	st.meter.Add(m)
+}
+
+// assistantMessage is a completed model answer.
+type assistantMessage struct {
+	model.Message
+	requestID string
+}
+
+// request builds the next model request from the session state.
+func (t *turn) request(requestID string) (model.Request, error) {
+	s := t.s
+	view := s.state.view()
+	if err := checkMessageState(view); err != nil {
+		return model.Request{}, err
+	}
+	return model.Request{
+		RequestID:       requestID,
+		Model:           s.settings.Model,
+		System:          s.settings.System,
+		Messages:        view,
+		Tools:           s.settings.Tools,
+		MaxTokens:       t.outputLimit(),
+		ProviderOptions: s.settings.ProviderOptions,
+	}, nil
+}
+
+func (t *turn) outputLimit() int {
+	s := t.s
+	remaining := 0
+	if b := s.settings.Budget.MaxModelTokens; b > 0 {
+		remaining = max(int(b)-s.state.usage.TotalTokens, 1)
+	}
+	return compaction.OutputLimit(s.settings.MaxTokens, remaining, s.settings.Context.ReserveTokens)
+}
+
+func (t *turn) modelRound() (assistantMessage, error) {
+	s, r := t.s, t.r
+	requestID := s.rt.cfg.NewID("req")
+	req, err := t.request(requestID)
+	if err != nil {
+		return assistantMessage{}, err
+	}
+	occ := s.state.meter.Tokens()
+	if p := s.settings.Context; p != (compaction.Policy{}) {
+		if !compaction.Fits(p, occ) {
+			return assistantMessage{}, errcode.Errorf(errcode.RuntimeContextOverflow,
+				"the next request needs %d tokens plus a reserve of %d, over the window of %d", occ, p.ReserveTokens, p.WindowTokens)
+		}
+	}
+	if _, err := t.append(event.ContextAccounted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, RequestID: requestID,
+		OccupancyTokens: occ, WindowTokens: s.settings.Context.WindowTokens, ReserveTokens: s.settings.Context.ReserveTokens,
+		Algorithm: compaction.Algorithm, SummaryRequest: false}); err != nil {
+		return assistantMessage{}, err
+	}
+	comp, msgID, err := t.stream(req, phaseModel)
+	if err != nil {
+		return assistantMessage{}, err
+	}
+	m := model.Message{ID: msgID, Role: model.RoleAssistant, Content: comp.Content, ToolCalls: comp.ToolCalls}
+	if err := t.addMessage(m, requestID, func(d *event.MessageCompleted) { d.FinishReason = comp.FinishReason }); err != nil {
+		return assistantMessage{}, err
+	}
+	for _, c := range comp.ToolCalls {
+		s.state.seenCalls[c.ID] = true
+	}
+	return assistantMessage{Message: m, requestID: requestID}, nil
+}
+
+// stream sends one request (model or summary phase), records it, streams
+// the answer and validates it. It returns the completion and the ID of the
+// message the deltas belong to.
+func (t *turn) stream(req model.Request, phase string) (*model.Completion, string, error) {
+	s, r := t.s, t.r
+	t.requests++
+	s.state.modelRequests++
+	if _, err := t.append(event.ModelRequest{RequestID: req.RequestID, Model: req.Model, MessageCount: len(req.Messages),
+		RunID: r.id, SessionID: s.id, TurnID: r.turnID, Step: t.steps, ContextVersion: 1, MessageRevision: s.state.revision}); err != nil {
+		return nil, "", err
+	}
+	if err := t.checkpoint(phase, &nextRequest{RequestID: req.RequestID, MaxTokens: req.MaxTokens, Step: t.steps, Boundary: t.summaryBoundary}, nil); err != nil {
+		return nil, "", err
+	}
+	msgID := s.rt.cfg.NewID("msg")
+	ctx, cancel := t.ctx, context.CancelFunc(func() {})
+	if ms := s.settings.ModelTimeoutMs; ms > 0 {
+		ctx, cancel = context.WithTimeoutCause(t.ctx, time.Duration(ms)*time.Millisecond, errModelDeadline)
+	}
+	defer cancel()
+	comp, err := t.read(ctx, req, msgID)
+	if err != nil {
+		if t.r.canceled.Load() {
+			return nil, "", errCanceledTurn
+		}
+		if errors.Is(context.Cause(ctx), errModelDeadline) {
+			return nil, "", errcode.Errorf(errcode.RuntimeModelTimeout, "model round passed its deadline of %d ms", s.settings.ModelTimeoutMs)
+		}
+		return nil, "", err
+	}
+	t.usage = t.usage.Add(comp.Usage)
+	s.state.usage = s.state.usage.Add(comp.Usage)
+	t.warn("tokens", int64(s.state.usage.TotalTokens), s.settings.Budget.MaxModelTokens)
+	if _, err := t.append(event.ModelResponse{RequestID: req.RequestID, Model: req.Model, FinishReason: comp.FinishReason,
+		Usage: comp.Usage, RunID: r.id, SessionID: s.id, TurnID: r.turnID}); err != nil {
+		return nil, "", err
+	}
+	return comp, msgID, nil
+}
+
+var (
+	errModelDeadline = errors.New("model round deadline")
+	errCanceledTurn  = errors.New("turn canceled")
+)
+
+// read consumes the stream, records deltas (coalescing those that arrive
+// while an append is in flight) and validates the stream's shape.
+func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*model.Completion, error) {
+	s, r := t.s, t.r
+	st, err := s.rt.cfg.Model.Stream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	type item struct {
+		c   model.Chunk
+		err error
+	}
+	ch := make(chan item, 256)
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		defer close(ch)
+		for {
+			c, err := st.Recv()
+			select {
+			case ch <- item{c, err}:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer st.Close()
+
+	var (
+		text      strings.Builder
+		calls     []model.ToolCall
+		seq       int
+		completed *model.Completion
+		held      *item
+	)
+	next := func() (item, bool) {
+		if held != nil {
+			it := *held
+			held = nil
+			return it, true
+		}
+		select {
+		case it, ok := <-ch:
+			return it, ok
+		case <-ctx.Done():
+			st.Close()
+			return item{err: context.Cause(ctx)}, true
+		}
+	}
+	invalid := func(format string, args ...any) error {
+		return errcode.Errorf(errcode.RuntimeModelStreamInvalid, format, args...)
+	}
+	for {
+		it, ok := next()
+		if !ok {
+			break
+		}
+		if it.err == io.EOF {
+			break
+		}
+		if it.err != nil {
+			return nil, it.err
+		}
+		c := it.c
+		if completed != nil {
+			return nil, invalid("stream continued after its completion")
+		}
+		switch c.Kind {
+		case model.ChunkDelta:
+			if len(calls) > 0 {
+				return nil, invalid("text after a tool call")
+			}
+			delta := c.Delta
+			// Coalesce deltas that are already waiting.
+		more:
+			for {
+				select {
+				case it2, ok := <-ch:
+					if !ok {
+						break more
+					}
+					if it2.err == nil && it2.c.Kind == model.ChunkDelta {
+						delta += it2.c.Delta
+						continue
+					}
+					held = &it2
+					break more
+				default:
+					break more
+				}
+			}
+			if delta == "" {
+				continue
+			}
+			text.WriteString(delta)
+			if _, err := t.append(event.MessageDelta{RunID: r.id, SessionID: s.id, TurnID: r.turnID, RequestID: req.RequestID,
+				MessageID: msgID, Sequence: seq, Delta: delta}); err != nil {
+				return nil, err
+			}
+			seq++
+		case model.ChunkToolCall:
+			if c.ToolCall == nil || c.ToolCall.ID == "" || c.ToolCall.Name == "" {
+				return nil, invalid("tool call without id or name")
+			}
+			if s.state.seenCalls[c.ToolCall.ID] || slices.ContainsFunc(calls, func(x model.ToolCall) bool { return x.ID == c.ToolCall.ID }) {
+				return nil, invalid("tool-call id %s reused", c.ToolCall.ID)
+			}
+			calls = append(calls, *c.ToolCall)
+		case model.ChunkCompletion:
+			if c.Completion == nil {
+				return nil, invalid("empty completion")
+			}
+			cp := *c.Completion
+			completed = &cp
+		case model.ChunkRetry:
+			if c.Retry == nil {
+				return nil, invalid("empty retry notice")
+			}
+			if seq > 0 || len(calls) > 0 {
+				return nil, invalid("retry after content was streamed")
+			}
+			if _, err := t.append(event.ModelRetry{RequestID: req.RequestID, Attempt: c.Retry.Attempt, Code: c.Retry.Code,
+				DelayMs: c.Retry.DelayMs, RunID: r.id, SessionID: s.id, TurnID: r.turnID}); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, invalid("unknown chunk kind %d", c.Kind)
+		}
+	}
+	if completed == nil {
+		return nil, invalid("stream ended without a completion")
+	}
+	if seq > 0 && completed.Content != text.String() {
+		return nil, invalid("final content differs from the streamed text")
+	}
+	if len(calls) > 0 && len(completed.ToolCalls) == 0 {
+		completed.ToolCalls = calls
+	}
+	if len(calls) > 0 && !slices.EqualFunc(calls, completed.ToolCalls, sameCall) {
+		return nil, invalid("final tool calls differ from the streamed ones")
+	}
+	seen := map[string]bool{}
+	for _, c := range completed.ToolCalls {
+		if c.ID == "" || c.Name == "" {
+			return nil, invalid("tool call without id or name")
+		}
+		if seen[c.ID] || s.state.seenCalls[c.ID] {
+			return nil, invalid("tool-call id %s reused", c.ID)
+		}
+		seen[c.ID] = true
+	}
+	switch completed.FinishReason {
+	case model.FinishStop, model.FinishToolCalls, model.FinishLength, model.FinishError:
+	case "":
+		completed.FinishReason = model.FinishStop
+		if len(completed.ToolCalls) > 0 {
+			completed.FinishReason = model.FinishToolCalls
+		}
+	default:
+		return nil, invalid("unknown finish reason %q", completed.FinishReason)
+	}
+	u := completed.Usage
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 {
+		return nil, invalid("negative usage")
+	}
+	if u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		completed.Usage.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return completed, nil
+}
+
+func sameCall(a, b model.ToolCall) bool {
+	return a.ID == b.ID && a.Name == b.Name && string(a.Arguments) == string(b.Arguments)
+}
+
+// checkTokenBudget ends the turn when the cumulative tokens exceed the
+// budget, or reach it while the answer asks for tool calls.
+func (t *turn) checkTokenBudget(wantsTools bool) error {
+	b := t.s.settings.Budget.MaxModelTokens
+	if b <= 0 {
+		return nil
+	}
+	used := int64(t.s.state.usage.TotalTokens)
+	if used > b || (used == b && wantsTools) {
+		return errcode.Errorf(errcode.RuntimeBudgetExceeded, "token budget of %d exhausted (%d used)", b, used)
+	}
+	return nil
+}
+
+// warn emits one budget.warning per metric when use reaches half the limit.
+func (t *turn) warn(metric string, used, limit int64) {
+	if limit <= 0 || used*2 < limit || t.s.state.warned[metric] {
+		return
+	}
+	t.s.state.warned[metric] = true
+	pct := int(used * 100 / limit)
+	// A failed warning append surfaces at the next append; the turn goes on.
+	_, _ = t.append(event.BudgetWarning{Metric: metric, Used: int(used), Limit: int(limit), Pct: pct})
+}
+
+// runTool runs one call: tool.call, policy.decision, the permission
+// exchange when asked, tool.result and the tool message.
+func (t *turn) runTool(mc model.ToolCall, requestID string) error {
+	s, r := t.s, t.r
+	callID := s.rt.cfg.NewID("call")
+	t.toolCalls++
+	s.state.toolCalls++
+	t.warn("tool_calls", int64(t.toolCalls), int64(s.settings.Budget.MaxToolCalls))
+	if _, err := t.append(event.ToolCall{CallID: callID, Tool: mc.Name, Input: rawOrString(mc.Arguments), ModelCallID: mc.ID,
+		RequestID: requestID, RunID: r.id, SessionID: s.id, TurnID: r.turnID}); err != nil {
+		return err
+	}
+	call, perr := tools.Parse(mc.Name, mc.Arguments)
+	if perr != nil {
+		call = tools.Call{Tool: mc.Name}
+	}
+	d := s.rt.cfg.Policy.Decide(call)
+	pd := event.PolicyDecision{CallID: callID, Action: mc.Name, Subject: call.Subject, Effect: string(d.Effect), Reason: d.Reason,
+		RuleID: d.RuleID, RunID: r.id, SessionID: s.id, TurnID: r.turnID}
+	if _, err := t.append(pd); err != nil {
+		return err
+	}
+	start := s.rt.cfg.Now()
+	var res tools.Result
+	switch {
+	case d.Effect == Deny:
+		res = failed(errcode.ToolPolicyDenied, "the policy denied this call: "+d.Reason)
+	case d.Effect == Ask && !r.grants[mc.Name]:
+		ok, err := t.askPermission(callID, call, mc)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			res = failed(errcode.ToolPermissionDenied, "the user denied this call")
+			break
+		}
+		fallthrough
+	default:
+		if perr != nil {
+			res = tools.Result{Error: perr}
+			break
+		}
+		var err error
+		res, err = tools.Execute(t.ctx, s.rt.cfg.Workspace, call)
+		if err != nil {
+			res = failed(errcode.Of(err), errcode.Message(err))
+			if rerr := t.recordResult(callID, mc, res, start); rerr != nil {
+				return rerr
+			}
+			return err
+		}
+	}
+	// A tool that finished as cancel arrived keeps its real result: its
+	// effect happened.
+	return t.recordResult(callID, mc, res, start)
+}
+
+func failed(code errcode.Code, msg string) tools.Result {
+	return tools.Result{Error: &tools.ResultError{Code: code, Message: msg}}
+}
+
+func (t *turn) recordResult(callID string, mc model.ToolCall, res tools.Result, start time.Time) error {
+	s := t.s
+	dur := res.Duration
+	if dur == 0 {
+		dur = s.rt.cfg.Now().Sub(start)
+	}
+	tr := event.ToolResult{CallID: callID, Tool: mc.Name, OK: res.Error == nil, DurationMs: int(dur.Milliseconds())}
+	var content []byte
+	if res.Error != nil {
+		tr.Error = &event.ToolError{Code: string(res.Error.Code), Message: res.Error.Message}
+		content, _ = model.MarshalCanonical(map[string]any{"error": res.Error})
+	} else {
+		tr.Output = res.Output
+		content = res.Output
+	}
+	if _, err := t.append(tr); err != nil {
+		return err
+	}
+	msg := model.Message{ID: s.rt.cfg.NewID("msg"), Role: model.RoleTool, Content: string(content), ToolCallID: mc.ID, Name: mc.Name}
+	return t.addMessage(msg, "")
+}
+
+// abandon records the calls the model asked for but that will not run, so
+// that every tool call in the history has its result.
+func (t *turn) abandon(calls []model.ToolCall, requestID, why string) {
+	s, r := t.s, t.r
+	for _, mc := range calls {
+		callID := s.rt.cfg.NewID("call")
+		if _, err := t.append(event.ToolCall{CallID: callID, Tool: mc.Name, Input: rawOrString(mc.Arguments), ModelCallID: mc.ID,
+			RequestID: requestID, RunID: r.id, SessionID: s.id, TurnID: r.turnID}); err != nil {
+			return
+		}
+		if err := t.recordResult(callID, mc, failed(errcode.ToolCanceled, why), s.rt.cfg.Now()); err != nil {
+			return
+		}
+	}
+}
+
+// askPermission runs the permission exchange; no resolver means deny.
+func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) (bool, error) {
+	s, r := t.s, t.r
+	permID := s.rt.cfg.NewID("perm")
+	subject := call.Subject
+	if _, err := t.append(event.PermissionRequested{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ScopeOnce)}); err != nil {
+		return false, err
+	}
+	ans := PermissionAnswer{Allow: false, Scope: ScopeOnce, Note: "no resolver: denied"}
+	if res := s.rt.cfg.Resolver; res != nil {
+		a, err := res.Resolve(t.ctx, PermissionRequest{PermissionID: permID, RunID: r.id, CallID: callID, Tool: mc.Name, Subject: call.Subject, Input: rawOrString(mc.Arguments)})
+		switch {
+		case t.r.canceled.Load():
+			ans = PermissionAnswer{Scope: ScopeOnce, Note: "turn canceled"}
+		case err != nil:
+			ans = PermissionAnswer{Scope: ScopeOnce, Note: "resolver failed: " + string(errcode.Of(err))}
+		default:
+			ans = a
+		}
+	}
+	if ans.Scope == "" {
+		ans.Scope = ScopeOnce
+	}
+	decision := "deny"
+	if ans.Allow {
+		decision = "allow"
+	}
+	pr := event.PermissionResolved{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ans.Scope), Decision: decision, Note: ans.Note}
+	if _, err := t.append(pr); err != nil {
+		return false, err
+	}
+	if ans.Allow && ans.Scope == ScopeRun {
+		r.grants[mc.Name] = true
+	}
+	return ans.Allow, nil
+}
+
+// checkMessageState verifies that every assistant tool call is answered by
+// exactly one tool message right after it, and no tool message is orphaned.
+func checkMessageState(msgs []model.Message) error {
+	open := map[string]bool{}
+	for i, m := range msgs {
+		switch m.Role {
+		case model.RoleAssistant:
+			if len(open) > 0 {
+				return errcode.Errorf(errcode.RuntimeInvalidMessageState, "message %d: assistant message while %d tool calls have no result", i, len(open))
+			}
+			for _, c := range m.ToolCalls {
+				open[c.ID] = true
+			}
+		case model.RoleTool:
+			if !open[m.ToolCallID] {
+				return errcode.Errorf(errcode.RuntimeInvalidMessageState, "message %d: tool result for unknown call %s", i, m.ToolCallID)
+			}
+			delete(open, m.ToolCallID)
+		case model.RoleUser, model.RoleSystem:
+			if len(open) > 0 {
+				return errcode.Errorf(errcode.RuntimeInvalidMessageState, "message %d: %s message while %d tool calls have no result", i, m.Role, len(open))
+			}
+		default:
+			return errcode.Errorf(errcode.RuntimeInvalidMessageState, "message %d: unknown role %q", i, m.Role)
+		}
+	}
+	if len(open) > 0 {
+		return errcode.Errorf(errcode.RuntimeInvalidMessageState, "%d tool calls have no result", len(open))
+	}
+	return nil
+}

@@ -1,0 +1,533 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/tools"
+)
+
+func TestTurnEventOrder(t *testing.T) {
+	m := script(t, `[
+	 {"content":"","toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}],"usage":{"promptTokens":10,"completionTokens":5}},
+	 {"content":"done","deltas":["do","ne"],"usage":{"promptTokens":20,"completionTokens":2}}]`)
+	f := newFixture(t, m, m, nil)
+	out := f.wait(f.start("read the readme"))
+	if out.Status != runtime.StatusCompleted || out.ErrorCode != "" {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if out.Usage.TotalTokens != 37 || out.ModelRequests != 2 || out.ToolCalls != 1 {
+		t.Errorf("usage/counters = %+v", out)
+	}
+	want := []string{
+		"agent.started", "turn.started", "message.completed",
+		"context.accounted", "model.request", "runtime.checkpoint", "model.response", "message.completed",
+		"tool.call", "policy.decision", "tool.result", "message.completed",
+		"context.accounted", "model.request", "runtime.checkpoint", "message.delta", "model.response", "message.completed",
+		"runtime.checkpoint", "turn.completed", "agent.stopped",
+	}
+	evs := f.events()
+	got := types(evs)
+	// Deltas may be coalesced: compare with runs of message.delta folded.
+	if diff := cmp.Diff(want, foldDeltas(got)); diff != "" {
+		t.Errorf("event order (-want +got):\n%s", diff)
+	}
+	res := ofType[event.ToolResult](evs)
+	if len(res) != 1 || !res[0].OK {
+		t.Fatalf("tool results = %+v", res)
+	}
+	var out1 struct{ Content string }
+	json.Unmarshal(res[0].Output, &out1)
+	if out1.Content != "# demo\n" {
+		t.Errorf("fs.read output = %s", res[0].Output)
+	}
+	// The second request carries the tool call and its result.
+	reqs := m.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	if len(msgs) != 3 || msgs[1].ToolCalls[0].ID != "c1" || msgs[2].ToolCallID != "c1" || msgs[2].Name != "fs.read" {
+		t.Errorf("second request messages = %+v", msgs)
+	}
+	if reqs[0].System != "you are a test" || len(reqs[0].Tools) != 5 {
+		t.Errorf("first request = %+v", reqs[0])
+	}
+}
+
+func foldDeltas(ts []string) []string {
+	var out []string
+	for _, ty := range ts {
+		if ty == "message.delta" && len(out) > 0 && out[len(out)-1] == "message.delta" {
+			continue
+		}
+		out = append(out, ty)
+	}
+	return out
+}
+
+// The steering fixture of issue 3: two messages steered while the first
+// model request is in flight, two while a tool runs.
+func TestSteeringFixture(t *testing.T) {
+	inner := script(t, `[
+	 {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"main.go"}}]},
+	 {"content":"ok"}]`)
+	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{1: true}}
+	root := t.TempDir()
+	writeFile(t, root, "main.go", "package main\n")
+	local := mustLocal(t, root)
+	gw := &gatedWorkspace{Workspace: local, started: make(chan string), release: make(chan struct{})}
+	f := newFixtureWS(t, gm, inner, gw, root, nil)
+	ctx := t.Context()
+	runID := f.start("task")
+
+	<-gm.started
+	var ids []string
+	for _, s := range []string{"model A", "model B"} {
+		id, err := f.rt.Steer(ctx, runID, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	gm.release <- struct{}{}
+	<-gw.started
+	for _, s := range []string{"tool A", "tool B"} {
+		id, err := f.rt.Steer(ctx, runID, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	close(gw.release)
+	out := f.wait(runID)
+	if out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	reqs := inner.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	for _, m := range reqs[0].Messages {
+		if strings.Contains(m.Content, " A") || strings.Contains(m.Content, " B") {
+			t.Errorf("first request carries steering: %q", m.Content)
+		}
+	}
+	var steered []string
+	for _, m := range reqs[1].Messages {
+		if m.Role == model.RoleUser && m.Content != "task" {
+			steered = append(steered, m.Content)
+		}
+	}
+	if diff := cmp.Diff([]string{"model A", "model B", "tool A", "tool B"}, steered); diff != "" {
+		t.Errorf("second request steering (-want +got):\n%s", diff)
+	}
+	applied := ofType[event.SteeringApplied](f.events())
+	if len(applied) != 1 || !cmp.Equal(applied[0].MessageIDs, ids) {
+		t.Errorf("steering.applied = %+v, want ids %v", applied, ids)
+	}
+	if n := len(ofType[event.SteeringQueued](f.events())); n != 4 {
+		t.Errorf("steering.queued = %d", n)
+	}
+}
+
+// Steering accepted while the final answer streams causes another round.
+func TestSteeringDuringFinalAnswer(t *testing.T) {
+	inner := script(t, `[{"content":"first"},{"content":"second"}]`)
+	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{1: true}}
+	f := newFixture(t, gm, inner, nil)
+	runID := f.start("go")
+	<-gm.started
+	if _, err := f.rt.Steer(t.Context(), runID, "one more thing"); err != nil {
+		t.Fatal(err)
+	}
+	close(gm.release)
+	out := f.wait(runID)
+	if out.Status != runtime.StatusCompleted || out.ModelRequests != 2 {
+		t.Fatalf("outcome = %+v", out)
+	}
+	last := inner.Requests()[1].Messages
+	if last[len(last)-1].Content != "one more thing" {
+		t.Errorf("last message of the second request = %+v", last[len(last)-1])
+	}
+	// After the end, steering is refused.
+	_, err := f.rt.Steer(t.Context(), runID, "late")
+	mustCode(t, err, errcode.RuntimeRunTerminal)
+}
+
+// A steering append in progress when cancel wins completes and stays in the
+// log; later steering is refused; the turn ends canceled exactly once.
+func TestCancelWhileSteeringAppendInFlight(t *testing.T) {
+	inner := script(t, `[{"content":"x","hang":true}]`)
+	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{1: true}}
+	f := newFixture(t, gm, inner, nil)
+	gl := &gatedLog{SessionLog: f.log, block: event.TypeSteeringQueued, entered: make(chan struct{}), release: make(chan struct{})}
+	f.swapLog(gl, gm)
+	ctx := t.Context()
+	runID := f.start("go")
+	<-gm.started
+	steerDone := make(chan error)
+	go func() {
+		_, err := f.rt.Steer(ctx, runID, "in flight")
+		steerDone <- err
+	}()
+	<-gl.entered
+	if err := f.rt.Cancel(runID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.rt.Steer(ctx, runID, "after cancel")
+	mustCode(t, err, errcode.RuntimeRunTerminal)
+	close(gl.release)
+	if err := <-steerDone; err != nil {
+		t.Fatalf("in-flight steer: %v", err)
+	}
+	close(gm.release)
+	out := f.wait(runID)
+	if out.Status != runtime.StatusCanceled {
+		t.Fatalf("outcome = %+v", out)
+	}
+	evs := f.events()
+	q := ofType[event.SteeringQueued](evs)
+	if len(q) != 1 || q[0].Content != "in flight" {
+		t.Errorf("steering.queued = %+v", q)
+	}
+	if n := count(evs, event.TypeTurnCompleted); n != 1 {
+		t.Errorf("turn.completed = %d", n)
+	}
+	// The accepted steering is inherited by the next turn.
+	inner2 := f.sess
+	_ = inner2
+}
+
+// A cancel racing the final completion yields exactly one terminal outcome.
+func TestCancelRacesCompletion(t *testing.T) {
+	for i := range 60 {
+		m := script(t, `[{"content":"answer","deltas":["ans","wer"]}]`)
+		f := newFixture(t, m, m, nil)
+		runID := f.start(fmt.Sprintf("race %d", i))
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.rt.Cancel(runID)
+		}()
+		out := f.wait(runID)
+		wg.Wait()
+		evs := f.events()
+		tc := ofType[event.TurnCompleted](evs)
+		if len(tc) != 1 {
+			t.Fatalf("round %d: %d turn.completed; outcome %+v; events %v", i, len(tc), out, types(evs))
+		}
+		if tc[0].Status != string(out.Status) {
+			t.Fatalf("round %d: stored %s, outcome %s", i, tc[0].Status, out.Status)
+		}
+		if out.Status != runtime.StatusCompleted && out.Status != runtime.StatusCanceled {
+			t.Fatalf("round %d: status %s", i, out.Status)
+		}
+		if n := count(evs, event.TypeAgentStopped); n != 1 {
+			t.Fatalf("round %d: %d agent.stopped", i, n)
+		}
+		if ty := evs[len(evs)-1].Type; ty != event.TypeAgentStopped {
+			t.Fatalf("round %d: last event %s", i, ty)
+		}
+	}
+}
+
+func TestCancelDuringTool(t *testing.T) {
+	inner := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"main.go"}},{"id":"c2","name":"fs.list","arguments":{"path":"."}}]}]`)
+	root := t.TempDir()
+	writeFile(t, root, "main.go", "package main\n")
+	gw := &gatedWorkspace{Workspace: mustLocal(t, root), started: make(chan string), release: make(chan struct{})}
+	f := newFixtureWS(t, inner, inner, gw, root, nil)
+	runID := f.start("go")
+	<-gw.started
+	f.rt.Cancel(runID)
+	out := f.wait(runID)
+	if out.Status != runtime.StatusCanceled {
+		t.Fatalf("outcome = %+v", out)
+	}
+	res := ofType[event.ToolResult](f.events())
+	if len(res) != 2 {
+		t.Fatalf("tool results = %+v", res)
+	}
+	for _, r := range res {
+		if r.OK || r.Error == nil || r.Error.Code != string(errcode.ToolCanceled) {
+			t.Errorf("result = %+v, want TOOL_CANCELED", r)
+		}
+	}
+}
+
+func TestFollowUpKeepsHistoryPrefix(t *testing.T) {
+	m := script(t, `[
+	 {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}],"usage":{"promptTokens":3,"completionTokens":1}},
+	 {"content":"read it","usage":{"promptTokens":3,"completionTokens":1}},
+	 {"content":"follow-up answer","usage":{"promptTokens":3,"completionTokens":1}}]`)
+	f := newFixture(t, m, m, nil)
+	if out := f.wait(f.start("first")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("first = %+v", out)
+	}
+	before := f.rawEvents()
+	out := f.wait(f.start("second"))
+	if out.Status != runtime.StatusCompleted {
+		t.Fatalf("second = %+v", out)
+	}
+	after := f.rawEvents()
+	if len(after) <= len(before) {
+		t.Fatal("follow-up appended nothing")
+	}
+	for i := range before {
+		if !bytes.Equal(before[i], after[i]) {
+			t.Fatalf("event %d changed by the follow-up", i)
+		}
+	}
+	req := m.Requests()[2]
+	var sawCall, sawResult bool
+	for _, msg := range req.Messages {
+		if len(msg.ToolCalls) > 0 && msg.ToolCalls[0].ID == "c1" {
+			sawCall = true
+		}
+		if msg.ToolCallID == "c1" && strings.Contains(msg.Content, "# demo") {
+			sawResult = true
+		}
+	}
+	if !sawCall || !sawResult || req.Messages[len(req.Messages)-1].Content != "second" {
+		t.Errorf("follow-up request = %+v", req.Messages)
+	}
+	if u := f.sess.Usage(); u.TotalTokens != 12 {
+		t.Errorf("cumulative usage = %+v", u)
+	}
+}
+
+func TestFollowUpAdmission(t *testing.T) {
+	inner := script(t, `[{"content":"x","hang":true},{"content":"y"}]`)
+	f := newFixture(t, inner, inner, nil)
+	ctx := t.Context()
+	runID, err := f.sess.Start(ctx, runtime.StartRequest{Input: "a", TurnID: "turn-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.sess.Start(ctx, runtime.StartRequest{Input: "b"})
+	mustCode(t, err, errcode.RuntimeInvalidInput) // second active turn
+	f.rt.Cancel(runID)
+	f.wait(runID)
+	_, err = f.sess.Start(ctx, runtime.StartRequest{Input: "b", TurnID: "turn-1"})
+	mustCode(t, err, errcode.RuntimeInvalidInput) // reused turn id
+	_, err = f.sess.Start(ctx, runtime.StartRequest{Input: "b", Messages: []model.Message{{Role: model.RoleUser, Content: "x"}}})
+	mustCode(t, err, errcode.RuntimeInvalidInput) // replacement context
+	other := newFixture(t, inner, inner, nil)
+	_, err = f.sess.Start(ctx, runtime.StartRequest{Input: "b", Log: other.log})
+	mustCode(t, err, errcode.RuntimeInvalidInput) // different store
+	_, err = f.sess.Start(ctx, runtime.StartRequest{Input: ""})
+	mustCode(t, err, errcode.RuntimeInvalidInput)
+}
+
+func TestQueueForNextTurn(t *testing.T) {
+	inner := script(t, `[{"content":"one"},{"content":"two"}]`)
+	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{1: true}}
+	f := newFixture(t, gm, inner, nil)
+	runID := f.start("first")
+	<-gm.started
+	if _, err := f.rt.QueueNext(t.Context(), runID, "after this"); err != nil {
+		t.Fatal(err)
+	}
+	close(gm.release)
+	if out := f.wait(runID); out.Status != runtime.StatusCompleted || out.ModelRequests != 1 {
+		t.Fatalf("first = %+v", out)
+	}
+	if !f.sess.HasQueued() {
+		t.Fatal("nothing queued")
+	}
+	out := f.wait(mustStart(t, f, runtime.StartRequest{FromQueue: true}))
+	if out.Status != runtime.StatusCompleted {
+		t.Fatalf("second = %+v", out)
+	}
+	reqs := inner.Requests()
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Content != "after this" {
+		t.Errorf("queued input became %+v", last)
+	}
+	q := ofType[event.InputQueued](f.events())
+	ts := ofType[event.TurnStarted](f.events())
+	if len(q) != 1 || len(ts) != 2 || ts[1].InputMessageID != q[0].MessageID {
+		t.Errorf("queued %+v, turns %+v", q, ts)
+	}
+}
+
+func mustStart(t *testing.T, f *fixture, req runtime.StartRequest) string {
+	t.Helper()
+	id, err := f.sess.Start(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestBudgets(t *testing.T) {
+	t.Run("tokens", func(t *testing.T) {
+		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}],"usage":{"promptTokens":60,"completionTokens":40}}]`)
+		f := newFixture(t, m, m, func(_ *runtime.Config, s *runtime.Settings) { s.Budget.MaxModelTokens = 100 })
+		out := f.wait(f.start("go"))
+		if out.Status != runtime.StatusBudgetExceeded || out.ErrorCode != errcode.RuntimeBudgetExceeded {
+			t.Fatalf("outcome = %+v", out)
+		}
+		evs := f.events()
+		for _, r := range ofType[event.ToolResult](evs) {
+			if r.OK {
+				t.Error("a tool ran past the token budget")
+			}
+		}
+		w := ofType[event.BudgetWarning](evs)
+		if len(w) != 1 || w[0].Metric != "tokens" {
+			t.Errorf("warnings = %+v", w)
+		}
+	})
+	t.Run("steps", func(t *testing.T) {
+		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}]},{"toolCalls":[{"id":"c2","name":"fs.list","arguments":{"path":"."}}]}]`)
+		f := newFixture(t, m, m, func(_ *runtime.Config, s *runtime.Settings) { s.Budget.MaxSteps = 2 })
+		out := f.wait(f.start("go"))
+		if out.Status != runtime.StatusBudgetExceeded || out.ModelRequests != 2 {
+			t.Fatalf("outcome = %+v", out)
+		}
+	})
+	t.Run("tool calls", func(t *testing.T) {
+		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}},{"id":"c2","name":"fs.list","arguments":{"path":"."}}]}]`)
+		f := newFixture(t, m, m, func(_ *runtime.Config, s *runtime.Settings) { s.Budget.MaxToolCalls = 1 })
+		out := f.wait(f.start("go"))
+		if out.Status != runtime.StatusBudgetExceeded || out.ToolCalls != 1 {
+			t.Fatalf("outcome = %+v", out)
+		}
+		res := ofType[event.ToolResult](f.events())
+		if len(res) != 2 || !res[0].OK || res[1].OK {
+			t.Errorf("results = %+v", res)
+		}
+	})
+}
+
+func TestStreamValidation(t *testing.T) {
+	cases := map[string]string{
+		"text after tool call": `[{"chunks":[{"toolCall":{"id":"c1","name":"fs.list","arguments":{"path":"."}}},{"delta":"x"},{"completion":{"content":"x"}}]}]`,
+		"missing completion":   `[{"content":"x","omitCompletion":true}]`,
+		"content differs":      `[{"chunks":[{"delta":"abc"},{"completion":{"content":"abd"}}]}]`,
+		"past the script":      `[]`,
+		"reused call id":       `[{"chunks":[{"toolCall":{"id":"c1","name":"fs.list","arguments":{"path":"."}}},{"toolCall":{"id":"c1","name":"fs.list","arguments":{"path":"."}}},{"completion":{"content":""}}]}]`,
+	}
+	for name, js := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := script(t, js)
+			f := newFixture(t, m, m, nil)
+			out := f.wait(f.start("go"))
+			if out.Status != runtime.StatusFailed || out.ErrorCode != errcode.RuntimeModelStreamInvalid {
+				t.Fatalf("outcome = %+v", out)
+			}
+			if n := count(f.events(), event.TypeTurnCompleted); n != 1 {
+				t.Errorf("turn.completed = %d", n)
+			}
+		})
+	}
+	t.Run("model error keeps its code", func(t *testing.T) {
+		m := script(t, `[{"error":"MODEL_RATE_LIMITED"}]`)
+		f := newFixture(t, m, m, nil)
+		out := f.wait(f.start("go"))
+		if out.Status != runtime.StatusFailed || out.ErrorCode != errcode.ModelRateLimited {
+			t.Fatalf("outcome = %+v", out)
+		}
+	})
+	t.Run("round deadline", func(t *testing.T) {
+		m := script(t, `[{"content":"x","hang":true}]`)
+		f := newFixture(t, m, m, func(_ *runtime.Config, s *runtime.Settings) { s.ModelTimeoutMs = 50 })
+		out := f.wait(f.start("go"))
+		if out.ErrorCode != errcode.RuntimeModelTimeout {
+			t.Fatalf("outcome = %+v", out)
+		}
+	})
+}
+
+type resolverFunc func(context.Context, runtime.PermissionRequest) (runtime.PermissionAnswer, error)
+
+func (f resolverFunc) Resolve(ctx context.Context, r runtime.PermissionRequest) (runtime.PermissionAnswer, error) {
+	return f(ctx, r)
+}
+
+func TestPermissions(t *testing.T) {
+	askReads := runtime.PolicyFunc(func(c tools.Call) runtime.Decision {
+		return runtime.Decision{Effect: runtime.Ask, RuleID: "ask-all"}
+	})
+	calls := `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}},{"id":"c2","name":"fs.read","arguments":{"path":"main.go"}}]},{"content":"ok"}]`
+	t.Run("no resolver denies", func(t *testing.T) {
+		m := script(t, calls)
+		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askReads })
+		f.wait(f.start("go"))
+		evs := f.events()
+		for _, r := range ofType[event.ToolResult](evs) {
+			if r.Error == nil || r.Error.Code != string(errcode.ToolPermissionDenied) {
+				t.Errorf("result = %+v", r)
+			}
+		}
+		if n := count(evs, event.TypePermissionRequested); n != 2 {
+			t.Errorf("permission.requested = %d", n)
+		}
+	})
+	t.Run("run grant is remembered", func(t *testing.T) {
+		m := script(t, calls)
+		asked := 0
+		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) {
+			c.Policy = askReads
+			c.Resolver = resolverFunc(func(context.Context, runtime.PermissionRequest) (runtime.PermissionAnswer, error) {
+				asked++
+				return runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeRun}, nil
+			})
+		})
+		f.wait(f.start("go"))
+		if asked != 1 {
+			t.Errorf("asked %d times", asked)
+		}
+		for _, r := range ofType[event.ToolResult](f.events()) {
+			if !r.OK {
+				t.Errorf("result = %+v", r)
+			}
+		}
+	})
+	t.Run("deny policy", func(t *testing.T) {
+		m := script(t, calls)
+		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) {
+			c.Policy = runtime.PolicyFunc(func(tools.Call) runtime.Decision { return runtime.Decision{Effect: runtime.Deny, Reason: "no"} })
+		})
+		f.wait(f.start("go"))
+		for _, r := range ofType[event.ToolResult](f.events()) {
+			if r.Error == nil || r.Error.Code != string(errcode.ToolPolicyDenied) {
+				t.Errorf("result = %+v", r)
+			}
+		}
+	})
+}
+
+// Mutations on the read-only local workspace: tool.call, policy.decision
+// (allow), tool.result with WORKSPACE_ISOLATION_REQUIRED, nothing written.
+func TestMutationOnLocalWorkspace(t *testing.T) {
+	m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.write","arguments":{"path":"x.txt","contents":"hi"}},{"id":"c2","name":"process.exec","arguments":{"argv":["touch","y"]}}]},{"content":"ok"}]`)
+	f := newFixture(t, m, m, nil)
+	f.wait(f.start("go"))
+	evs := f.events()
+	pd := ofType[event.PolicyDecision](evs)
+	res := ofType[event.ToolResult](evs)
+	if len(pd) != 2 || pd[0].Effect != "allow" || len(res) != 2 {
+		t.Fatalf("decisions %+v results %+v", pd, res)
+	}
+	for _, r := range res {
+		if r.Error == nil || r.Error.Code != string(errcode.WorkspaceIsolationRequired) {
+			t.Errorf("result = %+v", r)
+		}
+	}
+	assertNoFile(t, f.root, "x.txt")
+	assertNoFile(t, f.root, "y")
+}

@@ -1,0 +1,154 @@
+package tools
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/workspace"
+)
+
+const execDescription = `Run one program in the workspace, an isolated copy of the project inside a ` +
+	`locked-down container with no network. argv is the program and its arguments as an array of strings ` +
+	`(1..128 items, each at most 8192 bytes, no NUL); there is no shell, so pipes, redirections and globs ` +
+	`are not interpreted: write ["sh","-c","..."] explicitly when you need them. ` +
+	`cwd is a directory relative to the workspace root (default: the root). ` +
+	`timeoutMs is 1..30000 (default 30000); a process still running then is killed and timedOut is true. ` +
+	`Returns {exitCode, stdout, stderr, timedOut?, stdoutTruncated?, stderrTruncated?}; each stream keeps ` +
+	`at most 48 KiB. A non-zero exit code is a normal result. Needs the isolated Docker workspace: on a ` +
+	`read-only workspace it fails with WORKSPACE_ISOLATION_REQUIRED and nothing runs.`
+
+// ExecInput is the input of process.exec. Parse fills TimeoutMs with the
+// default when the call leaves it out; Cwd "" means the workspace root.
+type ExecInput struct {
+	Argv      []string `json:"argv"`
+	Cwd       string   `json:"cwd,omitempty"`
+	TimeoutMs int64    `json:"timeoutMs"`
+}
+
+var execFields = []field{{
+	name: "argv", kind: kindStrings, required: true, min: 1, max: MaxArgs, itemMax: MaxArgBytes, noNUL: true,
+	desc: `Program and arguments, e.g. ["go","test","./..."]; no shell is involved.`,
+}, {
+	name: "cwd", kind: kindString, min: 1, max: MaxPathBytes,
+	desc: `Working directory relative to the workspace root; "." or absent for the root.`,
+}, {
+	name: "timeoutMs", kind: kindInt, min: 1, max: MaxTimeoutMs, def: ptr(MaxTimeoutMs),
+	desc: "Milliseconds before the process is killed, 1..30000.",
+}}
+
+var execTool = &tool{
+	name:        "process.exec",
+	description: execDescription,
+	mutates:     true,
+	fields:      execFields,
+	build: func(v values) any {
+		in := ExecInput{Argv: v["argv"].([]string), TimeoutMs: v["timeoutMs"].(int64)}
+		if cwd, ok := v["cwd"].(string); ok {
+			in.Cwd = cwd
+		}
+		return in
+	},
+	check: func(in any) (*ResultError, bool) {
+		e, ok := in.(ExecInput)
+		if !ok {
+			return nil, false
+		}
+		if rerr := checkStrings("process.exec", execFields[0], e.Argv); rerr != nil {
+			return rerr, true
+		}
+		if e.Cwd != "" {
+			if rerr := checkPathField("process.exec", execFields[1], e.Cwd, true); rerr != nil {
+				return rerr, true
+			}
+		}
+		return checkInt("process.exec", execFields[2], e.TimeoutMs), true
+	},
+	subject: func(in any) string { return displayArgv(in.(ExecInput).Argv) },
+	run: func(ctx context.Context, ws workspace.Workspace, in any) (any, error) {
+		e := in.(ExecInput)
+		cwd := e.Cwd
+		if cwd == "." {
+			cwd = ""
+		}
+		res, err := ws.Exec(ctx, workspace.ExecRequest{
+			Argv:      e.Argv,
+			Cwd:       cwd,
+			Timeout:   time.Duration(e.TimeoutMs) * time.Millisecond,
+			MaxOutput: MaxStreamBytes,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return fitExec(res), nil
+	},
+}
+
+// fitExec caps each stream at MaxStreamBytes and then, while the serialized
+// result is still over MaxOutputBytes (escapes can inflate a byte sixfold),
+// halves the larger stream. The process ran, so its exit code must reach
+// the model even when its output cannot.
+func fitExec(r workspace.ExecResult) workspace.ExecResult {
+	r.Stdout, r.StdoutTruncated = cut(r.Stdout, MaxStreamBytes, r.StdoutTruncated)
+	r.Stderr, r.StderrTruncated = cut(r.Stderr, MaxStreamBytes, r.StderrTruncated)
+	for {
+		b, err := model.MarshalCanonical(r)
+		if err != nil || len(b) <= MaxOutputBytes {
+			return r
+		}
+		if len(r.Stdout) >= len(r.Stderr) {
+			r.Stdout, r.StdoutTruncated = cut(r.Stdout, len(r.Stdout)/2, true)
+		} else {
+			r.Stderr, r.StderrTruncated = cut(r.Stderr, len(r.Stderr)/2, true)
+		}
+	}
+}
+
+// cut keeps at most n bytes of s, ending on a rune boundary.
+func cut(s string, n int, truncated bool) (string, bool) {
+	if len(s) <= n {
+		return s, truncated
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// displayArgv joins argv for display, quoting the arguments a reader could
+// misread, and caps the result at 4096 bytes.
+func displayArgv(argv []string) string {
+	const maxSubject = 4096
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if needsQuote(a) {
+			b.WriteString(strconv.Quote(a))
+		} else {
+			b.WriteString(a)
+		}
+		if b.Len() > maxSubject {
+			s, _ := cut(b.String(), maxSubject, true)
+			return s + "…"
+		}
+	}
+	return b.String()
+}
+
+func needsQuote(a string) bool {
+	if a == "" {
+		return true
+	}
+	for _, r := range a {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) || strings.ContainsRune(`"'\$`+"`"+`|&;<>()*?[]{}~#!`, r) {
+			return true
+		}
+	}
+	return false
+}

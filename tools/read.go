@@ -1,0 +1,68 @@
+package tools
+
+import (
+	"context"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/workspace"
+)
+
+const readDescription = `Read one UTF-8 text file of the workspace, an isolated copy of the project. ` +
+	`path is relative to the workspace root and slash-separated, with no "..", "." or empty segments and no .git. ` +
+	`Returns {path, content, size} (size in bytes). Fails for a directory (use fs.list), a binary file, ` +
+	`a file over 128 KiB (TOOL_OUTPUT_LIMIT; read part of it with process.exec, e.g. ["sed","-n","1,200p",path]), ` +
+	`and a symlink or hard link that may lead outside the workspace (WORKSPACE_SCOPE).`
+
+// ReadInput is the input of fs.read.
+type ReadInput struct {
+	Path string `json:"path"`
+}
+
+// readOutput is the output of fs.read.
+type readOutput struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	Size    int    `json:"size"`
+}
+
+var readFields = []field{{
+	name: "path", kind: kindString, required: true, min: 1, max: MaxPathBytes,
+	desc: "File path relative to the workspace root, e.g. cmd/main.go (at most 4096 bytes).",
+}}
+
+var readTool = &tool{
+	name:        "fs.read",
+	description: readDescription,
+	fields:      readFields,
+	build:       func(v values) any { return ReadInput{Path: v["path"].(string)} },
+	check: func(in any) (*ResultError, bool) {
+		r, ok := in.(ReadInput)
+		if !ok {
+			return nil, false
+		}
+		return checkPathField("fs.read", readFields[0], r.Path, false), true
+	},
+	subject: func(in any) string { return in.(ReadInput).Path },
+	run: func(ctx context.Context, ws workspace.Workspace, in any) (any, error) {
+		p := in.(ReadInput).Path
+		data, err := ws.ReadFile(ctx, p)
+		if errcode.Of(err) == errcode.WorkspaceLimit {
+			return nil, toolError(errcode.ToolOutputLimit,
+				"fs.read: %s is too large to return; read part of it with process.exec", p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > MaxOutputBytes {
+			return nil, toolError(errcode.ToolOutputLimit,
+				"fs.read: %s is %d bytes, over the limit of %d; read part of it with process.exec (sed -n, head, tail)",
+				p, len(data), MaxOutputBytes)
+		}
+		if !utf8.Valid(data) {
+			return nil, toolError(errcode.ToolExecutionFailed,
+				"fs.read: %s is binary (not UTF-8 text); inspect it with process.exec (file, od)", p)
+		}
+		return readOutput{Path: p, Content: string(data), Size: len(data)}, nil
+	},
+}

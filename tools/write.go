@@ -1,0 +1,62 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/harness-dev/harness/workspace"
+)
+
+const writeDescription = `Create or replace one file of the workspace, an isolated copy of the project ` +
+	`(the developer's files change only when they apply the final patch). ` +
+	`path is relative to the workspace root, with no "..", "." or empty segments and no .git; ` +
+	`missing parent directories are created. contents is the whole new file, UTF-8 text of at most 131072 bytes. ` +
+	`Returns {path, bytes}. Needs the isolated Docker workspace: on a read-only workspace it fails ` +
+	`with WORKSPACE_ISOLATION_REQUIRED and nothing is written.`
+
+// WriteInput is the input of fs.write.
+type WriteInput struct {
+	Path     string `json:"path"`
+	Contents string `json:"contents"`
+}
+
+// writeOutput is the output of fs.write.
+type writeOutput struct {
+	Path  string `json:"path"`
+	Bytes int    `json:"bytes"`
+}
+
+var writeFields = []field{{
+	name: "path", kind: kindString, required: true, min: 1, max: MaxPathBytes,
+	desc: "File path relative to the workspace root (at most 4096 bytes).",
+}, {
+	name: "contents", kind: kindString, required: true, min: 0, max: MaxWriteBytes,
+	desc: "The complete new contents of the file, UTF-8 text of at most 131072 bytes.",
+}}
+
+var writeTool = &tool{
+	name:        "fs.write",
+	description: writeDescription,
+	mutates:     true,
+	fields:      writeFields,
+	build: func(v values) any {
+		return WriteInput{Path: v["path"].(string), Contents: v["contents"].(string)}
+	},
+	check: func(in any) (*ResultError, bool) {
+		w, ok := in.(WriteInput)
+		if !ok {
+			return nil, false
+		}
+		if rerr := checkPathField("fs.write", writeFields[0], w.Path, false); rerr != nil {
+			return rerr, true
+		}
+		return checkString("fs.write", writeFields[1], w.Contents), true
+	},
+	subject: func(in any) string { return in.(WriteInput).Path },
+	run: func(ctx context.Context, ws workspace.Workspace, in any) (any, error) {
+		w := in.(WriteInput)
+		if err := ws.WriteFile(ctx, w.Path, []byte(w.Contents)); err != nil {
+			return nil, err
+		}
+		return writeOutput{Path: w.Path, Bytes: len(w.Contents)}, nil
+	},
+}
