@@ -1,0 +1,507 @@
+// Package rules holds the session-store contract as pure decisions, shared
+// by every implementation (store/memstore, store/sqlite, store/postgres) so
+// that they cannot drift: what an event does to its session's summary, who
+// may acquire a lease, whether a write is fenced out, whether a checkpoint
+// save is a conflict, an idempotent retry or new. Implementations load the
+// state inside their transaction, ask these functions, and write the answer.
+//
+// Every error is an *errcode.Error with a SESS_* code and the caller's op.
+package rules
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/internal/proc"
+)
+
+// Metadata limits.
+const (
+	maxMetaKeyBytes   = 256
+	maxMetaValueBytes = 64 << 10
+	maxMetaBytes      = 1 << 20
+	maxTypeBytes      = 128
+)
+
+func fail(code errcode.Code, op, format string, args ...any) error {
+	return &errcode.Error{Code: code, Op: op, Message: fmt.Sprintf(format, args...)}
+}
+
+// Now reads a clock at the store's precision, in UTC.
+func Now(clock func() time.Time) time.Time {
+	return clock().UTC().Truncate(store.TimePrecision)
+}
+
+// NewSessionID returns a fresh, time-ordered session ID.
+func NewSessionID() string {
+	u, err := uuid.NewV7()
+	if err != nil {
+		u = uuid.New()
+	}
+	return "sess-" + u.String()
+}
+
+// CheckID accepts 1..MaxIDBytes bytes of printable, non-space UTF-8.
+func CheckID(op, what, id string) error {
+	if id == "" || len(id) > store.MaxIDBytes || !utf8.ValidString(id) {
+		return fail(errcode.SessInvalidRecord, op, "check %s: want 1..%d bytes of UTF-8", what, store.MaxIDBytes)
+	}
+	for _, r := range id {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return fail(errcode.SessInvalidRecord, op, "check %s %q: want no space or control character", what, id)
+		}
+	}
+	return nil
+}
+
+// CheckMetadata bounds metadata: non-empty keys, bounded sizes, UTF-8.
+func CheckMetadata(op string, md map[string]string) error {
+	total := 0
+	for k, v := range md {
+		if k == "" || len(k) > maxMetaKeyBytes || len(v) > maxMetaValueBytes || !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fail(errcode.SessInvalidRecord, op, "check metadata key %q: want a key of 1..%d bytes and a value of at most %d bytes, UTF-8", k, maxMetaKeyBytes, maxMetaValueBytes)
+		}
+		total += len(k) + len(v)
+	}
+	if total > maxMetaBytes {
+		return fail(errcode.SessInvalidRecord, op, "check metadata: %d bytes, want at most %d", total, maxMetaBytes)
+	}
+	return nil
+}
+
+// MergeMetadata returns base with md applied: a key with an empty value is
+// deleted, others are set. base is not modified.
+func MergeMetadata(base, md map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(md))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range md {
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// CopyMetadata returns a copy of md, never nil.
+func CopyMetadata(md map[string]string) map[string]string {
+	return MergeMetadata(md, nil)
+}
+
+// Title turns text into a session title: its first non-blank line, trimmed,
+// control characters as spaces, at most MaxTitleChars characters (a cut one
+// ends with "…").
+func Title(text string) string {
+	line := ""
+	for l := range strings.SplitSeq(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			line = l
+			break
+		}
+	}
+	line = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(line, "\uFFFD"))
+	if utf8.RuneCountInString(line) <= store.MaxTitleChars {
+		return line
+	}
+	n := 0
+	for i := range line {
+		if n == store.MaxTitleChars-1 {
+			return strings.TrimSpace(line[:i]) + "…"
+		}
+		n++
+	}
+	return line
+}
+
+// Summary is the part of a session the store derives from its events.
+type Summary struct {
+	Title  string
+	Turns  int
+	Tokens int64
+	Status string
+}
+
+// Effect is what one event does to its session's summary.
+type Effect struct {
+	Status      string // "" leaves the status alone
+	Turns       int
+	Tokens      int64
+	UserText    string // the content of a user message, a title candidate
+	HasUserText bool
+}
+
+// Apply folds e into s: a user message names an untitled session.
+func (e Effect) Apply(s *Summary) {
+	if e.Status != "" {
+		s.Status = e.Status
+	}
+	s.Turns += e.Turns
+	s.Tokens += e.Tokens
+	if e.HasUserText && s.Title == "" {
+		s.Title = Title(e.UserText)
+	}
+}
+
+type envelope struct {
+	Type    *string         `json:"type"`
+	EventID *string         `json:"eventId"`
+	Data    json.RawMessage `json:"data"`
+}
+
+type turnCompleted struct {
+	Status string `json:"status"`
+	Usage  struct {
+		TotalTokens int64 `json:"totalTokens"`
+	} `json:"usage"`
+}
+
+type messageCompleted struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// summaryTypes are the event types whose data the summary reads.
+var summaryTypes = map[string]bool{"turn.started": true, "turn.completed": true, "message.completed": true}
+
+// canonicalHead reports whether ev's body starts the way the canonical
+// codec writes it: {"v":1,"type":TYPE,"eventId":ID, with TYPE and ID
+// needing no JSON escape.
+func canonicalHead(ev store.EventIn) bool {
+	plain := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	if !plain(ev.Type) || !plain(ev.ID) {
+		return false
+	}
+	b := ev.Body
+	for _, part := range [...]string{`{"v":1,"type":"`, ev.Type, `","eventId":"`, ev.ID, `",`} {
+		if len(b) < len(part) || string(b[:len(part)]) != part {
+			return false
+		}
+		b = b[len(part):]
+	}
+	return true
+}
+
+// CheckEvent validates an event to append and returns its effect on the
+// summary. The body must be a JSON object of at most MaxBodyBytes whose
+// "type" and "eventId" equal ev's; turn.started, turn.completed and
+// message.completed must carry the data fields the summary reads.
+func CheckEvent(op string, ev store.EventIn) (Effect, error) {
+	if err := CheckID(op, "event id", ev.ID); err != nil {
+		return Effect{}, err
+	}
+	if ev.Type == "" || len(ev.Type) > maxTypeBytes || strings.ContainsFunc(ev.Type, unicode.IsSpace) {
+		return Effect{}, fail(errcode.SessInvalidRecord, op, "check event %s: want a type of 1..%d bytes without space", ev.ID, maxTypeBytes)
+	}
+	if len(ev.Body) == 0 || len(ev.Body) > store.MaxBodyBytes {
+		return Effect{}, fail(errcode.SessInvalidRecord, op, "check event %s: body of %d bytes, want 1..%d", ev.ID, len(ev.Body), store.MaxBodyBytes)
+	}
+	if ev.Body[0] != '{' {
+		return Effect{}, fail(errcode.SessInvalidRecord, op, "check event %s: body is not a JSON object", ev.ID)
+	}
+	if canonicalHead(ev) {
+		// The codec's canonical form names type and eventId first; then
+		// validity is all that is left to check, and the data is parsed
+		// only for the few types the summary reads.
+		if !json.Valid(ev.Body) {
+			return Effect{}, fail(errcode.SessInvalidRecord, op, "check event %s: body is not a JSON object", ev.ID)
+		}
+		if !summaryTypes[ev.Type] {
+			return Effect{}, nil
+		}
+	}
+	var env envelope
+	if err := json.Unmarshal(ev.Body, &env); err != nil {
+		return Effect{}, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: fmt.Sprintf("check event %s: body is not a JSON object", ev.ID), Err: err}
+	}
+	if env.Type == nil || *env.Type != ev.Type || env.EventID == nil || *env.EventID != ev.ID {
+		return Effect{}, fail(errcode.SessInvalidRecord, op, "check event %s: body type and eventId differ from the record's", ev.ID)
+	}
+	switch ev.Type {
+	case "turn.started":
+		return Effect{Status: store.StatusRunning}, nil
+	case "turn.completed":
+		var d turnCompleted
+		if err := json.Unmarshal(env.Data, &d); err != nil || d.Status == "" || d.Usage.TotalTokens < 0 {
+			return Effect{}, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: fmt.Sprintf("check event %s: turn.completed needs data.status and data.usage.totalTokens >= 0", ev.ID), Err: err}
+		}
+		return Effect{Status: d.Status, Turns: 1, Tokens: d.Usage.TotalTokens}, nil
+	case "message.completed":
+		var d messageCompleted
+		if err := json.Unmarshal(env.Data, &d); err != nil {
+			return Effect{}, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: fmt.Sprintf("check event %s: message.completed data is not an object", ev.ID), Err: err}
+		}
+		var text string
+		if d.Role != "user" || json.Unmarshal(d.Content, &text) != nil {
+			return Effect{}, nil
+		}
+		return Effect{UserText: text, HasUserText: true}, nil
+	}
+	return Effect{}, nil
+}
+
+// CheckRead validates a read cursor and page size.
+func CheckRead(op string, afterSeq int64, limit int) error {
+	if afterSeq < -1 {
+		return fail(errcode.SessInvalidCursor, op, "check cursor %d: want -1 or more", afterSeq)
+	}
+	return CheckLimit(op, limit)
+}
+
+// CheckLimit validates a page size.
+func CheckLimit(op string, limit int) error {
+	if limit < 1 || limit > store.MaxPage {
+		return fail(errcode.SessInvalidCursor, op, "check page size %d: want 1..%d", limit, store.MaxPage)
+	}
+	return nil
+}
+
+// CheckBatch validates the size of a batch (each event is checked apart).
+func CheckBatch(op string, n int) error {
+	if n > store.MaxBatch {
+		return fail(errcode.SessInvalidRecord, op, "check batch of %d events: want at most %d", n, store.MaxBatch)
+	}
+	return nil
+}
+
+// Holder is a session's current lease as an implementation stores it.
+type Holder struct {
+	Owner      store.Owner // Epoch is the session's epoch
+	Identity   string      // proc.Identity of Owner.PID when Owner.Host is this host
+	AcquiredAt time.Time
+	ExpiresAt  time.Time
+	TTL        time.Duration // the lease length writes renew it by
+}
+
+// Lease returns the public view of h, nil for nil.
+func (h *Holder) Lease() *store.Lease {
+	if h == nil {
+		return nil
+	}
+	return &store.Lease{Owner: h.Owner, AcquiredAt: h.AcquiredAt, ExpiresAt: h.ExpiresAt}
+}
+
+// Env is what lease decisions need from the implementation.
+type Env struct {
+	Now       time.Time
+	LocalHost string
+}
+
+// LocalHost returns this machine's host name as stores record it.
+func LocalHost() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}
+
+func (env Env) live(h *Holder) bool {
+	if h == nil || !env.Now.Before(h.ExpiresAt) {
+		return false
+	}
+	if h.Owner.Host == env.LocalHost && !proc.Alive(h.Owner.PID, h.Identity) {
+		return false
+	}
+	return true
+}
+
+func sameClaimant(h *Holder, who store.Owner) bool {
+	return h != nil && h.Owner.ID == who.ID && h.Owner.Host == who.Host && h.Owner.PID == who.PID
+}
+
+// Grant is the answer to an Acquire.
+type Grant struct {
+	Holder    Holder
+	Displaced bool // another holder's claim was ended (expired, dead, taken over)
+}
+
+// Acquire decides whether who gets the session, given its epoch (kept after
+// release) and current holder (nil when free). who's empty Host and zero PID
+// are filled with this host and process.
+func Acquire(op, sessionID string, epoch int64, cur *Holder, who store.Owner, opts store.AcquireOptions, env Env) (Grant, error) {
+	if err := CheckID(op, "owner id", who.ID); err != nil {
+		return Grant{}, err
+	}
+	if who.Host == "" {
+		who.Host = env.LocalHost
+	}
+	if who.PID == 0 {
+		who.PID = os.Getpid()
+	}
+	if opts.LeaseFor < 0 {
+		return Grant{}, fail(errcode.SessInvalidRecord, op, "check lease of %v: want 0 or more", opts.LeaseFor)
+	}
+	ttl := opts.LeaseFor
+	if ttl == 0 {
+		ttl = store.DefaultLease
+	}
+	if sameClaimant(cur, who) {
+		h := *cur
+		h.ExpiresAt, h.TTL = env.Now.Add(ttl), ttl
+		return Grant{Holder: h}, nil
+	}
+	if !opts.TakeOver && env.live(cur) {
+		busy := &store.BusyError{SessionID: sessionID, Lease: *cur.Lease()}
+		return Grant{}, &errcode.Error{Code: errcode.SessBusy, Op: op, Message: "acquire " + sessionID + ": " + busy.Error(), Err: busy}
+	}
+	identity := ""
+	if who.Host == env.LocalHost {
+		id, err := proc.Identity(who.PID)
+		if errors.Is(err, proc.ErrNoProcess) {
+			return Grant{}, fail(errcode.SessInvalidRecord, op, "acquire %s: owner pid %d does not run on this host", sessionID, who.PID)
+		}
+		identity = id
+	}
+	who.Epoch = epoch + 1
+	return Grant{
+		Holder:    Holder{Owner: who, Identity: identity, AcquiredAt: env.Now, ExpiresAt: env.Now.Add(ttl), TTL: ttl},
+		Displaced: cur != nil,
+	}, nil
+}
+
+// Fence returns SESS_OWNERSHIP_LOST unless who is the current holder at its
+// epoch. An expired lease nobody has taken yet still admits its holder: the
+// epoch, not the clock, is the fence.
+func Fence(op, sessionID string, cur *Holder, who store.Owner) error {
+	if cur == nil || cur.Owner.ID != who.ID || cur.Owner.Epoch != who.Epoch {
+		return fail(errcode.SessOwnershipLost, op, "fence %s: %s at epoch %d no longer holds it", sessionID, who.ID, who.Epoch)
+	}
+	return nil
+}
+
+// Extend renews h by its TTL after a write by its holder, once less than
+// half of it is left (so that a stream of writes does not rewrite the lease
+// each time), and reports whether it did.
+func Extend(h *Holder, now time.Time) bool {
+	if h.ExpiresAt.Sub(now) >= h.TTL/2 {
+		return false
+	}
+	if e := now.Add(h.TTL); e.After(h.ExpiresAt) {
+		h.ExpiresAt = e
+		return true
+	}
+	return false
+}
+
+// Renew fences who and returns the holder with its lease set to now+d.
+func Renew(op, sessionID string, cur *Holder, who store.Owner, d time.Duration, now time.Time) (Holder, error) {
+	if err := Fence(op, sessionID, cur, who); err != nil {
+		return Holder{}, err
+	}
+	if d < 0 {
+		return Holder{}, fail(errcode.SessInvalidRecord, op, "check lease of %v: want 0 or more", d)
+	}
+	if d == 0 {
+		d = store.DefaultLease
+	}
+	h := *cur
+	h.ExpiresAt, h.TTL = now.Add(d), d
+	return h, nil
+}
+
+// Displace returns the status a session takes when its holder's claim ends
+// without a turn.completed: a running session is interrupted.
+func Displace(status string) string {
+	if status == store.StatusRunning {
+		return store.StatusInterrupted
+	}
+	return status
+}
+
+// ReportStatus returns the status to show: a running session nobody live
+// holds is interrupted.
+func ReportStatus(status string, cur *Holder, env Env) string {
+	if status == store.StatusRunning && !env.live(cur) {
+		return store.StatusInterrupted
+	}
+	return status
+}
+
+// CheckCheckpointInput validates a save's arguments before any state is read.
+func CheckCheckpointInput(op string, expectedRevision, afterSeq int64, payload []byte) error {
+	if len(payload) == 0 || len(payload) > store.MaxPayloadBytes {
+		return fail(errcode.SessInvalidRecord, op, "check checkpoint payload of %d bytes: want 1..%d", len(payload), store.MaxPayloadBytes)
+	}
+	if expectedRevision < 0 {
+		return fail(errcode.SessInvalidRecord, op, "check expected revision %d: want 0 or more", expectedRevision)
+	}
+	if afterSeq < -1 {
+		return fail(errcode.SessInvalidCursor, op, "check checkpoint cursor %d: want -1 or more", afterSeq)
+	}
+	return nil
+}
+
+// DecideCheckpoint compares a save with the current checkpoint (nil when
+// none) and the session's last seq. identical reports a retry of the
+// current checkpoint, to be returned as is.
+func DecideCheckpoint(op, sessionID string, cur *store.Checkpoint, lastSeq, expectedRevision, afterSeq int64, payload []byte) (identical bool, err error) {
+	rev := int64(0)
+	if cur != nil {
+		rev = cur.Revision
+		if cur.Revision == expectedRevision+1 && cur.AfterSeq == afterSeq && string(cur.Payload) == string(payload) {
+			return true, nil
+		}
+	}
+	if expectedRevision != rev {
+		return false, fail(errcode.SessCheckpointConflict, op, "save checkpoint of %s: expected revision %d, current is %d", sessionID, expectedRevision, rev)
+	}
+	if cur != nil && afterSeq < cur.AfterSeq {
+		return false, fail(errcode.SessCheckpointConflict, op, "save checkpoint of %s: cursor %d goes back from %d", sessionID, afterSeq, cur.AfterSeq)
+	}
+	if afterSeq > lastSeq {
+		return false, fail(errcode.SessInvalidRecord, op, "save checkpoint of %s: cursor %d is past the last event %d", sessionID, afterSeq, lastSeq)
+	}
+	return false, nil
+}
+
+// NotFound is the error for a missing session.
+func NotFound(op, sessionID string) error {
+	return fail(errcode.SessNotFound, op, "find session %s", sessionID)
+}
+
+// NoCheckpoint is the error for a session without a checkpoint.
+func NoCheckpoint(op, sessionID string) error {
+	return fail(errcode.SessNotFound, op, "load checkpoint of %s: none saved", sessionID)
+}
+
+// Canceled is the error for a call whose context ended: SESS_CLOSED, the
+// store is closed to this caller, with the context's error as the cause.
+func Canceled(op string, err error) error {
+	return &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "cancel call", Err: err}
+}
+
+// Closed is the error for a closed store.
+func Closed(op string) error {
+	return fail(errcode.SessClosed, op, "use closed store")
+}
+
+// EventConflict is the error for an event ID stored with other bytes or in
+// another session.
+func EventConflict(op, eventID, storedIn string) error {
+	return fail(errcode.SessEventConflict, op, "append event %s: already stored in %s with other content", eventID, storedIn)
+}

@@ -1,0 +1,482 @@
+// Package memstore is an in-memory store.Store: the whole contract of
+// package store (ordering, redelivery, checkpoint CAS, leases and fencing)
+// without durability. Runtime unit tests use it; it passes the same
+// conformance suite (store/storetest) as store/sqlite.
+//
+// One mutex serializes every call, so seq and GlobalSeq follow the order in
+// which calls took it. Values going in and out are copied. Codes: those of
+// package store; SESS_CLOSED after Close.
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/internal/rules"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// Options configure a Store. Zero values mean time.Now and this host.
+type Options struct {
+	Now       func() time.Time
+	LocalHost string
+}
+
+// Store is an in-memory session store, safe for concurrent use.
+type Store struct {
+	now  func() time.Time
+	host string
+
+	mu        sync.Mutex
+	closed    bool                     // guarded by mu
+	sessions  map[string]*session      // guarded by mu
+	events    map[string]*store.Record // by event ID; guarded by mu
+	globalSeq int64                    // guarded by mu
+}
+
+type session struct {
+	id        string
+	sum       rules.Summary
+	metadata  map[string]string
+	createdAt time.Time
+	updatedAt time.Time
+	epoch     int64
+	holder    *rules.Holder
+	log       []*store.Record
+	cp        *store.Checkpoint
+}
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.LocalHost == "" {
+		opts.LocalHost = rules.LocalHost()
+	}
+	return &Store{
+		now:      opts.Now,
+		host:     opts.LocalHost,
+		sessions: map[string]*session{},
+		events:   map[string]*store.Record{},
+	}
+}
+
+func (s *Store) env() rules.Env {
+	return rules.Env{Now: rules.Now(s.now), LocalHost: s.host}
+}
+
+// lock takes mu and fails once the store is closed.
+func (s *Store) lock(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return rules.Canceled(op, err)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return rules.Closed(op)
+	}
+	return nil
+}
+
+func (s *Store) sessionLocked(op, id string) (*session, error) {
+	ss, ok := s.sessions[id]
+	if !ok {
+		return nil, rules.NotFound(op, id)
+	}
+	return ss, nil
+}
+
+func (ss *session) view(env rules.Env) store.Session {
+	return store.Session{
+		ID:        ss.id,
+		Title:     ss.sum.Title,
+		Metadata:  rules.CopyMetadata(ss.metadata),
+		CreatedAt: ss.createdAt,
+		UpdatedAt: ss.updatedAt,
+		Turns:     ss.sum.Turns,
+		Tokens:    ss.sum.Tokens,
+		Status:    rules.ReportStatus(ss.sum.Status, ss.holder, env),
+		LastSeq:   int64(len(ss.log)) - 1,
+		Lease:     ss.holder.Lease(),
+	}
+}
+
+func copyRecord(r store.Record) store.Record {
+	r.Body = slices.Clone(r.Body)
+	return r
+}
+
+func copyCheckpoint(c store.Checkpoint) store.Checkpoint {
+	c.Payload = slices.Clone(c.Payload)
+	return c
+}
+
+// CreateSession implements store.Store.
+func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (store.Session, error) {
+	const op = "memstore.CreateSession"
+	if init.ID == "" {
+		init.ID = rules.NewSessionID()
+	}
+	if err := rules.CheckID(op, "session id", init.ID); err != nil {
+		return store.Session{}, err
+	}
+	if err := rules.CheckMetadata(op, init.Metadata); err != nil {
+		return store.Session{}, err
+	}
+	title := rules.Title(init.Title)
+	if err := s.lock(ctx, op); err != nil {
+		return store.Session{}, err
+	}
+	defer s.mu.Unlock()
+	env := s.env()
+	if ss, ok := s.sessions[init.ID]; ok {
+		same := ss.sum.Title == title && mapsEqual(ss.metadata, init.Metadata) &&
+			(init.CreatedAt.IsZero() || ss.createdAt.Equal(init.CreatedAt.UTC().Truncate(store.TimePrecision)))
+		if !same {
+			return store.Session{}, rules.EventConflict(op, init.ID, "this store")
+		}
+		return ss.view(env), nil
+	}
+	created := env.Now
+	if !init.CreatedAt.IsZero() {
+		created = init.CreatedAt.UTC().Truncate(store.TimePrecision)
+	}
+	ss := &session{
+		id:        init.ID,
+		sum:       rules.Summary{Title: title, Status: store.StatusIdle},
+		metadata:  rules.CopyMetadata(init.Metadata),
+		createdAt: created,
+		updatedAt: created,
+	}
+	s.sessions[init.ID] = ss
+	return ss.view(env), nil
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Session implements store.Reader.
+func (s *Store) Session(ctx context.Context, id string) (store.Session, error) {
+	const op = "memstore.Session"
+	if err := s.lock(ctx, op); err != nil {
+		return store.Session{}, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, id)
+	if err != nil {
+		return store.Session{}, err
+	}
+	return ss.view(s.env()), nil
+}
+
+// ListSessions implements store.Reader.
+func (s *Store) ListSessions(ctx context.Context, limit int) ([]store.Session, error) {
+	const op = "memstore.ListSessions"
+	if err := rules.CheckLimit(op, limit); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx, op); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	env := s.env()
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	slices.SortFunc(all, func(a, b *session) int {
+		if c := b.updatedAt.Compare(a.updatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	out := make([]store.Session, 0, min(limit, len(all)))
+	for _, ss := range all[:min(limit, len(all))] {
+		out = append(out, ss.view(env))
+	}
+	return out, nil
+}
+
+// SetTitle implements store.Store.
+func (s *Store) SetTitle(ctx context.Context, id, title string) error {
+	const op = "memstore.SetTitle"
+	if err := s.lock(ctx, op); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, id)
+	if err != nil {
+		return err
+	}
+	ss.sum.Title = rules.Title(title)
+	ss.updatedAt = s.env().Now
+	return nil
+}
+
+// SetMetadata implements store.Store.
+func (s *Store) SetMetadata(ctx context.Context, id string, who store.Owner, md map[string]string) error {
+	const op = "memstore.SetMetadata"
+	if err := s.lock(ctx, op); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, id)
+	if err != nil {
+		return err
+	}
+	if err := rules.Fence(op, id, ss.holder, who); err != nil {
+		return err
+	}
+	merged := rules.MergeMetadata(ss.metadata, md)
+	if err := rules.CheckMetadata(op, merged); err != nil {
+		return err
+	}
+	ss.metadata = merged
+	ss.updatedAt = s.env().Now
+	return nil
+}
+
+// Acquire implements store.Store.
+func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, opts store.AcquireOptions) (store.Owner, error) {
+	const op = "memstore.Acquire"
+	if err := s.lock(ctx, op); err != nil {
+		return store.Owner{}, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, sessionID)
+	if err != nil {
+		return store.Owner{}, err
+	}
+	g, err := rules.Acquire(op, sessionID, ss.epoch, ss.holder, who, opts, s.env())
+	if err != nil {
+		return store.Owner{}, err
+	}
+	if g.Displaced {
+		ss.sum.Status = rules.Displace(ss.sum.Status)
+	}
+	h := g.Holder
+	ss.holder, ss.epoch = &h, h.Owner.Epoch
+	return h.Owner, nil
+}
+
+// Renew implements store.Store.
+func (s *Store) Renew(ctx context.Context, sessionID string, who store.Owner, d time.Duration) error {
+	const op = "memstore.Renew"
+	if err := s.lock(ctx, op); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, sessionID)
+	if err != nil {
+		return err
+	}
+	h, err := rules.Renew(op, sessionID, ss.holder, who, d, s.env().Now)
+	if err != nil {
+		return err
+	}
+	ss.holder = &h
+	return nil
+}
+
+// Release implements store.Store.
+func (s *Store) Release(ctx context.Context, sessionID string, who store.Owner) error {
+	const op = "memstore.Release"
+	if err := s.lock(ctx, op); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, sessionID)
+	if err != nil {
+		return err
+	}
+	if err := rules.Fence(op, sessionID, ss.holder, who); err != nil {
+		return err
+	}
+	ss.holder = nil
+	ss.sum.Status = rules.Displace(ss.sum.Status)
+	return nil
+}
+
+// Append implements store.Store.
+func (s *Store) Append(ctx context.Context, sessionID string, who store.Owner, ev store.EventIn) (store.Record, error) {
+	recs, err := s.appendAll(ctx, "memstore.Append", sessionID, who, []store.EventIn{ev})
+	if err != nil {
+		return store.Record{}, err
+	}
+	return recs[0], nil
+}
+
+// AppendBatch implements store.Store.
+func (s *Store) AppendBatch(ctx context.Context, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
+	return s.appendAll(ctx, "memstore.AppendBatch", sessionID, who, evs)
+}
+
+func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
+	if err := rules.CheckBatch(op, len(evs)); err != nil {
+		return nil, err
+	}
+	effects := make([]rules.Effect, len(evs))
+	for i, ev := range evs {
+		e, err := rules.CheckEvent(op, ev)
+		if err != nil {
+			return nil, err
+		}
+		effects[i] = e
+	}
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	if err := s.lock(ctx, op); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := rules.Fence(op, sessionID, ss.holder, who); err != nil {
+		return nil, err
+	}
+	now := s.env().Now
+	// Decide everything first so that a conflict anywhere stores nothing.
+	out := make([]store.Record, len(evs))
+	var fresh []*store.Record
+	pending := map[string]*store.Record{}
+	sum := ss.sum
+	next, global := int64(len(ss.log)), s.globalSeq
+	for i, ev := range evs {
+		old, ok := s.events[ev.ID]
+		if !ok {
+			old, ok = pending[ev.ID]
+		}
+		if ok {
+			if old.SessionID != sessionID || old.Type != ev.Type || string(old.Body) != string(ev.Body) {
+				return nil, rules.EventConflict(op, ev.ID, old.SessionID)
+			}
+			out[i] = copyRecord(*old)
+			continue
+		}
+		global++
+		r := &store.Record{
+			SessionID: sessionID, Seq: next, GlobalSeq: global,
+			ID: ev.ID, Type: ev.Type, Body: slices.Clone(ev.Body), StoredAt: now,
+		}
+		next++
+		effects[i].Apply(&sum)
+		pending[ev.ID] = r
+		fresh = append(fresh, r)
+		out[i] = copyRecord(*r)
+	}
+	if len(fresh) == 0 {
+		return out, nil
+	}
+	for _, r := range fresh {
+		s.events[r.ID] = r
+		ss.log = append(ss.log, r)
+	}
+	s.globalSeq = global
+	ss.sum = sum
+	ss.updatedAt = now
+	rules.Extend(ss.holder, now)
+	return out, nil
+}
+
+// ReadEvents implements store.Reader.
+func (s *Store) ReadEvents(ctx context.Context, sessionID string, afterSeq int64, limit int) ([]store.Record, error) {
+	const op = "memstore.ReadEvents"
+	if err := rules.CheckRead(op, afterSeq, limit); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx, op); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	from := afterSeq + 1
+	if from >= int64(len(ss.log)) {
+		return []store.Record{}, nil
+	}
+	page := ss.log[from:min(int64(len(ss.log)), from+int64(limit))]
+	out := make([]store.Record, len(page))
+	for i, r := range page {
+		out[i] = copyRecord(*r)
+	}
+	return out, nil
+}
+
+// SaveCheckpoint implements store.Store.
+func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.Owner, expectedRevision, afterSeq int64, payload []byte) (store.Checkpoint, error) {
+	const op = "memstore.SaveCheckpoint"
+	if err := rules.CheckCheckpointInput(op, expectedRevision, afterSeq, payload); err != nil {
+		return store.Checkpoint{}, err
+	}
+	if err := s.lock(ctx, op); err != nil {
+		return store.Checkpoint{}, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, sessionID)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	if err := rules.Fence(op, sessionID, ss.holder, who); err != nil {
+		return store.Checkpoint{}, err
+	}
+	same, err := rules.DecideCheckpoint(op, sessionID, ss.cp, int64(len(ss.log))-1, expectedRevision, afterSeq, payload)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	if same {
+		return copyCheckpoint(*ss.cp), nil
+	}
+	now := s.env().Now
+	ss.cp = &store.Checkpoint{
+		SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq,
+		Payload: slices.Clone(payload), SavedAt: now,
+	}
+	rules.Extend(ss.holder, now)
+	return copyCheckpoint(*ss.cp), nil
+}
+
+// LoadCheckpoint implements store.Reader.
+func (s *Store) LoadCheckpoint(ctx context.Context, sessionID string) (store.Checkpoint, error) {
+	const op = "memstore.LoadCheckpoint"
+	if err := s.lock(ctx, op); err != nil {
+		return store.Checkpoint{}, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, sessionID)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	if ss.cp == nil {
+		return store.Checkpoint{}, rules.NoCheckpoint(op, sessionID)
+	}
+	return copyCheckpoint(*ss.cp), nil
+}
+
+// Close implements store.Reader. The data is dropped.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.sessions, s.events = nil, nil
+	return nil
+}

@@ -1,0 +1,41 @@
+// Package sqlite is the local session store: store.Store on one SQLite
+// file (modernc.org/sqlite, no cgo), by default
+// $XDG_DATA_HOME/harness/harness.db.
+//
+// # File
+//
+// The file is created with mode 0600 (its directory 0700; SQLite gives the
+// -wal and -shm files the same mode), journal_mode=WAL, synchronous=FULL:
+// a commit is fsynced to the WAL before Append returns. The schema version
+// is PRAGMA user_version; an older file is migrated in place, in one
+// transaction, when it is opened; a newer one is refused with
+// SESS_SCHEMA_VERSION. The file is plain SQLite, readable with the stock
+// sqlite3 tool:
+//
+//	sqlite3 -readonly harness.db "SELECT seq, body FROM events WHERE session_id = 'sess-…' ORDER BY seq"
+//
+// Tables: sessions (summary, metadata as a JSON object, lease), events
+// (global_seq is the store-wide order, (session_id, seq) the session's,
+// event_id unique; body is the canonical envelope as TEXT), checkpoints
+// (the latest per session). Times are Unix microseconds, UTC. A session's
+// last seq and the time of its last append are read off the events index
+// rather than stored, so a durable append writes the sessions row only
+// when the summary or the lease changes.
+//
+// # Concurrency
+//
+// Writes go through one connection per Store and begin IMMEDIATE, so the
+// check-then-write of fencing, redelivery and checkpoint CAS happens under
+// the file's write lock; another process waits up to Options.BusyTimeout
+// for it, then gets SESS_BUSY. Reads use a separate pool of query_only
+// connections and see committed data only. Reader (OpenReader) reads a
+// file without owning anything.
+//
+// # Codes
+//
+// Those of package store. SQLite errors are translated once, here: busy
+// or locked → SESS_BUSY; constraint, too big, corrupt, not a database →
+// SESS_INVALID_RECORD; I/O, disk full, read-only, cannot open, a closed
+// pool, a canceled context → SESS_CLOSED (the store cannot serve the call);
+// a newer or foreign schema → SESS_SCHEMA_VERSION.
+package sqlite

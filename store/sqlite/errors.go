@@ -1,0 +1,63 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store/internal/rules"
+)
+
+// translate turns a foreign error (SQLite, database/sql, a context) into a
+// SESS_* error, once; an *errcode.Error passes through unchanged. The
+// message is safe to show; the cause stays in Err for logs.
+func translate(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*errcode.Error](err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return rules.Canceled(op, err)
+	}
+	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone) {
+		return &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "use closed connection", Err: err}
+	}
+	e, ok := errors.AsType[*msqlite.Error](err)
+	if !ok {
+		// database/sql's own failures, such as a closed pool.
+		return &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "use store database", Err: err}
+	}
+	code, msg := classify(e.Code())
+	return &errcode.Error{Code: code, Op: op, Message: msg, Err: err}
+}
+
+// classify maps an SQLite (extended) result code to a code and a message.
+func classify(rc int) (errcode.Code, string) {
+	switch rc {
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return errcode.SessEventConflict, "store a record whose key exists"
+	}
+	switch rc & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return errcode.SessBusy, "wait for the store file, locked by another process"
+	case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_RANGE:
+		return errcode.SessInvalidRecord, "store a malformed record"
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return errcode.SessInvalidRecord, "read the store file: corrupt or not a database"
+	case sqlite3.SQLITE_FULL:
+		return errcode.SessClosed, "write the store file: disk full"
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_AUTH:
+		return errcode.SessClosed, "open the store file for writing: permission denied or read-only"
+	case sqlite3.SQLITE_IOERR:
+		return errcode.SessClosed, "access the store file: disk I/O error"
+	case sqlite3.SQLITE_INTERRUPT:
+		return errcode.SessClosed, "cancel store operation"
+	}
+	return errcode.SessClosed, "use store database"
+}

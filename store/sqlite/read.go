@@ -1,0 +1,257 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/internal/rules"
+)
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// The session's last seq and the time of its last append are not columns:
+// they are read off the events index, so that an append writes the
+// sessions row only when the summary or the lease changes.
+const (
+	lastSeqExpr = `coalesce((SELECT seq FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), -1)`
+	updatedExpr = `max(updated_at, coalesce((SELECT stored_at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0))`
+)
+
+// sessionCols, in the order sessionRow.scan reads them.
+const sessionCols = `id, title, metadata, created_at, ` + updatedExpr + ` AS updated, turns, tokens, status, ` + lastSeqExpr + `, epoch,
+	owner_id, owner_host, owner_pid, owner_proc, lease_acquired_at, lease_expires_at, lease_ttl`
+
+const qLoadSession = `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?`
+
+// qLoadLease is qLoadSession without the metadata (read as '{}'), for the
+// writes that do not touch it: an append need not copy a large metadata
+// object out of the file.
+const qLoadLease = `SELECT id, title, '{}', created_at, updated_at, turns, tokens, status, ` + lastSeqExpr + `, epoch,
+	owner_id, owner_host, owner_pid, owner_proc, lease_acquired_at, lease_expires_at, lease_ttl FROM sessions WHERE id = ?`
+
+// sessionRow is a sessions row as the code works with it.
+type sessionRow struct {
+	id                   string
+	sum                  rules.Summary
+	metadata             string // JSON object
+	createdAt, updatedAt time.Time
+	lastSeq, epoch       int64
+	holder               *rules.Holder
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func (r *sessionRow) scan(sc scanner) error {
+	var (
+		created, updated              int64
+		ownerID, ownerHost, ownerProc sql.NullString
+		ownerPID, acquired, expires   sql.NullInt64
+		ttl                           sql.NullInt64
+	)
+	if err := sc.Scan(&r.id, &r.sum.Title, &r.metadata, &created, &updated, &r.sum.Turns, &r.sum.Tokens, &r.sum.Status,
+		&r.lastSeq, &r.epoch, &ownerID, &ownerHost, &ownerPID, &ownerProc, &acquired, &expires, &ttl); err != nil {
+		return err
+	}
+	r.createdAt, r.updatedAt = fromMicros(created), fromMicros(updated)
+	r.holder = nil
+	if ownerID.Valid {
+		r.holder = &rules.Holder{
+			Owner:      store.Owner{ID: ownerID.String, Host: ownerHost.String, PID: int(ownerPID.Int64), Epoch: r.epoch},
+			Identity:   ownerProc.String,
+			AcquiredAt: fromMicros(acquired.Int64),
+			ExpiresAt:  fromMicros(expires.Int64),
+			TTL:        time.Duration(ttl.Int64) * time.Microsecond,
+		}
+	}
+	return nil
+}
+
+func (r *sessionRow) view(env rules.Env) (store.Session, error) {
+	md := map[string]string{}
+	if err := json.Unmarshal([]byte(r.metadata), &md); err != nil {
+		return store.Session{}, &errcode.Error{Code: errcode.SessInvalidRecord, Message: "read metadata of " + r.id, Err: err}
+	}
+	return store.Session{
+		ID:        r.id,
+		Title:     r.sum.Title,
+		Metadata:  md,
+		CreatedAt: r.createdAt,
+		UpdatedAt: r.updatedAt,
+		Turns:     r.sum.Turns,
+		Tokens:    r.sum.Tokens,
+		Status:    rules.ReportStatus(r.sum.Status, r.holder, env),
+		LastSeq:   r.lastSeq,
+		Lease:     r.holder.Lease(),
+	}, nil
+}
+
+// loadSession reads one session row; SESS_NOT_FOUND when it is missing.
+func loadSession(ctx context.Context, q querier, op, id string) (*sessionRow, error) {
+	return loadRow(ctx, q, qLoadSession, op, id)
+}
+
+// loadLease reads one session row but its metadata.
+func loadLease(ctx context.Context, q querier, op, id string) (*sessionRow, error) {
+	return loadRow(ctx, q, qLoadLease, op, id)
+}
+
+func loadRow(ctx context.Context, q querier, query, op, id string) (*sessionRow, error) {
+	var row sessionRow
+	err := row.scan(q.QueryRowContext(ctx, query, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rules.NotFound(op, id)
+	}
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	return &row, nil
+}
+
+func sessionExists(ctx context.Context, q querier, op, id string) error {
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return rules.NotFound(op, id)
+	}
+	return translate(op, err)
+}
+
+// Session implements store.Reader.
+func (r *Reader) Session(ctx context.Context, id string) (store.Session, error) {
+	const op = "sqlite.Session"
+	if err := r.check(ctx, op); err != nil {
+		return store.Session{}, err
+	}
+	row, err := loadSession(ctx, r.rdb, op, id)
+	if err != nil {
+		return store.Session{}, err
+	}
+	s, err := row.view(r.env())
+	if err != nil {
+		return store.Session{}, translate(op, err)
+	}
+	return s, nil
+}
+
+// ListSessions implements store.Reader.
+func (r *Reader) ListSessions(ctx context.Context, limit int) ([]store.Session, error) {
+	const op = "sqlite.ListSessions"
+	if err := rules.CheckLimit(op, limit); err != nil {
+		return nil, err
+	}
+	if err := r.check(ctx, op); err != nil {
+		return nil, err
+	}
+	rows, err := r.rdb.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id LIMIT ?`, limit)
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	defer rows.Close()
+	env := r.env()
+	out := []store.Session{}
+	for rows.Next() {
+		var row sessionRow
+		if err := row.scan(rows); err != nil {
+			return nil, translate(op, err)
+		}
+		s, err := row.view(env)
+		if err != nil {
+			return nil, translate(op, err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(op, err)
+	}
+	return out, nil
+}
+
+// ReadEvents implements store.Reader.
+func (r *Reader) ReadEvents(ctx context.Context, sessionID string, afterSeq int64, limit int) ([]store.Record, error) {
+	const op = "sqlite.ReadEvents"
+	if err := rules.CheckRead(op, afterSeq, limit); err != nil {
+		return nil, err
+	}
+	if err := r.check(ctx, op); err != nil {
+		return nil, err
+	}
+	// The session's last seq, read first, answers "no such session" and
+	// sizes the page; events committed since are read all the same.
+	var last int64
+	err := r.rdb.QueryRowContext(ctx, `SELECT `+lastSeqExpr+` FROM sessions WHERE id = ?`, sessionID).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rules.NotFound(op, sessionID)
+	}
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	out, err := readEvents(ctx, r.rdb, sessionID, afterSeq, limit, int(min(int64(limit), max(last-afterSeq, 0))))
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	return out, nil
+}
+
+func readEvents(ctx context.Context, q querier, sessionID string, afterSeq int64, limit, capacity int) ([]store.Record, error) {
+	rows, err := q.QueryContext(ctx, `SELECT seq, global_seq, event_id, type, body, stored_at FROM events
+		WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, sessionID, afterSeq, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]store.Record, 0, capacity)
+	for rows.Next() {
+		rec := store.Record{SessionID: sessionID}
+		var at int64
+		if err := rows.Scan(&rec.Seq, &rec.GlobalSeq, &rec.ID, &rec.Type, &rec.Body, &at); err != nil {
+			return nil, err
+		}
+		rec.StoredAt = fromMicros(at)
+		out = append(out, rec)
+	}
+	return out, rows.Err()
+}
+
+// LoadCheckpoint implements store.Reader.
+func (r *Reader) LoadCheckpoint(ctx context.Context, sessionID string) (store.Checkpoint, error) {
+	const op = "sqlite.LoadCheckpoint"
+	if err := r.check(ctx, op); err != nil {
+		return store.Checkpoint{}, err
+	}
+	cp, err := loadCheckpoint(ctx, r.rdb, sessionID)
+	if err != nil {
+		return store.Checkpoint{}, translate(op, err)
+	}
+	if cp == nil {
+		if err := sessionExists(ctx, r.rdb, op, sessionID); err != nil {
+			return store.Checkpoint{}, err
+		}
+		return store.Checkpoint{}, rules.NoCheckpoint(op, sessionID)
+	}
+	return *cp, nil
+}
+
+// loadCheckpoint returns the session's checkpoint, nil when there is none.
+func loadCheckpoint(ctx context.Context, q querier, sessionID string) (*store.Checkpoint, error) {
+	cp := store.Checkpoint{SessionID: sessionID}
+	var at int64
+	err := q.QueryRowContext(ctx, `SELECT revision, after_seq, payload, saved_at FROM checkpoints WHERE session_id = ?`, sessionID).
+		Scan(&cp.Revision, &cp.AfterSeq, &cp.Payload, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cp.SavedAt = fromMicros(at)
+	return &cp, nil
+}

@@ -1,0 +1,304 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/internal/rules"
+)
+
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Reader = (*Reader)(nil)
+)
+
+// Options configure a store. Zero values take the defaults.
+type Options struct {
+	// Now is the clock (default time.Now). Every stored time comes from it.
+	Now func() time.Time
+	// LocalHost is this machine's name as leases record it (default os.Hostname).
+	LocalHost string
+	// BusyTimeout is how long a write waits for another process's lock on
+	// the file before failing with SESS_BUSY (default 10 s).
+	BusyTimeout time.Duration
+	// ReadConns bounds the connections used for reads (default 4).
+	ReadConns int
+}
+
+func (o *Options) defaults() {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.LocalHost == "" {
+		o.LocalHost = rules.LocalHost()
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
+	if o.ReadConns <= 0 {
+		o.ReadConns = 4
+	}
+}
+
+// Reader reads a store file without owning anything. It never writes,
+// except to migrate an older schema in place when it opens.
+type Reader struct {
+	path string
+	now  func() time.Time
+	host string
+	rdb  *sql.DB
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Store is the read-write SQLite session store. Its writes go through one
+// connection, so within a process they are serialized before they reach
+// SQLite; across processes BEGIN IMMEDIATE and the busy timeout order them.
+type Store struct {
+	*Reader
+	wdb      *sql.DB
+	prepared map[string]*sql.Stmt // on wdb; read-only after Open
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// DefaultPath returns $XDG_DATA_HOME/harness/harness.db, or
+// ~/.local/share/harness/harness.db when XDG_DATA_HOME is unset.
+func DefaultPath() (string, error) {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", &errcode.Error{Code: errcode.SessNotFound, Op: "sqlite.DefaultPath", Message: "find the home directory", Err: err}
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "harness", "harness.db"), nil
+}
+
+// Open opens or creates the store file at path (mode 0600, its directory
+// 0700), switches it to WAL with synchronous=FULL and migrates an older
+// schema in place. Codes: SESS_SCHEMA_VERSION (a newer or foreign
+// schema), SESS_BUSY, SESS_INVALID_RECORD (not a database), SESS_CLOSED
+// (the file cannot be created or opened).
+func Open(path string, opts Options) (*Store, error) {
+	const op = "sqlite.Open"
+	opts.defaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "resolve store path", Err: err}
+	}
+	if err := createFile(abs); err != nil {
+		return nil, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "create store file", Err: err}
+	}
+	wdb, err := openDB(abs, opts, true)
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	if err := migrate(context.Background(), wdb); err != nil {
+		_ = wdb.Close()
+		return nil, err
+	}
+	prepared := map[string]*sql.Stmt{}
+	for _, q := range preparedQueries {
+		st, err := wdb.PrepareContext(context.Background(), q)
+		if err != nil {
+			_ = wdb.Close()
+			return nil, translate(op, err)
+		}
+		prepared[q] = st
+	}
+	r, err := openReader(abs, opts)
+	if err != nil {
+		_ = wdb.Close()
+		return nil, err
+	}
+	return &Store{Reader: r, wdb: wdb, prepared: prepared}, nil
+}
+
+// OpenReader opens an existing store file for reading. An older schema is
+// migrated first (briefly taking the write lock); a missing file is
+// SESS_NOT_FOUND. Other codes as Open.
+func OpenReader(path string, opts Options) (*Reader, error) {
+	const op = "sqlite.OpenReader"
+	opts.defaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "resolve store path", Err: err}
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, &errcode.Error{Code: errcode.SessNotFound, Op: op, Message: "find store file", Err: err}
+	}
+	r, err := openReader(abs, opts)
+	if err != nil {
+		return nil, err
+	}
+	v, err := userVersion(context.Background(), r.rdb)
+	if err == nil && v != schemaVersion {
+		// Migrate (or refuse a newer schema) through a short-lived writer.
+		var wdb *sql.DB
+		if wdb, err = openDB(abs, opts, true); err == nil {
+			wdb.SetMaxOpenConns(1)
+			err = migrate(context.Background(), wdb)
+			if cerr := wdb.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		_ = r.Close()
+		return nil, translate(op, err)
+	}
+	return r, nil
+}
+
+func openReader(abs string, opts Options) (*Reader, error) {
+	rdb, err := openDB(abs, opts, false)
+	if err != nil {
+		return nil, translate("sqlite.Open", err)
+	}
+	rdb.SetMaxOpenConns(opts.ReadConns)
+	rdb.SetMaxIdleConns(opts.ReadConns)
+	return &Reader{path: abs, now: opts.Now, host: opts.LocalHost, rdb: rdb}, nil
+}
+
+// createFile creates the store file with mode 0600 if it is missing, so
+// that SQLite never creates it with the umask's wider mode; SQLite gives
+// the -wal and -shm files the main file's mode.
+func createFile(abs string) error {
+	dir := filepath.Dir(abs)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// Make the new directory entry durable before anything is committed.
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// openDB opens a pool on the file. The writer pool begins every
+// transaction IMMEDIATE (taking the write lock up front, so that a
+// read-then-write transaction never fails half way on SQLITE_BUSY) and
+// commits with synchronous=FULL (the WAL is fsynced before Commit returns).
+// The reader pool is query_only.
+func openDB(abs string, opts Options, writer bool) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	if writer {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(FULL)")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+		// Readers map the file rather than copying pages through read
+		// calls: reading a long session is CPU-bound, not syscall-bound.
+		q.Add("_pragma", "mmap_size(268435456)")
+	}
+	u := url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: q.Encode()}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	if err := db.PingContext(context.Background()); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Path returns the store file's absolute path.
+func (r *Reader) Path() string { return r.path }
+
+// Close closes the reader; later calls fail with SESS_CLOSED.
+func (r *Reader) Close() error {
+	r.closeOnce.Do(func() {
+		r.closed.Store(true)
+		r.closeErr = translate("sqlite.Close", r.rdb.Close())
+	})
+	return r.closeErr
+}
+
+// Close closes the store: writes in flight finish first; later calls fail
+// with SESS_CLOSED.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		rerr := s.Reader.Close()
+		for _, st := range s.prepared {
+			_ = st.Close()
+		}
+		s.closeErr = translate("sqlite.Close", s.wdb.Close())
+		if s.closeErr == nil {
+			s.closeErr = rerr
+		}
+	})
+	return s.closeErr
+}
+
+func (r *Reader) env() rules.Env {
+	return rules.Env{Now: rules.Now(r.now), LocalHost: r.host}
+}
+
+func (r *Reader) check(ctx context.Context, op string) error {
+	if r.closed.Load() {
+		return rules.Closed(op)
+	}
+	if err := ctx.Err(); err != nil {
+		return rules.Canceled(op, err)
+	}
+	return nil
+}
+
+// write runs fn in one IMMEDIATE transaction and commits when fn returns
+// true; false or an error rolls back.
+func (s *Store) write(ctx context.Context, op string, fn func(tx *wtx) (bool, error)) error {
+	if err := s.check(ctx, op); err != nil {
+		return err
+	}
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(op, err)
+	}
+	commit, err := fn(&wtx{Tx: tx, prepared: s.prepared})
+	if err != nil || !commit {
+		_ = tx.Rollback()
+		return translate(op, err)
+	}
+	return translate(op, tx.Commit())
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(n int64) time.Time { return time.UnixMicro(n).UTC() }

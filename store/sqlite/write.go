@@ -1,0 +1,390 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/internal/rules"
+)
+
+// The statements of the hot write paths, prepared once per store.
+const (
+	qInsertEvent = `INSERT INTO events (session_id, seq, event_id, type, body, stored_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`
+	qUpdateAfterAppend = `UPDATE sessions SET title = ?, turns = ?, tokens = ?, status = ?, lease_expires_at = ? WHERE id = ?`
+	qEventByID         = `SELECT session_id, seq, global_seq, type, body, stored_at FROM events WHERE event_id = ?`
+)
+
+var preparedQueries = []string{qLoadSession, qLoadLease, qInsertEvent, qUpdateAfterAppend, qEventByID}
+
+// wtx is a write transaction whose statements run through the statements
+// prepared on the writer connection when their text is one of
+// preparedQueries, and are prepared for the call otherwise.
+type wtx struct {
+	*sql.Tx
+	prepared map[string]*sql.Stmt
+}
+
+func (t *wtx) stmt(ctx context.Context, query string) *sql.Stmt {
+	if st, ok := t.prepared[query]; ok {
+		return t.Tx.StmtContext(ctx, st)
+	}
+	return nil
+}
+
+func (t *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, query, args...)
+}
+
+func (t *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, query, args...)
+}
+
+func (t *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, query, args...)
+}
+
+func encodeMetadata(md map[string]string) string {
+	if md == nil {
+		md = map[string]string{}
+	}
+	b, err := json.Marshal(md) // keys sorted: the same map always encodes the same
+	if err != nil {
+		panic(err) // a map of strings always encodes
+	}
+	return string(b)
+}
+
+// CreateSession implements store.Store.
+func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (store.Session, error) {
+	const op = "sqlite.CreateSession"
+	if init.ID == "" {
+		init.ID = rules.NewSessionID()
+	}
+	if err := rules.CheckID(op, "session id", init.ID); err != nil {
+		return store.Session{}, err
+	}
+	if err := rules.CheckMetadata(op, init.Metadata); err != nil {
+		return store.Session{}, err
+	}
+	title := rules.Title(init.Title)
+	var out store.Session
+	err := s.write(ctx, op, func(tx *wtx) (bool, error) {
+		env := s.env()
+		row, err := loadSession(ctx, tx, op, init.ID)
+		if err == nil {
+			old, err := row.view(env)
+			if err != nil {
+				return false, err
+			}
+			same := old.Title == title && maps.Equal(old.Metadata, rules.CopyMetadata(init.Metadata)) &&
+				(init.CreatedAt.IsZero() || old.CreatedAt.Equal(init.CreatedAt.UTC().Truncate(store.TimePrecision)))
+			if !same {
+				return false, rules.EventConflict(op, init.ID, "this store")
+			}
+			out = old
+			return false, nil
+		}
+		if errcode.Of(err) != errcode.SessNotFound {
+			return false, err
+		}
+		created := env.Now
+		if !init.CreatedAt.IsZero() {
+			created = init.CreatedAt.UTC().Truncate(store.TimePrecision)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, title, metadata, created_at, updated_at, status) VALUES (?, ?, ?, ?, ?, ?)`,
+			init.ID, title, encodeMetadata(init.Metadata), micros(created), micros(created), store.StatusIdle); err != nil {
+			return false, err
+		}
+		out = store.Session{
+			ID: init.ID, Title: title, Metadata: rules.CopyMetadata(init.Metadata),
+			CreatedAt: created, UpdatedAt: created, Status: store.StatusIdle, LastSeq: -1,
+		}
+		return true, nil
+	})
+	if err != nil {
+		return store.Session{}, err
+	}
+	return out, nil
+}
+
+// SetTitle implements store.Store.
+func (s *Store) SetTitle(ctx context.Context, id, title string) error {
+	const op = "sqlite.SetTitle"
+	return s.write(ctx, op, func(tx *wtx) (bool, error) {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?`,
+			rules.Title(title), micros(s.env().Now), id)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return false, err
+		}
+		if n == 0 {
+			return false, rules.NotFound(op, id)
+		}
+		return true, nil
+	})
+}
+
+// SetMetadata implements store.Store.
+func (s *Store) SetMetadata(ctx context.Context, id string, who store.Owner, md map[string]string) error {
+	const op = "sqlite.SetMetadata"
+	return s.write(ctx, op, func(tx *wtx) (bool, error) {
+		row, err := loadSession(ctx, tx, op, id)
+		if err != nil {
+			return false, err
+		}
+		if err := rules.Fence(op, id, row.holder, who); err != nil {
+			return false, err
+		}
+		base := map[string]string{}
+		if err := json.Unmarshal([]byte(row.metadata), &base); err != nil {
+			return false, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: "read metadata of " + id, Err: err}
+		}
+		merged := rules.MergeMetadata(base, md)
+		if err := rules.CheckMetadata(op, merged); err != nil {
+			return false, err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET metadata = ?, updated_at = ? WHERE id = ?`,
+			encodeMetadata(merged), micros(s.env().Now), id)
+		return err == nil, err
+	})
+}
+
+// writeHolder stores a session's lease (nil: none), epoch and status.
+func writeHolder(ctx context.Context, tx *wtx, id string, epoch int64, h *rules.Holder, status string) error {
+	if h == nil {
+		_, err := tx.ExecContext(ctx, `UPDATE sessions SET epoch = ?, status = ?, owner_id = NULL, owner_host = NULL,
+			owner_pid = NULL, owner_proc = NULL, lease_acquired_at = NULL, lease_expires_at = NULL, lease_ttl = NULL WHERE id = ?`,
+			epoch, status, id)
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE sessions SET epoch = ?, status = ?, owner_id = ?, owner_host = ?,
+		owner_pid = ?, owner_proc = ?, lease_acquired_at = ?, lease_expires_at = ?, lease_ttl = ? WHERE id = ?`,
+		epoch, status, h.Owner.ID, h.Owner.Host, h.Owner.PID, h.Identity,
+		micros(h.AcquiredAt), micros(h.ExpiresAt), h.TTL.Microseconds(), id)
+	return err
+}
+
+// Acquire implements store.Store.
+func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, opts store.AcquireOptions) (store.Owner, error) {
+	const op = "sqlite.Acquire"
+	var out store.Owner
+	err := s.write(ctx, op, func(tx *wtx) (bool, error) {
+		row, err := loadLease(ctx, tx, op, sessionID)
+		if err != nil {
+			return false, err
+		}
+		g, err := rules.Acquire(op, sessionID, row.epoch, row.holder, who, opts, s.env())
+		if err != nil {
+			return false, err
+		}
+		status := row.sum.Status
+		if g.Displaced {
+			status = rules.Displace(status)
+		}
+		out = g.Holder.Owner
+		return true, writeHolder(ctx, tx, sessionID, g.Holder.Owner.Epoch, &g.Holder, status)
+	})
+	if err != nil {
+		return store.Owner{}, err
+	}
+	return out, nil
+}
+
+// Renew implements store.Store.
+func (s *Store) Renew(ctx context.Context, sessionID string, who store.Owner, d time.Duration) error {
+	const op = "sqlite.Renew"
+	return s.write(ctx, op, func(tx *wtx) (bool, error) {
+		row, err := loadLease(ctx, tx, op, sessionID)
+		if err != nil {
+			return false, err
+		}
+		h, err := rules.Renew(op, sessionID, row.holder, who, d, s.env().Now)
+		if err != nil {
+			return false, err
+		}
+		return true, writeHolder(ctx, tx, sessionID, row.epoch, &h, row.sum.Status)
+	})
+}
+
+// Release implements store.Store.
+func (s *Store) Release(ctx context.Context, sessionID string, who store.Owner) error {
+	const op = "sqlite.Release"
+	return s.write(ctx, op, func(tx *wtx) (bool, error) {
+		row, err := loadLease(ctx, tx, op, sessionID)
+		if err != nil {
+			return false, err
+		}
+		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+			return false, err
+		}
+		return true, writeHolder(ctx, tx, sessionID, row.epoch, nil, rules.Displace(row.sum.Status))
+	})
+}
+
+// Append implements store.Store.
+func (s *Store) Append(ctx context.Context, sessionID string, who store.Owner, ev store.EventIn) (store.Record, error) {
+	recs, err := s.appendAll(ctx, "sqlite.Append", sessionID, who, []store.EventIn{ev})
+	if err != nil {
+		return store.Record{}, err
+	}
+	return recs[0], nil
+}
+
+// AppendBatch implements store.Store.
+func (s *Store) AppendBatch(ctx context.Context, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
+	return s.appendAll(ctx, "sqlite.AppendBatch", sessionID, who, evs)
+}
+
+// appendAll appends evs in one transaction: fence, then for each event
+// insert it at the next seq unless its ID exists (then compare: the same
+// bytes in the same session is a redelivery, anything else a conflict),
+// then fold the new events into the session row. A call that adds nothing
+// rolls back and costs no commit.
+func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
+	if err := rules.CheckBatch(op, len(evs)); err != nil {
+		return nil, err
+	}
+	effects := make([]rules.Effect, len(evs))
+	for i, ev := range evs {
+		e, err := rules.CheckEvent(op, ev)
+		if err != nil {
+			return nil, err
+		}
+		effects[i] = e
+	}
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Record, len(evs))
+	err := s.write(ctx, op, func(tx *wtx) (bool, error) {
+		row, err := loadLease(ctx, tx, op, sessionID)
+		if err != nil {
+			return false, err
+		}
+		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+			return false, err
+		}
+		now := s.env().Now
+		sum, next := row.sum, row.lastSeq+1
+		for i, ev := range evs {
+			res, err := tx.ExecContext(ctx, qInsertEvent, sessionID, next, ev.ID, ev.Type, string(ev.Body), micros(now))
+			if err != nil {
+				return false, err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return false, err
+			}
+			if n == 0 {
+				old, err := eventByID(ctx, tx, ev.ID)
+				if err != nil {
+					return false, err
+				}
+				if old.SessionID != sessionID || old.Type != ev.Type || string(old.Body) != string(ev.Body) {
+					return false, rules.EventConflict(op, ev.ID, old.SessionID)
+				}
+				out[i] = old
+				continue
+			}
+			global, err := res.LastInsertId()
+			if err != nil {
+				return false, err
+			}
+			out[i] = store.Record{
+				SessionID: sessionID, Seq: next, GlobalSeq: global,
+				ID: ev.ID, Type: ev.Type, Body: slices.Clone(ev.Body), StoredAt: now,
+			}
+			effects[i].Apply(&sum)
+			next++
+		}
+		if next == row.lastSeq+1 {
+			return false, nil
+		}
+		// The last seq and the time of this append live in the events
+		// index; the row changes only with the summary or the lease.
+		h := row.holder
+		if extended := rules.Extend(h, now); !extended && sum == row.sum {
+			return true, nil
+		}
+		_, err = tx.ExecContext(ctx, qUpdateAfterAppend, sum.Title, sum.Turns, sum.Tokens, sum.Status, micros(h.ExpiresAt), sessionID)
+		return err == nil, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func eventByID(ctx context.Context, q querier, id string) (store.Record, error) {
+	rec := store.Record{ID: id}
+	var at int64
+	err := q.QueryRowContext(ctx, qEventByID, id).
+		Scan(&rec.SessionID, &rec.Seq, &rec.GlobalSeq, &rec.Type, &rec.Body, &at)
+	rec.StoredAt = fromMicros(at)
+	return rec, err
+}
+
+// SaveCheckpoint implements store.Store.
+func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.Owner, expectedRevision, afterSeq int64, payload []byte) (store.Checkpoint, error) {
+	const op = "sqlite.SaveCheckpoint"
+	if err := rules.CheckCheckpointInput(op, expectedRevision, afterSeq, payload); err != nil {
+		return store.Checkpoint{}, err
+	}
+	var out store.Checkpoint
+	err := s.write(ctx, op, func(tx *wtx) (bool, error) {
+		row, err := loadLease(ctx, tx, op, sessionID)
+		if err != nil {
+			return false, err
+		}
+		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+			return false, err
+		}
+		cur, err := loadCheckpoint(ctx, tx, sessionID)
+		if err != nil {
+			return false, err
+		}
+		same, err := rules.DecideCheckpoint(op, sessionID, cur, row.lastSeq, expectedRevision, afterSeq, payload)
+		if err != nil {
+			return false, err
+		}
+		if same {
+			out = *cur
+			return false, nil
+		}
+		now := s.env().Now
+		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, Payload: slices.Clone(payload), SavedAt: now}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints (session_id, revision, after_seq, payload, saved_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, after_seq = excluded.after_seq,
+			payload = excluded.payload, saved_at = excluded.saved_at`,
+			sessionID, out.Revision, afterSeq, payload, micros(now)); err != nil {
+			return false, err
+		}
+		if h := row.holder; rules.Extend(h, now) {
+			_, err = tx.ExecContext(ctx, `UPDATE sessions SET lease_expires_at = ? WHERE id = ?`, micros(h.ExpiresAt), sessionID)
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	return out, nil
+}
