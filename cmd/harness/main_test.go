@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/event"
+)
+
+// The binary under test, built once per test run.
+var harnessBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "harness-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	harnessBin = filepath.Join(dir, "harness")
+	build := exec.Command("go", "build", "-o", harnessBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build harness:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is a user's environment in temp dirs: its own HOME, XDG dirs, a
+// project directory and a store file.
+type userEnv struct {
+	t       *testing.T
+	home    string
+	project string
+	db      string
+}
+
+func newUser(t *testing.T) *userEnv {
+	t.Helper()
+	home := t.TempDir()
+	project := t.TempDir()
+	return &userEnv{t: t, home: home, project: project, db: filepath.Join(home, "harness.db")}
+}
+
+func (u *userEnv) environ() []string {
+	return []string{
+		"HOME=" + u.home,
+		"XDG_DATA_HOME=" + filepath.Join(u.home, "data"),
+		"XDG_CONFIG_HOME=" + filepath.Join(u.home, "config"),
+		"PATH=" + os.Getenv("PATH"),
+		"DOCKER_HOST=" + os.Getenv("DOCKER_HOST"),
+	}
+}
+
+func (u *userEnv) write(name, body string) {
+	u.t.Helper()
+	p := filepath.Join(u.project, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		u.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		u.t.Fatal(err)
+	}
+}
+
+func (u *userEnv) script(body string) string {
+	u.t.Helper()
+	p := filepath.Join(u.home, fmt.Sprintf("script-%d.json", time.Now().UnixNano()))
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		u.t.Fatal(err)
+	}
+	return p
+}
+
+// result of one harness run.
+type result struct {
+	code   int
+	stdout string
+	stderr string
+	events []event.Event
+}
+
+func (u *userEnv) run(stdin string, args ...string) result {
+	u.t.Helper()
+	cmd := exec.CommandContext(u.t.Context(), harnessBin, append(args, "--db", u.db)...)
+	cmd.Dir = u.project
+	cmd.Env = u.environ()
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		u.t.Fatalf("run harness: %v", err)
+	}
+	if slicesContains(args, "--json") && args[0] == "exec" {
+		r.events = decodeLines(u.t, r.stdout)
+	}
+	return r
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeLines(t *testing.T, s string) []event.Event {
+	var out []event.Event
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		ev, err := event.Decode([]byte(line))
+		if err != nil {
+			t.Fatalf("output line does not decode: %v\n%s", err, line)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// live is a harness run whose stdout is read as it happens, with a pipe
+// for stdin, to steer and interrupt it while it runs.
+type live struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	mu     sync.Mutex
+	lines  []string
+	grew   chan struct{}
+	done   chan struct{}
+	stderr bytes.Buffer
+}
+
+func (u *userEnv) start(args ...string) *live {
+	u.t.Helper()
+	cmd := exec.Command(harnessBin, append(args, "--db", u.db)...)
+	cmd.Dir = u.project
+	cmd.Env = u.environ()
+	l := &live{t: u.t, cmd: cmd, grew: make(chan struct{}, 1), done: make(chan struct{})}
+	cmd.Stderr = &l.stderr
+	var err error
+	if l.stdin, err = cmd.StdinPipe(); err != nil {
+		u.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		u.t.Fatal(err)
+	}
+	go func() {
+		defer close(l.done)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 32<<20)
+		for sc.Scan() {
+			l.mu.Lock()
+			l.lines = append(l.lines, sc.Text())
+			l.mu.Unlock()
+			select {
+			case l.grew <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	u.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return l
+}
+
+// waitFor blocks until an output line contains s.
+func (l *live) waitFor(s string) {
+	l.t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		l.mu.Lock()
+		for _, line := range l.lines {
+			if strings.Contains(line, s) {
+				l.mu.Unlock()
+				return
+			}
+		}
+		l.mu.Unlock()
+		select {
+		case <-l.grew:
+		case <-l.done:
+			l.t.Fatalf("harness ended before printing %q; stderr:\n%s", s, l.stderr.String())
+		case <-deadline:
+			l.t.Fatalf("no line with %q in 60 s", s)
+		}
+	}
+}
+
+func (l *live) wait() result {
+	l.t.Helper()
+	l.stdin.Close()
+	<-l.done
+	err := l.cmd.Wait()
+	r := result{stderr: l.stderr.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	}
+	l.mu.Lock()
+	r.stdout = strings.Join(l.lines, "\n")
+	l.mu.Unlock()
+	r.events = decodeLines(l.t, r.stdout)
+	return r
+}
