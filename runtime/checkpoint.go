@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
@@ -62,6 +63,35 @@ type MessageState struct {
 	Version  int             `json:"version"`
 	Revision int             `json:"revision"`
 	Messages []model.Message `json:"messages"`
+
+	// raw holds each message's canonical bytes, kept by the session as
+	// messages are added, so a checkpoint does not re-encode the history.
+	raw [][]byte
+}
+
+// MarshalJSON writes the canonical form, reusing the cached message bytes.
+func (m MessageState) MarshalJSON() ([]byte, error) {
+	if len(m.raw) != len(m.Messages) {
+		type plain MessageState
+		return model.MarshalCanonical(plain(m))
+	}
+	n := 64
+	for _, r := range m.raw {
+		n += len(r) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"version":`...)
+	b = strconv.AppendInt(b, int64(m.Version), 10)
+	b = append(b, `,"revision":`...)
+	b = strconv.AppendInt(b, int64(m.Revision), 10)
+	b = append(b, `,"messages":[`...)
+	for i, r := range m.raw {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	return append(b, "]}"...), nil
 }
 
 // Accounting is the session's cumulative counters.
@@ -112,7 +142,7 @@ func (t *turn) snapshot(phase string, next *nextRequest, term *terminalStatus) C
 	return Checkpoint{
 		Version:  1,
 		Identity: Identity{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Phase: phase, SessionTurns: slices.Clone(st.turns)},
-		History:  MessageState{Version: 1, Revision: st.revision, Messages: st.messages},
+		History:  MessageState{Version: 1, Revision: st.revision, Messages: st.messages, raw: st.rawMsgs},
 		Settings: s.settings,
 		Accounting: Accounting{Usage: st.usage, ModelRequests: st.modelRequests, ToolCalls: st.toolCalls,
 			TranscriptBytes: st.transcript},
@@ -145,7 +175,7 @@ func (t *turn) checkpoint(phase string, next *nextRequest, term *terminalStatus)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cp := t.snapshot(phase, next, term)
-	payload, err := model.MarshalCanonical(cp)
+	payload, err := cp.marshal()
 	if err != nil {
 		return errcode.Wrap(errcode.RuntimeCheckpointInvalid, "encode checkpoint", err)
 	}
@@ -161,6 +191,34 @@ func (t *turn) checkpoint(phase string, next *nextRequest, term *terminalStatus)
 	}
 	s.state.lastCheckpoint = rec.Seq
 	return nil
+}
+
+// marshal is MarshalCanonical(cp) without a reflective encode or a compact
+// pass over the history: the history's cached message bytes are spliced
+// into the encoding of everything else. The bytes are identical to
+// MarshalCanonical's (a test pins it).
+func (cp Checkpoint) marshal() ([]byte, error) {
+	h := cp.History
+	if len(h.raw) != len(h.Messages) {
+		return model.MarshalCanonical(cp)
+	}
+	cp.History = MessageState{Version: h.Version, Revision: h.Revision}
+	rest, err := model.MarshalCanonical(cp)
+	if err != nil {
+		return nil, err
+	}
+	placeholder, _ := model.MarshalCanonical(cp.History)
+	key := append([]byte(`"history":`), placeholder...)
+	// A key's quote can only open a key: inside a JSON string it is escaped.
+	i := bytes.Index(rest, key)
+	if i < 0 {
+		return model.MarshalCanonical(cp)
+	}
+	full, _ := h.MarshalJSON()
+	out := make([]byte, 0, len(rest)+len(full))
+	out = append(out, rest[:i+len(`"history":`)]...)
+	out = append(out, full...)
+	return append(out, rest[i+len(key):]...), nil
 }
 
 // ParseCheckpoint decodes a payload strictly: unknown keys, a non-canonical

@@ -139,3 +139,20 @@ func FuzzParseCheckpoint(f *testing.F) {
 		}
 	})
 }
+
+// The spliced checkpoint encoding is byte-identical to the reflective one.
+func TestCheckpointMarshalSplice(t *testing.T) {
+	m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"<b>\"history\":{\"version\":1}</b>"}]`)
+	f := newFixture(t, m, m, nil)
+	f.wait(f.start(`say "history":{"version":1,"revision":0,"messages":null}`))
+	for _, d := range ofType[event.RuntimeCheckpoint](f.events()) {
+		cp, err := runtime.ParseCheckpoint(d.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := model.MarshalCanonical(cp)
+		if !bytes.Equal(want, d.Payload) {
+			t.Fatalf("spliced payload differs:\n%s\n%s", d.Payload, want)
+		}
+	}
+}

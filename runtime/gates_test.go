@@ -46,7 +46,7 @@ func (f *fixture) swapLog(l runtime.EventLog, m model.Model) {
 	f.rt, f.sess = rt, sess
 }
 
-func mustLocal(t *testing.T, root string) workspace.Workspace {
+func mustLocal(t testing.TB, root string) workspace.Workspace {
 	t.Helper()
 	ws, err := workspace.OpenLocal(root)
 	if err != nil {

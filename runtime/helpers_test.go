@@ -68,7 +68,7 @@ func (g *gatedWorkspace) ReadFile(ctx context.Context, p string) ([]byte, error)
 }
 
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	st    *memstore.Store
 	log   *store.SessionLog
 	rt    *runtime.Runtime
@@ -77,7 +77,7 @@ type fixture struct {
 	root  string
 }
 
-func script(t *testing.T, js string) *fake.Model {
+func script(t testing.TB, js string) *fake.Model {
 	t.Helper()
 	m, err := fake.Parse([]byte(js))
 	if err != nil {
@@ -88,7 +88,7 @@ func script(t *testing.T, js string) *fake.Model {
 
 // newFixture builds a runtime over a real in-memory store, a real local
 // workspace on a temp dir, and the given model (wrapped or not).
-func newFixture(t *testing.T, m model.Model, fm *fake.Model, cfg func(*runtime.Config, *runtime.Settings)) *fixture {
+func newFixture(t testing.TB, m model.Model, fm *fake.Model, cfg func(*runtime.Config, *runtime.Settings)) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	for name, body := range map[string]string{"README.md": "# demo\n", "main.go": "package main\n"} {
@@ -103,7 +103,7 @@ func newFixture(t *testing.T, m model.Model, fm *fake.Model, cfg func(*runtime.C
 	return newFixtureWS(t, m, fm, ws, root, cfg)
 }
 
-func newFixtureWS(t *testing.T, m model.Model, fm *fake.Model, ws workspace.Workspace, root string, cfg func(*runtime.Config, *runtime.Settings)) *fixture {
+func newFixtureWS(t testing.TB, m model.Model, fm *fake.Model, ws workspace.Workspace, root string, cfg func(*runtime.Config, *runtime.Settings)) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	st := memstore.New(memstore.Options{})

@@ -7,7 +7,6 @@ import (
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/store"
 )
 
@@ -173,7 +172,9 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpo
 	}
 	st := &s.state
 	st.turns = append([]string(nil), cp.Identity.SessionTurns...)
-	st.messages = append([]model.Message(nil), cp.History.Messages...)
+	for _, m := range cp.History.Messages {
+		st.push(m)
+	}
 	st.revision = cp.History.Revision
 	st.usage = cp.Accounting.Usage
 	st.modelRequests = cp.Accounting.ModelRequests

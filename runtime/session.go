@@ -42,6 +42,7 @@ type Session struct {
 type state struct {
 	turns          []string        // turn IDs, oldest first
 	messages       []model.Message // the whole history, originals never removed
+	rawMsgs        [][]byte        // canonical bytes of each message, for checkpoints
 	revision       int             // bumped at every change of messages
 	usage          model.Usage     // cumulative, summaries included, never refunded
 	modelRequests  int             // cumulative

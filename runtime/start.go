@@ -139,10 +139,7 @@ func (t *turn) addMessage(m model.Message, requestID string, extra ...func(*even
 	if _, err := t.append(data); err != nil {
 		return err
 	}
-	s.state.messages = append(s.state.messages, m)
-	s.state.revision++
-	s.state.transcript += int64(len(m.Content))
-	s.state.meter.Add(m)
+	s.state.addQuiet(m)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -153,10 +154,23 @@ func (t *turn) applySteering() error {
 
 // addQuiet adds a message already recorded by another event.
 func (st *state) addQuiet(m model.Message) {
-	st.messages = append(st.messages, m)
-	st.revision++
+	st.push(m)
 	st.transcript += int64(len(m.Content))
 	st.meter.Add(m)
+}
+
+// push appends a message and its canonical bytes.
+func (st *state) push(m model.Message) {
+	raw, err := model.MarshalCanonical(m)
+	if err != nil {
+		raw = nil // MessageState falls back to a full encode
+	}
+	st.messages = append(st.messages, m)
+	st.rawMsgs = append(st.rawMsgs, raw)
+	if raw == nil {
+		st.rawMsgs = nil
+	}
+	st.revision++
 }
 
 // assistantMessage is a completed model answer.
@@ -418,6 +432,9 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 	for _, c := range completed.ToolCalls {
 		if c.ID == "" || c.Name == "" {
 			return nil, invalid("tool call without id or name")
+		}
+		if !json.Valid(c.Arguments) {
+			return nil, invalid("tool call %s has arguments that are not JSON", c.ID)
 		}
 		if seen[c.ID] || s.state.seenCalls[c.ID] {
 			return nil, invalid("tool-call id %s reused", c.ID)
