@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkExecFirstRequest measures `harness exec` from process start to
+// its first model request on the wire (the model.request event line), with
+// a scripted model and the read-only local workspace. Target: under 50 ms.
+// It also reports the peak resident memory of a whole short turn (target:
+// under 40 MiB).
+func BenchmarkExecFirstRequest(b *testing.B) {
+	u := &userEnv{home: b.TempDir(), project: b.TempDir()}
+	u.db = u.home + "/h.db"
+	script := u.home + "/s.json"
+	if err := os.WriteFile(script, []byte( `[{"content":"hello","deltas":["hel","lo"]}]`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var firsts []time.Duration
+	var peakKiB int64
+	for b.Loop() {
+		cmd := exec.Command(harnessBin, "exec", "--json", "--workspace", "local", "--fake-model", script, "--db", u.db, "hi")
+		cmd.Dir = u.project
+		cmd.Env = u.environ()
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		seen := false
+		for sc.Scan() {
+			if !seen && strings.Contains(sc.Text(), `"type":"model.request"`) {
+				firsts = append(firsts, time.Since(t0))
+				seen = true
+			}
+		}
+		if err := cmd.Wait(); err != nil || !seen {
+			b.Fatalf("exec: %v (model.request seen: %v)", err, seen)
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peakKiB = max(peakKiB, ru.Maxrss)
+		}
+	}
+	slices.Sort(firsts)
+	b.ReportMetric(float64(firsts[len(firsts)/2].Microseconds())/1000, "ms-to-first-request")
+	b.ReportMetric(float64(peakKiB)/1024, "peak-MiB")
+}
+
