@@ -20,7 +20,7 @@ func BenchmarkExecFirstRequest(b *testing.B) {
 	u := &userEnv{home: b.TempDir(), project: b.TempDir()}
 	u.db = u.home + "/h.db"
 	script := u.home + "/s.json"
-	if err := os.WriteFile(script, []byte( `[{"content":"hello","deltas":["hel","lo"]}]`), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(`[{"content":"hello","deltas":["hel","lo"]}]`), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	var firsts []time.Duration
@@ -57,4 +57,3 @@ func BenchmarkExecFirstRequest(b *testing.B) {
 	b.ReportMetric(float64(firsts[len(firsts)/2].Microseconds())/1000, "ms-to-first-request")
 	b.ReportMetric(float64(peakKiB)/1024, "peak-MiB")
 }
-
