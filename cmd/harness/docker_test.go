@@ -1,0 +1,165 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/testenv"
+)
+
+func needDocker(t *testing.T) {
+	t.Helper()
+	if err := dockerws.Ping(t.Context(), ""); err != nil {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "no daemon answers: "+errcode.Message(err))
+	}
+	if out, err := exec.Command("docker", "image", "inspect", "harness-busybox").CombinedOutput(); err != nil {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "image harness-busybox is missing (scripts/images.sh builds it): "+strings.TrimSpace(string(out)))
+	}
+}
+
+// treeHash hashes every path, mode and content under root.
+func treeHash(t *testing.T, root string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h.Write([]byte(rel + "\x00" + info.Mode().String() + "\x00"))
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// The five-tool fixture of issue 3, in real Docker: an allowed edit, a
+// test command, the diff, and invalid attempts that each end as a coded
+// tool.result; the turn completes and the host tree is untouched.
+func TestFiveToolFixtureDocker(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("main.go", "package main\n\nfunc main() {}\n")
+	u.write("README.md", "# tool fixture\n")
+	before := treeHash(t, u.project)
+	s := u.script(`[
+	 {"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"main.go","contents":"package main\n\n// verbose logging\nfunc main() {}\n"}}]},
+	 {"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["grep","-c","verbose","main.go"]}}]},
+	 {"toolCalls":[{"id":"d1","name":"git.diff","arguments":{}}]},
+	 {"toolCalls":[{"id":"bad1","name":"fs.write","arguments":{"path":"main.go","contents":"x","mode":"0777"}},
+	               {"id":"bad2","name":"process.exec","arguments":{"cmd":"ls -la"}},
+	               {"id":"bad3","name":"fs.read","arguments":{"path":"../../etc/passwd"}}]},
+	 {"content":"Added a comment; the check passes."}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "add verbose logging")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	results := map[string]event.ToolResult{}
+	calls := map[string]string{} // callId → model call id
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.ToolCall:
+			calls[d.CallID] = d.ModelCallID
+		case event.ToolResult:
+			results[calls[d.CallID]] = d
+		case event.WorkspaceLifecycle:
+			if d.Backend != "docker" || d.ImageID == "" {
+				t.Errorf("workspace = %+v", d)
+			}
+		}
+	}
+	for _, ok := range []string{"w1", "x1", "d1"} {
+		if !results[ok].OK {
+			t.Errorf("%s failed: %+v", ok, results[ok].Error)
+		}
+	}
+	if !strings.Contains(string(results["x1"].Output), `"stdout":"1\n"`) {
+		t.Errorf("test command output = %s", results["x1"].Output)
+	}
+	if !strings.Contains(string(results["d1"].Output), "+// verbose logging") {
+		t.Errorf("diff output = %s", results["d1"].Output)
+	}
+	for id, code := range map[string]errcode.Code{"bad1": errcode.ToolBadInput, "bad2": errcode.ToolBadInput, "bad3": errcode.WorkspacePath} {
+		if res := results[id]; res.OK || res.Error == nil || res.Error.Code != string(code) {
+			t.Errorf("%s = %+v, want %s", id, res, code)
+		}
+	}
+	if after := treeHash(t, u.project); after != before {
+		t.Fatal("the host tree changed")
+	}
+
+	// The recorded patch applies to a copy of the original tree, and
+	// `harness apply` applies it to the host after its check.
+	id := sessionOf(t, r.events)
+	d := u.run("", "diff", id)
+	if d.code != 0 || !strings.Contains(d.stdout, "diff --git a/main.go b/main.go") {
+		t.Fatalf("diff: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	a := u.run("", "apply", id, "--yes")
+	if a.code != 0 {
+		t.Fatalf("apply: exit %d\n%s", a.code, a.stderr)
+	}
+	got, _ := os.ReadFile(filepath.Join(u.project, "main.go"))
+	if !strings.Contains(string(got), "// verbose logging") {
+		t.Errorf("main.go after apply = %q", got)
+	}
+	// Applying again is refused cleanly: the host no longer matches.
+	if again := u.run("", "apply", id, "--yes"); again.code == 0 {
+		t.Error("a second apply was not refused")
+	}
+}
+
+// A write through the local workspace is refused before any effect, with
+// the evidence tool.call → policy.decision(allow) → tool.result(error).
+func TestWriteThroughLocalWorkspace(t *testing.T) {
+	u := newUser(t)
+	u.write("a.txt", "original\n")
+	before := treeHash(t, u.project)
+	s := u.script(`[{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"a.txt","contents":"changed"}}]},{"content":"could not"}]`)
+	r := u.run("", "exec", "--json", "--workspace", "local", "--fake-model", s, "change a.txt")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var seq []string
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.ToolCall:
+			seq = append(seq, "tool.call")
+		case event.PolicyDecision:
+			seq = append(seq, "policy.decision:"+d.Effect)
+		case event.ToolResult:
+			if d.Error != nil {
+				seq = append(seq, "tool.result:"+d.Error.Code)
+			}
+		}
+	}
+	want := "tool.call policy.decision:allow tool.result:WORKSPACE_ISOLATION_REQUIRED"
+	if strings.Join(seq, " ") != want {
+		t.Errorf("evidence = %v, want %s", seq, want)
+	}
+	if treeHash(t, u.project) != before {
+		t.Fatal("the host tree changed")
+	}
+}
