@@ -1,0 +1,169 @@
+package runtime_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/runtime"
+)
+
+// compactFixture: a small window, no advertised tools (so the occupancy is
+// the conversation), and a 3,000-byte file whose reading fills the prefix.
+func compactFixture(t *testing.T, js string, p compaction.Policy, budget int64) *fixture {
+	t.Helper()
+	m := script(t, js)
+	f := newFixture(t, m, m, func(_ *runtime.Config, s *runtime.Settings) {
+		s.Tools = []model.ToolSpec{}
+		s.System = "sys"
+		s.Context = p
+		s.Budget.MaxModelTokens = budget
+	})
+	writeFile(t, f.root, "big.txt", strings.Repeat("a", 3000))
+	return f
+}
+
+const compactScript = `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},
+ {"toolCalls":[{"id":"c2","name":"fs.list","arguments":{"path":"."}}]},
+ {"toolCalls":[{"id":"c3","name":"fs.list","arguments":{"path":"."}}]},
+ {"content":"SUMMARY: read big.txt and listed files twice.","usage":{"promptTokens":100,"completionTokens":10}},
+ {"content":"done","usage":{"promptTokens":20,"completionTokens":3}}]`
+
+var smallWindow = compaction.Policy{WindowTokens: 8000, ThresholdTokens: 4000, TailMessages: 2, ReserveTokens: 1000}
+
+func TestCompactionView(t *testing.T) {
+	f := compactFixture(t, compactScript, smallWindow, 0)
+	out := f.wait(f.start("first request: keep this word for word"))
+	if out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	reqs := f.model.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	// Request 4 is the summary round: instruction + transcript, no tools.
+	sum := reqs[3]
+	if len(sum.Tools) != 0 || len(sum.Messages) != 2 || sum.Messages[0].Content != compaction.SummaryInstruction {
+		t.Errorf("summary request = %+v", sum.Messages)
+	}
+	// Request 5: summary message, the pinned first request, then the tail.
+	got := reqs[4].Messages
+	if len(got) != 4 {
+		t.Fatalf("compacted view has %d messages: %+v", len(got), got)
+	}
+	if got[0].Role != model.RoleSystem || got[0].Content != compaction.SummaryPrefix+"SUMMARY: read big.txt and listed files twice." {
+		t.Errorf("summary message = %+v", got[0])
+	}
+	if got[1].Role != model.RoleUser || got[1].Content != "first request: keep this word for word" {
+		t.Errorf("pinned first request = %+v", got[1])
+	}
+	if got[2].ToolCalls[0].ID != "c3" || got[3].ToolCallID != "c3" {
+		t.Errorf("tail = %+v", got[2:])
+	}
+	evs := f.events()
+	cc := ofType[event.ContextCompacted](evs)
+	if len(cc) != 1 || cc[0].BeforeMessages != 7 || cc[0].AfterMessages != 4 || cc[0].AfterTokens >= cc[0].BeforeTokens {
+		t.Errorf("context.compacted = %+v", cc)
+	}
+	if n := len(ofType[event.ContextCheckpoint](evs)); n != 1 {
+		t.Errorf("context.checkpoint = %d", n)
+	}
+	acc := ofType[event.ContextAccounted](evs)
+	summaries := 0
+	for _, a := range acc {
+		if a.SummaryRequest {
+			summaries++
+		}
+	}
+	if summaries != 1 || len(acc) != 5 {
+		t.Errorf("context.accounted: %d, summary %d", len(acc), summaries)
+	}
+	// The originals are all still in the checkpoint, and every request is
+	// rebuilt byte for byte.
+	cps := f.checkpoints()
+	last := cps[len(cps)-1]
+	if len(last.History.Messages) != 8 {
+		t.Errorf("history keeps %d messages, want all 8", len(last.History.Messages))
+	}
+	var rebuilt [][]byte
+	for _, cp := range cps {
+		if cp.NextRequest != nil {
+			req, err := runtime.ReconstructModelRequest(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := model.MarshalCanonical(req)
+			rebuilt = append(rebuilt, b)
+		}
+	}
+	received := f.model.RequestsJSON()
+	if len(rebuilt) != len(received) {
+		t.Fatalf("%d rebuilt, %d received", len(rebuilt), len(received))
+	}
+	for i := range received {
+		if !bytes.Equal(rebuilt[i], received[i]) {
+			t.Errorf("request %d differs:\n%s\n%s", i, rebuilt[i], received[i])
+		}
+	}
+}
+
+// A summary whose usage exhausts the budget: 110 + 23 = 133 in the
+// terminal usage, never refunded.
+func TestCompactionUsageIsCharged(t *testing.T) {
+	js := strings.Replace(compactScript, `"promptTokens":20,"completionTokens":3`, `"promptTokens":20,"completionTokens":3`, 1)
+	f := compactFixture(t, js, smallWindow, 110)
+	out := f.wait(f.start("go"))
+	if out.Usage.TotalTokens != 133 {
+		t.Fatalf("terminal usage = %+v, want 133", out.Usage)
+	}
+	if out.Status != runtime.StatusBudgetExceeded || out.ErrorCode != errcode.RuntimeBudgetExceeded {
+		t.Errorf("outcome = %+v", out)
+	}
+	tc := ofType[event.TurnCompleted](f.events())
+	if tc[0].Usage.TotalTokens != 133 {
+		t.Errorf("turn.completed usage = %+v", tc[0].Usage)
+	}
+}
+
+// A failed summary commits no replacement.
+func TestCompactionFailedSummary(t *testing.T) {
+	for name, step := range map[string]string{
+		"empty":       `{"content":"   "}`,
+		"model error": `{"error":"MODEL_HTTP_ERROR"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			js := strings.Replace(compactScript, `{"content":"SUMMARY: read big.txt and listed files twice.","usage":{"promptTokens":100,"completionTokens":10}}`, step, 1)
+			f := compactFixture(t, js, smallWindow, 0)
+			out := f.wait(f.start("go"))
+			if out.ErrorCode != errcode.RuntimeSummaryFailed {
+				t.Fatalf("outcome = %+v", out)
+			}
+			evs := f.events()
+			if n := count(evs, event.TypeContextCompacted) + count(evs, event.TypeContextCheckpoint); n != 0 {
+				t.Errorf("a failed compaction committed %d events", n)
+			}
+			cps := f.checkpoints()
+			if c := cps[len(cps)-1].Context.Compaction; c.Compactions != 0 || c.Summary != "" {
+				t.Errorf("compaction state = %+v", c)
+			}
+		})
+	}
+}
+
+// A tail that does not fit the window cannot be fixed by compaction.
+func TestCompactionOverflow(t *testing.T) {
+	js := `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},{"content":"S"}]`
+	f := compactFixture(t, js, compaction.Policy{WindowTokens: 2000, ThresholdTokens: 1000, TailMessages: 2, ReserveTokens: 200}, 0)
+	out := f.wait(f.start("go"))
+	if out.ErrorCode != errcode.RuntimeContextOverflow {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if n := count(f.events(), event.TypeContextCompacted); n != 0 {
+		t.Errorf("compacted %d times", n)
+	}
+}
