@@ -202,23 +202,30 @@ func (rt *Runtime) closeSession(s *Session) {
 }
 
 // Fork starts session log (new, empty) from cp, the last finished state of
-// another session, and records which turn was abandoned. Nothing of the
+// another session (nil: that session finished no turn, so the fork starts
+// empty on settings), and records which turn was abandoned. Nothing of the
 // abandoned turn is repeated.
-func (rt *Runtime) Fork(ctx context.Context, log EventLog, from string, cp *Checkpoint, abandoned string) (*Session, error) {
-	if cp == nil {
-		return nil, errcode.Errorf(errcode.RuntimeCheckpointInterrupted, "fork %s: no finished turn to continue from", from)
+func (rt *Runtime) Fork(ctx context.Context, log EventLog, from string, cp *Checkpoint, abandoned string, settings Settings) (*Session, error) {
+	var clone *Checkpoint
+	if cp != nil {
+		c := *cp
+		c.Identity.SessionID = log.SessionID()
+		clone = &c
 	}
-	clone := *cp
-	clone.Identity.SessionID = log.SessionID()
-	s, err := rt.RestoreSession(ctx, log, &clone, cp.Settings)
+	s, err := rt.RestoreSession(ctx, log, clone, settings)
 	if err != nil {
 		return nil, err
 	}
-	data := event.SessionForked{SessionID: s.id, FromSessionID: from, FromTurnID: cp.Identity.TurnID}
-	data.AbandonedTurnID = abandoned
+	data := event.SessionForked{SessionID: s.id, FromSessionID: from, AbandonedTurnID: abandoned}
+	if cp != nil {
+		data.FromTurnID = cp.Identity.TurnID
+	}
 	if _, err := s.append(ctx, data); err != nil {
 		rt.closeSession(s)
 		return nil, err
+	}
+	if cp == nil {
+		return s, nil
 	}
 	// The fork's own terminal checkpoint, so that it resumes like any
 	// finished session.

@@ -39,7 +39,7 @@ func exitFor(st runtime.Status) int {
 // Steering lines are read from stdin while a turn runs.
 func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interrupts <-chan struct{}) int {
 	from := int64(-1)
-	if a.opts.Resume != "" {
+	if a.opts.Resume != "" && !a.opts.Fork {
 		if s, err := a.store.Session(ctx, a.opts.Resume); err == nil {
 			from = s.LastSeq
 		}

@@ -63,6 +63,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	case "exec":
 		fs.BoolVar(&o.JSON, "json", false, "print every event envelope as one JSON line")
 		fs.StringVar(&o.Resume, "resume", "", "continue session ID with a follow-up turn")
+		fs.BoolVar(&o.Fork, "fork", false, "with --resume: continue an interrupted session in a new session from its last finished turn")
 	case "sessions":
 		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
 	case "resume":

@@ -223,3 +223,24 @@ func (l *live) wait() result {
 	r.events = decodeLines(l.t, r.stdout)
 	return r
 }
+
+// waitLines blocks until n output lines were read.
+func (l *live) waitLines(n int) {
+	l.t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		l.mu.Lock()
+		got := len(l.lines)
+		l.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-l.grew:
+		case <-l.done:
+			return
+		case <-deadline:
+			l.t.Fatalf("only %d of %d lines in 60 s", got, n)
+		}
+	}
+}

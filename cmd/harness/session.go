@@ -25,7 +25,7 @@ type patcher interface {
 // RUNTIME_CHECKPOINT_INTERRUPTED unless fork is set, which continues in a new
 // session from the last finished turn.
 func (a *app) openSession(ctx context.Context, resumeID string) (*runtime.Session, error) {
-	return a.openSessionWith(ctx, resumeID, false, nil)
+	return a.openSessionWith(ctx, resumeID, a.opts.Fork, nil)
 }
 
 func (a *app) openSessionWith(ctx context.Context, resumeID string, fork bool, resolver runtime.Resolver) (*runtime.Session, error) {
@@ -43,9 +43,6 @@ func (a *app) openSessionWith(ctx context.Context, resumeID string, fork bool, r
 		last, ab, err := runtime.LastFinished(ctx, a.store, resumeID)
 		if err != nil {
 			return nil, err
-		}
-		if last == nil {
-			return nil, errcode.Errorf(errcode.RuntimeCheckpointInterrupted, "fork %s: the session has no finished turn to continue from", resumeID)
 		}
 		cp, abandoned, from = last, ab, resumeID
 		id = event.NewID("sess")
@@ -92,7 +89,7 @@ func (a *app) openSessionWith(ctx context.Context, resumeID string, fork bool, r
 	}
 	var sess *runtime.Session
 	if fork {
-		sess, err = a.rt.Fork(ctx, log, from, cp, abandoned)
+		sess, err = a.rt.Fork(ctx, log, from, cp, abandoned, a.settings)
 	} else {
 		sess, err = a.rt.RestoreSession(ctx, log, cp, a.settings)
 	}
