@@ -147,3 +147,103 @@ func (l *timedLog) SaveCheckpoint(ctx context.Context, after int64, p []byte) (s
 	l.spent += time.Since(t0)
 	return c, err
 }
+
+// BenchmarkRestore10k restores a session of 10,000 events (its last
+// terminal checkpoint, matched by its turn.completed) and reads the same
+// session's rows raw, in the same run. Targets: ratio ≤ 2, under 300 ms.
+func BenchmarkRestore10k(b *testing.B) {
+	ctx := b.Context()
+	path := filepath.Join(b.TempDir(), "h.db")
+	st, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	id := event.NewID("sess")
+	st.CreateSession(ctx, store.SessionInit{ID: id})
+	who, _ := st.Acquire(ctx, id, store.Owner{ID: "bench"}, store.AcquireOptions{})
+	log, _ := store.NewSessionLog(ctx, st, id, who)
+	root := b.TempDir()
+	writeFile(b, root, "f.txt", strings.Repeat("x", 2000))
+	// Turns of 5 tool rounds each (≈ 50 events a turn) until 10,000 events.
+	var steps []string
+	for i := range 5 {
+		steps = append(steps, fmt.Sprintf(`{"toolCalls":[{"id":"c%%d-%d","name":"fs.read","arguments":{"path":"f.txt"}}]}`, i))
+	}
+	steps = append(steps, `{"content":"turn done","usage":{"promptTokens":10,"completionTokens":2}}`)
+	tmpl := "[" + strings.Join(steps, ",") + "]"
+	var sess *runtime.Session
+	var rt *runtime.Runtime
+	for turn := 0; ; turn++ {
+		m, err := fake.Parse([]byte(strings.ReplaceAll(tmpl, "%d", fmt.Sprint(turn))))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt, _ = runtime.New(runtime.Config{Model: m, Workspace: mustLocal(b, root)})
+		var cp *runtime.Checkpoint
+		if turn > 0 {
+			rp, err := runtime.LatestTerminal(ctx, st, id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cp = rp.Checkpoint
+		}
+		sess, err = rt.RestoreSession(ctx, log, cp, runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runID, err := sess.Start(ctx, runtime.StartRequest{Input: fmt.Sprintf("turn %d", turn)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out, _ := rt.Wait(ctx, runID); out.Status != runtime.StatusCompleted {
+			b.Fatalf("turn %d: %+v", turn, out)
+		}
+		if s, _ := st.Session(ctx, id); s.LastSeq >= 9999 {
+			break
+		}
+	}
+	var bytesTotal int64
+	rawRead := func() int {
+		n, after := 0, int64(-1)
+		bytesTotal = 0
+		for {
+			page, err := st.ReadEvents(ctx, id, after, store.MaxPage)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, r := range page {
+				bytesTotal += int64(len(r.Body))
+			}
+			n += len(page)
+			if len(page) < store.MaxPage {
+				return n
+			}
+			after = page[len(page)-1].Seq
+		}
+	}
+	var restore, raw []time.Duration
+	events := 0
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		rp, err := runtime.LatestTerminal(ctx, st, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt2, _ := runtime.New(runtime.Config{Model: rt.Model(), Workspace: mustLocal(b, root)})
+		if _, err := rt2.RestoreSession(ctx, log, rp.Checkpoint, runtime.Settings{}); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		events = rawRead()
+		t2 := time.Now()
+		restore, raw = append(restore, t1.Sub(t0)), append(raw, t2.Sub(t1))
+	}
+	mr, mw := median(restore), median(raw)
+	b.ReportMetric(float64(events), "events")
+	b.ReportMetric(float64(bytesTotal)/(1<<20), "log-MiB")
+	b.ReportMetric(float64(mr.Microseconds())/1000, "restore-ms")
+	b.ReportMetric(float64(mw.Microseconds())/1000, "raw-read-ms")
+	b.ReportMetric(float64(mr)/float64(mw), "ratio")
+}

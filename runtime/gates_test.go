@@ -55,7 +55,7 @@ func mustLocal(t testing.TB, root string) workspace.Workspace {
 	return ws
 }
 
-func writeFile(t *testing.T, root, name, body string) {
+func writeFile(t testing.TB, root, name, body string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
 		t.Fatal(err)

@@ -60,6 +60,9 @@ func New(cfg Config) (*Runtime, error) {
 	return &Runtime{cfg: cfg, sessions: map[string]*Session{}, runs: map[string]*run{}}, nil
 }
 
+// Model returns the model the runtime sends requests to.
+func (rt *Runtime) Model() model.Model { return rt.cfg.Model }
+
 // Subscribe returns every event appended from now on, in log order.
 func (rt *Runtime) Subscribe() *Subscription { return rt.bus.subscribe() }
 
