@@ -58,10 +58,16 @@ type Identity struct {
 	SessionTurns []string `json:"sessionTurns"`
 }
 
-// MessageState is the whole history; originals are never removed.
+// MessageState is the history; originals are never removed. In the store's
+// checkpoint it is whole (Base 0). In a runtime.checkpoint event it holds
+// only the messages added since the session's previous runtime.checkpoint
+// event: Base is how many messages that one had, and the full history is its
+// history[:Base] followed by Messages (see Chain). So the log grows with the
+// history, not with its square.
 type MessageState struct {
 	Version  int             `json:"version"`
 	Revision int             `json:"revision"`
+	Base     int             `json:"base,omitempty"`
 	Messages []model.Message `json:"messages"`
 
 	// raw holds each message's canonical bytes, kept by the session as
@@ -84,6 +90,10 @@ func (m MessageState) MarshalJSON() ([]byte, error) {
 	b = strconv.AppendInt(b, int64(m.Version), 10)
 	b = append(b, `,"revision":`...)
 	b = strconv.AppendInt(b, int64(m.Revision), 10)
+	if m.Base != 0 {
+		b = append(b, `,"base":`...)
+		b = strconv.AppendInt(b, int64(m.Base), 10)
+	}
 	b = append(b, `,"messages":[`...)
 	for i, r := range m.raw {
 		if i > 0 {
@@ -182,10 +192,23 @@ func (t *turn) checkpoint(phase string, next *nextRequest, term *terminalStatus)
 	if len(payload) > MaxCheckpointBytes {
 		return errcode.Errorf(errcode.RuntimeCheckpointInvalid, "checkpoint of %d bytes is over the %d byte bound", len(payload), MaxCheckpointBytes)
 	}
-	rec, err := t.append(event.RuntimeCheckpoint{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Version: 1, Payload: payload})
+	delta := payload
+	if base := s.state.checkpointMsgs; base > 0 {
+		d := cp
+		d.History.Base = base
+		d.History.Messages = cp.History.Messages[base:]
+		if cp.History.raw != nil {
+			d.History.raw = cp.History.raw[base:]
+		}
+		if delta, err = d.marshal(); err != nil {
+			return errcode.Wrap(errcode.RuntimeCheckpointInvalid, "encode checkpoint", err)
+		}
+	}
+	rec, err := t.append(event.RuntimeCheckpoint{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Version: 1, Payload: delta})
 	if err != nil {
 		return err
 	}
+	s.state.checkpointMsgs = len(cp.History.Messages)
 	if _, err := s.log.SaveCheckpoint(context.WithoutCancel(t.ctx), rec.Seq, payload); err != nil {
 		return &errcode.Error{Code: errcode.RuntimeEventAppendFailed, Message: "save checkpoint: " + string(errcode.Of(err)), Err: err}
 	}
@@ -202,7 +225,7 @@ func (cp Checkpoint) marshal() ([]byte, error) {
 	if len(h.raw) != len(h.Messages) {
 		return model.MarshalCanonical(cp)
 	}
-	cp.History = MessageState{Version: h.Version, Revision: h.Revision}
+	cp.History = MessageState{Version: h.Version, Revision: h.Revision, Base: h.Base}
 	rest, err := model.MarshalCanonical(cp)
 	if err != nil {
 		return nil, err
@@ -302,8 +325,12 @@ func (cp *Checkpoint) validate() error {
 	if h.Version != 1 {
 		return fail("message state version %d is unknown", h.Version)
 	}
-	if h.Revision < len(h.Messages) {
-		return fail("revision %d is below the %d messages", h.Revision, len(h.Messages))
+	if h.Base < 0 {
+		return fail("history base %d is negative", h.Base)
+	}
+	total := h.Base + len(h.Messages)
+	if h.Revision < total {
+		return fail("revision %d is below the %d messages", h.Revision, total)
 	}
 	ids := make([]string, 0, len(h.Messages))
 	for _, m := range h.Messages {
@@ -314,8 +341,10 @@ func (cp *Checkpoint) validate() error {
 	if dup := firstDuplicate(ids); dup != "" {
 		return fail("message %s listed twice", dup)
 	}
-	if err := checkMessageState(h.Messages); err != nil {
-		return fail("%s", errcode.Message(err))
+	if h.Base == 0 {
+		if err := checkMessageState(h.Messages); err != nil {
+			return fail("%s", errcode.Message(err))
+		}
 	}
 	u := cp.Accounting.Usage
 	if u.TotalTokens != u.PromptTokens+u.CompletionTokens || u.PromptTokens < 0 || u.CompletionTokens < 0 {
@@ -325,7 +354,7 @@ func (cp *Checkpoint) validate() error {
 		return fail("negative counters")
 	}
 	c := cp.Context.Compaction
-	if c.TailStart < 0 || c.TailStart > len(h.Messages) || c.ThroughRevision < 0 || c.ThroughRevision > h.Revision || c.Compactions < 0 {
+	if c.TailStart < 0 || c.TailStart > total || c.ThroughRevision < 0 || c.ThroughRevision > h.Revision || c.Compactions < 0 {
 		return fail("compaction cursor is past the history")
 	}
 	if (c.Compactions == 0) != (c.Summary == "") {
@@ -371,9 +400,41 @@ func firstDuplicate(list []string) string {
 	return ""
 }
 
+// Chain folds the runtime.checkpoint events of one session log, oldest
+// first, into whole checkpoints: each event's history holds only what was
+// added since the previous one.
+type Chain struct {
+	prev *Checkpoint
+}
+
+// Next parses the payload of the next runtime.checkpoint event of the log
+// and returns the whole checkpoint it stands for.
+func (c *Chain) Next(payload []byte) (*Checkpoint, error) {
+	cp, err := ParseCheckpoint(payload)
+	if err != nil {
+		return nil, err
+	}
+	if b := cp.History.Base; b > 0 {
+		if c.prev == nil || b > len(c.prev.History.Messages) {
+			return nil, errcode.Errorf(errcode.RuntimeCheckpointInvalid, "fold checkpoint: its base of %d messages is past the previous checkpoint", b)
+		}
+		full := make([]model.Message, 0, b+len(cp.History.Messages))
+		full = append(append(full, c.prev.History.Messages[:b]...), cp.History.Messages...)
+		cp.History.Messages, cp.History.Base = full, 0
+		if err := cp.validate(); err != nil {
+			return nil, errcode.Errorf(errcode.RuntimeCheckpointInvalid, "fold checkpoint: %s", errcode.Message(err))
+		}
+	}
+	c.prev = cp
+	return cp, nil
+}
+
 // ReconstructModelRequest returns exactly the request the model received
 // for a checkpoint of phase model or summary. It is pure.
 func ReconstructModelRequest(cp *Checkpoint) (model.Request, error) {
+	if cp.History.Base != 0 {
+		return model.Request{}, errcode.New(errcode.RuntimeInvalidInput, "reconstruct request: a partial checkpoint; fold it with Chain first")
+	}
 	if cp.NextRequest == nil {
 		return model.Request{}, errcode.Errorf(errcode.RuntimeInvalidInput, "reconstruct request: checkpoint of phase %s has no next request", cp.Identity.Phase)
 	}

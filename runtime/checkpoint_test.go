@@ -16,8 +16,9 @@ import (
 func (f *fixture) checkpoints() []*runtime.Checkpoint {
 	f.t.Helper()
 	var out []*runtime.Checkpoint
+	var chain runtime.Chain
 	for _, d := range ofType[event.RuntimeCheckpoint](f.events()) {
-		cp, err := runtime.ParseCheckpoint(d.Payload)
+		cp, err := chain.Next(d.Payload)
 		if err != nil {
 			f.t.Fatalf("stored checkpoint does not parse: %v", err)
 		}

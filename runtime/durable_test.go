@@ -76,12 +76,13 @@ func TestDurableReplaySQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rebuilt [][]byte
+	var chain runtime.Chain
 	for _, r := range recs {
 		if r.Type != string(event.TypeRuntimeCheckpoint) {
 			continue
 		}
 		ev, _ := event.Decode(r.Body)
-		cp, err := runtime.ParseCheckpoint(ev.Data.(event.RuntimeCheckpoint).Payload)
+		cp, err := chain.Next(ev.Data.(event.RuntimeCheckpoint).Payload)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -96,6 +96,7 @@ func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint
 		return nil, "", err
 	}
 	var best, candidate *Checkpoint
+	var chain Chain
 	abandoned := ""
 	for _, rec := range recs {
 		switch rec.Type {
@@ -105,7 +106,7 @@ func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint
 				return nil, "", err
 			}
 			data, _ := ev.Data.(event.RuntimeCheckpoint)
-			cp, err := ParseCheckpoint(data.Payload)
+			cp, err := chain.Next(data.Payload)
 			if err != nil {
 				return nil, "", err
 			}
@@ -176,6 +177,7 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpo
 		st.push(m)
 	}
 	st.revision = cp.History.Revision
+	st.checkpointMsgs = len(cp.History.Messages)
 	st.usage = cp.Accounting.Usage
 	st.modelRequests = cp.Accounting.ModelRequests
 	st.toolCalls = cp.Accounting.ToolCalls
@@ -227,8 +229,9 @@ func (rt *Runtime) Fork(ctx context.Context, log EventLog, from string, cp *Chec
 	if cp == nil {
 		return s, nil
 	}
-	// The fork's own terminal checkpoint, so that it resumes like any
-	// finished session.
+	// The fork's own terminal checkpoint, whole (the new log has no earlier
+	// one), so that it resumes like any finished session.
+	s.state.checkpointMsgs = 0
 	t := &turn{s: s, r: &run{sess: s, id: cp.Identity.RunID, turnID: cp.Identity.TurnID, grants: map[string]bool{}}, ctx: ctx, wsState: cp.Workspace}
 	if err := t.checkpoint(phaseTerminal, nil, &terminalStatus{Status: cp.TerminalStatus.Status, ErrorCode: cp.TerminalStatus.ErrorCode}); err != nil {
 		rt.closeSession(s)

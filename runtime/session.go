@@ -54,6 +54,7 @@ type state struct {
 	firstUser      *model.Message // the session's first user request, pinned after compaction
 	meter          *compaction.Meter
 	lastCheckpoint int64 // seq of the last runtime.checkpoint, -1 if none
+	checkpointMsgs int   // messages in the last runtime.checkpoint event of the log
 }
 
 // compactState says which view of the history the next request sends: the

@@ -70,6 +70,7 @@ func (a *app) printStoredEvents(ctx context.Context, id string) int {
 // else the last model round's.
 func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*runtime.Checkpoint, error) {
 	var found *runtime.Checkpoint
+	var chain runtime.Chain
 	after := int64(-1)
 	for {
 		page, err := r.ReadEvents(ctx, id, after, store.MaxPage)
@@ -84,7 +85,7 @@ func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*run
 			if err != nil {
 				return nil, err
 			}
-			cp, err := runtime.ParseCheckpoint(ev.Data.(event.RuntimeCheckpoint).Payload)
+			cp, err := chain.Next(ev.Data.(event.RuntimeCheckpoint).Payload)
 			if err != nil {
 				return nil, err
 			}
