@@ -163,3 +163,50 @@ func TestWriteThroughLocalWorkspace(t *testing.T) {
 		t.Fatal("the host tree changed")
 	}
 }
+
+// A resumed session's Docker workspace is rebuilt from the host tree plus
+// the patch recorded at its last finished turn; a host tree that changed
+// since is reported.
+func TestResumeRebuildsDockerWorkspace(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "one\n")
+	u.write("other.txt", "unrelated\n")
+	s1 := u.script(`[{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"notes.txt","contents":"one\ntwo\n"}}]},{"content":"wrote"}]`)
+	r1 := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s1, "add a line")
+	if r1.code != 0 {
+		t.Fatalf("first: exit %d\n%s", r1.code, r1.stderr)
+	}
+	id := sessionOf(t, r1.events)
+	read := `[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"notes.txt"}}]},{"content":"read"}]`
+	r2 := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", u.script(read), "--resume", id, "what is in notes?")
+	if r2.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r2.code, r2.stderr)
+	}
+	var content string
+	for _, e := range r2.events {
+		if d, ok := e.Data.(event.ToolResult); ok {
+			content = string(d.Output)
+		}
+	}
+	if !strings.Contains(content, `one\ntwo\n`) {
+		t.Fatalf("the resumed workspace lost the earlier edit: %s", content)
+	}
+	if strings.Contains(r2.stderr, "changed since") {
+		t.Errorf("an unchanged host was reported as changed: %s", r2.stderr)
+	}
+	// The host changes elsewhere: the rebuild goes on and says so.
+	u.write("other.txt", "edited on the host\n")
+	read2 := strings.ReplaceAll(read, `"r1"`, `"r2"`)
+	r3 := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", u.script(read2), "--resume", id, "again")
+	if r3.code != 0 || !strings.Contains(r3.stderr, "changed since this session started") {
+		t.Fatalf("changed host: exit %d\n%s", r3.code, r3.stderr)
+	}
+	// The host changes under the patch: the resume is refused, nothing runs.
+	u.write("notes.txt", "rewritten on the host\n")
+	read3 := strings.ReplaceAll(read, `"r1"`, `"r3"`)
+	r4 := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", u.script(read3), "--resume", id, "and now")
+	if r4.code == 0 {
+		t.Fatalf("a patch that no longer applies was not refused:\n%s", r4.stderr)
+	}
+}
