@@ -127,6 +127,8 @@ Usage:
   harness exec [--resume ID] [--json] PROMPT
                                         one turn headless; stdin lines steer it (">>" queues for the next turn)
   harness sessions [--json]             list sessions
+  harness sessions export ID            a session as JSON lines (header, then its events)
+  harness sessions import FILE|-        store an export in --db (e.g. SQLite → Postgres)
   harness events ID                     the stored events as JSON lines
   harness request ID                    the next model request rebuilt from the latest checkpoint
   harness diff ID                       the workspace patch of a session

@@ -76,7 +76,17 @@ func run(args []string, e env, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return runExec(ctx, a, pos[0], stdin, interrupts)
 	case "sessions":
-		return a.listSessions(ctx)
+		switch {
+		case len(pos) == 0:
+			return a.listSessions(ctx)
+		case pos[0] == "export" && len(pos) == 2:
+			return a.exportSession(ctx, pos[1])
+		case pos[0] == "import" && len(pos) == 2:
+			return a.importSession(ctx, pos[1], stdin)
+		default:
+			fmt.Fprintln(stderr, "harness: sessions [--json] | sessions export ID | sessions import FILE|-")
+			return exitUsage
+		}
 	case "events", "request", "diff", "apply":
 		if len(pos) != 1 {
 			fmt.Fprintf(stderr, "harness: %s takes one session ID\n", cmd)

@@ -93,7 +93,10 @@ type result struct {
 
 func (u *userEnv) run(stdin string, args ...string) result {
 	u.t.Helper()
-	cmd := exec.CommandContext(u.t.Context(), harnessBin, append(args, "--db", u.db)...)
+	if !slicesContains(args, "--db") {
+		args = append(args, "--db", u.db)
+	}
+	cmd := exec.CommandContext(u.t.Context(), harnessBin, args...)
 	cmd.Dir = u.project
 	cmd.Env = u.environ()
 	cmd.Stdin = strings.NewReader(stdin)

@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"os"
 
-	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/postgres"
 )
 
 // openPostgres opens the Postgres store for a postgres:// URL.
 func openPostgres(ctx context.Context, dsn string) (store.Store, error) {
-	return nil, errcode.New(errcode.SessInvalidRecord, "the Postgres store is not part of this build yet; use a SQLite path for --db")
+	host, _ := os.Hostname()
+	st, err := postgres.Open(ctx, dsn, postgres.Options{LocalHost: host})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }

@@ -1,18 +1,535 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/tui"
+	"github.com/harness-dev/harness/tui/diffview"
+	"github.com/harness-dev/harness/workspace"
 )
 
-// runTUI starts the terminal UI. The TUI is not part of this build yet
-// (it is tracked as its own issue); until it lands this says so and points
-// at the headless command, which has every capability.
+// runTUI runs the terminal UI on a new session, on session id, or (resume
+// without an ID) on one picked from a list. On the way out it cancels a
+// running turn, closes the session and prints how to resume it.
 func runTUI(ctx context.Context, a *app, resume bool, id string) int {
-	fmt.Fprintln(a.stderr, "harness: the terminal UI is not built yet.")
-	fmt.Fprintln(a.stderr, "Use the headless command meanwhile: harness exec \"your request\" (stdin lines steer it; see harness help).")
-	if a.demo {
-		fmt.Fprintln(a.stderr, "No provider is configured: set OPENAI_API_KEY (and --model, --base-url for a local server) to use a real model; without one, harness exec runs the built-in demo model.")
+	if resume && id != "" {
+		// A bad ID fails before the screen opens, like every other command.
+		if _, err := a.store.Session(ctx, id); err != nil {
+			return a.fail(err)
+		}
 	}
-	return exitUsage
+	// Nothing may write to the terminal behind the TUI's back: what the
+	// wiring would print goes to the session's banner, then to stderr after.
+	realErr := a.stderr
+	held := &heldWriter{}
+	a.stderr = held
+	eng := newTUIEngine(a, held)
+	defer func() {
+		eng.close()
+		held.release(realErr)
+	}()
+
+	opts := tui.Options{Open: tui.OpenRequest{ID: id, Fork: a.opts.Fork}, Pick: resume && id == ""}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := tui.New(pctx, eng, opts)
+	p := tea.NewProgram(m, tea.WithContext(pctx), tea.WithOutput(a.stdout), tea.WithoutSignalHandler())
+	final, err := p.Run()
+	cancel()
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(realErr, "harness: terminal: %v\n", err)
+		return exitFailed
+	}
+	eng.close()
+	fm, _ := final.(*tui.Model)
+	sid := eng.sessionID()
+	if sid != "" {
+		fmt.Fprintf(a.stdout, "harness resume %s\n", sid)
+		return exitCompleted
+	}
+	if fm != nil && fm.OpenErr() != nil {
+		held.release(realErr)
+		return a.failTo(realErr, fm.OpenErr())
+	}
+	return exitCompleted
+}
+
+// failTo is fail with an explicit stream (a.stderr is held while the TUI runs).
+func (a *app) failTo(w io.Writer, err error) int {
+	fmt.Fprintf(w, "harness: %s: %s\n", errcode.Of(err), errcode.Message(err))
+	return exitFailed
+}
+
+// heldWriter keeps what is written while the TUI owns the terminal and
+// writes it out once released.
+type heldWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	out io.Writer // set once released
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.out != nil {
+		return h.out.Write(p)
+	}
+	return h.buf.Write(p)
+}
+
+// take returns and clears what was held since the last take.
+func (h *heldWriter) take() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.buf.String()
+	h.buf.Reset()
+	return s
+}
+
+func (h *heldWriter) release(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.out == nil {
+		h.out = w
+		_, _ = h.buf.WriteTo(w)
+	}
+}
+
+// tuiSession is one open session and what it owns.
+type tuiSession struct {
+	id      string
+	rt      *runtime.Runtime
+	sess    *runtime.Session
+	ws      workspace.Workspace
+	sub     *runtime.Subscription
+	closers []func()
+	gone    chan struct{} // closed when the session is replaced or closed
+
+	mu      sync.Mutex
+	lastRun string // guarded by mu: the last run started here
+}
+
+// tuiEngine adapts the app (store, workspace, runtime) to tui.Engine, and
+// is the runtime's permission resolver with --approve ask.
+type tuiEngine struct {
+	a    *app
+	held *heldWriter
+
+	openMu sync.Mutex // serializes Open and close
+
+	mu        sync.Mutex
+	cur       *tuiSession     // guarded by mu
+	changed   chan struct{}   // guarded by mu; closed and replaced when cur changes
+	approvals []*tui.Approval // guarded by mu
+	asked     chan struct{}   // signaled when approvals grows
+}
+
+var (
+	_ tui.Engine       = (*tuiEngine)(nil)
+	_ runtime.Resolver = (*tuiEngine)(nil)
+)
+
+func newTUIEngine(a *app, held *heldWriter) *tuiEngine {
+	return &tuiEngine{a: a, held: held, changed: make(chan struct{}), asked: make(chan struct{}, 1)}
+}
+
+func (e *tuiEngine) current() (*tuiSession, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cur == nil {
+		return nil, errcode.New(errcode.SessNotFound, "no session is open")
+	}
+	return e.cur, nil
+}
+
+func (e *tuiEngine) sessionID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cur == nil {
+		return ""
+	}
+	return e.cur.id
+}
+
+// Open opens req's session, then closes the one it replaces.
+func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, error) {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	a := e.a
+	var resolver runtime.Resolver
+	if a.opts.Approve == "ask" {
+		resolver = e
+	}
+	mark := len(a.closers)
+	a.wsNote = ""
+	sess, err := a.openSessionWith(ctx, req.ID, req.Fork && req.ID != "", resolver)
+	opened := append([]func(){}, a.closers[mark:]...)
+	a.closers = a.closers[:mark]
+	if err != nil {
+		runClosers(opened)
+		return tui.Session{}, err
+	}
+	next := &tuiSession{id: sess.ID(), rt: a.rt, sess: sess, ws: a.ws, closers: opened, gone: make(chan struct{})}
+	hist, err := readHistory(ctx, a.store, next.id)
+	if err != nil {
+		runClosers(opened)
+		return tui.Session{}, err
+	}
+	next.sub = next.rt.Subscribe()
+
+	e.mu.Lock()
+	prev := e.cur
+	e.cur = next
+	close(e.changed)
+	e.changed = make(chan struct{})
+	stale := e.approvals
+	e.approvals = nil
+	e.mu.Unlock()
+	for _, ap := range stale {
+		ap.Reply(tui.Answer{})
+	}
+	if prev != nil {
+		prev.close()
+	}
+
+	set := sess.Settings()
+	note := a.wsNote
+	if extra := strings.TrimSpace(e.held.take()); extra != "" {
+		note = strings.TrimSpace(note + " " + strings.ReplaceAll(strings.TrimPrefix(extra, "harness: "), "\nharness: ", " · "))
+	}
+	info := next.ws.Info()
+	return tui.Session{
+		ID:        next.id,
+		Model:     set.Model,
+		Workspace: workspaceLabel(info),
+		ReadOnly:  !workspace.Attested(next.ws),
+		Note:      note,
+		Demo:      a.demo,
+		Budget:    set.Budget.MaxModelTokens,
+		Window:    set.Context.WindowTokens,
+		Usage:     sess.Usage(),
+		Occupancy: sess.Occupancy(),
+		Approve:   a.opts.Approve == "ask",
+		History:   hist,
+	}, nil
+}
+
+func workspaceLabel(info workspace.Info) string {
+	if info.Backend != workspace.BackendDocker {
+		return "local · read-only"
+	}
+	label := "docker " + info.Image
+	if id := strings.TrimPrefix(info.ImageID, "sha256:"); id != "" {
+		label += "@sha256:" + id[:min(len(id), 8)] + "…"
+	}
+	return label
+}
+
+func readHistory(ctx context.Context, r store.Reader, id string) ([]tui.Record, error) {
+	var out []tui.Record
+	after := int64(-1)
+	for {
+		page, err := r.ReadEvents(ctx, id, after, store.MaxPage)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range page {
+			ev, err := event.Decode(rec.Body)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, tui.Record{Seq: rec.Seq, Event: ev})
+		}
+		if len(page) < store.MaxPage {
+			return out, nil
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+// close ends the session's running turn (so that it stays resumable),
+// stops its event stream and releases what it opened.
+func (s *tuiSession) close() {
+	if run := s.activeRun(); run != "" {
+		_ = s.rt.Cancel(run)
+		wctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		_, _ = s.rt.Wait(wctx, run)
+		cancel()
+	}
+	s.sub.Close()
+	close(s.gone)
+	runClosers(s.closers)
+}
+
+// activeRun is the last run started on the session (canceling a finished
+// run is a no-op, waiting for it returns at once).
+func (s *tuiSession) activeRun() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastRun
+}
+
+func (s *tuiSession) started(runID string, err error) (string, error) {
+	if runID != "" {
+		s.mu.Lock()
+		s.lastRun = runID
+		s.mu.Unlock()
+	}
+	return runID, err
+}
+
+func runClosers(cs []func()) {
+	for i := len(cs) - 1; i >= 0; i-- {
+		cs[i]()
+	}
+}
+
+func (e *tuiEngine) close() {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	e.mu.Lock()
+	cur := e.cur
+	stale := e.approvals
+	e.approvals = nil
+	e.mu.Unlock()
+	for _, ap := range stale {
+		ap.Reply(tui.Answer{})
+	}
+	if cur != nil {
+		select {
+		case <-cur.gone:
+		default:
+			cur.close()
+		}
+	}
+}
+
+// Next waits for events of the open session or a permission question.
+func (e *tuiEngine) Next(ctx context.Context) (tui.Update, error) {
+	for {
+		e.mu.Lock()
+		cur, changed := e.cur, e.changed
+		e.mu.Unlock()
+		if cur == nil {
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+				return tui.Update{}, ctx.Err()
+			}
+		}
+		select {
+		case <-cur.sub.Ready():
+		case <-e.asked:
+		case <-changed:
+			return tui.Update{}, nil
+		case <-cur.gone:
+			return tui.Update{}, nil
+		case <-ctx.Done():
+			return tui.Update{}, ctx.Err()
+		}
+		u := tui.Update{SessionID: cur.id}
+		for _, p := range cur.sub.Drain() {
+			u.Events = append(u.Events, tui.Record{Seq: p.Seq, Event: p.Event})
+		}
+		e.mu.Lock()
+		if len(e.approvals) > 0 {
+			u.Approval = e.approvals[0]
+			e.approvals = e.approvals[1:]
+			if len(e.approvals) > 0 {
+				select {
+				case e.asked <- struct{}{}:
+				default:
+				}
+			}
+		}
+		e.mu.Unlock()
+		if len(u.Events) > 0 || u.Approval != nil {
+			return u, nil
+		}
+	}
+}
+
+// Resolve asks the user through the TUI and waits for the answer or for
+// the turn to end.
+func (e *tuiEngine) Resolve(ctx context.Context, req runtime.PermissionRequest) (runtime.PermissionAnswer, error) {
+	reply := make(chan tui.Answer, 1)
+	ap := &tui.Approval{
+		PermissionID: req.PermissionID, CallID: req.CallID, Tool: req.Tool, Subject: req.Subject, Input: req.Input,
+		Reply: func(a tui.Answer) {
+			select {
+			case reply <- a:
+			default:
+			}
+		},
+	}
+	if cur, err := e.current(); err == nil && req.Tool == "fs.write" {
+		ap.Diff = writeDiff(ctx, cur.ws, req.Input)
+	}
+	e.mu.Lock()
+	e.approvals = append(e.approvals, ap)
+	e.mu.Unlock()
+	select {
+	case e.asked <- struct{}{}:
+	default:
+	}
+	select {
+	case a := <-reply:
+		scope := runtime.ScopeOnce
+		if a.ForRun {
+			scope = runtime.ScopeRun
+		}
+		note := "denied in the TUI"
+		if a.Allow {
+			note = "approved in the TUI"
+		}
+		return runtime.PermissionAnswer{Allow: a.Allow, Scope: scope, Note: note}, nil
+	case <-ctx.Done():
+		return runtime.PermissionAnswer{}, ctx.Err()
+	}
+}
+
+// writeDiff is the change an fs.write would make to the workspace file.
+func writeDiff(ctx context.Context, ws workspace.Workspace, input json.RawMessage) string {
+	var in struct {
+		Path     string `json:"path"`
+		Contents string `json:"contents"`
+	}
+	if json.Unmarshal(input, &in) != nil || in.Path == "" {
+		return ""
+	}
+	old, err := ws.ReadFile(ctx, in.Path)
+	created := err != nil && errcode.Of(err) == errcode.WorkspaceNotFound
+	if err != nil && !created {
+		return ""
+	}
+	return diffview.Unified(in.Path, string(old), in.Contents, created)
+}
+
+func (e *tuiEngine) Start(ctx context.Context, text string) (string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return "", err
+	}
+	return cur.started(cur.sess.Start(ctx, runtime.StartRequest{Input: text}))
+}
+
+func (e *tuiEngine) StartQueued(ctx context.Context) (string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return "", err
+	}
+	return cur.started(cur.sess.Start(ctx, runtime.StartRequest{FromQueue: true}))
+}
+
+func (e *tuiEngine) Steer(ctx context.Context, runID, text string) (string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return "", err
+	}
+	return cur.rt.Steer(ctx, runID, text)
+}
+
+func (e *tuiEngine) QueueNext(ctx context.Context, runID, text string) (string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return "", err
+	}
+	return cur.rt.QueueNext(ctx, runID, text)
+}
+
+func (e *tuiEngine) Withdraw(ctx context.Context, runID, messageID string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return cur.rt.Withdraw(ctx, runID, messageID)
+}
+
+func (e *tuiEngine) Cancel(runID string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return cur.rt.Cancel(runID)
+}
+
+func (e *tuiEngine) Diff(ctx context.Context) (string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return "", err
+	}
+	return cur.ws.Diff(ctx)
+}
+
+// hostRoot is the directory the session was started on.
+func (e *tuiEngine) hostRoot(ctx context.Context, id string) string {
+	if s, err := e.a.store.Session(ctx, id); err == nil && s.Metadata["root"] != "" {
+		return s.Metadata["root"]
+	}
+	return e.a.root
+}
+
+// CheckApply checks the workspace patch against the host tree with `git
+// apply --check` (as harness apply does).
+func (e *tuiEngine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
+	cur, err := e.current()
+	if err != nil {
+		return tui.ApplyPlan{}, err
+	}
+	patch, err := cur.ws.Diff(ctx)
+	if err != nil {
+		return tui.ApplyPlan{}, err
+	}
+	plan := tui.ApplyPlan{Root: e.hostRoot(ctx, cur.id), Patch: patch}
+	if strings.TrimSpace(patch) == "" {
+		return plan, nil
+	}
+	if out, err := gitApply(ctx, plan.Root, patch, "--check"); err != nil {
+		plan.Conflict = out
+		if plan.Conflict == "" {
+			plan.Conflict = err.Error()
+		}
+		return plan, nil
+	}
+	plan.Stat, _ = gitApply(ctx, plan.Root, patch, "--stat")
+	return plan, nil
+}
+
+// Apply checks again (the host may have changed since) and applies.
+func (e *tuiEngine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) {
+	if out, err := gitApply(ctx, plan.Root, plan.Patch, "--check"); err != nil {
+		return "", errcode.Errorf(errcode.WorkspaceScope, "the host tree at %s changed under this patch; nothing was applied: %s", plan.Root, strings.TrimSpace(out))
+	}
+	if out, err := gitApply(ctx, plan.Root, plan.Patch); err != nil {
+		return "", errcode.Errorf(errcode.WorkspaceScope, "git apply failed in %s: %s", plan.Root, strings.TrimSpace(out))
+	}
+	st := diffview.StatOf(plan.Patch)
+	return fmt.Sprintf("applied the patch to %s: %d file(s), +%d −%d", plan.Root, st.Files, st.Added, st.Deleted), nil
+}
+
+func (e *tuiEngine) Sessions(ctx context.Context) ([]tui.SessionSummary, error) {
+	list, err := e.a.store.ListSessions(ctx, 200)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.SessionSummary, len(list))
+	for i, s := range list {
+		out[i] = tui.SessionSummary{ID: s.ID, Title: s.Title, Updated: s.UpdatedAt, Turns: s.Turns, Tokens: s.Tokens, Status: s.Status}
+	}
+	return out, nil
 }

@@ -1,0 +1,72 @@
+// Package postgres is the shared session store: store.Store on a
+// PostgreSQL database (github.com/jackc/pgx/v5, one pgxpool per Store), for
+// sessions that outlive one machine. It keeps the contract of package store
+// and passes the same conformance suite (store/storetest) as store/sqlite;
+// the decisions themselves (fencing, leases, redelivery, checkpoint CAS,
+// the summary) are store/internal/rules, shared with it.
+//
+// # Database
+//
+// Open takes a DSN as libpq does (postgres://user:pass@host:5432/db?…);
+// its search_path parameter picks the schema, which must exist. The store
+// owns the tables schema_version, sessions, events, checkpoints and
+// event_counter of that schema, created and migrated in place by Open in
+// one transaction under a per-schema advisory lock
+// (pg_advisory_xact_lock), so that processes opening one database at once
+// migrate it once. A schema_version newer than this code's is refused
+// with SESS_SCHEMA_VERSION, as are tables of the store's names in a schema
+// without one. Every connection runs with synchronous_commit=on, whatever
+// the server's default: a commit is flushed to the server's WAL before
+// Append returns.
+//
+// Times are timestamptz from the injected clock (Options.Now), never the
+// server's. IDs sort bytewise (COLLATE "C"). Bodies and payloads are bytea:
+// byte for byte what was appended, whatever the database's encoding; read
+// one with
+//
+//	SELECT seq, convert_from(body, 'UTF8') FROM events WHERE session_id = 'sess-…' ORDER BY seq;
+//
+// # Ordering
+//
+// Every write is one transaction whose first statement locks its
+// session's row (SELECT … FOR NO KEY UPDATE): writers to one session, on
+// any machine, are serialized by the server, and fencing, redelivery and
+// the checkpoint CAS decide on state no other writer can change under
+// them. The seq of a session is its row's last_seq plus one, under that
+// lock. The global sequence is a single-row counter (event_counter) raised
+// by each append inside its transaction and locked until it commits: global
+// sequence numbers are gapless and grow in commit order across the whole
+// store (a SEQUENCE would hand them out before commit, out of commit
+// order). The price is that appends to different sessions commit one at a
+// time. A write costs two round trips: BEGIN travels with its first batch
+// (lock the row, read what the decision needs) and COMMIT with its last.
+// A call whose context ends asks the server to cancel its statement; if
+// that was the COMMIT, the write may have been committed all the same, and
+// an identical retry answers which.
+//
+// # Leases across machines
+//
+// Options.LocalHost (default os.Hostname) must name this machine uniquely
+// among those sharing the database: a holder recorded on this host whose
+// process is gone here is taken as dead. A holder on another host is
+// waited out until its lease expires by the reader's clock, so the
+// machines' clocks should roughly agree; fencing never depends on them, as
+// the epoch, not the clock, is the fence.
+//
+// The events table is append-only by the database itself: a statement
+// trigger refuses UPDATE, DELETE and TRUNCATE on it (SQLSTATE HA001), for
+// every role; only dropping the trigger, which needs the table's owner,
+// lifts it.
+//
+// # Codes
+//
+// Those of package store. SQLSTATEs are translated once, here: 23505
+// (a key exists) → SESS_EVENT_CONFLICT; HA001 (an event changed) →
+// SESS_EVENT_CONFLICT, the nearest code; lock timeout (Options.LockTimeout),
+// deadlock, serialization failure → SESS_BUSY; other class 22, 23 and 54
+// errors and corrupt data → SESS_INVALID_RECORD; an undefined table or
+// column → SESS_SCHEMA_VERSION; a refused connection or login, a missing
+// database or schema, a shutting-down server, a read-only transaction, a
+// closed pool, a canceled context → SESS_CLOSED (the store cannot serve
+// the call).
+package postgres

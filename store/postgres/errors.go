@@ -1,0 +1,83 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store/internal/rules"
+)
+
+// SQLSTATEs the store reacts to by name.
+const (
+	sqlstateUniqueViolation = "23505"
+	// sqlstateAppendOnly is raised by the events table's trigger on any
+	// UPDATE, DELETE or TRUNCATE (a code of the user-defined class "HA").
+	sqlstateAppendOnly = "HA001"
+)
+
+// translate turns a foreign error (a SQLSTATE, pgx, a network failure, a
+// context) into a SESS_* error, once; an *errcode.Error passes through
+// unchanged. The message is safe to show; the cause stays in Err for logs.
+func translate(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*errcode.Error](err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return rules.Canceled(op, err)
+	}
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	if !ok {
+		// pgx's own failures: a refused or broken connection, a closed
+		// pool, a timeout.
+		return &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "reach the store server", Err: err}
+	}
+	code, msg := classify(pe.Code)
+	return &errcode.Error{Code: code, Op: op, Message: msg, Err: err}
+}
+
+// classify maps a SQLSTATE to a code and a message: the exact codes the
+// store expects first, then by class.
+func classify(sqlstate string) (errcode.Code, string) {
+	switch sqlstate {
+	case sqlstateUniqueViolation:
+		return errcode.SessEventConflict, "store a record whose key exists"
+	case sqlstateAppendOnly:
+		// The nearest code: an attempt to change a stored event conflicts
+		// with the event as stored.
+		return errcode.SessEventConflict, "change a stored event: events are append-only"
+	case "40001", "40P01", "55P03", "55006": // serialization, deadlock, lock timeout, object in use
+		return errcode.SessBusy, "wait for a lock held by another writer"
+	case "57014": // query_canceled
+		return errcode.SessClosed, "cancel store operation"
+	case "42P01", "42703", "42883": // undefined table, column, function
+		return errcode.SessSchemaVersion, "find the store's tables: the schema differs from this Harness's"
+	case "XX001", "XX002": // data_corrupted, index_corrupted
+		return errcode.SessInvalidRecord, "read the store: corrupt data"
+	case "3D000", "3F000": // invalid_catalog_name, invalid_schema_name
+		return errcode.SessClosed, "open the store database: it or its schema does not exist"
+	case "42501": // insufficient_privilege
+		return errcode.SessClosed, "access the store database: permission denied"
+	}
+	if len(sqlstate) != 5 {
+		return errcode.SessClosed, "use store database"
+	}
+	switch sqlstate[:2] {
+	case "22", "23", "54": // data exception, integrity, program limit
+		return errcode.SessInvalidRecord, "store a malformed record"
+	case "08": // connection exception
+		return errcode.SessClosed, "reach the store server"
+	case "28": // invalid authorization
+		return errcode.SessClosed, "log in to the store server"
+	case "25": // invalid transaction state (read-only, aborted)
+		return errcode.SessClosed, "write to the store database: read-only or aborted transaction"
+	case "53", "57", "58": // resources, operator intervention, system error
+		return errcode.SessClosed, "use the store server: out of resources, shutting down or failing"
+	}
+	return errcode.SessClosed, "use store database"
+}

@@ -1,0 +1,259 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/internal/rules"
+)
+
+// sessionCols, in the order sessionRow.scan reads them. A session was last
+// updated by its last append or its last other change, whichever is later.
+const sessionCols = `id, title, metadata, created_at, GREATEST(updated_at, appended_at) AS updated, turns, tokens, status,
+	last_seq, epoch, owner_id, owner_host, owner_pid, owner_proc, lease_acquired_at, lease_expires_at, lease_ttl_us`
+
+// leaseCols is sessionCols without the metadata (read as '{}'), for the
+// writes that do not touch it: an append need not ship a large metadata
+// object from the server.
+const leaseCols = `id, title, '{}'::text, created_at, GREATEST(updated_at, appended_at), turns, tokens, status,
+	last_seq, epoch, owner_id, owner_host, owner_pid, owner_proc, lease_acquired_at, lease_expires_at, lease_ttl_us`
+
+const (
+	qSession = `SELECT ` + sessionCols + ` FROM sessions WHERE id = $1`
+	// The writes' first statement: the session's row, locked until the
+	// transaction ends, so that fencing, redelivery and the checkpoint CAS
+	// decide on state no other writer can change under them. NO KEY
+	// UPDATE is the lock an UPDATE of the row takes: it excludes the other
+	// writers and lets readers and foreign-key checks through.
+	qLockSession = qSession + ` FOR NO KEY UPDATE`
+	qLockLease   = `SELECT ` + leaseCols + ` FROM sessions WHERE id = $1 FOR NO KEY UPDATE`
+)
+
+// sessionRow is a sessions row as the code works with it.
+type sessionRow struct {
+	id                   string
+	sum                  rules.Summary
+	metadata             string // JSON object
+	createdAt, updatedAt time.Time
+	lastSeq, epoch       int64
+	holder               *rules.Holder
+}
+
+func (r *sessionRow) scan(row pgx.Row) error {
+	var (
+		ownerID, ownerHost, ownerProc *string
+		ownerPID                      *int32
+		acquired, expires             *time.Time
+		ttl                           *int64
+	)
+	if err := row.Scan(&r.id, &r.sum.Title, &r.metadata, &r.createdAt, &r.updatedAt, &r.sum.Turns, &r.sum.Tokens, &r.sum.Status,
+		&r.lastSeq, &r.epoch, &ownerID, &ownerHost, &ownerPID, &ownerProc, &acquired, &expires, &ttl); err != nil {
+		return err
+	}
+	r.createdAt, r.updatedAt = utc(r.createdAt), utc(r.updatedAt)
+	r.holder = nil
+	if ownerID != nil && expires != nil {
+		h := &rules.Holder{Owner: store.Owner{ID: *ownerID, Epoch: r.epoch}, ExpiresAt: utc(*expires)}
+		if ownerHost != nil {
+			h.Owner.Host = *ownerHost
+		}
+		if ownerPID != nil {
+			h.Owner.PID = int(*ownerPID)
+		}
+		if ownerProc != nil {
+			h.Identity = *ownerProc
+		}
+		if acquired != nil {
+			h.AcquiredAt = utc(*acquired)
+		}
+		if ttl != nil {
+			h.TTL = time.Duration(*ttl) * time.Microsecond
+		}
+		r.holder = h
+	}
+	return nil
+}
+
+func (r *sessionRow) view(env rules.Env) (store.Session, error) {
+	md := map[string]string{}
+	if err := json.Unmarshal([]byte(r.metadata), &md); err != nil {
+		return store.Session{}, &errcode.Error{Code: errcode.SessInvalidRecord, Message: "read metadata of " + r.id, Err: err}
+	}
+	return store.Session{
+		ID:        r.id,
+		Title:     r.sum.Title,
+		Metadata:  md,
+		CreatedAt: r.createdAt,
+		UpdatedAt: r.updatedAt,
+		Turns:     r.sum.Turns,
+		Tokens:    r.sum.Tokens,
+		Status:    rules.ReportStatus(r.sum.Status, r.holder, env),
+		LastSeq:   r.lastSeq,
+		Lease:     r.holder.Lease(),
+	}, nil
+}
+
+// loadRow scans one session row; SESS_NOT_FOUND when there is none.
+func loadRow(row pgx.Row, op, id string) (*sessionRow, error) {
+	var r sessionRow
+	err := r.scan(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, rules.NotFound(op, id)
+	}
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	return &r, nil
+}
+
+// Session implements store.Reader.
+func (s *Store) Session(ctx context.Context, id string) (store.Session, error) {
+	const op = "postgres.Session"
+	if err := s.check(ctx, op); err != nil {
+		return store.Session{}, err
+	}
+	row, err := loadRow(s.pool.QueryRow(ctx, qSession, id), op, id)
+	if err != nil {
+		return store.Session{}, err
+	}
+	out, err := row.view(s.env())
+	if err != nil {
+		return store.Session{}, translate(op, err)
+	}
+	return out, nil
+}
+
+// ListSessions implements store.Reader.
+func (s *Store) ListSessions(ctx context.Context, limit int) ([]store.Session, error) {
+	const op = "postgres.ListSessions"
+	if err := rules.CheckLimit(op, limit); err != nil {
+		return nil, err
+	}
+	if err := s.check(ctx, op); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id LIMIT $1`, limit)
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	defer rows.Close()
+	env := s.env()
+	out := []store.Session{}
+	for rows.Next() {
+		var row sessionRow
+		if err := row.scan(rows); err != nil {
+			return nil, translate(op, err)
+		}
+		v, err := row.view(env)
+		if err != nil {
+			return nil, translate(op, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(op, err)
+	}
+	return out, nil
+}
+
+const qReadEvents = `SELECT seq, global_seq, event_id, type, body, stored_at FROM events
+	WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`
+
+// ReadEvents implements store.Reader. The session's last seq and the page
+// are asked for in one round trip; the first answers "no such session" and
+// sizes the page, and events committed in between are read all the same.
+func (s *Store) ReadEvents(ctx context.Context, sessionID string, afterSeq int64, limit int) ([]store.Record, error) {
+	const op = "postgres.ReadEvents"
+	if err := rules.CheckRead(op, afterSeq, limit); err != nil {
+		return nil, err
+	}
+	if err := s.check(ctx, op); err != nil {
+		return nil, err
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT last_seq FROM sessions WHERE id = $1`, sessionID)
+	b.Queue(qReadEvents, sessionID, afterSeq, limit)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	var last int64
+	err := br.QueryRow().Scan(&last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, rules.NotFound(op, sessionID)
+	}
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	out, err := scanEvents(rows, sessionID, int(min(int64(limit), max(last-afterSeq, 0))))
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	if err := br.Close(); err != nil {
+		return nil, translate(op, err)
+	}
+	return out, nil
+}
+
+func scanEvents(rows pgx.Rows, sessionID string, capacity int) ([]store.Record, error) {
+	defer rows.Close()
+	out := make([]store.Record, 0, capacity)
+	for rows.Next() {
+		rec := store.Record{SessionID: sessionID}
+		if err := rows.Scan(&rec.Seq, &rec.GlobalSeq, &rec.ID, &rec.Type, &rec.Body, &rec.StoredAt); err != nil {
+			return nil, err
+		}
+		rec.StoredAt = utc(rec.StoredAt)
+		out = append(out, rec)
+	}
+	return out, rows.Err()
+}
+
+// LoadCheckpoint implements store.Reader.
+func (s *Store) LoadCheckpoint(ctx context.Context, sessionID string) (store.Checkpoint, error) {
+	const op = "postgres.LoadCheckpoint"
+	if err := s.check(ctx, op); err != nil {
+		return store.Checkpoint{}, err
+	}
+	var (
+		cp  store.Checkpoint
+		rev *int64
+	)
+	err := s.pool.QueryRow(ctx, `SELECT c.revision, coalesce(c.after_seq, -1), c.payload, coalesce(c.saved_at, 'epoch')
+		FROM sessions s LEFT JOIN checkpoints c ON c.session_id = s.id WHERE s.id = $1`, sessionID).
+		Scan(&rev, &cp.AfterSeq, &cp.Payload, &cp.SavedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Checkpoint{}, rules.NotFound(op, sessionID)
+	}
+	if err != nil {
+		return store.Checkpoint{}, translate(op, err)
+	}
+	if rev == nil {
+		return store.Checkpoint{}, rules.NoCheckpoint(op, sessionID)
+	}
+	cp.SessionID, cp.Revision, cp.SavedAt = sessionID, *rev, utc(cp.SavedAt)
+	return cp, nil
+}
+
+// loadCheckpoint returns the session's checkpoint inside a write, nil when
+// there is none.
+func loadCheckpoint(row pgx.Row, sessionID string) (*store.Checkpoint, error) {
+	cp := store.Checkpoint{SessionID: sessionID}
+	err := row.Scan(&cp.Revision, &cp.AfterSeq, &cp.Payload, &cp.SavedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cp.SavedAt = utc(cp.SavedAt)
+	return &cp, nil
+}

@@ -1,0 +1,421 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/internal/rules"
+)
+
+func encodeMetadata(md map[string]string) string {
+	if md == nil {
+		md = map[string]string{}
+	}
+	b, err := json.Marshal(md) // keys sorted: the same map always encodes the same
+	if err != nil {
+		panic(err) // a map of strings always encodes
+	}
+	return string(b)
+}
+
+// CreateSession implements store.Store.
+func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (store.Session, error) {
+	const op = "postgres.CreateSession"
+	if init.ID == "" {
+		init.ID = rules.NewSessionID()
+	}
+	if err := rules.CheckID(op, "session id", init.ID); err != nil {
+		return store.Session{}, err
+	}
+	if err := rules.CheckMetadata(op, init.Metadata); err != nil {
+		return store.Session{}, err
+	}
+	if err := s.check(ctx, op); err != nil {
+		return store.Session{}, err
+	}
+	title := rules.Title(init.Title)
+	env := s.env()
+	created := env.Now
+	if !init.CreatedAt.IsZero() {
+		created = init.CreatedAt.UTC().Truncate(store.TimePrecision)
+	}
+	// One statement: a concurrent create of the same ID waits for the
+	// other's commit, then inserts nothing and compares below.
+	var id string
+	err := s.pool.QueryRow(ctx, `INSERT INTO sessions (id, title, metadata, created_at, updated_at, status)
+		VALUES ($1, $2, $3, $4, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING id`,
+		init.ID, title, encodeMetadata(init.Metadata), created, store.StatusIdle).Scan(&id)
+	if err == nil {
+		return store.Session{
+			ID: init.ID, Title: title, Metadata: rules.CopyMetadata(init.Metadata),
+			CreatedAt: created, UpdatedAt: created, Status: store.StatusIdle, LastSeq: -1,
+		}, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return store.Session{}, translate(op, err)
+	}
+	row, err := loadRow(s.pool.QueryRow(ctx, qSession, init.ID), op, init.ID)
+	if err != nil {
+		return store.Session{}, err
+	}
+	old, err := row.view(env)
+	if err != nil {
+		return store.Session{}, translate(op, err)
+	}
+	same := old.Title == title && maps.Equal(old.Metadata, rules.CopyMetadata(init.Metadata)) &&
+		(init.CreatedAt.IsZero() || old.CreatedAt.Equal(created))
+	if !same {
+		return store.Session{}, rules.EventConflict(op, init.ID, "this store")
+	}
+	return old, nil
+}
+
+// SetTitle implements store.Store.
+func (s *Store) SetTitle(ctx context.Context, id, title string) error {
+	const op = "postgres.SetTitle"
+	if err := s.check(ctx, op); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET title = $2, updated_at = $3 WHERE id = $1`, id, rules.Title(title), s.env().Now)
+	if err != nil {
+		return translate(op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return rules.NotFound(op, id)
+	}
+	return nil
+}
+
+// SetMetadata implements store.Store.
+func (s *Store) SetMetadata(ctx context.Context, id string, who store.Owner, md map[string]string) error {
+	const op = "postgres.SetMetadata"
+	return s.write(ctx, op, func(t *wtx) error {
+		var row *sessionRow
+		b := &pgx.Batch{}
+		b.Queue(qLockSession, id).QueryRow(func(r pgx.Row) (err error) { row, err = loadRow(r, op, id); return err })
+		if err := t.send(ctx, b, false); err != nil {
+			return err
+		}
+		if err := rules.Fence(op, id, row.holder, who); err != nil {
+			return err
+		}
+		base := map[string]string{}
+		if err := json.Unmarshal([]byte(row.metadata), &base); err != nil {
+			return &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: "read metadata of " + id, Err: err}
+		}
+		merged := rules.MergeMetadata(base, md)
+		if err := rules.CheckMetadata(op, merged); err != nil {
+			return err
+		}
+		w := &pgx.Batch{}
+		w.Queue(`UPDATE sessions SET metadata = $2, updated_at = $3 WHERE id = $1`, id, encodeMetadata(merged), s.env().Now)
+		return t.send(ctx, w, true)
+	})
+}
+
+// lockLease sends the transaction's first batch: the session's row,
+// locked, without its metadata.
+func lockLease(ctx context.Context, t *wtx, op, id string) (*sessionRow, error) {
+	var row *sessionRow
+	b := &pgx.Batch{}
+	b.Queue(qLockLease, id).QueryRow(func(r pgx.Row) (err error) { row, err = loadRow(r, op, id); return err })
+	if err := t.send(ctx, b, false); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// queueHolder queues the write of a session's lease (nil: none), epoch and status.
+func queueHolder(b *pgx.Batch, id string, epoch int64, h *rules.Holder, status string) {
+	if h == nil {
+		b.Queue(`UPDATE sessions SET epoch = $2, status = $3, owner_id = NULL, owner_host = NULL,
+			owner_pid = NULL, owner_proc = NULL, lease_acquired_at = NULL, lease_expires_at = NULL, lease_ttl_us = NULL WHERE id = $1`,
+			id, epoch, status)
+		return
+	}
+	b.Queue(`UPDATE sessions SET epoch = $2, status = $3, owner_id = $4, owner_host = $5,
+		owner_pid = $6, owner_proc = $7, lease_acquired_at = $8, lease_expires_at = $9, lease_ttl_us = $10 WHERE id = $1`,
+		id, epoch, status, h.Owner.ID, h.Owner.Host, int32(h.Owner.PID), h.Identity,
+		h.AcquiredAt, h.ExpiresAt, h.TTL.Microseconds())
+}
+
+// Acquire implements store.Store.
+func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, opts store.AcquireOptions) (store.Owner, error) {
+	const op = "postgres.Acquire"
+	var out store.Owner
+	err := s.write(ctx, op, func(t *wtx) error {
+		row, err := lockLease(ctx, t, op, sessionID)
+		if err != nil {
+			return err
+		}
+		g, err := rules.Acquire(op, sessionID, row.epoch, row.holder, who, opts, s.env())
+		if err != nil {
+			return err
+		}
+		status := row.sum.Status
+		if g.Displaced {
+			status = rules.Displace(status)
+		}
+		out = g.Holder.Owner
+		w := &pgx.Batch{}
+		queueHolder(w, sessionID, g.Holder.Owner.Epoch, &g.Holder, status)
+		return t.send(ctx, w, true)
+	})
+	if err != nil {
+		return store.Owner{}, err
+	}
+	return out, nil
+}
+
+// Renew implements store.Store.
+func (s *Store) Renew(ctx context.Context, sessionID string, who store.Owner, d time.Duration) error {
+	const op = "postgres.Renew"
+	return s.write(ctx, op, func(t *wtx) error {
+		row, err := lockLease(ctx, t, op, sessionID)
+		if err != nil {
+			return err
+		}
+		h, err := rules.Renew(op, sessionID, row.holder, who, d, s.env().Now)
+		if err != nil {
+			return err
+		}
+		w := &pgx.Batch{}
+		queueHolder(w, sessionID, row.epoch, &h, row.sum.Status)
+		return t.send(ctx, w, true)
+	})
+}
+
+// Release implements store.Store.
+func (s *Store) Release(ctx context.Context, sessionID string, who store.Owner) error {
+	const op = "postgres.Release"
+	return s.write(ctx, op, func(t *wtx) error {
+		row, err := lockLease(ctx, t, op, sessionID)
+		if err != nil {
+			return err
+		}
+		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+			return err
+		}
+		w := &pgx.Batch{}
+		queueHolder(w, sessionID, row.epoch, nil, rules.Displace(row.sum.Status))
+		return t.send(ctx, w, true)
+	})
+}
+
+// Append implements store.Store.
+func (s *Store) Append(ctx context.Context, sessionID string, who store.Owner, ev store.EventIn) (store.Record, error) {
+	recs, err := s.appendAll(ctx, "postgres.Append", sessionID, who, []store.EventIn{ev})
+	if err != nil {
+		return store.Record{}, err
+	}
+	return recs[0], nil
+}
+
+// AppendBatch implements store.Store.
+func (s *Store) AppendBatch(ctx context.Context, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
+	return s.appendAll(ctx, "postgres.AppendBatch", sessionID, who, evs)
+}
+
+const (
+	// qStoredEvents finds the events of a call already stored, in any session.
+	qStoredEvents = `SELECT event_id, session_id, seq, global_seq, type, body, stored_at FROM events WHERE event_id = ANY($1::text[])`
+	// qInsertEvents raises the global counter by $1 and inserts the $1
+	// events numbered from it, at seqs $3, $3+1, …; it returns the counter's
+	// value before the raise. The counter's row stays locked until commit:
+	// global sequence numbers are gapless and follow commit order.
+	qInsertEvents = `WITH c AS (
+		UPDATE event_counter SET last_global_seq = last_global_seq + $1::bigint RETURNING last_global_seq - $1::bigint AS base
+	), ins AS (
+		INSERT INTO events (global_seq, session_id, seq, event_id, type, body, stored_at)
+		SELECT c.base + e.n, $2::text, $3::bigint + e.n - 1, e.id, e.type, e.body, $4::timestamptz
+		FROM c, unnest($5::text[], $6::text[], $7::bytea[]) WITH ORDINALITY AS e (id, type, body, n)
+	)
+	SELECT base FROM c`
+	qUpdateAfterAppend = `UPDATE sessions SET last_seq = $2, appended_at = $3, title = $4, turns = $5, tokens = $6, status = $7,
+		lease_expires_at = $8 WHERE id = $1`
+)
+
+// appendAll appends evs in one transaction of two round trips: first
+// BEGIN, lock the session's row and look up the call's event IDs; then
+// fence, and for each event decide: stored with the same bytes in
+// the same session is a redelivery, stored otherwise a conflict, new gets
+// the next seq; then insert the new events under the global counter and
+// fold them into the session's row, and COMMIT. A call that adds nothing
+// rolls back and costs no commit.
+func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
+	if err := rules.CheckBatch(op, len(evs)); err != nil {
+		return nil, err
+	}
+	effects := make([]rules.Effect, len(evs))
+	ids := make([]string, len(evs))
+	for i, ev := range evs {
+		e, err := rules.CheckEvent(op, ev)
+		if err != nil {
+			return nil, err
+		}
+		effects[i], ids[i] = e, ev.ID
+	}
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Record, len(evs))
+	err := s.write(ctx, op, func(t *wtx) error {
+		row, stored, err := lockAndFind(ctx, t, op, sessionID, ids)
+		if err != nil {
+			return err
+		}
+		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+			return err
+		}
+		now := s.env().Now
+		sum, next := row.sum, row.lastSeq+1
+		first := map[string]int{} // a new event's ID → its index in evs
+		var (
+			fresh        []int // indexes of the new events, in order
+			dups         []int // indexes of repeats of a new event in this call
+			types        []string
+			newIDs       []string
+			bodies       [][]byte
+			returnedOnce = map[string]bool{}
+		)
+		for i, ev := range evs {
+			if old, ok := stored[ev.ID]; ok {
+				if old.SessionID != sessionID || old.Type != ev.Type || !bytes.Equal(old.Body, ev.Body) {
+					return rules.EventConflict(op, ev.ID, old.SessionID)
+				}
+				if returnedOnce[ev.ID] {
+					old.Body = slices.Clone(old.Body)
+				}
+				returnedOnce[ev.ID] = true
+				out[i] = old
+				continue
+			}
+			if j, ok := first[ev.ID]; ok {
+				if evs[j].Type != ev.Type || !bytes.Equal(evs[j].Body, ev.Body) {
+					return rules.EventConflict(op, ev.ID, sessionID)
+				}
+				dups = append(dups, i)
+				continue
+			}
+			first[ev.ID] = i
+			out[i] = store.Record{
+				SessionID: sessionID, Seq: next,
+				ID: ev.ID, Type: ev.Type, Body: slices.Clone(ev.Body), StoredAt: now,
+			}
+			fresh = append(fresh, i)
+			newIDs, types, bodies = append(newIDs, ev.ID), append(types, ev.Type), append(bodies, ev.Body)
+			effects[i].Apply(&sum)
+			next++
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		h := row.holder
+		rules.Extend(h, now)
+		var base int64
+		b := &pgx.Batch{}
+		b.Queue(qInsertEvents, int64(len(fresh)), sessionID, row.lastSeq+1, now, newIDs, types, bodies).
+			QueryRow(func(r pgx.Row) error { return r.Scan(&base) })
+		b.Queue(qUpdateAfterAppend, sessionID, next-1, now, sum.Title, sum.Turns, sum.Tokens, sum.Status, h.ExpiresAt)
+		if err := t.send(ctx, b, true); err != nil {
+			return err
+		}
+		for k, i := range fresh {
+			out[i].GlobalSeq = base + int64(k) + 1
+		}
+		for _, i := range dups {
+			out[i] = out[first[evs[i].ID]]
+			out[i].Body = slices.Clone(out[i].Body)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// lockAndFind sends the transaction's first batch: the session's row,
+// locked, and the events of ids already stored.
+func lockAndFind(ctx context.Context, t *wtx, op, sessionID string, ids []string) (*sessionRow, map[string]store.Record, error) {
+	var row *sessionRow
+	stored := map[string]store.Record{}
+	b := &pgx.Batch{}
+	b.Queue(qLockLease, sessionID).QueryRow(func(r pgx.Row) (err error) { row, err = loadRow(r, op, sessionID); return err })
+	b.Queue(qStoredEvents, ids).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var rec store.Record
+			if err := rows.Scan(&rec.ID, &rec.SessionID, &rec.Seq, &rec.GlobalSeq, &rec.Type, &rec.Body, &rec.StoredAt); err != nil {
+				return err
+			}
+			rec.StoredAt = utc(rec.StoredAt)
+			stored[rec.ID] = rec
+		}
+		return rows.Err()
+	})
+	if err := t.send(ctx, b, false); err != nil {
+		return nil, nil, err
+	}
+	return row, stored, nil
+}
+
+// SaveCheckpoint implements store.Store.
+func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.Owner, expectedRevision, afterSeq int64, payload []byte) (store.Checkpoint, error) {
+	const op = "postgres.SaveCheckpoint"
+	if err := rules.CheckCheckpointInput(op, expectedRevision, afterSeq, payload); err != nil {
+		return store.Checkpoint{}, err
+	}
+	var out store.Checkpoint
+	err := s.write(ctx, op, func(t *wtx) error {
+		// Lock the session and read its checkpoint in one round trip. The
+		// payload is shipped only when the save may be an identical retry
+		// of it, the one case that compares it.
+		var (
+			row *sessionRow
+			cur *store.Checkpoint
+		)
+		b := &pgx.Batch{}
+		b.Queue(qLockLease, sessionID).QueryRow(func(r pgx.Row) (err error) { row, err = loadRow(r, op, sessionID); return err })
+		b.Queue(`SELECT revision, after_seq, CASE WHEN revision = $2::bigint + 1 AND after_seq = $3::bigint THEN payload END, saved_at
+			FROM checkpoints WHERE session_id = $1`, sessionID, expectedRevision, afterSeq).
+			QueryRow(func(r pgx.Row) (err error) { cur, err = loadCheckpoint(r, sessionID); return err })
+		if err := t.send(ctx, b, false); err != nil {
+			return err
+		}
+		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+			return err
+		}
+		same, err := rules.DecideCheckpoint(op, sessionID, cur, row.lastSeq, expectedRevision, afterSeq, payload)
+		if err != nil {
+			return err
+		}
+		if same {
+			out = *cur
+			return nil
+		}
+		now := s.env().Now
+		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, Payload: slices.Clone(payload), SavedAt: now}
+		w := &pgx.Batch{}
+		w.Queue(`INSERT INTO checkpoints (session_id, revision, after_seq, payload, saved_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, after_seq = excluded.after_seq,
+			payload = excluded.payload, saved_at = excluded.saved_at`,
+			sessionID, out.Revision, afterSeq, payload, now)
+		if h := row.holder; rules.Extend(h, now) {
+			w.Queue(`UPDATE sessions SET lease_expires_at = $2 WHERE id = $1`, sessionID, h.ExpiresAt)
+		}
+		return t.send(ctx, w, true)
+	})
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	return out, nil
+}
