@@ -1,0 +1,459 @@
+package dockerws
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/workspace"
+)
+
+// Reasons a path is left out of the copy, as reported in Info().Skipped.
+const (
+	skipSymlink  = "symlink"
+	skipSpecial  = "special"  // FIFO, socket, device
+	skipBinary   = "binary"   // contains a NUL byte
+	skipNonUTF8  = "non-utf8" // not valid UTF-8 text
+	skipExcluded = "excluded" // matched Options.Exclude
+	skipLimit    = "limit"    // larger than Options.MaxFileBytes
+	skipName     = "name"     // a name no tool could send back (control character, backslash)
+)
+
+// entry is one regular file of a tree.
+type entry struct {
+	data []byte
+	mode fs.FileMode // 0o644, or 0o755 when the owner may execute it
+	skip string      // in a live tree: why the content cannot be in a patch
+}
+
+// snapshot is the project tree as copied in.
+type snapshot struct {
+	files   map[string]*entry
+	mtimes  map[string]time.Time
+	dirs    []string // every directory, parents first, empty ones included
+	skipped []workspace.Skipped
+	digest  string
+	bytes   int64
+}
+
+// credentialNames are base names that look like secrets; DESIGN §6.
+func isCredential(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case ".env", ".npmrc", ".netrc", ".ssh", ".aws", ".docker", "id_rsa", "id_ed25519":
+		return true
+	}
+	return strings.HasPrefix(n, ".env.") || strings.HasPrefix(n, "credentials")
+}
+
+// scan reads the text tree under opts.Root through an os.Root, so nothing
+// outside the root is opened. It fails on credential-like paths (naming
+// them) and on the file-count and total-byte limits, before any Docker call.
+func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
+	const op = "copy project"
+	root, err := os.OpenRoot(opts.Root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no directory at " + opts.Root, Err: err}
+		}
+		return nil, &errcode.Error{Code: errcode.ToolExecutionFailed, Op: op, Message: "open directory " + opts.Root, Err: err}
+	}
+	defer root.Close()
+	s := &snapshot{files: map[string]*entry{}, mtimes: map[string]time.Time{}}
+	var creds []string
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == "." {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		isDir := d.IsDir()
+		if strings.EqualFold(d.Name(), ".git") {
+			if isDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if excl.match(p, isDir) {
+			s.skip(p, skipExcluded)
+			if isDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if isCredential(d.Name()) {
+			creds = append(creds, p)
+			if isDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !utf8.ValidString(p) {
+			s.skip(strings.ToValidUTF8(p, "\uFFFD"), skipNonUTF8)
+			if isDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if workspace.CheckPath(p) != nil {
+			s.skip(p, skipName)
+			if isDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		switch t := d.Type(); {
+		case isDir:
+			s.dirs = append(s.dirs, p)
+			return nil
+		case t&fs.ModeSymlink != 0:
+			s.skip(p, skipSymlink)
+			return nil
+		case !t.IsRegular():
+			s.skip(p, skipSpecial)
+			return nil
+		}
+		return s.add(root, p, opts)
+	})
+	if err != nil {
+		if errcode.Of(err) != errcode.Internal {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, canceled(ctx, op)
+		}
+		return nil, &errcode.Error{Code: errcode.ToolExecutionFailed, Op: op, Message: "read the project tree", Err: err}
+	}
+	if len(creds) > 0 {
+		shown := creds
+		if len(shown) > 10 {
+			shown = shown[:10]
+		}
+		return nil, &errcode.Error{Code: errcode.WorkspaceCredentialInput, Op: op,
+			Message: fmt.Sprintf("credential-like paths are never copied into the workspace: %s; exclude them (--exclude) to go on",
+				strings.Join(shown, ", "))}
+	}
+	s.digest = s.computeDigest()
+	return s, nil
+}
+
+func (s *snapshot) skip(p, reason string) {
+	s.skipped = append(s.skipped, workspace.Skipped{Path: p, Reason: reason})
+}
+
+// add reads one regular file, enforcing the limits.
+func (s *snapshot) add(root *os.Root, p string, opts Options) error {
+	const op = "copy project"
+	f, err := root.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		s.skip(p, skipSpecial)
+		return nil
+	}
+	if fi.Size() > opts.MaxFileBytes {
+		s.skip(p, skipLimit)
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, opts.MaxFileBytes+1))
+	if err != nil {
+		return err
+	}
+	switch {
+	case int64(len(data)) > opts.MaxFileBytes:
+		s.skip(p, skipLimit)
+		return nil
+	case bytes.IndexByte(data, 0) >= 0:
+		s.skip(p, skipBinary)
+		return nil
+	case !utf8.Valid(data):
+		s.skip(p, skipNonUTF8)
+		return nil
+	}
+	if len(s.files) >= opts.MaxFiles {
+		return &errcode.Error{Code: errcode.WorkspaceLimit, Op: op,
+			Message: fmt.Sprintf("the project has more than %d text files; raise the file limit or exclude directories", opts.MaxFiles)}
+	}
+	s.bytes += int64(len(data))
+	if s.bytes > opts.MaxTotalBytes {
+		return &errcode.Error{Code: errcode.WorkspaceLimit, Op: op,
+			Message: fmt.Sprintf("the project's text files pass %d bytes; raise the byte limit or exclude directories", opts.MaxTotalBytes)}
+	}
+	mode := fs.FileMode(0o644)
+	if fi.Mode().Perm()&0o100 != 0 {
+		mode = 0o755
+	}
+	s.files[p] = &entry{data: data, mode: mode}
+	s.mtimes[p] = fi.ModTime()
+	return nil
+}
+
+// computeDigest hashes every path, mode and content in path order.
+func (s *snapshot) computeDigest() string {
+	h := sha256.New()
+	for _, p := range slices.Sorted(maps.Keys(s.files)) {
+		e := s.files[p]
+		sum := sha256.Sum256(e.data)
+		fmt.Fprintf(h, "%s\x00%o\x00%x\n", p, e.mode, sum)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// tar writes the snapshot as a tar stream: directories first, then files,
+// all in path order, with the host's modification times (so make sees
+// sensible times). Ownership is left to the extracting user.
+func (s *snapshot) tar(w io.Writer) error {
+	tw := tar.NewWriter(w)
+	now := time.Now().Truncate(time.Second)
+	for _, d := range s.dirs {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: now}); err != nil {
+			return err
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(s.files)) {
+		e := s.files[p]
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: int64(e.mode), Size: int64(len(e.data)),
+			ModTime: s.mtimes[p].Truncate(time.Second)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := tw.Write(e.data); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// tree returns the live-tree state matching the snapshot as copied in.
+func (s *snapshot) tree(mark string) *tree {
+	t := &tree{mark: mark, files: make(map[string]*entry, len(s.files))}
+	for p, e := range s.files {
+		t.files[p] = e
+	}
+	return t
+}
+
+// copyInScript extracts the tar on stdin into the workspace as the sandbox
+// user and prints the mark: the change time of a file created after the
+// extraction, from which on Diff looks for changes. Exit 98: the sandbox
+// user cannot write the workspace or home (the image has no such
+// directories, or made them for another user); the owners' uids are
+// printed. Exit 93: the image already has files in the workspace directory.
+const copyInScript = `w=$1 h=$2
+if [ ! -w "$w" ] || [ ! -w "$h" ]; then stat -c %u "$w" "$h"; exit 98; fi
+[ -z "$(ls -A "$w")" ] || exit 93
+mkdir -p "$h/tmp" || exit 96
+tar -x -f - -C "$w" || exit 95
+m=$h/.harness-mark.$$
+: > "$m" && stat -c %z "$m" && rm -f "$m"`
+
+// fixOwnershipScript runs as the owner of the workspace and home volumes
+// when the sandbox user cannot write them (root, for an image without those
+// directories, or the user the image made them for). An owner may change
+// the mode of its own files without any capability; the container has
+// none.
+const fixOwnershipScript = `chmod 0777 "$@"`
+
+// copyIn streams the snapshot into the container and returns the mark.
+func (w *Workspace) copyIn(ctx context.Context) (string, error) {
+	const op = "copy project into the container"
+	for attempt := 0; ; attempt++ {
+		pr := pipeTar(w.base.tar)
+		var out bytes.Buffer
+		code, stderr, err := w.script(ctx, op, copyInScript, []string{WorkDir, HomeDir}, pr, &out)
+		pr.CloseWithError(io.ErrClosedPipe)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case code == 98 && attempt == 0:
+			if err := w.openVolumes(ctx, op, strings.Fields(out.String())); err != nil {
+				return "", err
+			}
+			continue
+		case code == 98:
+			return "", failed(op, "the sandbox user "+w.user+" cannot write "+WorkDir, nil)
+		case code == 93:
+			return "", failed(op, "image "+w.opts.Image+" already has files in "+WorkDir+"; use an image where it is empty or absent", nil)
+		case code != 0:
+			return "", failed(op, fmt.Sprintf("extracting the project failed (exit %d): %s; the image needs sh, tar and stat (busybox or coreutils)", code, stderr), nil)
+		}
+		mark := strings.TrimSpace(out.String())
+		if !markRE.MatchString(mark) {
+			return "", failed(op, "the image's stat does not print change times with nanoseconds (busybox or coreutils needed)", nil)
+		}
+		return mark, nil
+	}
+}
+
+// openVolumes makes the workspace and home volumes writable for the
+// sandbox user, running chmod as their owners (uids, in WorkDir, HomeDir
+// order).
+func (w *Workspace) openVolumes(ctx context.Context, op string, owners []string) error {
+	if len(owners) != 2 {
+		return failed(op, "the sandbox user "+w.user+" cannot write "+WorkDir, nil)
+	}
+	byOwner := map[string][]string{}
+	for i, dir := range []string{WorkDir, HomeDir} {
+		byOwner[owners[i]] = append(byOwner[owners[i]], dir)
+	}
+	for _, uid := range slices.Sorted(maps.Keys(byOwner)) {
+		code, stderr, err := w.scriptAs(ctx, uid, op, fixOwnershipScript, byOwner[uid], nil, io.Discard)
+		if err != nil {
+			return err
+		}
+		if code != 0 {
+			return failed(op, "cannot open "+strings.Join(byOwner[uid], " and ")+" to the sandbox user "+w.user+": "+stderr, nil)
+		}
+	}
+	return nil
+}
+
+// pipeTar runs write in a goroutine and returns the read end of its
+// output; writes are buffered so the stream moves in large chunks.
+func pipeTar(write func(io.Writer) error) *io.PipeReader {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 256<<10)
+		err := write(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr
+}
+
+// markRE is the shape of `stat -c %z` under TZ=UTC0 in busybox and coreutils.
+var markRE = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000$`)
+
+// excludes is the compiled Options.Exclude.
+type excludes []excludePattern
+
+type excludePattern struct {
+	segs    []string // glob per path segment; "**" spans any number of them
+	dirOnly bool     // the pattern ended in "/"
+	rooted  bool     // the pattern had a "/" before its end: matched from the root
+}
+
+// compileExcludes parses gitignore-like patterns: a pattern with no slash
+// (other than a trailing one) matches a file or directory of that name at
+// any depth; one with a slash matches from the project root; a trailing
+// slash matches directories only; "*", "?" and "[...]" work within a
+// segment and "**" spans segments. Blank lines and "#" comments are
+// ignored. A bad pattern fails with WORKSPACE_PATH.
+func compileExcludes(pats []string) (excludes, error) {
+	var out excludes
+	for _, raw := range pats {
+		p := strings.TrimSpace(raw)
+		if p == "" || strings.HasPrefix(p, "#") {
+			continue
+		}
+		var e excludePattern
+		if strings.HasSuffix(p, "/") {
+			e.dirOnly = true
+			p = strings.TrimRight(p, "/")
+		}
+		if strings.Contains(p, "/") {
+			e.rooted = true
+			p = strings.TrimLeft(p, "/")
+		}
+		if p == "" {
+			continue
+		}
+		e.segs = strings.Split(p, "/")
+		for _, seg := range e.segs {
+			if _, err := path.Match(seg, ""); err != nil {
+				return nil, &errcode.Error{Code: errcode.WorkspacePath, Op: "exclude",
+					Message: fmt.Sprintf("bad exclude pattern %q", raw), Err: err}
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// match reports whether the slash path p is excluded.
+func (x excludes) match(p string, isDir bool) bool {
+	segs := strings.Split(p, "/")
+	for _, e := range x {
+		if e.dirOnly && !isDir {
+			continue
+		}
+		if e.rooted {
+			if matchSegs(e.segs, segs) {
+				return true
+			}
+			continue
+		}
+		if len(e.segs) == 1 {
+			if ok, _ := path.Match(e.segs[0], segs[len(segs)-1]); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// excluded reports whether p or one of its parent directories is excluded.
+func (x excludes) excluded(p string) bool {
+	if len(x) == 0 {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && x.match(p[:i], true) {
+			return true
+		}
+	}
+	return x.match(p, false)
+}
+
+// matchSegs matches path segments against glob segments, "**" spanning
+// zero or more segments.
+func matchSegs(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := 0; i <= len(segs); i++ {
+				if matchSegs(pat[1:], segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], segs[0]); !ok {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}

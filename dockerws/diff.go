@@ -1,0 +1,421 @@
+package dockerws
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/moby/moby/client"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/workspace"
+)
+
+// How Diff stays fast on a large tree without copying it out each time.
+//
+// The host keeps the tree as of the last look (path → content and mode) and
+// a mark: the change time (ctime) of a file created, just before that look,
+// in the container. Inside the container, one exec creates a new mark,
+// lists every file with its ctime and size, and tars the files whose ctime
+// is not older than the previous mark. Every change to a file (write,
+// truncate, chmod, rename, link) sets its ctime to the current time, and an
+// unprivileged process cannot set it back, so a file whose ctime is older
+// than the previous mark is unchanged since that look and its content is
+// already on the host. Ties count as changed. A file the host cannot
+// account for (it vanished between the listing and the tar, or more
+// changed than one argv can name) is fetched again, one by one or as a
+// whole tree. The one assumption is a clock that does not go backwards.
+
+// tree is the live tree as of the last refresh.
+type tree struct {
+	mark  string            // ctime of the mark taken before the last listing
+	files map[string]*entry // every regular file listed then
+}
+
+// Bounds of one refresh.
+const (
+	// maxTarArgs is the most changed files the listing exec tars by name;
+	// beyond it the whole tree is copied out in a second exec.
+	maxTarArgs = 1000
+	// maxSingleFetch is the most files fetched one by one (archive API);
+	// beyond it the whole tree is copied out instead.
+	maxSingleFetch = 16
+)
+
+// diffScript: $1 workspace, $2 previous mark, $3 largest file to tar, $4
+// most files to tar. The mark is created before the listing starts, on the
+// home volume (the workspace's file system, and not the small /tmp a
+// process may have filled), and listed first, in the same stat call as the
+// tree. Output: the new mark,
+// the number of listing lines and the number of changed files, one per
+// line; the listing ("ctime size ./path" per file); then, unless no file or
+// too many changed, a tar of the changed files. Seven processes in all:
+// the cost of the exec dominates.
+const diffScript = `most=$4
+cd "$1" || exit 97
+t=` + HomeDir + `/.harness-diff.$$
+mkdir "$t" || exit 96
+trap 'rm -rf "$t"' EXIT
+: > "$t/mark" || exit 96
+find "$t/mark" . -name .git -prune -o -type f -exec stat -c '%z %s %n' {} + 2>/dev/null |
+awk -v p="$2" -v m="$3" -v out="$t/changed" '
+NR == 1 { mark = substr($0, 1, 35); next }
+{
+	lines[++n] = $0
+	if (substr($0, 1, 35) >= p) {
+		r = substr($0, 37)
+		if (r + 0 <= m) { print substr(r, index(r, " ") + 1) > out; c++ }
+	}
+}
+END {
+	printf "%s\n%d\n%d\n", mark, n, c
+	for (i = 1; i <= n; i++) print lines[i]
+	if (c == 0) printf "" > out
+}' || exit 96
+n=0
+set --
+while IFS= read -r f; do set -- "$@" "$f"; n=$((n + 1)); done < "$t/changed"
+if [ "$n" -gt 0 ] && [ "$n" -le "$most" ]; then
+	tar -c -f - "$@" 2>/dev/null
+fi
+exit 0`
+
+// treeScript tars the whole workspace to stdout.
+const treeScript = `cd "$1" || exit 97
+tar -c -f - . 2>/dev/null
+exit 0`
+
+// listRE matches one listing line: ctime, size, path.
+var listRE = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000) (\d+) \./(.*)$`)
+
+// listed is one file of a listing.
+type listed struct {
+	path  string
+	ctime string
+	size  int64
+}
+
+// listing is the parsed output of diffScript.
+type listing struct {
+	mark    string
+	files   []listed
+	changed int
+	fetched map[string]*entry
+}
+
+// Diff returns a git-style unified patch from the tree as copied in to the
+// tree now, changes made by processes included: `git apply` accepts it on a
+// checkout of the original tree. Files are compared by content and by the
+// owner's execute bit ("old mode"/"new mode"); added and deleted files carry
+// "new file mode"/"deleted file mode". Left out: .git, excluded paths,
+// symlinks and special files, names no tool could send back, and files that
+// are not UTF-8 text or are larger than MaxFileBytes (a patch could not
+// carry them). Files are in path order; an unchanged tree gives "".
+//
+// Codes: WORKSPACE_LIMIT (the tree's text passed twice MaxTotalBytes),
+// WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
+func (w *Workspace) Diff(ctx context.Context) (string, error) {
+	if err := w.acquire(ctx, "diff"); err != nil {
+		return "", err
+	}
+	defer w.release()
+	if err := w.refresh(ctx); err != nil {
+		return "", err
+	}
+	return formatPatch(w.base.files, w.cur.files), nil
+}
+
+// refresh brings w.cur up to date with the container. Call it holding lock.
+func (w *Workspace) refresh(ctx context.Context) error {
+	const op = "diff"
+	prev := w.cur
+	limit := w.opts.MaxFileBytes
+	var l *listing
+	err := w.stream(ctx, op, diffScript,
+		[]string{WorkDir, prev.mark, strconv.FormatInt(limit, 10), strconv.Itoa(maxTarArgs)},
+		func(r *bufio.Reader) (err error) { l, err = parseListing(r, limit); return err })
+	if err != nil {
+		return err
+	}
+	next := make(map[string]*entry, len(l.files))
+	var missing []string
+	for _, f := range l.files {
+		if workspace.CheckPath(f.path) != nil || w.excl.excluded(f.path) {
+			continue
+		}
+		if f.ctime < prev.mark {
+			if e, ok := prev.files[f.path]; ok {
+				next[f.path] = e
+				continue
+			}
+		} else if f.size > limit {
+			next[f.path] = &entry{skip: skipLimit}
+			continue
+		} else if e, ok := l.fetched[f.path]; ok {
+			next[f.path] = e
+			continue
+		}
+		missing = append(missing, f.path)
+	}
+	if len(missing) > maxSingleFetch {
+		var all map[string]*entry
+		err := w.stream(ctx, op, treeScript, []string{WorkDir}, func(r *bufio.Reader) (err error) {
+			all, err = readTar(r, limit, func(p string) bool { return slices.Contains(missing, p) })
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, p := range missing {
+			if e, ok := all[p]; ok {
+				next[p] = e
+			}
+		}
+	} else {
+		for _, p := range missing {
+			e, err := w.fetch(ctx, op, p, limit)
+			if err != nil {
+				return err
+			}
+			if e != nil {
+				next[p] = e
+			}
+		}
+	}
+	var total int64
+	for _, e := range next {
+		total += int64(len(e.data))
+	}
+	if total > 2*w.opts.MaxTotalBytes {
+		return &errcode.Error{Code: errcode.WorkspaceLimit, Op: op,
+			Message: fmt.Sprintf("the workspace holds more than %d bytes of text; delete generated files or exclude them", 2*w.opts.MaxTotalBytes)}
+	}
+	w.cur = &tree{mark: l.mark, files: next}
+	return nil
+}
+
+// stream runs a helper script whose stdout parse reads as it arrives. The
+// parser must not return before its input ends; stream drains what it
+// leaves.
+func (w *Workspace) stream(ctx context.Context, op, body string, args []string, parse func(*bufio.Reader) error) error {
+	pr, pw := io.Pipe()
+	perr := make(chan error, 1)
+	go func() {
+		r := bufio.NewReaderSize(pr, 64<<10)
+		err := parse(r)
+		_, _ = io.Copy(io.Discard, r)
+		perr <- err
+	}()
+	code, stderr, err := w.script(ctx, op, body, args, nil, pw)
+	pw.Close()
+	parseErr := <-perr
+	switch {
+	case err != nil:
+		return err
+	case code != 0:
+		return failed(op, fmt.Sprintf("the listing script failed (exit %d): %s", code, stderr), nil)
+	case parseErr != nil:
+		return failed(op, "unreadable listing from the container", parseErr)
+	}
+	return nil
+}
+
+// parseListing reads diffScript's output.
+func parseListing(r *bufio.Reader, limit int64) (*listing, error) {
+	var head [3]string
+	for i := range head {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("read header: %w", err)
+		}
+		head[i] = strings.TrimSpace(line)
+	}
+	l := &listing{mark: head[0]}
+	if !markRE.MatchString(l.mark) {
+		return nil, fmt.Errorf("bad mark %q", l.mark)
+	}
+	lines, err := strconv.Atoi(head[1])
+	if err != nil {
+		return nil, fmt.Errorf("bad line count %q", head[1])
+	}
+	if l.changed, err = strconv.Atoi(head[2]); err != nil {
+		return nil, fmt.Errorf("bad count %q", head[2])
+	}
+	for range lines {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("read listing: %w", err)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		m := listRE.FindStringSubmatch(line)
+		if m == nil {
+			// A name with a newline runs over several lines: the first
+			// part was listed under a name no tool can use (it is
+			// skipped), the rest is noise.
+			if n := len(l.files); n > 0 {
+				l.files[n-1].path += "\n"
+			}
+			continue
+		}
+		n, _ := strconv.ParseInt(m[2], 10, 64)
+		l.files = append(l.files, listed{path: m[3], ctime: m[1], size: n})
+	}
+	if l.changed == 0 || l.changed > maxTarArgs {
+		return l, nil
+	}
+	l.fetched, err = readTar(r, limit, func(string) bool { return true })
+	return l, err
+}
+
+// readTar reads a tar stream of workspace files and keeps those keep
+// accepts, classified; entries over limit are marked, not kept.
+func readTar(r io.Reader, limit int64, keep func(string) bool) (map[string]*entry, error) {
+	out := map[string]*entry{}
+	tr := tar.NewReader(r)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		p := strings.TrimPrefix(path.Clean("/"+hdr.Name), "/")
+		if !keep(p) {
+			continue
+		}
+		out[p] = classify(tr, hdr.Size, fs.FileMode(hdr.Mode), limit)
+	}
+}
+
+// classify reads one file's content into an entry.
+func classify(r io.Reader, size int64, mode fs.FileMode, limit int64) *entry {
+	m := fs.FileMode(0o644)
+	if mode&0o100 != 0 {
+		m = 0o755
+	}
+	if size > limit {
+		return &entry{mode: m, skip: skipLimit}
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	switch {
+	case err != nil:
+		return &entry{mode: m, skip: skipSpecial}
+	case int64(len(data)) > limit:
+		return &entry{mode: m, skip: skipLimit}
+	case bytes.IndexByte(data, 0) >= 0:
+		return &entry{mode: m, skip: skipBinary}
+	case !utf8.Valid(data):
+		return &entry{mode: m, skip: skipNonUTF8}
+	}
+	return &entry{data: data, mode: m}
+}
+
+// fetch copies one file out with the archive API; nil when it is gone or
+// no longer a regular file.
+func (w *Workspace) fetch(ctx context.Context, op, p string, limit int64) (*entry, error) {
+	res, err := w.cli.CopyFromContainer(ctx, w.cid, client.CopyFromContainerOptions{SourcePath: WorkDir + "/" + p})
+	if err != nil {
+		if isNotFound(err) && !w.isClosed() {
+			return nil, nil
+		}
+		return nil, w.opError(ctx, op, err)
+	}
+	defer res.Content.Close()
+	if !res.Stat.Mode.IsRegular() {
+		return nil, nil
+	}
+	tr := tar.NewReader(res.Content)
+	hdr, err := tr.Next()
+	if err != nil {
+		return nil, w.opError(ctx, op, err)
+	}
+	return classify(tr, hdr.Size, fs.FileMode(hdr.Mode), limit), nil
+}
+
+// formatPatch writes the patch from base to cur. Files whose current
+// content cannot be carried by a text patch are left out.
+func formatPatch(base, cur map[string]*entry) string {
+	paths := slices.Sorted(maps.Keys(base))
+	for p := range cur {
+		if _, ok := base[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		old, nw := base[p], cur[p]
+		if nw != nil && nw.skip != "" {
+			continue
+		}
+		if old != nil && old.skip != "" {
+			continue
+		}
+		writeFilePatch(&b, p, old, nw)
+	}
+	return b.String()
+}
+
+// writeFilePatch writes one file's part of a git-style patch.
+func writeFilePatch(b *strings.Builder, p string, old, nw *entry) {
+	a, bn := quoteName("a/"+p), quoteName("b/"+p)
+	switch {
+	case old == nil:
+		fmt.Fprintf(b, "diff --git %s %s\nnew file mode 100%o\n", a, bn, nw.mode)
+		writeHunks(b, "/dev/null", bn, "", string(nw.data))
+	case nw == nil:
+		fmt.Fprintf(b, "diff --git %s %s\ndeleted file mode 100%o\n", a, bn, old.mode)
+		writeHunks(b, a, "/dev/null", string(old.data), "")
+	default:
+		same := bytes.Equal(old.data, nw.data)
+		if same && old.mode == nw.mode {
+			return
+		}
+		fmt.Fprintf(b, "diff --git %s %s\n", a, bn)
+		if old.mode != nw.mode {
+			fmt.Fprintf(b, "old mode 100%o\nnew mode 100%o\n", old.mode, nw.mode)
+		}
+		if !same {
+			writeHunks(b, a, bn, string(old.data), string(nw.data))
+		}
+	}
+}
+
+func writeHunks(b *strings.Builder, from, to, old, nw string) {
+	if old == nw {
+		return
+	}
+	u, err := udiff.ToUnified(from, to, old, udiff.Lines(old, nw), udiff.DefaultContextLines)
+	if err != nil {
+		// Lines always returns edits consistent with old.
+		panic("dockerws: inconsistent line edits: " + err.Error())
+	}
+	b.WriteString(u)
+}
+
+// quoteName quotes a patch path the way git does when it holds a double
+// quote or a backslash (control characters never reach a patch).
+func quoteName(name string) string {
+	if !strings.ContainsAny(name, "\"\\") {
+		return name
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	return `"` + r.Replace(name) + `"`
+}

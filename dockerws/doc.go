@@ -1,0 +1,101 @@
+// Package dockerws is the isolated workspace: a copy of the project inside
+// one long-lived, locked-down Docker container, reached through the Docker
+// Engine Go client (github.com/moby/moby/client, API 1.40 or later, so
+// Debian's docker.io 20.10 works). It owns the copy-in, the container's
+// life, process execution, the patch of what changed, the rebuild of a
+// workspace from a patch, the removal of leftovers, and attestation: Open is
+// the only constructor, it registers the value it returns with
+// internal/attest and Close revokes it, so a wrapper, an embedding type or a
+// look-alike is never attested.
+//
+// # Copy-in
+//
+// Open reads the project through an os.Root (nothing outside it is opened)
+// before any Docker call, then streams it as a tar into `tar -x` running in
+// the container as the sandbox user: no mount, no host path in the
+// container. .git (any letter case, any depth) is skipped silently.
+// Credential-like names (.env, .env.*, .npmrc, .netrc, .ssh, .aws, .docker,
+// credentials*, id_rsa, id_ed25519) fail Open with
+// WORKSPACE_CREDENTIAL_INPUT naming them, unless Options.Exclude covers
+// them. Left out and reported in Info().Skipped: symlinks, special files,
+// binary (a NUL byte) and non-UTF-8 files, excluded paths, files over
+// MaxFileBytes ("limit"), and names no tool could send back ("name").
+// More than MaxFiles text files or MaxTotalBytes of text fail with
+// WORKSPACE_LIMIT. Defaults: 20,000 files, 2 MiB per file, 128 MiB in all.
+// Exclude patterns are gitignore-like: a name without a slash matches at
+// any depth, one with a slash from the root, a trailing slash only
+// directories; *, ?, [...] within a segment and ** across segments. The
+// project's .gitignore is not read. Snapshot() hashes the copied tree.
+//
+// # Container
+//
+// One container per workspace, created from the image's immutable ID
+// (resolved at Open and reported in Info; nothing is ever pulled — a
+// missing image is WORKSPACE_NOT_FOUND saying how to build harness-sandbox):
+// network "none", processes run as 65534:65534 unless the image names a
+// non-root user (the container's own init and keep-alive sleep run as
+// another non-root uid, 65533, which the processes cannot kill; a timed-out
+// command that leaves no PID for the kill gets the container restarted,
+// volumes kept), all capabilities dropped, no-new-privileges, pids (512), memory (2 GiB,
+// no swap) and CPU (2, or fewer host CPUs) limits, Docker's init as PID 1
+// so orphans are reaped, a read-only root file system, two anonymous
+// volumes — the workspace (/workspace) and $HOME (/home/harness, with
+// TMPDIR under it, so caches stay on disk and out of the patch) — and a
+// 64 MiB tmpfs on /tmp; no host mounts. The environment is the image's own
+// plus HOME, TMPDIR, TERM=dumb and PYTHONDONTWRITEBYTECODE=1; nothing comes
+// from the host. Container and volumes carry labels naming the workspace,
+// the session and the owning process; Close removes them, and Open (and
+// Reap) remove those whose owner process is gone.
+//
+// The image needs a POSIX sh and busybox or coreutils, findutils and an
+// awk (tar, stat printing nanosecond change times, find, sleep): busybox-
+// and Debian-based images (harness-busybox, harness-sandbox, golang:1.26)
+// qualify; distroless images do not: a missing tool fails Open with
+// WORKSPACE_CONTAINER_FAILED.
+//
+// # Processes
+//
+// Exec runs argv through a fixed sh wrapper that never interprets it: the
+// wrapper changes to the working directory (refusing one that resolves
+// outside the workspace), reports its PID on stderr — stripped before the
+// caller sees it — and execs argv as "$@". A docker exec process leads its
+// own session and process group, so on timeout (or cancellation) a second
+// exec kills that group with SIGKILL, the hijacked stream is closed, and
+// the result says timedOut with exit code 124. The exit code comes from
+// exec inspect after the stream ends. Stdout and stderr are captured
+// separately, each capped (64 KiB unless ExecRequest.MaxOutput says
+// otherwise), the rest drained and flagged as truncated.
+//
+// # Diff
+//
+// Diff is computed in Go (go-udiff) from the tree as copied in to the tree
+// now, processes' changes included, as a git-style patch that `git apply`
+// accepts on the original tree: "diff --git" headers, new/deleted file
+// modes and mode changes of the owner's execute bit. It does not copy the
+// tree out each time: the host keeps the last seen tree, and one exec lists
+// every file with its change time (which an unprivileged process cannot
+// forge) and tars only those changed since the previous look; see diff.go.
+// Binary, non-UTF-8 and oversized files, symlinks, .git and excluded paths
+// are not in the patch. ApplyPatch applies such a patch (go-gitdiff, in
+// Go, all or nothing) to rebuild a resumed workspace.
+//
+// # Ordering
+//
+// WriteFile, Exec, Diff and ApplyPatch run one at a time per workspace
+// (a later call waits, or gives up when its ctx ends); ReadFile and List
+// do not wait for them. Close may be called at any time: calls in flight
+// and every later call end with WORKSPACE_DISPOSED. Info, Snapshot,
+// ContainerID and User never fail.
+//
+// # Codes
+//
+// WORKSPACE_NOT_FOUND (project root, image, file or directory missing),
+// WORKSPACE_CREDENTIAL_INPUT, WORKSPACE_LIMIT, WORKSPACE_PATH,
+// WORKSPACE_SCOPE (a symlink leading out of the workspace or into .git),
+// WORKSPACE_CONTAINER_FAILED (daemon unreachable, container gone or
+// misbehaving; every Docker error is translated once, in errors.go),
+// WORKSPACE_DISPOSED, TOOL_BAD_INPUT (empty argv, NUL byte, unparsable or
+// binary patch), TOOL_EXECUTION_FAILED (a write the container refused, a
+// patch that does not apply) and TOOL_CANCELED (ctx ended; wraps the
+// cause). A non-zero exit status is a result, never an error.
+package dockerws

@@ -1,0 +1,436 @@
+package dockerws
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
+	"github.com/harness-dev/harness/internal/attest"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/workspace"
+)
+
+// Paths inside the container.
+const (
+	// WorkDir holds the copy of the project; every workspace path is
+	// relative to it.
+	WorkDir = "/workspace"
+	// HomeDir is $HOME of the sandbox user, on its own volume so caches
+	// (Go build cache, pip) live on disk and stay out of the patch. $TMPDIR
+	// is HomeDir/tmp for the same reason.
+	HomeDir = "/home/harness"
+)
+
+// Defaults for the zero values of Options.
+const (
+	DefaultImage         = "harness-sandbox"
+	DefaultMaxFiles      = 20_000
+	DefaultMaxFileBytes  = 2 << 20   // larger files are skipped and reported
+	DefaultMaxTotalBytes = 128 << 20 // a bigger tree fails with WORKSPACE_LIMIT
+	DefaultMemoryBytes   = 2 << 30
+	DefaultPidsLimit     = 512
+	// TmpBytes is the size of the tmpfs on /tmp.
+	TmpBytes = 64 << 20
+	// MaxReadBytes bounds what ReadFile loads, like the local workspace.
+	MaxReadBytes = 16 << 20
+	// DefaultExecTimeout and DefaultMaxOutput apply when an ExecRequest
+	// leaves Timeout or MaxOutput zero.
+	DefaultExecTimeout = 30 * time.Second
+	DefaultMaxOutput   = 64 << 10
+	// DefaultUser runs processes when the image names no non-root user.
+	DefaultUser = "65534:65534"
+)
+
+// Labels put on every container and volume Harness creates.
+const (
+	LabelWorkspace = "dev.harness.workspace" // the workspace ID; marks Harness objects
+	LabelSession   = "dev.harness.session"   // the session the workspace belongs to
+	LabelOwner     = "dev.harness.owner"     // boot ID/pid/start time of the creating process
+)
+
+// Options configures Open. Zero values take the defaults above.
+type Options struct {
+	Root          string   // host project directory, copied in (never mounted)
+	Image         string   // image name or ID; default harness-sandbox; never pulled
+	SessionID     string   // recorded in the container's labels
+	Exclude       []string // user exclusions, gitignore-like globs (see Exclude rules in doc.go)
+	MaxFiles      int
+	MaxFileBytes  int64
+	MaxTotalBytes int64
+	MemoryBytes   int64
+	NanoCPUs      int64 // default: min(2, host CPUs) CPUs
+	PidsLimit     int64
+	DockerHost    string // "" = DOCKER_HOST from the environment, else the default socket
+}
+
+func (o *Options) defaults() {
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.MaxTotalBytes <= 0 {
+		o.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	if o.MemoryBytes <= 0 {
+		o.MemoryBytes = DefaultMemoryBytes
+	}
+	if o.NanoCPUs <= 0 {
+		o.NanoCPUs = int64(min(2, goruntime.NumCPU())) * 1e9
+	}
+	if o.PidsLimit <= 0 {
+		o.PidsLimit = DefaultPidsLimit
+	}
+}
+
+// Workspace is a copy of a project inside one long-lived, locked-down
+// container. It implements workspace.Workspace; only Open makes one, and
+// only a value made by Open is attested.
+type Workspace struct {
+	cli     *client.Client
+	id      string // workspace ID, also the LabelWorkspace value
+	cid     string // container ID
+	user    string // the user every process runs as
+	opts    Options
+	imageID string
+	excl    excludes
+	base    *snapshot // the tree as copied in; never changes
+
+	// lock serializes the operations that change the tree or the diff
+	// state (WriteFile, Exec, Diff, ApplyPatch): a one-slot semaphore, so a
+	// waiter can give up when its ctx ends or the workspace closes.
+	lock chan struct{}
+	cur  *tree // guarded by lock: the tree as of the last refresh
+
+	mu     sync.Mutex
+	closed bool          // guarded by mu
+	done   chan struct{} // closed by Close
+}
+
+var _ workspace.Workspace = (*Workspace)(nil)
+
+// Open copies the text tree under opts.Root into a new container and
+// returns the attested workspace. Nothing is pulled: the image must exist
+// locally; it is resolved to its immutable ID here. Containers and volumes
+// left by crashed Harness processes are removed first.
+//
+// Codes: WORKSPACE_NOT_FOUND (root or image missing), WORKSPACE_CREDENTIAL_INPUT,
+// WORKSPACE_LIMIT, WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED (ctx ended).
+func Open(ctx context.Context, opts Options) (*Workspace, error) {
+	const op = "open docker workspace"
+	opts.defaults()
+	if opts.Root == "" {
+		return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no project directory given"}
+	}
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "resolve " + opts.Root, Err: err}
+	}
+	opts.Root = root
+	excl, err := compileExcludes(opts.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	// Read the tree before touching Docker: a credential or a limit fails
+	// without side effects.
+	snap, err := scan(ctx, opts, excl)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := newClient(opts.DockerHost)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workspace{
+		cli:  cli,
+		id:   "ws-" + uuid.NewString(),
+		opts: opts,
+		excl: excl,
+		base: snap,
+		lock: make(chan struct{}, 1),
+		done: make(chan struct{}),
+	}
+	img, err := cli.ImageInspect(ctx, opts.Image)
+	if err != nil {
+		cli.Close()
+		return nil, imageError(ctx, op, opts.Image, err)
+	}
+	w.imageID = img.ID
+	var imgUser string
+	var imgEnv []string
+	if img.Config != nil {
+		imgUser, imgEnv = img.Config.User, img.Config.Env
+	}
+	w.user = sandboxUser(imgUser)
+	// Crash leftovers go first; failing to reap them is not a reason to
+	// refuse a new workspace.
+	_, _ = reap(ctx, cli)
+	if err := w.create(ctx, imgEnv); err != nil {
+		w.dispose(ctx)
+		cli.Close()
+		return nil, err
+	}
+	mark, err := w.copyIn(ctx)
+	if err != nil {
+		w.dispose(ctx)
+		cli.Close()
+		return nil, err
+	}
+	w.cur = snap.tree(mark)
+	attest.Register(w)
+	return w, nil
+}
+
+// sandboxUser keeps the image's user when it names a non-root one.
+func sandboxUser(u string) string {
+	name, _, _ := strings.Cut(u, ":")
+	switch name {
+	case "", "0", "root":
+		return DefaultUser
+	}
+	return u
+}
+
+// keeperUser runs the container's own processes (the init and the sleep
+// that keeps the container up): non-root, and another uid than the sandbox
+// user, which therefore cannot kill them — `kill -9 -1` in a process ends
+// that user's processes, not the workspace.
+func keeperUser(sandbox string) string {
+	if uid, _, _ := strings.Cut(sandbox, ":"); uid == "65533" {
+		return "65532:65532"
+	}
+	return "65533:65533"
+}
+
+// create creates and starts the container.
+func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
+	const op = "create container"
+	labels := map[string]string{
+		LabelWorkspace: w.id,
+		LabelSession:   w.opts.SessionID,
+		LabelOwner:     ownerLabel(),
+	}
+	env := sandboxEnv(imgEnv)
+	yes := true
+	pids := w.opts.PidsLimit
+	cfg := &container.Config{
+		Image:           w.imageID,
+		User:            keeperUser(w.user),
+		Entrypoint:      []string{"sleep"},
+		Cmd:             []string{"infinity"},
+		Env:             env,
+		WorkingDir:      WorkDir,
+		Labels:          labels,
+		Hostname:        "harness",
+		NetworkDisabled: true,
+	}
+	host := &container.HostConfig{
+		NetworkMode:    "none",
+		Init:           &yes,
+		ReadonlyRootfs: true,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		IpcMode:        "private",
+		LogConfig:      container.LogConfig{Type: "none"},
+		Tmpfs: map[string]string{
+			"/tmp": "rw,exec,nosuid,nodev,mode=1777,size=" + strconv.Itoa(TmpBytes),
+		},
+		Mounts: []mount.Mount{
+			{Type: mount.TypeVolume, Target: WorkDir, VolumeOptions: &mount.VolumeOptions{Labels: labels}},
+			{Type: mount.TypeVolume, Target: HomeDir, VolumeOptions: &mount.VolumeOptions{Labels: labels}},
+		},
+		Resources: container.Resources{
+			Memory:     w.opts.MemoryBytes,
+			MemorySwap: w.opts.MemoryBytes, // no swap beyond the limit
+			NanoCPUs:   w.opts.NanoCPUs,
+			PidsLimit:  &pids,
+		},
+	}
+	res, err := w.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config:     cfg,
+		HostConfig: host,
+		Name:       "harness-" + strings.TrimPrefix(w.id, "ws-")[:12],
+	})
+	if err != nil {
+		return dockerError(ctx, op, err)
+	}
+	w.cid = res.ID
+	if _, err := w.cli.ContainerStart(ctx, w.cid, client.ContainerStartOptions{}); err != nil {
+		return dockerError(ctx, "start container", err)
+	}
+	return nil
+}
+
+// sandboxEnv is the container's environment: the image's own variables
+// (PATH, GOPATH…), never the host's, with HOME, TMPDIR and TERM set for a
+// process without a terminal. Python writes no bytecode caches: they are
+// keyed by whole-second modification times, so a same-size edit made in
+// the second after a run would be ignored, and they would clutter the tree.
+func sandboxEnv(imgEnv []string) []string {
+	set := map[string]string{
+		"HOME":                    HomeDir,
+		"TMPDIR":                  HomeDir + "/tmp",
+		"TERM":                    "dumb",
+		"PYTHONDONTWRITEBYTECODE": "1",
+	}
+	env := make([]string, 0, len(imgEnv)+len(set))
+	for _, kv := range imgEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		env = append(env, k+"="+set[k])
+	}
+	if !hasKey(env, "PATH") {
+		env = append(env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	}
+	return env
+}
+
+func hasKey(env []string, key string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, key+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// Info describes the workspace.
+func (w *Workspace) Info() workspace.Info {
+	return workspace.Info{
+		ID:      w.id,
+		Backend: workspace.BackendDocker,
+		Image:   w.opts.Image,
+		ImageID: w.imageID,
+		Root:    w.opts.Root,
+		Files:   len(w.base.files),
+		Skipped: append([]workspace.Skipped(nil), w.base.skipped...),
+	}
+}
+
+// Snapshot is the identity of the tree as copied in: a SHA-256 over every
+// path, mode and content, stable across runs for the same tree. A session
+// records it so a resumed workspace can be checked against its origin.
+func (w *Workspace) Snapshot() string { return w.base.digest }
+
+// ContainerID is the ID of the workspace's container.
+func (w *Workspace) ContainerID() string { return w.cid }
+
+// User is the user every process runs as ("65534:65534" unless the image
+// names a non-root user).
+func (w *Workspace) User() string { return w.user }
+
+// Close removes the container and its volumes and revokes the attestation.
+// Operations in flight end with WORKSPACE_DISPOSED; so does every later
+// call, a second Close included.
+//
+// Codes: WORKSPACE_DISPOSED, WORKSPACE_CONTAINER_FAILED (removal failed; the
+// container is labeled and the next Open or Reap removes it).
+func (w *Workspace) Close(ctx context.Context) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return disposed("close")
+	}
+	w.closed = true
+	close(w.done)
+	w.mu.Unlock()
+	attest.Revoke(w)
+	err := w.dispose(ctx)
+	w.cli.Close()
+	return err
+}
+
+// dispose removes the container with its anonymous volumes. It runs even
+// when ctx is canceled, bounded by its own deadline, so a canceled open or
+// close does not leak a container.
+func (w *Workspace) dispose(ctx context.Context) error {
+	if w.cid == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_, err := w.cli.ContainerRemove(ctx, w.cid, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !isNotFound(err) {
+		return dockerError(ctx, "remove container", err)
+	}
+	return nil
+}
+
+// isClosed reports whether Close has started.
+func (w *Workspace) isClosed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
+// acquire takes the mutation lock, waiting for the operation in progress.
+func (w *Workspace) acquire(ctx context.Context, op string) error {
+	if w.isClosed() {
+		return disposed(op)
+	}
+	select {
+	case w.lock <- struct{}{}:
+		if w.isClosed() {
+			<-w.lock
+			return disposed(op)
+		}
+		return nil
+	case <-w.done:
+		return disposed(op)
+	case <-ctx.Done():
+		return canceled(ctx, op)
+	}
+}
+
+func (w *Workspace) release() { <-w.lock }
+
+// Ping reports whether a Docker daemon answers at dockerHost ("" for the
+// environment's DOCKER_HOST or the default socket) with an API this client
+// speaks (1.40 or later). Code: WORKSPACE_CONTAINER_FAILED.
+func Ping(ctx context.Context, dockerHost string) error {
+	cli, err := newClient(dockerHost)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		return dockerError(ctx, "ping docker daemon", err)
+	}
+	return nil
+}
+
+// newClient makes a Docker client for host, or from the environment
+// (DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, DOCKER_API_VERSION)
+// when host is empty. The API version is negotiated on first use.
+func newClient(host string) (*client.Client, error) {
+	opts := []client.Opt{client.FromEnv}
+	if host != "" {
+		opts = append(opts, client.WithHost(host))
+	}
+	cli, err := client.New(opts...)
+	if err != nil {
+		return nil, &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: "connect to docker",
+			Message: fmt.Sprintf("bad docker host %q", host), Err: err}
+	}
+	return cli, nil
+}

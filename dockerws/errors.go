@@ -1,0 +1,77 @@
+package dockerws
+
+import (
+	"context"
+	"fmt"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
+	"github.com/harness-dev/harness/internal/errcode"
+)
+
+// This file is the one place where Docker errors become codes. Messages are
+// written here; the Docker text stays in Err, for logs only.
+
+// dockerError translates an error of a Docker call. A canceled ctx wins:
+// the call failed because the caller gave up, not because Docker did.
+func dockerError(ctx context.Context, op string, err error) error {
+	if ctx.Err() != nil {
+		return canceled(ctx, op)
+	}
+	switch {
+	case client.IsErrConnectionFailed(err):
+		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
+			Message: "cannot reach the Docker daemon; start it (scripts/docker.sh) or set DOCKER_HOST", Err: err}
+	case cerrdefs.IsNotFound(err):
+		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
+			Message: "the workspace container is gone", Err: err}
+	default:
+		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
+			Message: "the Docker daemon refused " + op, Err: err}
+	}
+}
+
+// imageError translates a failed image inspect: a missing image is
+// WORKSPACE_NOT_FOUND with the way to get it, since nothing is pulled.
+func imageError(ctx context.Context, op, image string, err error) error {
+	if ctx.Err() != nil || !cerrdefs.IsNotFound(err) {
+		return dockerError(ctx, op, err)
+	}
+	msg := fmt.Sprintf("image %q is not present and Harness never pulls; pull or build it yourself", image)
+	switch image {
+	case DefaultImage, DefaultImage + ":latest":
+		msg = fmt.Sprintf("image %q is not present; run `make sandbox-image` (or scripts/images.sh) to build harness-sandbox", image)
+	case "harness-busybox", "harness-busybox:latest":
+		msg = fmt.Sprintf("image %q is not present; run scripts/images.sh busybox to build it", image)
+	}
+	return &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: msg, Err: err}
+}
+
+// opError translates a Docker failure during an operation on a live
+// workspace: once Close has begun it is WORKSPACE_DISPOSED, whatever Docker
+// said about the container being removed under the call.
+func (w *Workspace) opError(ctx context.Context, op string, err error) error {
+	if w.isClosed() {
+		return &errcode.Error{Code: errcode.WorkspaceDisposed, Op: op, Message: "the workspace is closed", Err: err}
+	}
+	return dockerError(ctx, op, err)
+}
+
+func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
+
+func disposed(op string) error {
+	return &errcode.Error{Code: errcode.WorkspaceDisposed, Op: op, Message: "the workspace is closed"}
+}
+
+// canceled is the error of an operation whose ctx ended; it wraps the
+// cause so errors.Is(err, context.Canceled) holds.
+func canceled(ctx context.Context, op string) error {
+	return &errcode.Error{Code: errcode.ToolCanceled, Op: op, Message: op + " was canceled", Err: context.Cause(ctx)}
+}
+
+// failed is a WORKSPACE_CONTAINER_FAILED error for a container that did not
+// behave (a helper script that failed, an unreadable stream).
+func failed(op, msg string, err error) error {
+	return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op, Message: msg, Err: err}
+}

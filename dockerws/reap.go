@@ -1,0 +1,119 @@
+package dockerws
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+)
+
+// Reap removes the containers (with their volumes) and the dangling
+// volumes that Harness labeled and whose creating process is gone: what a
+// crashed or killed run left behind. Objects of a live Harness process, on
+// this machine or another one sharing the daemon, are left alone; so is a
+// running container whose owner cannot be checked (another machine). It
+// returns how many containers and volumes it removed. Open calls it too.
+//
+// Code: WORKSPACE_CONTAINER_FAILED.
+func Reap(ctx context.Context, dockerHost string) (int, error) {
+	cli, err := newClient(dockerHost)
+	if err != nil {
+		return 0, err
+	}
+	defer cli.Close()
+	return reap(ctx, cli)
+}
+
+func reap(ctx context.Context, cli *client.Client) (int, error) {
+	const op = "reap leftover containers"
+	filter := make(client.Filters).Add("label", LabelWorkspace)
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
+	if err != nil {
+		return 0, dockerError(ctx, op, err)
+	}
+	n := 0
+	for _, c := range list.Items {
+		if ownerAlive(c.Labels[LabelOwner], c.State == container.StateRunning) {
+			continue
+		}
+		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !isNotFound(err) {
+			return n, dockerError(ctx, op, err)
+		}
+		n++
+	}
+	vols, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: make(client.Filters).Add("label", LabelWorkspace).Add("dangling", "true")})
+	if err != nil {
+		return n, dockerError(ctx, op, err)
+	}
+	for _, v := range vols.Items {
+		if ownerAlive(v.Labels[LabelOwner], false) {
+			continue
+		}
+		_, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{})
+		if err != nil && !isNotFound(err) {
+			// In use again (a container took it meanwhile): not a leftover.
+			continue
+		}
+		n++
+	}
+	return n, nil
+}
+
+// ownerLabel identifies this process across pid reuse and reboots:
+// "<boot id>/<pid>/<start time in clock ticks>", or "unknown/<pid>/0"
+// where /proc is missing.
+func ownerLabel() string {
+	pid := os.Getpid()
+	boot, start := bootID(), procStart(pid)
+	if boot == "" || start == "" {
+		return fmt.Sprintf("unknown/%d/0", pid)
+	}
+	return fmt.Sprintf("%s/%d/%s", boot, pid, start)
+}
+
+// ownerAlive reports whether the process named by an owner label still
+// runs. An owner that cannot be checked (another machine or boot, no
+// /proc, no label) counts as alive exactly when its container runs.
+func ownerAlive(owner string, running bool) bool {
+	parts := strings.Split(owner, "/")
+	if len(parts) != 3 || parts[0] == "unknown" || parts[0] != bootID() || parts[0] == "" {
+		return running
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return running
+	}
+	return procStart(pid) == parts[2]
+}
+
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// procStart returns field 22 of /proc/<pid>/stat (the start time), or ""
+// when the process does not exist.
+func procStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}

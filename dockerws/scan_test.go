@@ -1,0 +1,241 @@
+package dockerws
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/harness-dev/harness/internal/errcode"
+)
+
+func mustScan(t *testing.T, root string, edit func(*Options)) (*snapshot, error) {
+	t.Helper()
+	opts := Options{Root: root}
+	if edit != nil {
+		edit(&opts)
+	}
+	opts.defaults()
+	excl, err := compileExcludes(opts.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	return scan(t.Context(), opts, excl)
+}
+
+func TestScanCopiesTextAndReportsTheRest(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"README.md":          "hello\n",
+		"src/main.py":        "print('hi')\n",
+		"bin/run.sh*":        "#!/bin/sh\n",
+		"empty.txt":          "",
+		".git/config":        "[core]\n",
+		"sub/.git":           "gitdir: ../.git/modules/sub\n",
+		"link":               "->README.md",
+		"dangling":           "->nowhere",
+		"pipe":               "fifo",
+		"logo.png":           "\x89PNG\x00\x00",
+		"latin1.txt":         "caf\xe9\n",
+		"big.txt":            strings.Repeat("x", 2048),
+		"node_modules/a.js":  "x",
+		"build/out.txt":      "x",
+		"docs/build/keep.md": "kept: the pattern is rooted\n",
+		"tab\tname.txt":      "x",
+	})
+	s, err := mustScan(t, root, func(o *Options) {
+		o.MaxFileBytes = 1024
+		o.Exclude = []string{"node_modules/", "/build", "# a comment", ""}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for p := range s.files {
+		files = append(files, p)
+	}
+	want := []string{"README.md", "bin/run.sh", "docs/build/keep.md", "empty.txt", "src/main.py"}
+	if diff := cmp.Diff(want, sortedCopy(files)); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if got := s.files["bin/run.sh"].mode; got != 0o755 {
+		t.Errorf("run.sh mode = %o, want 755", got)
+	}
+	if got := s.files["README.md"].mode; got != 0o644 {
+		t.Errorf("README.md mode = %o, want 644", got)
+	}
+	wantSkipped := map[string]string{
+		"link":          skipSymlink,
+		"dangling":      skipSymlink,
+		"pipe":          skipSpecial,
+		"logo.png":      skipBinary,
+		"latin1.txt":    skipNonUTF8,
+		"big.txt":       skipLimit,
+		"node_modules":  skipExcluded,
+		"build":         skipExcluded,
+		"tab\tname.txt": skipName,
+	}
+	gotSkipped := map[string]string{}
+	for _, sk := range s.skipped {
+		gotSkipped[sk.Path] = sk.Reason
+	}
+	if diff := cmp.Diff(wantSkipped, gotSkipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+}
+
+func TestScanRefusesCredentials(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		exclude []string
+		want    errcode.Code
+	}{
+		{"dotenv", map[string]string{".env": "KEY=1"}, nil, errcode.WorkspaceCredentialInput},
+		{"dotenv variant deep", map[string]string{"app/.env.local": "KEY=1"}, nil, errcode.WorkspaceCredentialInput},
+		{"npmrc", map[string]string{".npmrc": "//registry/:_authToken=x"}, nil, errcode.WorkspaceCredentialInput},
+		{"netrc", map[string]string{".netrc": "machine x"}, nil, errcode.WorkspaceCredentialInput},
+		{"ssh dir", map[string]string{".ssh/config": "Host x"}, nil, errcode.WorkspaceCredentialInput},
+		{"aws dir", map[string]string{"home/.aws/credentials": "[default]"}, nil, errcode.WorkspaceCredentialInput},
+		{"docker dir", map[string]string{".docker/config.json": "{}"}, nil, errcode.WorkspaceCredentialInput},
+		{"credentials file", map[string]string{"config/credentials.json": "{}"}, nil, errcode.WorkspaceCredentialInput},
+		{"private keys", map[string]string{"keys/id_rsa": "k", "keys/id_ed25519": "k"}, nil, errcode.WorkspaceCredentialInput},
+		{"excluded by name", map[string]string{".env": "KEY=1", "a.txt": "a"}, []string{".env"}, ""},
+		{"excluded dir", map[string]string{"secrets/.ssh/id_rsa": "k", "a.txt": "a"}, []string{"secrets/"}, ""},
+		{"public key is fine", map[string]string{"id_rsa.pub": "ssh-rsa AAA"}, nil, ""},
+		{"inside .git is never read", map[string]string{".git/credentials": "x"}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, tc.files)
+			_, err := mustScan(t, root, func(o *Options) { o.Exclude = tc.exclude })
+			if got := errcode.Of(err); got != tc.want {
+				t.Fatalf("code = %q, want %q (%v)", got, tc.want, err)
+			}
+			if tc.want != "" {
+				// The message names a refused path.
+				for p := range tc.files {
+					first, _, _ := strings.Cut(p, "/")
+					if strings.Contains(errcode.Message(err), first) {
+						return
+					}
+				}
+				t.Errorf("message %q names none of the credential paths", errcode.Message(err))
+			}
+		})
+	}
+}
+
+func TestScanLimits(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "aaaa", "b.txt": "bbbb", "c.txt": "cccc"})
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want errcode.Code
+	}{
+		{"within limits", func(*Options) {}, ""},
+		{"too many files", func(o *Options) { o.MaxFiles = 2 }, errcode.WorkspaceLimit},
+		{"too many bytes", func(o *Options) { o.MaxTotalBytes = 10 }, errcode.WorkspaceLimit},
+		{"exactly at the limits", func(o *Options) { o.MaxFiles = 3; o.MaxTotalBytes = 12 }, ""},
+		{"missing root", func(o *Options) { o.Root += "/nope" }, errcode.WorkspaceNotFound},
+		{"bad exclude pattern", func(o *Options) { o.Exclude = []string{"[a"} }, errcode.WorkspacePath},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := mustScan(t, root, tc.edit)
+			if got := errcode.Of(err); got != tc.want {
+				t.Fatalf("code = %q, want %q (%v)", got, tc.want, err)
+			}
+		})
+	}
+}
+
+func TestScanCanceled(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a"})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	opts := Options{Root: root}
+	opts.defaults()
+	_, err := scan(ctx, opts, nil)
+	wantCode(t, err, errcode.ToolCanceled)
+}
+
+func TestExcludePatterns(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		path    string
+		isDir   bool
+		want    bool
+	}{
+		{"*.log", "a.log", false, true},
+		{"*.log", "deep/dir/a.log", false, true},
+		{"*.log", "a.txt", false, false},
+		{"vendor/", "vendor", true, true},
+		{"vendor/", "vendor", false, false},
+		{"/build", "build", true, true},
+		{"/build", "src/build", true, false},
+		{"docs/*.md", "docs/a.md", false, true},
+		{"docs/*.md", "x/docs/a.md", false, false},
+		{"**/gen", "a/b/gen", true, true},
+		{"**/gen", "gen", true, true},
+		{"a/**/z.txt", "a/z.txt", false, true},
+		{"a/**/z.txt", "a/b/c/z.txt", false, true},
+		{"a/**", "a/b", false, true},
+	} {
+		t.Run(tc.pattern+" "+tc.path, func(t *testing.T) {
+			x, err := compileExcludes([]string{tc.pattern})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := x.match(tc.path, tc.isDir); got != tc.want {
+				t.Errorf("match = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	x, _ := compileExcludes([]string{"node_modules/"})
+	if !x.excluded("web/node_modules/react/index.js") {
+		t.Error("a file under an excluded directory is not excluded")
+	}
+}
+
+func TestSnapshotDigest(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	files := map[string]string{"x.txt": "1\n", "d/y.txt": "2\n"}
+	writeTree(t, a, files)
+	writeTree(t, b, files)
+	sa, err := mustScan(t, a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := mustScan(t, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sa.digest != sb.digest || !strings.HasPrefix(sa.digest, "sha256:") {
+		t.Errorf("same trees, digests %q and %q", sa.digest, sb.digest)
+	}
+	writeTree(t, b, map[string]string{"x.txt": "changed\n"})
+	sc, err := mustScan(t, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.digest == sa.digest {
+		t.Error("a changed file kept the digest")
+	}
+	writeTree(t, a, map[string]string{"z.sh*": ""})
+	sd, _ := mustScan(t, a, nil)
+	writeTree(t, b, map[string]string{"x.txt": "1\n", "z.sh": ""})
+	se, _ := mustScan(t, b, nil)
+	if sd.digest == se.digest {
+		t.Error("a mode change kept the digest")
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
