@@ -434,3 +434,20 @@ func newClient(host string) (*client.Client, error) {
 	}
 	return cli, nil
 }
+
+// ImageID resolves image to its immutable ID without pulling it: the check
+// `harness doctor` runs. Codes: WORKSPACE_NOT_FOUND (the image is not on the
+// daemon; the message says how to build the default one),
+// WORKSPACE_CONTAINER_FAILED.
+func ImageID(ctx context.Context, dockerHost, image string) (string, error) {
+	cli, err := newClient(dockerHost)
+	if err != nil {
+		return "", err
+	}
+	defer cli.Close()
+	img, err := cli.ImageInspect(ctx, image)
+	if err != nil {
+		return "", imageError(ctx, "resolve image", image, err)
+	}
+	return img.ID, nil
+}

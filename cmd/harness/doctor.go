@@ -29,7 +29,7 @@ func runDoctor(ctx context.Context, o options, e env, w io.Writer) int {
 	dockerErr := dockerws.Ping(ctx, "")
 	report("docker daemon", dockerErr, "run scripts/docker.sh (as root it installs and starts dockerd), or make sure your user can reach the Docker socket")
 	if dockerErr == nil {
-		err := checkImage(ctx, r.image)
+		_, err := dockerws.ImageID(ctx, "", r.image)
 		report("sandbox image "+r.image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
 	}
 	st, err := openStore(ctx, r.db)
@@ -60,5 +60,3 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// checkImage is answered by dockerws once it exposes an image lookup.
-var checkImage = func(ctx context.Context, image string) error { return nil }

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/harness-dev/harness/event"
+)
+
+// chatServer is an OpenAI-compatible server on loopback that answers each
+// Chat Completions request with the next recorded SSE stream.
+type chatServer struct {
+	mu      sync.Mutex
+	streams []string
+	bodies  []string
+}
+
+func (c *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	c.mu.Lock()
+	c.bodies = append(c.bodies, string(body))
+	n := len(c.bodies) - 1
+	c.mu.Unlock()
+	if r.URL.Path != "/v1/chat/completions" || n >= len(c.streams) {
+		http.Error(w, `{"error":{"message":"unexpected"}}`, http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	io.WriteString(w, c.streams[n])
+}
+
+func sse(chunks ...string) string {
+	var b strings.Builder
+	for _, c := range chunks {
+		fmt.Fprintf(&b, "data: %s\n\n", c)
+	}
+	b.WriteString("data: [DONE]\n\n")
+	return b.String()
+}
+
+func alias(name string) string { return "harness_" + hex.EncodeToString([]byte(name)) }
+
+// harness exec against a local OpenAI-compatible server completes a turn
+// with a real tool call in Docker; the wire shows aliased tool names, the
+// stored events the dotted ones.
+func TestExecAgainstLocalProvider(t *testing.T) {
+	needDocker(t)
+	args, _ := json.Marshal(map[string]string{"path": "hello.txt", "contents": "hi from the model\n"})
+	call := fmt.Sprintf(`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":%q,"arguments":%q}}]},"finish_reason":null}]}`, alias("fs.write"), string(args))
+	srv := &chatServer{streams: []string{
+		sse(call,
+			`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+			`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":50,"completion_tokens":10,"total_tokens":60}}`),
+		sse(`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Wrote "},"finish_reason":null}]}`,
+			`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hello.txt."},"finish_reason":"stop"}]}`,
+			`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":80,"completion_tokens":4,"total_tokens":84}}`),
+	}}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	u := newUser(t)
+	u.write("README.md", "# provider test\n")
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--base-url", hs.URL+"/v1", "--model", "m", "write hello.txt")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var ok bool
+	for _, e := range r.events {
+		if d, isCall := e.Data.(event.ToolCall); isCall && d.Tool != "fs.write" {
+			t.Errorf("stored tool name %q", d.Tool)
+		}
+		if d, isRes := e.Data.(event.ToolResult); isRes {
+			ok = d.OK && d.Tool == "fs.write"
+		}
+		if d, isDone := e.Data.(event.TurnCompleted); isDone && d.Usage.TotalTokens != 144 {
+			t.Errorf("usage = %+v", d.Usage)
+		}
+	}
+	if !ok {
+		t.Fatalf("the write did not run in Docker: %v", typesOf(r.events))
+	}
+	if len(srv.bodies) != 2 {
+		t.Fatalf("%d requests", len(srv.bodies))
+	}
+	second := srv.bodies[1]
+	if !strings.Contains(second, alias("fs.read")) || strings.Contains(second, `"fs.read"`) || !strings.Contains(second, `"name":"`+alias("fs.write")+`"`) {
+		t.Errorf("wire request does not use aliases:\n%.600s", second)
+	}
+	d := u.run("", "diff", sessionOf(t, r.events))
+	if !strings.Contains(d.stdout, "+hi from the model") {
+		t.Errorf("diff = %s", d.stdout)
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	r := u.run("", "doctor", "--image", "no-such-image-here")
+	if r.code != 1 || !strings.Contains(r.stdout, "WORKSPACE_NOT_FOUND") || !strings.Contains(r.stdout, "make sandbox-image") {
+		t.Errorf("doctor: exit %d\n%s", r.code, r.stdout)
+	}
+	ok := u.run("", "doctor", "--image", "harness-busybox")
+	if ok.code != 0 {
+		t.Errorf("doctor with a good image: exit %d\n%s", ok.code, ok.stdout)
+	}
+}
