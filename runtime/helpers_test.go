@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -217,9 +216,4 @@ func mustCode(t *testing.T, err error, want errcode.Code) {
 	if got := errcode.Of(err); got != want {
 		t.Fatalf("code = %s, want %s (err: %v)", got, want, err)
 	}
-}
-
-func rawJSON(v any) json.RawMessage {
-	b, _ := json.Marshal(v)
-	return b
 }

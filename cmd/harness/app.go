@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -263,5 +262,3 @@ func (a *app) Close() {
 	}
 	a.closers = nil
 }
-
-var errNoSession = errors.New("no session")

@@ -9,7 +9,6 @@ import (
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // patcher is implemented by workspaces that can replay a recorded patch
@@ -158,5 +157,3 @@ func (a *app) fail(err error) int {
 	fmt.Fprintf(a.stderr, "harness: %s: %s\n", errcode.Of(err), errcode.Message(err))
 	return exitFailed
 }
-
-var _ workspace.Workspace = nil
