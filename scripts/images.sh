@@ -20,7 +20,7 @@
 #                        (default /var/cache/harness as root, else
 #                        ${XDG_CACHE_HOME:-$HOME/.cache}/harness)
 #   HARNESS_DEBIAN_SUITE Debian suite of the sandbox (default: the host's, else bookworm)
-#   HARNESS_DEBIAN_MIRROR mirror URL (default http://deb.debian.org/debian)
+#   HARNESS_DEBIAN_MIRROR mirror URL (default: the first archive this machine's apt sources name)
 set -euo pipefail
 
 log() { printf 'images.sh: %s\n' "$*" >&2; }
@@ -88,6 +88,23 @@ changes=(
 	--change 'CMD ["/bin/sh"]'
 )
 
+# host_mirror prints the first Debian archive URI of this machine's apt
+# sources (deb822 .sources files or the classic sources.list), skipping the
+# security archive, so the image comes from where this machine's packages do.
+host_mirror() {
+	local f uri
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] || continue
+		uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
+		[ -n "$uri" ] && { printf '%s\n' "$uri"; return; }
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\// && $i !~ /security/) { print $i; exit } }' "$f")
+		[ -n "$uri" ] && { printf '%s\n' "$uri"; return; }
+	done
+}
+
 build_busybox() {
 	local ref=harness-busybox started=$SECONDS bb root
 	if [ "$force" -eq 0 ] && exists "$ref"; then
@@ -132,7 +149,8 @@ build_sandbox() {
 	fi
 	suite=${HARNESS_DEBIAN_SUITE:-$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null || true)}
 	suite=${suite:-bookworm}
-	mirror=${HARNESS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+	mirror=${HARNESS_DEBIAN_MIRROR:-$(host_mirror)}
+	[ -n "$mirror" ] || die "no Debian mirror found in this machine's apt sources; set HARNESS_DEBIAN_MIRROR"
 	tarball=$cache/harness-sandbox-$suite.tar
 	if [ "$refresh" -eq 1 ] || [ ! -s "$tarball" ]; then
 		command -v mmdebstrap >/dev/null 2>&1 || {

@@ -195,7 +195,7 @@ func (a *app) openModel(r resolved) error {
 		}
 		base := r.baseURL
 		if base == "" {
-			base = "https://api.openai.com/v1"
+			base = openai.DefaultBaseURL
 		}
 		m, err := openai.New(openai.Config{BaseURL: base, APIKey: r.apiKey, Model: r.model})
 		if err != nil {
