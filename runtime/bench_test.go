@@ -61,17 +61,23 @@ func BenchmarkSteerVsAppend(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		t0 := time.Now()
-		if _, err := rt.Steer(ctx, runID, text); err != nil {
+		msgID, err := rt.Steer(ctx, runID, text)
+		if err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
+		// Keep the queue under its bound; not timed.
+		if err := rt.Withdraw(ctx, runID, msgID); err != nil {
+			b.Fatal(err)
+		}
+		t1b := time.Now()
 		ev := event.Event{Type: event.TypeSteeringQueued, ID: event.NewID("evt"), At: time.Now(), Actor: "kernel",
 			Data: event.SteeringQueued{RunID: runID, SessionID: bareLog.SessionID(), TurnID: "turn-x", MessageID: event.NewID("msg"), Content: text}}
 		if _, err := bareLog.Append(ctx, ev); err != nil {
 			b.Fatal(err)
 		}
 		t2 := time.Now()
-		steer, bare = append(steer, t1.Sub(t0)), append(bare, t2.Sub(t1))
+		steer, bare = append(steer, t1.Sub(t0)), append(bare, t2.Sub(t1b))
 	}
 	ms, mb := median(steer), median(bare)
 	b.ReportMetric(float64(ms.Microseconds()), "steer-µs")
