@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -530,4 +531,23 @@ func TestMutationOnLocalWorkspace(t *testing.T) {
 	}
 	assertNoFile(t, f.root, "x.txt")
 	assertNoFile(t, f.root, "y")
+}
+
+// A provider's retries are visible as model.retry events, before the answer.
+func TestModelRetryIsRecorded(t *testing.T) {
+	m := script(t, `[{"chunks":[{"retry":{"attempt":1,"code":"MODEL_RATE_LIMITED","delayMs":5}},{"delta":"ok"},{"completion":{"content":"ok","finishReason":"stop"}}]}]`)
+	f := newFixture(t, m, m, nil)
+	if out := f.wait(f.start("go")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	evs := f.events()
+	r := ofType[event.ModelRetry](evs)
+	if len(r) != 1 || r[0].Code != "MODEL_RATE_LIMITED" || r[0].Attempt != 1 {
+		t.Fatalf("model.retry = %+v", r)
+	}
+	got := foldDeltas(types(evs))
+	i := slices.Index(got, "model.retry")
+	if i < 0 || got[i-2] != "model.request" || got[i+1] != "message.delta" {
+		t.Errorf("order = %v", got)
+	}
 }

@@ -61,7 +61,7 @@ type app struct {
 // resolved configuration: flags > environment > config file > defaults.
 type resolved struct {
 	db, model, baseURL, apiKey, image, workspace string
-	window, compactAt                            int
+	window, compactAt, compactTail               int
 	budget                                       int64
 }
 
@@ -100,6 +100,10 @@ func resolve(o options, e env) (resolved, error) {
 	r.compactAt = defaultCompactAt
 	if o.CompactAt != 0 {
 		r.compactAt = o.CompactAt
+	}
+	r.compactTail = 12
+	if o.CompactTail > 0 {
+		r.compactTail = o.CompactTail
 	}
 	r.budget = int64(fc.BudgetTokens)
 	if o.BudgetTokens > 0 {
@@ -163,7 +167,7 @@ func newApp(ctx context.Context, o options, e env, stdout, stderr io.Writer) (*a
 		a.Close()
 		return nil, err
 	}
-	policy, err := compaction.PolicyFor(r.window, r.compactAt, 12, min(8192, r.window/8))
+	policy, err := compaction.PolicyFor(r.window, r.compactAt, r.compactTail, min(8192, r.window/8))
 	if err != nil {
 		a.Close()
 		return nil, usageErr("context settings: %s", errcode.Message(err))

@@ -64,14 +64,7 @@ func TestFiveToolFixtureDocker(t *testing.T) {
 	u.write("main.go", "package main\n\nfunc main() {}\n")
 	u.write("README.md", "# tool fixture\n")
 	before := treeHash(t, u.project)
-	s := u.script(`[
-	 {"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"main.go","contents":"package main\n\n// verbose logging\nfunc main() {}\n"}}]},
-	 {"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["grep","-c","verbose","main.go"]}}]},
-	 {"toolCalls":[{"id":"d1","name":"git.diff","arguments":{}}]},
-	 {"toolCalls":[{"id":"bad1","name":"fs.write","arguments":{"path":"main.go","contents":"x","mode":"0777"}},
-	               {"id":"bad2","name":"process.exec","arguments":{"cmd":"ls -la"}},
-	               {"id":"bad3","name":"fs.read","arguments":{"path":"../../etc/passwd"}}]},
-	 {"content":"Added a comment; the check passes."}]`)
+	s := fixture(t, "five-tools.json")
 	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "add verbose logging")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)

@@ -59,4 +59,3 @@ func orDefault(s, d string) string {
 	}
 	return s
 }
-

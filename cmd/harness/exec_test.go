@@ -119,7 +119,7 @@ func TestExecExitCodes(t *testing.T) {
 
 func TestExecSteeringAndQueueFromStdin(t *testing.T) {
 	u := newUser(t)
-	s := u.script(`[{"content":"first","delayMs":400},{"content":"after steering"},{"content":"queued turn"}]`)
+	s := fixture(t, "steer.json")
 	l := u.start("exec", "--json", "--workspace", "local", "--fake-model", s, "start")
 	l.waitFor(`"type":"model.request"`)
 	l.stdin.Write([]byte("please also do this\n>>and then this\n"))

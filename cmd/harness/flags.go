@@ -23,6 +23,7 @@ type options struct {
 	BudgetTokens  int64
 	ContextWindow int
 	CompactAt     int
+	CompactTail   int
 	Config        string
 
 	// Command-specific.
@@ -58,6 +59,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.Int64Var(&o.BudgetTokens, "budget-tokens", 0, "cumulative model-token budget of the session (0: none)")
 	fs.IntVar(&o.ContextWindow, "context-window", 0, "context window in tokens (default 128000)")
 	fs.IntVar(&o.CompactAt, "compact-at", 0, "compact the context at this percentage of the window (default 80)")
+	fs.IntVar(&o.CompactTail, "compact-tail", 0, "messages kept word for word after a compaction (default 12)")
 	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")
 	switch name {
 	case "exec":

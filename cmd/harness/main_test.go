@@ -247,3 +247,16 @@ func (l *live) waitLines(n int) {
 		}
 	}
 }
+
+// fixture is the path of a shared scripted-model run in testdata/scripts.
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "scripts", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
