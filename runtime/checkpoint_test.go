@@ -116,6 +116,13 @@ func replaceTurns(good []byte) []byte {
 }
 
 func FuzzParseCheckpoint(f *testing.F) {
+	// Real payloads of every phase, whole and partial, as seeds.
+	m := script(f, `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}],"usage":{"promptTokens":2,"completionTokens":1}},{"content":"done"}]`)
+	fx := newFixture(f, m, m, nil)
+	fx.wait(fx.start("seed"))
+	for _, d := range ofType[event.RuntimeCheckpoint](fx.events()) {
+		f.Add([]byte(d.Payload))
+	}
 	f.Add([]byte(`{"version":1}`))
 	f.Add([]byte(`{"version":2}`))
 	f.Add([]byte(`[]`))
