@@ -71,7 +71,7 @@ func (w *Workspace) readOnce(ctx context.Context, op, p string) ([]byte, string,
 		return nil, st.LinkTarget, nil
 	case !st.Mode.IsRegular():
 		return nil, "", &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op,
-			Message: "no regular file at " + p + " (it is " + kind(st.Mode) + ")"}
+			Message: "no regular file at " + p + " (it is " + workspace.DescribeMode(st.Mode) + ")"}
 	case st.Size > MaxReadBytes:
 		return nil, "", &errcode.Error{Code: errcode.WorkspaceLimit, Op: op, Message: "file " + p + " is larger than 16 MiB"}
 	}
@@ -279,18 +279,3 @@ func (w *Workspace) List(ctx context.Context, p string) ([]string, error) {
 	return files, nil
 }
 
-// kind names a non-regular file mode for messages.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory; use fs.list"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	default:
-		return "not a regular file"
-	}
-}

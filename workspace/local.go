@@ -156,7 +156,7 @@ func (l *Local) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op,
-			Message: "no regular file at " + p + " (it is " + kind(fi.Mode()) + ")"}
+			Message: "no regular file at " + p + " (it is " + DescribeMode(fi.Mode()) + ")"}
 	}
 	if err := checkLinks(op, p, fi); err != nil {
 		return nil, err
@@ -295,8 +295,9 @@ func checkLinks(op, p string, fi fs.FileInfo) error {
 	return nil
 }
 
-// kind names a non-regular file mode for messages.
-func kind(m fs.FileMode) string {
+// DescribeMode names a non-regular file mode for messages to the model;
+// every backend uses it so the model reads the same words.
+func DescribeMode(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory; use fs.list"
