@@ -278,4 +278,3 @@ func (w *Workspace) List(ctx context.Context, p string) ([]string, error) {
 	slices.Sort(files)
 	return files, nil
 }
-
