@@ -29,6 +29,11 @@ type StartRequest struct {
 // Start admits a turn: it appends agent.started, turn.started and the user
 // message durably, then runs the turn in its own goroutine. The turn is
 // bound to ctx's values but not its cancellation: use Cancel.
+//
+// A session runs one turn at a time: until the previous run's Done channel
+// closes (after its agent.stopped is durable), Start fails with
+// RUNTIME_INVALID_INPUT, so two turns' events never interleave in the log.
+// Subscribers see turn.completed slightly before that; wait on Done.
 func (s *Session) Start(ctx context.Context, req StartRequest) (string, error) {
 	rt := s.rt
 	if req.Log != nil && req.Log != s.log {

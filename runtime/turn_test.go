@@ -3,9 +3,9 @@ package runtime_test
 import (
 	"bytes"
 	"context"
-	"slices"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"

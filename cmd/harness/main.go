@@ -21,7 +21,7 @@ func main() {
 }
 
 func run(args []string, e env, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	interrupts := make(chan struct{}, 1)
 	sig := make(chan os.Signal, 1)

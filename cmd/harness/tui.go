@@ -47,7 +47,7 @@ func runTUI(ctx context.Context, a *app, resume bool, id string) int {
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := tui.New(pctx, eng, opts)
-	p := tea.NewProgram(m, tea.WithContext(pctx), tea.WithOutput(a.stdout), tea.WithoutSignalHandler())
+	p := tea.NewProgram(m, tea.WithContext(pctx), tea.WithOutput(a.stdout), tea.WithoutSignalHandler(), tea.WithFPS(120))
 	final, err := p.Run()
 	cancel()
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
@@ -318,15 +318,31 @@ func (e *tuiEngine) close() {
 	}
 }
 
+// watch is what one Next call waits on: the session open when it began,
+// and the channel closed when that changes.
+type watch struct {
+	cur     *tuiSession
+	changed chan struct{}
+}
+
+func (e *tuiEngine) watch() watch {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return watch{e.cur, e.changed}
+}
+
 // Next waits for events of the open session or a permission question.
 func (e *tuiEngine) Next(ctx context.Context) (tui.Update, error) {
+	return e.next(ctx, e.watch())
+}
+
+func (e *tuiEngine) next(ctx context.Context, w watch) (tui.Update, error) {
 	for {
-		e.mu.Lock()
-		cur, changed := e.cur, e.changed
-		e.mu.Unlock()
+		cur, changed := w.cur, w.changed
 		if cur == nil {
 			select {
 			case <-changed:
+				w = e.watch()
 				continue
 			case <-ctx.Done():
 				return tui.Update{}, ctx.Err()
@@ -425,6 +441,9 @@ func (e *tuiEngine) Start(ctx context.Context, text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := cur.settle(ctx); err != nil {
+		return "", err
+	}
 	return cur.started(cur.sess.Start(ctx, runtime.StartRequest{Input: text}))
 }
 
@@ -433,7 +452,26 @@ func (e *tuiEngine) StartQueued(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := cur.settle(ctx); err != nil {
+		return "", err
+	}
 	return cur.started(cur.sess.Start(ctx, runtime.StartRequest{FromQueue: true}))
+}
+
+// settle waits until the last run has released the session: the runtime
+// publishes turn.completed and agent.stopped a moment before it accepts the
+// next turn, and the screen starts the next one as soon as it sees them.
+func (s *tuiSession) settle(ctx context.Context) error {
+	last := s.activeRun()
+	if last == "" {
+		return nil
+	}
+	select {
+	case <-s.rt.Done(last):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (e *tuiEngine) Steer(ctx context.Context, runID, text string) (string, error) {

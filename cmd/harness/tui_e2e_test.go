@@ -1,0 +1,163 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/event"
+)
+
+func tuiScript(name string) string { return filepath.Join("testdata", "tui", name) }
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// The issue's end-to-end run, in a real terminal with Docker and SQLite:
+// start harness, send a prompt, see the tool cards, steer while the model
+// works and see the steering go queued → applied, cancel a turn with
+// Ctrl+C, quit, resume the session by ID and continue it, then reopen it
+// from the picker of `harness resume`.
+func TestTUIEndToEnd(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.md", "# Notes\n\n- nothing yet\n")
+	tm := newTerminal(t, u)
+	first, resume := mustAbs(t, tuiScript("first.json")), mustAbs(t, tuiScript("resume.json"))
+
+	tm.line(harnessCmd(u, "--image", "harness-busybox", "--fake-model", first))
+	tm.waitFor("Ready.", "docker harness-busybox@sha256:")
+
+	// A prompt; the tool cards appear with their outcome.
+	tm.line("update the notes")
+	s := tm.waitFor("you  update the notes", "fs.read  notes.md", "fs.write  notes.md  +2 −1", "process.exec  ls", "+- the TUI works")
+	if strings.Count(s, "✓") < 3 {
+		tm.waitUntil("three finished cards", func(s string) bool { return strings.Count(s, "✓") >= 3 })
+	}
+
+	// The model is working on its second answer (4 s): steer it.
+	tm.line("keep it short")
+	tm.waitFor("you · steering · queued", "keep it short", "[steer · queued]")
+	tm.waitFor("you · steering · applied ✓", "Noted, I kept the notes short.", "✓ completed · 3 model requests · 3 tool calls")
+	tm.waitGone("[steer · queued]")
+
+	// A turn that hangs, canceled with Ctrl+C.
+	tm.line("now the slow part")
+	tm.waitFor("Starting the slow part", "ctrl+c cancel")
+	tm.keys("C-c")
+	tm.waitFor("⊘ canceled", "(interrupted)", "ctrl+c quit")
+
+	// Ctrl+C on the idle screen quits and prints how to resume.
+	id := tm.quit(1)
+
+	// Resume by ID: the earlier transcript is there; a follow-up continues.
+	tm.line(harnessCmd(u, "resume", id, "--image", "harness-busybox", "--fake-model", resume))
+	tm.waitFor("Starting the slow part", "⊘ canceled", "Noted, I kept the notes short.", id[len(id)-12:])
+	tm.line("and one more thing")
+	tm.waitFor("you  and one more thing", "Welcome back: the notes are updated.")
+	tm.waitUntil("the follow-up's ending", func(s string) bool {
+		return strings.Count(s, "✓ completed") >= 2 || strings.Contains(s, "✓ completed · 1 model request · 0 tool calls")
+	})
+	if got := tm.quit(2); got != id {
+		t.Errorf("resumed session printed %s, want %s", got, id)
+	}
+
+	// `harness resume` without an ID opens the picker; Enter reopens it.
+	tm.line(harnessCmd(u, "resume", "--image", "harness-busybox", "--fake-model", resume))
+	tm.waitFor("Resume a session", "update the notes", "completed")
+	tm.keys("Enter")
+	tm.waitFor("Welcome back: the notes are updated.", "ctrl+c quit")
+	if got := tm.quit(3); got != id {
+		t.Errorf("picked session printed %s, want %s", got, id)
+	}
+
+	// The SQLite log agrees with the screen.
+	r := u.run("", "events", id)
+	if r.code != 0 {
+		t.Fatalf("harness events: exit %d\n%s", r.code, r.stderr)
+	}
+	var statuses []string
+	steered := false
+	for _, e := range decodeLines(t, r.stdout) {
+		switch d := e.Data.(type) {
+		case event.TurnCompleted:
+			statuses = append(statuses, d.Status)
+		case event.SteeringApplied:
+			steered = true
+		}
+	}
+	if got := strings.Join(statuses, ","); got != "completed,canceled,completed" || !steered {
+		t.Errorf("stored turns %s (steering applied: %v), want completed,canceled,completed with steering", got, steered)
+	}
+	// The host tree is untouched until /apply.
+	if b, _ := os.ReadFile(filepath.Join(u.project, "notes.md")); string(b) != "# Notes\n\n- nothing yet\n" {
+		t.Errorf("the host notes.md changed without /apply:\n%s", b)
+	}
+}
+
+// With --approve ask the TUI answers the runtime's permission questions:
+// allow once, allow for the run, deny; then /diff shows the patch and
+// /apply applies it to the host tree, and refuses once the host changed.
+func TestTUIApprovalsDiffApply(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("README.md", "# approvals\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--image", "harness-busybox", "--approve", "ask", "--fake-model", mustAbs(t, tuiScript("approve.json"))))
+	tm.waitFor("Ready.", "approve: ask")
+
+	tm.line("write hello")
+	tm.waitFor("? fs.write wants to write hello.txt", "+hello", "y allow once")
+	tm.keys("y")
+	tm.waitFor("? process.exec wants to run cat hello.txt")
+	tm.keys("a")
+	tm.waitFor("? fs.write wants to write secret.txt")
+	tm.keys("n")
+	s := tm.waitFor("✓ completed", "Done: hello.txt is written.", "✗ TOOL_PERMISSION_DENIED", "approved for this run")
+	if strings.Contains(s, "? process.exec wants to run ls") {
+		t.Error("the run-wide grant asked again")
+	}
+
+	tm.line("/diff")
+	tm.waitFor("Workspace patch", "+hello", "esc close")
+	tm.keys("Escape")
+	tm.waitGone("Workspace patch")
+
+	tm.line("/apply")
+	tm.waitFor("Apply to "+u.project+"?", "hello.txt", "y apply to")
+	tm.keys("y")
+	tm.waitFor("applied the patch to " + u.project)
+	if b, err := os.ReadFile(filepath.Join(u.project, "hello.txt")); err != nil || string(b) != "hello\n" {
+		t.Fatalf("host hello.txt after /apply: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(u.project, "secret.txt")); !os.IsNotExist(err) {
+		t.Errorf("the denied write reached the host: %v", err)
+	}
+
+	// The host now has the file: the same patch no longer applies.
+	tm.line("/apply")
+	tm.waitFor("WORKSPACE_SCOPE", "nothing was applied")
+	tm.keys("Escape")
+	tm.waitGone("WORKSPACE_SCOPE")
+	tm.quit(1)
+}
+
+// With no provider configured and no Docker workspace, the TUI opens on the
+// demo model with both banners: how to configure a model, and read-only.
+func TestTUIDemoAndReadOnlyBanners(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# demo\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--workspace", "local"))
+	tm.waitFor("Demo model", "OPENAI_API_KEY", "this session is read-only", "local · read-only", "demo")
+	tm.line("hello")
+	tm.waitFor("fs.list", "✓ completed")
+	tm.quit(1)
+}

@@ -1,0 +1,279 @@
+package tui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// key routes a key press: the approval prompt first, then an overlay,
+// then the screen's own keys, then the input.
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	ks := k.String()
+	switch {
+	case m.approval != nil:
+		return m.approvalKey(ks)
+	case m.picker != nil:
+		return m.pickerKey(k)
+	case m.pager != nil:
+		return m.pagerKey(k)
+	}
+	height := m.bodyHeight()
+	c := m.ctxFor()
+	switch ks {
+	case "ctrl+c":
+		if run := m.activeRun(); run != "" {
+			if m.canceling {
+				return m.quit()
+			}
+			m.canceling = true
+			m.flash = cancelFlash
+			return m.cancel(run)
+		}
+		return m.quit()
+	case "enter":
+		return m.submit(false)
+	case "alt+enter":
+		return m.submit(true)
+	case "pgup":
+		m.vp.ScrollUp(m.tr, c, height, max(height-2, 1))
+		return nil
+	case "pgdown":
+		m.vp.ScrollDown(m.tr, c, height, max(height-2, 1))
+		if m.vp.Following() {
+			m.unseen = false
+		}
+		return nil
+	case "alt+up":
+		m.vp.Select(m.tr, c, height, -1)
+		return nil
+	case "alt+down":
+		m.vp.Select(m.tr, c, height, +1)
+		return nil
+	case "ctrl+o":
+		m.vp.Toggle(m.tr, c, height)
+		return nil
+	case "ctrl+x":
+		return m.withdrawLast()
+	case "esc":
+		switch {
+		case m.vp.Selected() >= 0:
+			m.vp.Unselect()
+		case !m.vp.Following():
+			m.vp.Bottom()
+			m.unseen = false
+		default:
+			m.flash = ""
+		}
+		return nil
+	case "?":
+		if m.in.value() == "" {
+			m.openHelp()
+			return nil
+		}
+	}
+	m.flash = ""
+	return m.in.update(k)
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	return tea.Quit
+}
+
+// submit handles Enter (next=false) and alt+enter (next=true).
+func (m *Model) submit(next bool) tea.Cmd {
+	text := m.in.value()
+	if strings.HasSuffix(text, "\\") && !next {
+		m.in.setValue(strings.TrimSuffix(text, "\\") + "\n")
+		return nil
+	}
+	trimmed := strings.TrimSpace(text)
+	if trimmed == "" {
+		if !m.busy() && m.sess != nil && m.hasQueuedNext() {
+			m.starting = true
+			return m.startQueued()
+		}
+		return nil
+	}
+	if cmd, ok := m.command(trimmed); ok {
+		m.in.take()
+		return cmd
+	}
+	if m.sess == nil {
+		m.flash = "No session is open yet."
+		return nil
+	}
+	m.in.take()
+	m.vp.Bottom()
+	m.unseen = false
+	if run := m.activeRun(); run != "" && !m.starting {
+		if next {
+			return m.queueNext(run, text)
+		}
+		return m.steer(run, text)
+	}
+	if m.starting {
+		// The turn is being admitted: the message steers it once it runs.
+		m.early = append(m.early, early{text: text, next: next})
+		return nil
+	}
+	m.starting = true
+	return tea.Batch(m.start(text), m.tick())
+}
+
+func (m *Model) hasQueuedNext() bool {
+	for _, p := range m.tr.Pending() {
+		if p.Next {
+			return true
+		}
+	}
+	return false
+}
+
+// command runs a slash command; ok is false when text is a message.
+func (m *Model) command(text string) (tea.Cmd, bool) {
+	if !strings.HasPrefix(text, "/") || strings.ContainsAny(text, "\n") {
+		return nil, false
+	}
+	word := strings.Fields(text)[0]
+	switch word {
+	case "/diff":
+		if m.sess == nil {
+			m.flash = "No session is open."
+			return nil, true
+		}
+		m.pager = newPager(pagerDiff, "Workspace patch", []string{" " + m.th.Muted.Render("computing…")}, m.width, m.bodyHeight())
+		return m.diff(), true
+	case "/apply":
+		switch {
+		case m.sess == nil:
+			m.flash = "No session is open."
+			return nil, true
+		case m.busy():
+			m.flash = "A turn is running: /apply works between turns (ctrl+c cancels the turn)."
+			return nil, true
+		}
+		m.pager = newPager(pagerApply, "Apply the workspace patch", []string{" " + m.th.Muted.Render("checking against the host tree…")}, m.width, m.bodyHeight())
+		return m.checkApply(), true
+	case "/sessions":
+		m.picker = &picker{loading: true, current: m.SessionID()}
+		return m.listSessions(), true
+	case "/new":
+		if m.busy() {
+			m.flash = "A turn is running: ctrl+c cancels it first."
+			return nil, true
+		}
+		m.opening = true
+		return m.open(OpenRequest{}), true
+	case "/help":
+		m.openHelp()
+		return nil, true
+	case "/quit", "/exit":
+		return m.quit(), true
+	}
+	if !strings.Contains(text, " ") && strings.Count(text, "/") == 1 {
+		m.flash = "Unknown command " + word + " (/help lists them)."
+		return nil, true
+	}
+	return nil, false
+}
+
+func (m *Model) openHelp() {
+	m.pager = newPager(pagerHelp, "Help", helpLines(m, m.width), m.width, m.bodyHeight())
+}
+
+func (m *Model) approvalKey(ks string) tea.Cmd {
+	a := m.approval
+	var ans Answer
+	switch ks {
+	case "y", "Y", "enter":
+		ans = Answer{Allow: true}
+	case "a", "A":
+		ans = Answer{Allow: true, ForRun: true}
+	case "n", "N", "esc":
+		ans = Answer{}
+	case "ctrl+c":
+		if run := m.activeRun(); run != "" {
+			m.canceling = true
+			return m.cancel(run)
+		}
+		return nil
+	default:
+		return nil
+	}
+	m.approval = nil
+	return func() tea.Msg {
+		a.Reply(ans)
+		return nil
+	}
+}
+
+func (m *Model) pagerKey(k tea.KeyPressMsg) tea.Cmd {
+	p := m.pager
+	switch k.String() {
+	case "esc", "q", "ctrl+c", "n":
+		m.pager = nil
+		return nil
+	case "y", "Y":
+		if p.kind == pagerApply && p.plan.Conflict == "" && p.plan.Patch != "" {
+			m.pager = nil
+			return m.apply(p.plan)
+		}
+		return nil
+	}
+	return p.update(k)
+}
+
+func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
+	p := m.picker
+	switch k.String() {
+	case "up", "k":
+		p.move(-1)
+	case "down", "j":
+		p.move(+1)
+	case "pgup":
+		p.move(-10)
+	case "pgdown":
+		p.move(+10)
+	case "esc", "q", "ctrl+c":
+		if p.startup && m.sess == nil {
+			return m.quit()
+		}
+		m.picker = nil
+	case "enter":
+		s, ok := p.selected()
+		if !ok {
+			return nil
+		}
+		if m.busy() {
+			m.flash = "A turn is running: ctrl+c cancels it first."
+			m.picker = nil
+			return nil
+		}
+		m.picker = nil
+		if s.ID == m.SessionID() {
+			return nil
+		}
+		m.opening = true
+		return m.open(OpenRequest{ID: s.ID})
+	}
+	return nil
+}
+
+func (m *Model) withdrawLast() tea.Cmd {
+	if n := len(m.deferred); n > 0 {
+		m.deferred = m.deferred[:n-1]
+		return nil
+	}
+	pend := m.tr.Pending()
+	if len(pend) == 0 {
+		return nil
+	}
+	p := pend[len(pend)-1]
+	run := p.RunID
+	if run == "" {
+		run = m.tr.LastRun()
+	}
+	return m.withdraw(run, p.MessageID)
+}

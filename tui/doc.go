@@ -1,0 +1,51 @@
+// Package tui is Harness's terminal front end, on Bubble Tea v2, bubbles v2
+// and lipgloss v2: the transcript of a session, an input that is always
+// live, approvals, the status line and the slash commands.
+//
+// What it owns. The screen and nothing else. Everything it needs from the
+// rest of Harness goes through Engine, a small interface declared here and
+// implemented by cmd/harness over the runtime and the store; the package
+// imports neither. Update does no I/O: every engine call is a tea.Cmd that
+// captures values (never the model) and answers with a message.
+//
+// Data flow. One pull loop (STYLE 14): a listen command calls Engine.Next,
+// which returns a batch of the open session's events (with their sequence
+// numbers) or a permission question; the update that receives it folds the
+// events into the transcript and re-arms the loop. Events at or below the
+// last sequence seen, and batches of a session no longer shown, are
+// ignored, so a stored log on resume followed by the live stream never
+// doubles anything. The screen's state is that fold (package transcript):
+// the same events give the same screen, which is what the golden tests of
+// a recorded session check.
+//
+// Layout, top to bottom: the status line (session ID, model, workspace,
+// tokens used / budget, context occupancy, queued count, busy mark), the
+// demo / read-only / error banners, the body (the transcript, or an
+// overlay: /diff and /apply pagers, the help, the session picker), then the
+// chips of pending messages, the approval prompt, the input and the short
+// key help.
+//
+// Keys. Enter sends a new turn when idle and steers the running one when
+// busy; alt+enter queues the message for the next turn instead (shown as a
+// chip until the turn takes it); ctrl+x withdraws the newest message not yet
+// applied. ctrl+j (or shift+enter, or a trailing backslash) breaks a line;
+// ↑/↓ on the first/last line recall sent messages. Ctrl+C cancels a running
+// turn (twice: quit without waiting) and quits an idle screen. pgup/pgdn
+// scroll, alt+↑/↓ select a card, ctrl+o expands or collapses it (the last
+// one when none is selected). With --approve ask, y allows a call once, a
+// allows the tool for the rest of the run, n or esc denies.
+//
+// Steering that reaches the runtime as its turn is already ending
+// (RUNTIME_RUN_TERMINAL) is not lost: the screen keeps it and sends it as
+// the next turn. After a completed turn, inputs queued for the next turn
+// start it; after a canceled or failed one they wait, and an empty Enter
+// sends them.
+//
+// Rendering. Blocks are rendered per width and cached until they change; a
+// viewport renders only the blocks that intersect the window (walking back
+// from the bottom when following, forward from an anchor when scrolled), so
+// a frame costs what is visible, not the session's length. Streaming text
+// re-renders only its last paragraph. Markdown is a small lipgloss renderer
+// (package markdown) rather than glamour: it must run at every delta in
+// microseconds and accept unfinished input without flicker.
+package tui

@@ -1,0 +1,128 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/model"
+)
+
+// Engine is everything the TUI asks of the rest of Harness. cmd/harness
+// implements it over the runtime and the store; tests use a scripted one.
+// Every method may block (it does I/O), so the TUI calls them only from
+// commands, never from Update or View. Errors carry errcode codes; the TUI
+// shows the code and the safe message.
+type Engine interface {
+	// Open opens a session, replacing the open one if any: req.ID "" is
+	// a new session, else it resumes req.ID (or forks it with req.Fork).
+	Open(ctx context.Context, req OpenRequest) (Session, error)
+	// Next blocks until something happens in the open session — events
+	// appended, or a permission question — and returns it. It returns an
+	// empty Update when the open session changes, and ctx's error when ctx
+	// ends.
+	Next(ctx context.Context) (Update, error)
+
+	// Start starts a turn with text as the user's message.
+	Start(ctx context.Context, text string) (runID string, err error)
+	// StartQueued starts a turn with the oldest input queued for it.
+	StartQueued(ctx context.Context) (runID string, err error)
+	// Steer adds text to the running turn's next model request.
+	Steer(ctx context.Context, runID, text string) (messageID string, err error)
+	// QueueNext keeps text as the input of the turn after runID's.
+	QueueNext(ctx context.Context, runID, text string) (messageID string, err error)
+	// Withdraw removes a pending steering or queued message.
+	Withdraw(ctx context.Context, runID, messageID string) error
+	// Cancel cancels the running turn.
+	Cancel(runID string) error
+
+	// Diff is the workspace patch against its initial snapshot.
+	Diff(ctx context.Context) (string, error)
+	// CheckApply checks the workspace patch against the host tree.
+	CheckApply(ctx context.Context) (ApplyPlan, error)
+	// Apply applies the patch that CheckApply checked to the host tree,
+	// checking again first; it returns what was applied.
+	Apply(ctx context.Context, plan ApplyPlan) (string, error)
+	// Sessions lists recent sessions, most recent first.
+	Sessions(ctx context.Context) ([]SessionSummary, error)
+}
+
+// OpenRequest names the session to open.
+type OpenRequest struct {
+	ID   string // "" for a new session
+	Fork bool   // continue ID's last finished turn in a new session
+}
+
+// Session describes an open session.
+type Session struct {
+	ID        string
+	Model     string
+	Workspace string // "docker harness-sandbox@sha256:1a2b…", "local · read-only"
+	ReadOnly  bool
+	Note      string // why the workspace is read-only, or another warning
+	Demo      bool   // the built-in demo model: no provider configured
+	Budget    int64  // model-token budget of the session, 0 for none
+	Window    int    // context window in tokens, 0 when unknown
+	Usage     model.Usage
+	Occupancy int
+	Approve   bool // mutations wait for the user's approval
+	// History is the session's stored log, oldest first; events the
+	// Next stream delivers later have larger sequence numbers.
+	History []Record
+}
+
+// Record is one event with its sequence number in the session's log.
+type Record struct {
+	Seq   int64
+	Event event.Event
+}
+
+// Update is what Next returns: a batch of events of a session, a
+// permission question, or both.
+type Update struct {
+	SessionID string
+	Events    []Record
+	Approval  *Approval
+}
+
+// Approval is a permission question from the runtime: a mutating call
+// waits until Reply is called (or its turn ends).
+type Approval struct {
+	PermissionID string
+	CallID       string
+	Tool         string
+	Subject      string
+	Input        json.RawMessage
+	// Diff is the change a write would make, when the engine could read
+	// the file's current contents; "" otherwise.
+	Diff string
+	// Reply delivers the user's answer; it must not block.
+	Reply func(Answer)
+}
+
+// Answer to an Approval.
+type Answer struct {
+	Allow  bool
+	ForRun bool // remember the grant for this tool for the rest of the run
+}
+
+// ApplyPlan is a checked patch ready to be applied to the host tree.
+type ApplyPlan struct {
+	Root  string // host directory
+	Patch string
+	Stat  string // `git apply --stat` output
+	// Conflict, when set, says why the patch no longer applies (the host
+	// tree changed under it); nothing can be applied then.
+	Conflict string
+}
+
+// SessionSummary is one row of the session picker.
+type SessionSummary struct {
+	ID      string
+	Title   string
+	Updated time.Time
+	Turns   int
+	Tokens  int64
+	Status  string
+}

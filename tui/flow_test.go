@@ -1,0 +1,374 @@
+package tui
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+)
+
+// startTurn types text, presses enter and delivers the turn's admission.
+func startTurn(s *screen, run, text string) {
+	s.typeText(text)
+	s.key("enter")
+	s.events(
+		ev(1, event.TurnStarted{RunID: run, SessionID: sessID, InputMessageID: "msg-u-" + run}),
+		ev(2, event.MessageCompleted{RunID: run, MessageID: "msg-u-" + run, Role: model.RoleUser, Content: text}),
+	)
+}
+
+func endTurn(s *screen, run, status string) {
+	s.events(ev(50, event.TurnCompleted{RunID: run, SessionID: sessID, Status: status, Usage: u15}))
+}
+
+func TestEnterSendsWhenIdleAndSteersWhenBusy(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	s.resetCalls()
+	startTurn(s, "run-1", "add a flag")
+	if v := s.m.in.value(); v != "" {
+		t.Errorf("input after sending = %q, want empty", v)
+	}
+	s.typeText("also the README")
+	s.key("enter")
+	s.typeText("then a release")
+	s.key("alt+enter")
+	s.wantCalls(`start "add a flag" → run-1`, `steer run-1 "also the README"`, `queue run-1 "then a release"`)
+
+	// The steering goes queued → applied on screen.
+	s.events(ev(3, event.SteeringQueued{RunID: "run-1", MessageID: "msg-s1", Content: "also the README"}))
+	s.wantText("you · steering · queued", "[steer · queued] also the README")
+	s.events(ev(4, event.SteeringApplied{RunID: "run-1", MessageIDs: []string{"msg-s1"}}))
+	s.wantText("you · steering · applied ✓")
+	if strings.Contains(s.text(), "[steer · queued]") {
+		t.Error("an applied steering message is still shown as a queued chip")
+	}
+}
+
+func TestHistoryRecall(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "first")
+	endTurn(s, "run-1", event.StatusCompleted)
+	startTurn(s, "run-2", "second")
+	endTurn(s, "run-2", event.StatusCompleted)
+	s.typeText("draft")
+	s.key("up")
+	if v := s.m.in.value(); v != "second" {
+		t.Fatalf("↑ recalled %q, want second", v)
+	}
+	s.key("up")
+	if v := s.m.in.value(); v != "first" {
+		t.Fatalf("↑↑ recalled %q, want first", v)
+	}
+	s.key("down")
+	s.key("down")
+	if v := s.m.in.value(); v != "draft" {
+		t.Fatalf("↓↓ came back to %q, want the draft", v)
+	}
+}
+
+func TestMultilineInput(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	s.resetCalls()
+	s.typeText(`line one\`)
+	s.key("enter") // a trailing backslash continues
+	s.typeText("line two")
+	s.key("ctrl+j")
+	s.typeText("line three")
+	if v := s.m.in.value(); v != "line one\nline two\nline three" {
+		t.Fatalf("input = %q", v)
+	}
+	s.key("enter")
+	s.wantCalls(`start "line one\nline two\nline three" → run-1`)
+}
+
+func TestCtrlCCancelsThenQuits(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.resetCalls()
+	s.key("ctrl+c")
+	s.wantCalls("cancel run-1")
+	if s.quit {
+		t.Fatal("ctrl+c on a busy screen quit")
+	}
+	s.wantText("Canceling the turn")
+	endTurn(s, "run-1", event.StatusCanceled)
+	s.wantText("⊘ canceled")
+	s.key("ctrl+c")
+	if !s.quit {
+		t.Fatal("ctrl+c on an idle screen did not quit")
+	}
+}
+
+func TestSecondCtrlCWhileCancelingQuits(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.key("ctrl+c")
+	s.key("ctrl+c")
+	if !s.quit {
+		t.Fatal("a second ctrl+c while canceling did not quit")
+	}
+}
+
+func TestWithdrawLastQueued(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.events(
+		ev(3, event.SteeringQueued{RunID: "run-1", MessageID: "msg-s1", Content: "steer one"}),
+		ev(4, event.InputQueued{RunID: "run-1", MessageID: "msg-n1", Content: "next one"}),
+	)
+	s.resetCalls()
+	s.key("ctrl+x")
+	s.wantCalls("withdraw run-1 msg-n1")
+	s.events(ev(5, event.InputWithdrawn{RunID: "run-1", MessageID: "msg-n1"}))
+	s.key("ctrl+x")
+	s.events(ev(6, event.InputWithdrawn{RunID: "run-1", MessageID: "msg-s1"}))
+	s.wantCalls("withdraw run-1 msg-n1", "withdraw run-1 msg-s1")
+	s.wantText("you · steering · withdrawn")
+	if strings.Contains(s.text(), "queued]") || strings.Contains(s.text(), "queued ·") {
+		t.Errorf("withdrawn messages still shown as chips:\n%s", s.text())
+	}
+}
+
+// Steering that arrives as the turn ends is refused by the runtime; the
+// screen keeps it and sends it as the next turn.
+func TestLateSteeringBecomesNextTurn(t *testing.T) {
+	eng := idleEngine()
+	s := newScreen(t, eng, Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	eng.steerErr = errTerminal
+	s.typeText("one more thing")
+	s.key("enter")
+	s.wantText("[next turn · waiting] one more thing", "the turn was ending")
+	s.resetCalls()
+	endTurn(s, "run-1", event.StatusCompleted)
+	s.wantCalls(`start "one more thing" → run-2`)
+}
+
+func TestQueuedInputStartsAfterACompletedTurn(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.events(ev(3, event.InputQueued{RunID: "run-1", MessageID: "msg-n1", Content: "next one"}))
+	s.resetCalls()
+	endTurn(s, "run-1", event.StatusCompleted)
+	s.wantCalls("start-queued → run-2")
+	if !s.m.busy() {
+		t.Error("not busy while the queued turn starts")
+	}
+}
+
+func TestQueuedInputWaitsAfterACanceledTurn(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.events(ev(3, event.InputQueued{RunID: "run-1", MessageID: "msg-n1", Content: "next one"}))
+	s.resetCalls()
+	endTurn(s, "run-1", event.StatusCanceled)
+	s.wantCalls()
+	s.wantText("[next turn · queued] next one")
+	s.key("enter") // an empty enter sends it
+	s.wantCalls("start-queued → run-2")
+}
+
+func TestApprovalAnswers(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		want Answer
+	}{{"y", Answer{Allow: true}}, {"a", Answer{Allow: true, ForRun: true}}, {"n", Answer{}}, {"esc", Answer{}}} {
+		t.Run(c.key, func(t *testing.T) {
+			s := newScreen(t, idleEngine(), Options{}, 100, 30)
+			startTurn(s, "run-1", "go")
+			var got []Answer
+			s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
+				Input: json.RawMessage(`{"argv":["make","test"]}`), Reply: func(a Answer) { got = append(got, a) }}}})
+			s.wantText("? process.exec wants to run make test")
+			s.typeText("x") // other keys do nothing while asked
+			s.key(c.key)
+			if len(got) != 1 || got[0] != c.want {
+				t.Fatalf("replies = %+v, want [%+v]", got, c.want)
+			}
+			if s.m.approval != nil || strings.Contains(s.text(), "wants to run") {
+				t.Error("the prompt stayed after the answer")
+			}
+			if s.m.in.value() != "" {
+				t.Errorf("a key meant for the prompt reached the input: %q", s.m.in.value())
+			}
+		})
+	}
+}
+
+// A question whose turn ended (ctrl+c) goes away with the turn.
+func TestApprovalDismissedWhenResolvedElsewhere(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.events(ev(3, event.PermissionRequested{PermissionID: "perm-1", CallID: "call-1", Action: "fs.write", Scope: "once"}))
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "fs.write", Reply: func(Answer) {}}}})
+	s.resetCalls()
+	s.key("ctrl+c")
+	s.wantCalls("cancel run-1")
+	s.events(ev(4, event.PermissionResolved{PermissionID: "perm-1", CallID: "call-1", Action: "fs.write", Scope: "once", Decision: "deny", Note: "turn canceled"}))
+	if s.m.approval != nil {
+		t.Error("the prompt stayed after its permission was resolved")
+	}
+}
+
+func TestDiffAndApply(t *testing.T) {
+	eng := idleEngine()
+	eng.patch = samplePatch
+	eng.plan = ApplyPlan{Root: "/src/app", Patch: samplePatch, Stat: " main.go | 4 +++-\n"}
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.resetCalls()
+	s.typeText("/diff")
+	s.key("enter")
+	s.wantText("+import (")
+	s.key("esc")
+	s.typeText("/apply")
+	s.key("enter")
+	s.key("y")
+	s.wantCalls("diff", "check-apply", "apply /src/app")
+	s.wantText("applied the patch to /src/app")
+}
+
+func TestApplyRefusedWhenHostChanged(t *testing.T) {
+	eng := idleEngine()
+	eng.plan = ApplyPlan{Root: "/src/app", Patch: samplePatch, Conflict: "error: patch does not apply"}
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.resetCalls()
+	s.typeText("/apply")
+	s.key("enter")
+	s.key("y")
+	s.wantCalls("check-apply")
+	s.wantText("WORKSPACE_SCOPE", "nothing was applied")
+}
+
+func TestCommandsRefusedWhileBusy(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.resetCalls()
+	for _, c := range []string{"/apply", "/new"} {
+		s.typeText(c)
+		s.key("enter")
+		s.wantText("A turn is running")
+	}
+	s.wantCalls()
+}
+
+func TestNewAndSessions(t *testing.T) {
+	eng := idleEngine()
+	eng.sessions = []SessionSummary{{ID: "sess-a", Title: "one"}, {ID: "sess-b", Title: "two"}}
+	s := newScreen(t, eng, Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	endTurn(s, "run-1", event.StatusCompleted)
+	s.resetCalls()
+	s.typeText("/sessions")
+	s.key("enter")
+	s.key("down")
+	s.key("enter")
+	s.wantCalls("sessions", `open "sess-b" fork=false`)
+	if s.m.SessionID() != "sess-b" || s.m.tr.Len() != 0 {
+		t.Errorf("after opening sess-b: session %q with %d blocks", s.m.SessionID(), s.m.tr.Len())
+	}
+	// Events of the session that was replaced are ignored.
+	s.send(updateMsg{u: Update{SessionID: sessID, Events: []Record{{Seq: 99, Event: ev(9, event.MessageCompleted{Role: model.RoleUser, Content: "stale"})}}}})
+	if strings.Contains(s.text(), "stale") {
+		t.Error("an event of the replaced session was shown")
+	}
+	s.typeText("/new")
+	s.key("enter")
+	s.wantCalls("sessions", `open "sess-b" fork=false`, `open "" fork=false`)
+}
+
+func TestPickerAtStartup(t *testing.T) {
+	eng := idleEngine()
+	eng.sessions = []SessionSummary{{ID: "sess-a", Title: "one"}}
+	s := newScreen(t, eng, Options{Pick: true}, 100, 30)
+	s.wantCalls("sessions")
+	s.key("esc")
+	if !s.quit {
+		t.Error("esc on the startup picker with no session open did not quit")
+	}
+	s = newScreen(t, eng, Options{Pick: true}, 100, 30)
+	s.key("enter")
+	if s.m.SessionID() != "sess-a" {
+		t.Errorf("session after picking = %q", s.m.SessionID())
+	}
+}
+
+func TestOpenFailureKeepsScreenUsable(t *testing.T) {
+	eng := idleEngine()
+	eng.openErr = errcode.New(errcode.SessBusy, "sess-x is held by proc-1 (pid 7 on host h)")
+	s := newScreen(t, eng, Options{Open: OpenRequest{ID: "sess-x"}}, 100, 30)
+	s.wantText("SESS_BUSY", "/sessions picks another session")
+	s.typeText("hello")
+	s.key("enter")
+	s.wantText("No session is open yet.")
+	eng.openErr = nil
+	s.key("ctrl+u") // the text was kept; clear it
+	s.typeText("/new")
+	s.key("enter")
+	if s.m.SessionID() == "" || s.m.OpenErr() != nil {
+		t.Errorf("after /new: session %q, open error %v", s.m.SessionID(), s.m.OpenErr())
+	}
+}
+
+func TestUnknownCommandAndPathsAreMessages(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	s.resetCalls()
+	s.typeText("/frobnicate")
+	s.key("enter")
+	s.wantText("Unknown command /frobnicate")
+	s.key("esc")
+	s.typeText("/usr/local/bin is not on PATH")
+	s.key("enter")
+	s.wantCalls(`start "/usr/local/bin is not on PATH" → run-1`)
+}
+
+func TestScrollAndNewBelow(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 80, 12)
+	startTurn(s, "run-1", "go")
+	for i := range 30 {
+		s.events(ev(10+i, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a" + itoa(i), Role: model.RoleAssistant, Content: "line " + itoa(i)}))
+	}
+	s.key("pgup")
+	s.events(ev(99, event.MessageCompleted{RunID: "run-1", MessageID: "msg-late", Role: model.RoleAssistant, Content: "late line"}))
+	s.wantText("↓ new below")
+	if strings.Contains(s.text(), "late line") {
+		t.Error("a scrolled-up window jumped to the new line")
+	}
+	s.key("esc")
+	s.wantText("late line")
+}
+
+func TestApprovalClosesOverlay(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.typeText("/diff")
+	s.key("enter")
+	s.wantText("Workspace patch")
+	var got []Answer
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "fs.write", Subject: "a.txt", Reply: func(a Answer) { got = append(got, a) }}}})
+	s.wantText("? fs.write wants to write a.txt")
+	if strings.Contains(s.text(), "Workspace patch") {
+		t.Error("the pager hides the question")
+	}
+	s.key("y")
+	if len(got) != 1 || !got[0].Allow {
+		t.Errorf("replies = %+v", got)
+	}
+}
+
+// Messages typed while the turn is being admitted steer it once it runs.
+func TestTypedDuringAdmissionSteers(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	s.resetCalls()
+	s.typeText("go")
+	_, cmd := s.m.Update(keyMsg("enter")) // the Start is in flight
+	s.typeText("quick one")
+	s.key("enter")
+	s.typeText("later")
+	s.key("alt+enter")
+	s.wantCalls()
+	s.run(cmd, 0)
+	s.wantCalls(`start "go" → run-1`, `steer run-1 "quick one"`, `queue run-1 "later"`)
+}

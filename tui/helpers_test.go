@@ -1,0 +1,292 @@
+package tui
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+)
+
+// base is the fixed clock of these tests.
+var base = time.Date(2026, 11, 29, 20, 41, 0, 0, time.UTC)
+
+const sessID = "sess-0196f0d0-3b1a-7c00-8000-00000000golden"
+
+// fakeEngine is a hand-written Engine: it records the intents it gets and
+// answers from its fields. Events reach the model through deliver, not
+// Next, so the tests decide the interleaving.
+type fakeEngine struct {
+	mu       sync.Mutex
+	calls    []string
+	sess     Session
+	openErr  error
+	steerErr error
+	runs     int
+	nextRuns []string // run IDs Start and StartQueued return first
+	patch    string
+	plan     ApplyPlan
+	sessions []SessionSummary
+}
+
+func (f *fakeEngine) record(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+}
+
+func (f *fakeEngine) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+var errNoStream = errors.New("fake engine: events come from the test")
+
+func (f *fakeEngine) Open(_ context.Context, req OpenRequest) (Session, error) {
+	f.record("open %q fork=%v", req.ID, req.Fork)
+	if f.openErr != nil {
+		return Session{}, f.openErr
+	}
+	s := f.sess
+	if req.ID != "" {
+		s.ID = req.ID
+	}
+	return s, nil
+}
+func (f *fakeEngine) Next(ctx context.Context) (Update, error) { return Update{}, errNoStream }
+func (f *fakeEngine) newRun() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runs++
+	if len(f.nextRuns) > 0 {
+		id := f.nextRuns[0]
+		f.nextRuns = f.nextRuns[1:]
+		return id
+	}
+	return fmt.Sprintf("run-%d", f.runs)
+}
+
+func (f *fakeEngine) Start(_ context.Context, text string) (string, error) {
+	id := f.newRun()
+	f.record("start %q → %s", text, id)
+	return id, nil
+}
+func (f *fakeEngine) StartQueued(context.Context) (string, error) {
+	id := f.newRun()
+	f.record("start-queued → %s", id)
+	return id, nil
+}
+func (f *fakeEngine) Steer(_ context.Context, runID, text string) (string, error) {
+	f.record("steer %s %q", runID, text)
+	return "msg-s", f.steerErr
+}
+func (f *fakeEngine) QueueNext(_ context.Context, runID, text string) (string, error) {
+	f.record("queue %s %q", runID, text)
+	return "msg-q", nil
+}
+func (f *fakeEngine) Withdraw(_ context.Context, runID, id string) error {
+	f.record("withdraw %s %s", runID, id)
+	return nil
+}
+func (f *fakeEngine) Cancel(runID string) error {
+	f.record("cancel %s", runID)
+	return nil
+}
+func (f *fakeEngine) Diff(context.Context) (string, error) {
+	f.record("diff")
+	return f.patch, nil
+}
+func (f *fakeEngine) CheckApply(context.Context) (ApplyPlan, error) {
+	f.record("check-apply")
+	return f.plan, nil
+}
+func (f *fakeEngine) Apply(_ context.Context, p ApplyPlan) (string, error) {
+	f.record("apply %s", p.Root)
+	return "applied the patch to " + p.Root, nil
+}
+func (f *fakeEngine) Sessions(context.Context) ([]SessionSummary, error) {
+	f.record("sessions")
+	return f.sessions, nil
+}
+
+// screen drives a Model the way the program does, synchronously: every
+// command runs and its message goes back to Update (the spinner's timed
+// ticks excepted: no clock runs in these tests).
+type screen struct {
+	t    testing.TB
+	m    *Model
+	eng  *fakeEngine
+	seq  int64
+	quit bool
+}
+
+func newScreen(t testing.TB, eng *fakeEngine, opts Options, w, h int) *screen {
+	t.Helper()
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return base }
+	}
+	s := &screen{t: t, m: New(t.Context(), eng, opts), eng: eng, seq: -1}
+	s.send(tea.WindowSizeMsg{Width: w, Height: h})
+	s.run(s.m.Init(), 0)
+	return s
+}
+
+func (s *screen) send(msg tea.Msg) {
+	_, cmd := s.m.Update(msg)
+	s.run(cmd, 0)
+}
+
+func (s *screen) run(cmd tea.Cmd, depth int) {
+	if cmd == nil || depth > 10 {
+		return
+	}
+	switch msg := cmd().(type) {
+	case nil, spinner.TickMsg:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			s.run(c, depth+1)
+		}
+	case tea.QuitMsg:
+		s.quit = true
+	default:
+		_, next := s.m.Update(msg)
+		s.run(next, depth+1)
+	}
+}
+
+// key sends one key press, given as Bubble Tea spells it ("enter",
+// "alt+enter", "ctrl+c", "y").
+func (s *screen) key(k string) {
+	s.send(keyMsg(k))
+}
+
+func keyMsg(k string) tea.KeyPressMsg {
+	var mod tea.KeyMod
+	for {
+		switch {
+		case strings.HasPrefix(k, "ctrl+"):
+			mod |= tea.ModCtrl
+			k = k[5:]
+			continue
+		case strings.HasPrefix(k, "alt+"):
+			mod |= tea.ModAlt
+			k = k[4:]
+			continue
+		}
+		break
+	}
+	code := map[string]rune{"enter": tea.KeyEnter, "esc": tea.KeyEscape, "up": tea.KeyUp, "down": tea.KeyDown,
+		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "backspace": tea.KeyBackspace}[k]
+	if code == 0 {
+		r := []rune(k)
+		code = r[0]
+		if mod == 0 {
+			return tea.KeyPressMsg{Code: code, Text: k}
+		}
+	}
+	return tea.KeyPressMsg{Code: code, Mod: mod}
+}
+
+// typeText types text key by key, then presses enter (or alt+enter).
+func (s *screen) typeText(text string) {
+	for _, r := range text {
+		s.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+// events delivers events of the open session as one batch, numbered on.
+func (s *screen) events(evs ...event.Event) {
+	var recs []Record
+	for _, e := range evs {
+		s.seq++
+		recs = append(recs, Record{Seq: s.seq, Event: e})
+	}
+	s.send(updateMsg{u: Update{SessionID: s.m.SessionID(), Events: recs}})
+}
+
+func (s *screen) view() string { return s.m.View().Content }
+
+func (s *screen) text() string { return ansi.Strip(s.view()) }
+
+func (s *screen) wantText(subs ...string) {
+	s.t.Helper()
+	txt := s.text()
+	for _, sub := range subs {
+		if !strings.Contains(txt, sub) {
+			s.t.Errorf("screen lacks %q:\n%s", sub, txt)
+		}
+	}
+}
+
+func (s *screen) wantCalls(want ...string) {
+	s.t.Helper()
+	got := s.eng.Calls()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		s.t.Errorf("engine calls:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func (s *screen) resetCalls() {
+	s.eng.mu.Lock()
+	s.eng.calls = nil
+	s.eng.mu.Unlock()
+}
+
+// ev makes an event at base + i·100 ms.
+func ev(i int, d event.Data) event.Event {
+	return event.Event{Type: d.EventType(), ID: fmt.Sprintf("evt-%d", i), At: base.Add(time.Duration(i) * 100 * time.Millisecond), Actor: "kernel", Data: d}
+}
+
+func session() Session {
+	return Session{ID: sessID, Model: "gpt-x", Workspace: "docker harness-sandbox@sha256:1a2b3c4d…", Budget: 200000, Window: 128000, Occupancy: 39680}
+}
+
+func idleEngine() *fakeEngine { return &fakeEngine{sess: session()} }
+
+// mustLoadLog reads a recorded log and normalizes what differs between
+// recordings (times and durations), as the transcript tests do.
+func mustLoadLog(t testing.TB, path string) []Record {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Record
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	calls := 0
+	for sc.Scan() {
+		e, err := event.Decode(sc.Bytes())
+		if err != nil {
+			t.Fatalf("decode line %d: %v", len(out)+1, err)
+		}
+		e.At = base.Add(time.Duration(len(out)) * 100 * time.Millisecond)
+		if r, ok := e.Data.(event.ToolResult); ok {
+			calls++
+			r.DurationMs = 10 * calls
+			e.Data = r
+		}
+		out = append(out, Record{Seq: int64(len(out)), Event: e})
+	}
+	return out
+}
+
+var (
+	errTerminal    = errcode.New(errcode.RuntimeRunTerminal, "steer run run-1: the turn is ending")
+	errInterrupted = errcode.New(errcode.RuntimeCheckpointInterrupted, "the last turn of sess-x was interrupted; nothing to resume from")
+	u15            = model.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}
+)

@@ -1,0 +1,76 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap is every key the root handles. Its help texts change with the
+// state (Enter sends when idle and steers when busy); disabled bindings are
+// left out of the help.
+type keyMap struct {
+	Send     key.Binding
+	Queue    key.Binding
+	Newline  key.Binding
+	History  key.Binding
+	Cancel   key.Binding
+	Quit     key.Binding
+	Withdraw key.Binding
+	Scroll   key.Binding
+	Select   key.Binding
+	Expand   key.Binding
+	Commands key.Binding
+	Help     key.Binding
+}
+
+func newKeyMap() keyMap {
+	return keyMap{
+		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send")),
+		Queue:    key.NewBinding(key.WithKeys("alt+enter"), key.WithHelp("alt+enter", "queue after turn")),
+		Newline:  key.NewBinding(key.WithKeys("ctrl+j"), key.WithHelp("ctrl+j", "newline")),
+		History:  key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "history")),
+		Cancel:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "cancel")),
+		Quit:     key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		Withdraw: key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "withdraw last queued")),
+		Scroll:   key.NewBinding(key.WithKeys("pgup", "pgdown"), key.WithHelp("pgup/pgdn", "scroll")),
+		Select:   key.NewBinding(key.WithKeys("alt+up", "alt+down"), key.WithHelp("alt+↑/↓", "select card")),
+		Expand:   key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "expand/collapse")),
+		Commands: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "commands")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+	}
+}
+
+// setState adapts the bindings to a busy or idle screen and to whether
+// anything is pending.
+func (k *keyMap) setState(busy, pending bool) {
+	if busy {
+		k.Send.SetHelp("enter", "steer")
+	} else {
+		k.Send.SetHelp("enter", "send")
+	}
+	k.Queue.SetEnabled(busy)
+	k.Cancel.SetEnabled(busy)
+	k.Quit.SetEnabled(!busy)
+	k.Withdraw.SetEnabled(pending)
+}
+
+// ShortHelp is the one-line help under the input.
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Send, k.Queue, k.Cancel, k.Quit, k.Withdraw, k.Newline, k.Commands, k.Help}
+}
+
+// FullHelp is the help overlay.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Send, k.Queue, k.Newline, k.History},
+		{k.Cancel, k.Quit, k.Withdraw},
+		{k.Scroll, k.Select, k.Expand, k.Help},
+	}
+}
+
+// slashCommands are the commands typed at the input, with their help.
+var slashCommands = []struct{ name, help string }{
+	{"/diff", "the whole workspace patch, scrollable"},
+	{"/apply", "check the patch, show it, apply it to the host tree on confirmation"},
+	{"/sessions", "pick another session to resume"},
+	{"/new", "start a new session"},
+	{"/help", "keys and commands"},
+	{"/quit", "leave (the session can be resumed)"},
+}

@@ -1,0 +1,161 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/harness-dev/harness/tui/transcript"
+)
+
+// ctxFor is the transcript's render context for the current frame.
+func (m *Model) ctxFor() *transcript.Ctx {
+	return &transcript.Ctx{Width: max(m.width, 20), Now: m.now, Spinner: m.spin.View(), Theme: m.th}
+}
+
+// bottom returns the lines under the body, and where the input starts in
+// them (-1 when hidden).
+func (m *Model) bottom() ([]string, int) {
+	th, w := m.th, m.width
+	var out []string
+	rule := th.Faint.Render(strings.Repeat("─", w))
+	if m.unseen && !m.vp.Following() {
+		tag := " ↓ new below · pgdn · esc follows "
+		rule = th.Faint.Render("──") + th.Warn.Render(tag) + th.Faint.Render(strings.Repeat("─", max(w-2-ansi.StringWidth(tag), 0)))
+	}
+	out = append(out, rule)
+	if m.pager != nil || m.picker != nil {
+		footer := "esc close"
+		if m.pager != nil {
+			footer = m.pager.footer()
+		} else if m.picker.startup && m.sess == nil {
+			footer = "enter open · esc quit"
+		} else {
+			footer = "enter open · esc close"
+		}
+		return append(out, " "+th.Muted.Render(ansi.Truncate(footer, w-1, "…"))), -1
+	}
+	if m.flash != "" {
+		out = append(out, " "+th.Warn.Render(ansi.Truncate(m.flash, w-1, "…")))
+	}
+	out = append(out, m.chipsLines(w)...)
+	if v := m.in.value(); strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \n") {
+		var names, helps []string
+		for _, c := range slashCommands {
+			if strings.HasPrefix(c.name, v) {
+				names = append(names, th.Key.Render(c.name))
+				helps = append(helps, th.Key.Render(c.name)+" "+th.Muted.Render(c.help))
+			}
+		}
+		hint := " " + strings.Join(helps, th.Faint.Render("  ·  "))
+		if ansi.StringWidth(hint) > w {
+			hint = " " + strings.Join(names, th.Faint.Render(" · "))
+		}
+		if len(names) > 0 {
+			out = append(out, ansi.Truncate(hint, w, "…"))
+		}
+	}
+	if m.approval != nil {
+		out = append(out, strings.Split(approvalView(m.approval, th, w), "\n")...)
+	}
+	at := len(out)
+	out = append(out, strings.Split(m.in.view(), "\n")...)
+	m.keys.setState(m.busy(), len(m.tr.Pending())+len(m.deferred) > 0)
+	out = append(out, " "+m.helpLine(w-1))
+	return out, at
+}
+
+// helpLine is the short help, cut at a whole binding to fit width (the
+// help bubble's own cut lets the last item overflow when no ellipsis fits).
+func (m *Model) helpLine(width int) string {
+	var on []key.Binding
+	for _, b := range m.keys.ShortHelp() {
+		if b.Enabled() {
+			on = append(on, b)
+		}
+	}
+	h := m.help
+	h.SetWidth(0)
+	for n := len(on); n > 0; n-- {
+		if s := h.ShortHelpView(on[:n]); ansi.StringWidth(s) <= width {
+			return s
+		}
+	}
+	return ""
+}
+
+func (m *Model) bodyHeight() int {
+	bottom, _ := m.bottom()
+	return max(m.height-2-len(m.banners(m.width))-len(bottom), 1)
+}
+
+// View lays the screen out: header, banners, body (transcript or an
+// overlay), then the input area.
+func (m *Model) View() tea.View {
+	var v tea.View
+	v.AltScreen = true
+	if m.width <= 0 || m.height <= 0 {
+		return v
+	}
+	if m.quitting {
+		return v
+	}
+	th, w := m.th, m.width
+	lines := []string{m.statusLine(w), th.Faint.Render(strings.Repeat("─", w))}
+	lines = append(lines, m.banners(w)...)
+	bottom, inputAt := m.bottom()
+	bodyH := max(m.height-len(lines)-len(bottom), 1)
+	switch {
+	case m.picker != nil:
+		lines = append(lines, fit(strings.Split(m.picker.view(th, w, bodyH, m.now), "\n"), bodyH)...)
+	case m.pager != nil:
+		m.pager.resize(w, bodyH)
+		lines = append(lines, fit(strings.Split(m.pager.view(th, w), "\n"), bodyH)...)
+	case m.sess == nil:
+		msg := ""
+		if m.opening {
+			msg = th.Muted.Render("Opening the session… (the workspace is being prepared)")
+		}
+		lines = append(lines, fit([]string{"", " " + msg}, bodyH)...)
+	case m.tr.Len() == 0:
+		lines = append(lines, fit(m.welcome(), bodyH)...)
+	default:
+		lines = append(lines, m.vp.Render(m.tr, m.ctxFor(), bodyH)...)
+	}
+	top := len(lines)
+	lines = append(lines, bottom...)
+	v.SetContent(strings.Join(lines, "\n"))
+	if inputAt >= 0 && m.approval == nil {
+		if c := m.in.cursor(); c != nil {
+			c.Y += top + inputAt
+			v.Cursor = c
+		}
+	}
+	if m.sess != nil {
+		v.WindowTitle = "harness · " + m.sess.ID
+	}
+	return v
+}
+
+func (m *Model) welcome() []string {
+	th := m.th
+	return []string{
+		"",
+		" " + th.Accent.Render("Ready.") + th.Muted.Render(" Ask for a change. The model works in an isolated copy of this project;"),
+		" " + th.Muted.Render("your files change only when you /apply its patch. Enter steers a running turn."),
+		" " + th.Muted.Render("/help lists keys and commands."),
+	}
+}
+
+// fit pads or cuts lines to exactly n.
+func fit(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[:n]
+	}
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	return lines
+}

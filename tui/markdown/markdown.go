@@ -1,0 +1,307 @@
+// Package markdown renders the Markdown subset models write — ATX headings,
+// paragraphs, emphasis, strong, code spans, links, fenced code blocks,
+// bullet and numbered lists, block quotes and rules — into styled terminal
+// lines of a given width.
+//
+// Why not glamour: assistant text streams in and is re-rendered at every
+// delta of the one block that is growing, so rendering must cost
+// microseconds per paragraph, accept unfinished input (an open fence, an
+// unclosed "**") without flicker, and add no margins of its own. This
+// renderer is one pass over the lines with no AST; anything it does not
+// recognise (tables, HTML) is shown as written, line by line for tables, which is what a reader of
+// raw Markdown expects anyway.
+package markdown
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/harness-dev/harness/tui/theme"
+)
+
+// MinWidth is the narrowest width rendered; narrower requests use it.
+const MinWidth = 12
+
+// Render returns src as lines no wider than width cells.
+func Render(src string, width int, th *theme.Theme) []string {
+	width = max(width, MinWidth)
+	r := renderer{th: th, width: width}
+	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.ReplaceAll(lines[i], "\t", "    ")
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case trimmed == "":
+			r.flush()
+			r.gap = true
+		case isFence(trimmed):
+			r.flush()
+			fence := trimmed[:3]
+			var code []string
+			i++
+			for ; i < len(lines); i++ {
+				if strings.HasPrefix(strings.TrimSpace(lines[i]), fence) {
+					break
+				}
+				code = append(code, strings.ReplaceAll(lines[i], "\t", "    "))
+			}
+			r.code(code)
+		case isRule(trimmed):
+			r.flush()
+			r.emit(th.Faint.Render(strings.Repeat("─", width)))
+		case headingLevel(trimmed) > 0:
+			r.flush()
+			n := headingLevel(trimmed)
+			text := strings.TrimSpace(strings.TrimRight(trimmed[n:], "#"))
+			r.wrapped(r.inline(text, &th.Heading), "", "")
+		case strings.HasPrefix(trimmed, "|"):
+			// Tables and other pipe art: shown as written, one row a line.
+			r.flush()
+			r.emit(ansi.Truncate(trimmed, width, "…"))
+		case strings.HasPrefix(trimmed, ">"):
+			r.flush()
+			text := strings.TrimSpace(strings.TrimPrefix(trimmed, ">"))
+			bar := th.Faint.Render("│ ")
+			r.wrapped(r.inline(text, &th.Quote), bar, bar)
+		default:
+			if marker, rest, indent, ok := listItem(line); ok {
+				r.flush()
+				// Lazy continuation lines join the item.
+				for i+1 < len(lines) && continues(lines[i+1]) {
+					i++
+					rest += " " + strings.TrimSpace(lines[i])
+				}
+				pad := strings.Repeat(" ", indent)
+				first := pad + th.ListMarker.Render(marker) + " "
+				hang := pad + strings.Repeat(" ", ansi.StringWidth(marker)+1)
+				r.wrapped(r.inline(rest, nil), first, hang)
+				continue
+			}
+			r.para = append(r.para, trimmed)
+		}
+	}
+	r.flush()
+	return r.out
+}
+
+type renderer struct {
+	th    *theme.Theme
+	width int
+	out   []string
+	para  []string
+	gap   bool // a blank source line was seen since the last block
+}
+
+// emit adds one line, preceded by a blank line when the source had one.
+func (r *renderer) emit(line string) {
+	if r.gap && len(r.out) > 0 {
+		r.out = append(r.out, "")
+	}
+	r.gap = false
+	r.out = append(r.out, line)
+}
+
+func (r *renderer) flush() {
+	if len(r.para) == 0 {
+		return
+	}
+	text := strings.Join(r.para, " ")
+	r.para = r.para[:0]
+	r.wrapped(r.inline(text, nil), "", "")
+}
+
+// wrapped word-wraps styled text, prefixing the first line with first and
+// the others with hang (both plain or styled, of equal width).
+func (r *renderer) wrapped(styled, first, hang string) {
+	w := r.width - ansi.StringWidth(first)
+	if w < 4 {
+		w = 4
+	}
+	for i, l := range strings.Split(lipgloss.Wrap(styled, w, ""), "\n") {
+		prefix := hang
+		if i == 0 {
+			prefix = first
+		}
+		r.emit(prefix + strings.TrimRight(l, " "))
+	}
+}
+
+// code renders a fenced block: indented two cells, on a background, long
+// lines hard-wrapped.
+func (r *renderer) code(lines []string) {
+	w := r.width - 2
+	for _, l := range lines {
+		l = strings.TrimRight(l, " ")
+		parts := []string{l}
+		if ansi.StringWidth(l) > w {
+			parts = strings.Split(ansi.Hardwrap(l, w, true), "\n")
+		}
+		for _, p := range parts {
+			pad := w - ansi.StringWidth(p)
+			r.emit("  " + r.th.CodeBlock.Render(p+strings.Repeat(" ", max(pad, 0))))
+		}
+	}
+	if len(lines) == 0 {
+		r.emit("  " + r.th.CodeBlock.Render(strings.Repeat(" ", w)))
+	}
+}
+
+// inline styles code spans, strong, emphasis and links; base styles the
+// plain runs (nil leaves them as they are).
+func (r *renderer) inline(s string, base *lipgloss.Style) string {
+	var b strings.Builder
+	plain := func(t string) {
+		if t == "" {
+			return
+		}
+		if base == nil {
+			b.WriteString(t)
+			return
+		}
+		b.WriteString(base.Render(t))
+	}
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '`':
+			if j := strings.IndexByte(s[i+1:], '`'); j >= 0 {
+				plain(s[start:i])
+				b.WriteString(r.th.Code.Render(s[i+1 : i+1+j]))
+				i += j + 2
+				start = i
+				continue
+			}
+		case (c == '*' || c == '_') && i+1 < len(s) && s[i+1] == c:
+			delim := s[i : i+2]
+			if j := strings.Index(s[i+2:], delim); j > 0 && opens(s, i, 2) {
+				plain(s[start:i])
+				b.WriteString(inherit(r.th.Strong, base).Render(s[i+2 : i+2+j]))
+				i += j + 4
+				start = i
+				continue
+			}
+		case c == '*' || c == '_':
+			if j := strings.IndexByte(s[i+1:], c); j > 0 && opens(s, i, 1) && closes(s, i+1+j, c) {
+				plain(s[start:i])
+				b.WriteString(inherit(r.th.Emph, base).Render(s[i+1 : i+1+j]))
+				i += j + 2
+				start = i
+				continue
+			}
+		case c == '[':
+			if j := strings.Index(s[i:], "]("); j > 0 {
+				if k := strings.IndexByte(s[i+j+2:], ')'); k >= 0 {
+					plain(s[start:i])
+					b.WriteString(r.th.Link.Render(s[i+1 : i+j]))
+					i += j + 2 + k + 1
+					start = i
+					continue
+				}
+			}
+		}
+		i++
+	}
+	plain(s[start:])
+	return b.String()
+}
+
+// opens reports whether the delimiter at s[i:i+n] can open emphasis: it is
+// followed by a non-space and, for "_", not preceded by a letter (snake_case
+// stays as written).
+func opens(s string, i, n int) bool {
+	if i+n >= len(s) {
+		return false
+	}
+	next, _ := utf8.DecodeRuneInString(s[i+n:])
+	if unicode.IsSpace(next) {
+		return false
+	}
+	if s[i] == '_' && i > 0 {
+		prev, _ := utf8.DecodeLastRuneInString(s[:i])
+		if unicode.IsLetter(prev) || unicode.IsDigit(prev) {
+			return false
+		}
+	}
+	return true
+}
+
+// closes reports whether the delimiter c at s[j] can close emphasis.
+func closes(s string, j int, c byte) bool {
+	prev, _ := utf8.DecodeLastRuneInString(s[:j])
+	if unicode.IsSpace(prev) {
+		return false
+	}
+	if c == '_' && j+1 < len(s) {
+		next, _ := utf8.DecodeRuneInString(s[j+1:])
+		if unicode.IsLetter(next) || unicode.IsDigit(next) {
+			return false
+		}
+	}
+	return true
+}
+
+func isFence(t string) bool { return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") }
+
+func isRule(t string) bool {
+	if len(t) < 3 {
+		return false
+	}
+	for _, ch := range []string{"-", "*", "_"} {
+		if strings.Trim(strings.ReplaceAll(t, " ", ""), ch) == "" && strings.Count(t, ch) >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+func headingLevel(t string) int {
+	n := 0
+	for n < len(t) && n < 7 && t[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 || n >= len(t) || t[n] != ' ' {
+		return 0
+	}
+	return n
+}
+
+// listItem recognises "- x", "* x", "+ x", "1. x" and "1) x"; indent is the
+// nesting in cells (two per level).
+func listItem(line string) (marker, rest string, indent int, ok bool) {
+	lead := len(line) - len(strings.TrimLeft(line, " "))
+	t := line[lead:]
+	indent = min(lead/2*2, 8)
+	if len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
+		return "•", strings.TrimSpace(t[2:]), indent, true
+	}
+	n := 0
+	for n < len(t) && n < 9 && t[n] >= '0' && t[n] <= '9' {
+		n++
+	}
+	if n > 0 && n+1 < len(t) && (t[n] == '.' || t[n] == ')') && t[n+1] == ' ' {
+		return t[:n+1], strings.TrimSpace(t[n+2:]), indent, true
+	}
+	return "", "", 0, false
+}
+
+// continues reports whether a line continues the list item above it.
+func continues(line string) bool {
+	t := strings.TrimSpace(line)
+	if t == "" || isFence(t) || headingLevel(t) > 0 || strings.HasPrefix(t, ">") || isRule(t) {
+		return false
+	}
+	_, _, _, item := listItem(line)
+	return !item
+}
+
+func inherit(s lipgloss.Style, base *lipgloss.Style) lipgloss.Style {
+	if base == nil {
+		return s
+	}
+	return s.Inherit(*base)
+}

@@ -1,0 +1,62 @@
+package markdown
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/harness-dev/harness/tui/theme"
+)
+
+const sample = "# Plan\n\nI will change **three** files, keep `go test` green and *not* touch snake_case_names.\nA soft break joins the paragraph.\n\n## Steps\n\n1. Read `cmd/main.go`\n2. Add the flag, documented in the [README](https://example.com/readme)\n   with a lazy continuation line\n- nested:\n  - inner item with a very long text that has to wrap around at the narrow width\n\n```go\nfunc main() {\n\tfmt.Println(\"a line long enough to be hard-wrapped inside the fenced block at the narrow width\")\n}\n```\n\n> A quote, *emphasised*.\n\n---\n\n| a | table |\n|---|---|\n"
+
+func TestGolden(t *testing.T) {
+	for _, w := range []int{40, 80} {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			golden.RequireEqual(t, strings.Join(Render(sample, w, theme.New(true)), "\n")+"\n")
+		})
+	}
+}
+
+func TestWidthAndText(t *testing.T) {
+	th := theme.New(true)
+	for _, w := range []int{MinWidth, 40, 80} {
+		for i, l := range Render(sample, w, th) {
+			if got := ansi.StringWidth(l); got > w {
+				t.Errorf("width %d, line %d is %d cells: %q", w, i, got, ansi.Strip(l))
+			}
+		}
+	}
+	text := ansi.Strip(strings.Join(Render(sample, 80, th), "\n"))
+	for _, want := range []string{"Plan", "three files", "snake_case_names", "• inner item", "1. Read cmd/main.go", "README", "│ A quote, emphasised."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rendered text lacks %q:\n%s", want, text)
+		}
+	}
+	for _, absent := range []string{"**", "# Plan", "```", "](https"} {
+		if strings.Contains(text, absent) {
+			t.Errorf("markup %q left in:\n%s", absent, text)
+		}
+	}
+}
+
+// Streaming text is rendered at every delta: unfinished markup must show
+// as written, and an open fence as code.
+func TestUnfinishedInput(t *testing.T) {
+	th := theme.New(true)
+	for _, c := range []struct{ in, want string }{
+		{"a **bold", "a **bold"},
+		{"call `fs.re", "call `fs.re"},
+		{"```go\nfunc main() {", "func main() {"},
+		{"- item\n- ", "• item"},
+		{"", ""},
+	} {
+		got := ansi.Strip(strings.Join(Render(c.in, 60, th), "\n"))
+		if !strings.Contains(got, c.want) {
+			t.Errorf("Render(%q) = %q, want it to contain %q", c.in, got, c.want)
+		}
+	}
+}

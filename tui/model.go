@@ -1,0 +1,374 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/tui/theme"
+	"github.com/harness-dev/harness/tui/transcript"
+)
+
+// cancelFlash is shown while a cancel is under way.
+const cancelFlash = "Canceling the turn… ctrl+c again quits without waiting."
+
+// early is a message typed while its turn was being admitted.
+type early struct {
+	text string
+	next bool
+}
+
+// Options configure a Model.
+type Options struct {
+	Open OpenRequest      // the session to open at start
+	Pick bool             // start with the session picker instead
+	Now  func() time.Time // the clock (picker ages); nil: time.Now
+}
+
+// Model is the root of the TUI: it routes messages to its components and
+// lays them out. It holds no engine state of its own beyond what the event
+// stream folds into the transcript.
+type Model struct {
+	ctx  context.Context
+	eng  Engine
+	opts Options
+
+	th   *theme.Theme
+	keys keyMap
+	help help.Model
+	spin spinner.Model
+	in   input
+
+	width, height int
+	now           time.Time
+	ticking       bool
+
+	sess    *Session
+	opening bool
+	openErr error
+	tr      *transcript.Transcript
+	vp      *transcript.Viewport
+	lastSeq int64
+	unseen  bool // events arrived below a scrolled-up window
+
+	runID     string   // the run this screen started
+	starting  bool     // a Start is in flight
+	canceling bool     // Cancel was asked
+	deferred  []string // steering that came too late: sent as the next turn
+	early     []early  // typed while the turn was being admitted
+
+	approval *Approval
+	pager    *pager
+	picker   *picker
+	flash    string
+	quitting bool
+}
+
+// New returns the root model. ctx bounds every engine call it makes.
+func New(ctx context.Context, eng Engine, opts Options) *Model {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	th := theme.New(true)
+	m := &Model{
+		ctx: ctx, eng: eng, opts: opts, th: th,
+		keys: newKeyMap(), help: help.New(),
+		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
+		in:   newInput(th),
+		tr:   transcript.New(), vp: transcript.NewViewport(), lastSeq: -1,
+	}
+	m.restyle(th)
+	if opts.Pick {
+		m.picker = &picker{loading: true, startup: true}
+	} else {
+		m.opening = true
+	}
+	return m
+}
+
+// SessionID is the open session's ID, "" when none opened.
+func (m *Model) SessionID() string {
+	if m.sess == nil {
+		return ""
+	}
+	return m.sess.ID
+}
+
+// OpenErr is why the session could not be opened, if it could not.
+func (m *Model) OpenErr() error { return m.openErr }
+
+// Init opens the session (or lists sessions for the picker) and starts
+// listening to the engine.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.listen(), tea.RequestBackgroundColor}
+	if m.picker != nil {
+		cmds = append(cmds, m.listSessions())
+	} else {
+		cmds = append(cmds, m.open(m.opts.Open))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) restyle(th *theme.Theme) {
+	m.th = th
+	m.in.restyle(th)
+	st := help.DefaultStyles(th.Dark)
+	st.ShortKey, st.FullKey = th.Key, th.Key
+	st.ShortDesc, st.FullDesc = th.Muted, th.Muted
+	st.ShortSeparator, st.FullSeparator, st.Ellipsis = th.Faint, th.Faint, th.Faint
+	m.help.Styles = st
+	m.spin.Style = th.Accent
+}
+
+// busy reports whether a turn is running (or starting).
+func (m *Model) busy() bool {
+	return m.starting || m.tr.ActiveRun() != "" || (m.runID != "" && !m.tr.Completed(m.runID))
+}
+
+// activeRun is the running turn's run ID.
+func (m *Model) activeRun() string {
+	if r := m.tr.ActiveRun(); r != "" {
+		return r
+	}
+	if m.runID != "" && !m.tr.Completed(m.runID) {
+		return m.runID
+	}
+	return ""
+}
+
+// Update routes one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.in.setWidth(m.width - 1)
+		m.help.SetWidth(m.width - 2)
+		if m.pager != nil {
+			m.pager.resize(m.width, m.bodyHeight())
+		}
+		return m, nil
+	case tea.BackgroundColorMsg:
+		if dark := msg.IsDark(); dark != m.th.Dark {
+			m.restyle(theme.New(dark))
+			m.tr.Invalidate()
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	case tea.PasteMsg:
+		if m.pager == nil && m.picker == nil && m.approval == nil {
+			return m, m.in.update(msg)
+		}
+		return m, nil
+	case spinner.TickMsg:
+		m.now = msg.Time
+		if !m.busy() && !m.tr.Live() {
+			m.ticking = false
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return m, cmd
+	case updateMsg:
+		return m, m.onUpdate(msg)
+	case openedMsg:
+		return m, m.onOpened(msg)
+	case startedMsg:
+		m.starting = false
+		waiting := m.early
+		m.early = nil
+		if msg.err != nil {
+			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "the turn did not start: "+errcode.Message(msg.err))
+			if m.in.value() == "" && msg.text != "" {
+				m.in.setValue(msg.text)
+			}
+			for _, e := range waiting {
+				m.deferred = append(m.deferred, e.text)
+			}
+			return m, nil
+		}
+		m.runID = msg.runID
+		if len(waiting) > 0 {
+			return m, tea.Batch(m.after(), m.sendEarly(msg.runID, waiting))
+		}
+		return m, m.after()
+	case sentMsg:
+		return m, m.onSent(msg)
+	case sentAllMsg:
+		var cmds []tea.Cmd
+		for _, one := range msg {
+			cmds = append(cmds, m.onSent(one))
+		}
+		return m, tea.Batch(cmds...)
+	case doneMsg:
+		if msg.err != nil {
+			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), msg.what+": "+errcode.Message(msg.err))
+			if msg.what == "cancel" {
+				m.canceling = false
+			}
+		}
+		return m, nil
+	case diffMsg:
+		if m.pager != nil && m.pager.kind == pagerDiff {
+			if msg.err != nil {
+				m.pager.vp.SetContentLines([]string{" " + errLine(m.th, msg.err)})
+			} else {
+				m.pager.vp.SetContentLines(diffLines(msg.patch, m.width, m.th))
+			}
+		}
+		return m, nil
+	case planMsg:
+		if m.pager != nil && m.pager.kind == pagerApply {
+			if msg.err != nil {
+				m.pager.vp.SetContentLines([]string{" " + errLine(m.th, msg.err)})
+				return m, nil
+			}
+			m.pager.plan = msg.plan
+			m.pager.vp.SetContentLines(applyLines(msg.plan, m.width, m.th))
+		}
+		return m, nil
+	case appliedMsg:
+		if msg.err != nil {
+			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "apply: "+errcode.Message(msg.err))
+		} else {
+			m.tr.Note(transcript.NoteInfo, "", msg.out)
+		}
+		return m, nil
+	case sessionsMsg:
+		if m.picker != nil {
+			m.picker.loading = false
+			m.picker.list, m.picker.err = msg.list, msg.err
+			m.now = msg.now
+		}
+		return m, nil
+	}
+	return m, nil
+}
+
+// onUpdate folds a batch of events in and reacts to what changed.
+func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
+	if msg.err != nil {
+		return nil // the context ended: the program is quitting
+	}
+	cmds := []tea.Cmd{m.listen()}
+	u := msg.u
+	if m.sess != nil && u.SessionID == m.sess.ID {
+		before := m.tr.Version()
+		for _, r := range u.Events {
+			if r.Seq <= m.lastSeq {
+				continue
+			}
+			m.lastSeq = r.Seq
+			m.tr.Apply(r.Event)
+		}
+		if m.tr.Version() != before && !m.vp.Following() {
+			m.unseen = true
+		}
+		if u.Approval != nil {
+			// A question takes the screen: an open pager or picker closes.
+			m.approval = u.Approval
+			m.pager = nil
+			if m.picker != nil && !m.picker.startup {
+				m.picker = nil
+			}
+		}
+	} else if u.Approval != nil {
+		u.Approval.Reply(Answer{}) // a question from a session no longer shown
+	}
+	cmds = append(cmds, m.after())
+	return tea.Batch(cmds...)
+}
+
+// after reacts to the folded state: a finished turn, the next queued
+// input, the spinner, a question already answered.
+func (m *Model) after() tea.Cmd {
+	if m.runID != "" && m.tr.Completed(m.runID) {
+		m.runID = ""
+	}
+	if m.tr.ActiveRun() == "" && m.runID == "" {
+		m.canceling = false
+		if m.flash == cancelFlash {
+			m.flash = ""
+		}
+	}
+	if m.approval != nil && m.tr.Resolved(m.approval.PermissionID) {
+		m.approval = nil
+	}
+	var cmds []tea.Cmd
+	if !m.busy() && m.sess != nil {
+		switch {
+		case m.tr.LastStatus() == "completed" && m.hasQueuedNext():
+			m.starting = true
+			cmds = append(cmds, m.startQueued())
+		case len(m.deferred) > 0 && m.tr.LastStatus() != "canceled":
+			text := m.deferred[0]
+			m.deferred = m.deferred[1:]
+			m.starting = true
+			cmds = append(cmds, m.start(text))
+		}
+	}
+	if m.busy() || m.tr.Live() {
+		cmds = append(cmds, m.tick())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) tick() tea.Cmd {
+	if m.ticking {
+		return nil
+	}
+	m.ticking = true
+	return m.spin.Tick
+}
+
+func (m *Model) onOpened(msg openedMsg) tea.Cmd {
+	m.opening = false
+	if msg.err != nil {
+		if m.sess == nil {
+			m.openErr = msg.err
+		} else {
+			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "could not open the session: "+errcode.Message(msg.err))
+		}
+		return nil
+	}
+	s := msg.sess
+	m.sess, m.openErr = &s, nil
+	m.tr = transcript.New()
+	m.vp.Reset()
+	m.lastSeq = -1
+	m.runID, m.starting, m.canceling, m.deferred, m.approval, m.unseen = "", false, false, nil, nil, false
+	for _, r := range s.History {
+		if r.Seq > m.lastSeq {
+			m.lastSeq = r.Seq
+			m.tr.Apply(r.Event)
+		}
+	}
+	if s.Usage.TotalTokens > m.tr.Usage().TotalTokens {
+		m.tr.SetUsage(s.Usage)
+	}
+	if s.Window > 0 && s.Occupancy > 0 {
+		m.tr.SetOccupancy(s.Occupancy, s.Window)
+	}
+	return nil
+}
+
+func (m *Model) onSent(msg sentMsg) tea.Cmd {
+	if msg.err == nil {
+		return nil
+	}
+	if errcode.Of(msg.err) == errcode.RuntimeRunTerminal {
+		// The turn was already ending: the message becomes the next turn.
+		m.deferred = append(m.deferred, msg.text)
+		m.tr.Note(transcript.NoteInfo, "", "the turn was ending, so that message will be sent as the next turn")
+		return m.after()
+	}
+	m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "not accepted: "+errcode.Message(msg.err))
+	if m.in.value() == "" {
+		m.in.setValue(msg.text)
+	}
+	return nil
+}

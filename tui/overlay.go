@@ -1,0 +1,249 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/harness-dev/harness/tui/diffview"
+	"github.com/harness-dev/harness/tui/theme"
+	"github.com/harness-dev/harness/tui/transcript"
+)
+
+// pagerKind says what a pager shows and which keys it answers.
+type pagerKind int
+
+const (
+	pagerDiff pagerKind = iota
+	pagerApply
+	pagerHelp
+)
+
+// pager is a scrollable full-body overlay: /diff, the /apply confirmation
+// and the help.
+type pager struct {
+	kind  pagerKind
+	title string
+	vp    viewport.Model
+	plan  ApplyPlan // pagerApply
+}
+
+func newPager(kind pagerKind, title string, lines []string, width, height int) *pager {
+	vp := viewport.New(viewport.WithWidth(width), viewport.WithHeight(max(height-1, 1)))
+	vp.SetContentLines(lines)
+	return &pager{kind: kind, title: title, vp: vp}
+}
+
+func (p *pager) resize(width, height int) {
+	p.vp.SetWidth(width)
+	p.vp.SetHeight(max(height-1, 1))
+}
+
+func (p *pager) update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	p.vp, cmd = p.vp.Update(msg)
+	return cmd
+}
+
+func (p *pager) view(th *theme.Theme, width int) string {
+	pos := ""
+	if total := p.vp.TotalLineCount(); total > p.vp.Height() {
+		pos = fmt.Sprintf(" %d%%", int(p.vp.ScrollPercent()*100))
+	}
+	title := " " + th.Accent.Render(p.title) + th.Muted.Render(pos)
+	return ansi.Truncate(title, width, "…") + "\n" + p.vp.View()
+}
+
+func (p *pager) footer() string {
+	switch {
+	case p.kind == pagerApply && p.plan.Conflict == "" && p.plan.Patch != "":
+		return "y apply to " + p.plan.Root + " · n/esc cancel · ↑/↓ pgup/pgdn scroll"
+	default:
+		return "esc close · ↑/↓ pgup/pgdn scroll"
+	}
+}
+
+// diffLines colours a patch for a pager, or says there is none.
+func diffLines(patch string, width int, th *theme.Theme) []string {
+	if strings.TrimSpace(patch) == "" {
+		return []string{" " + th.Muted.Render("The workspace has no changes.")}
+	}
+	st := diffview.StatOf(patch)
+	head := " " + th.Muted.Render(fmt.Sprintf("%d file(s) ", st.Files)) + diffview.Summary(st, th)
+	lines := []string{head, ""}
+	for _, l := range diffview.Lines(patch, width-1, th) {
+		lines = append(lines, " "+l)
+	}
+	return lines
+}
+
+// applyLines shows what /apply will do, or why it cannot.
+func applyLines(plan ApplyPlan, width int, th *theme.Theme) []string {
+	switch {
+	case plan.Conflict != "":
+		out := []string{" " + th.ErrCode.Render("WORKSPACE_SCOPE") + " " + th.Err.Render("the host tree changed under this patch; nothing was applied"), ""}
+		for _, l := range strings.Split(strings.TrimRight(plan.Conflict, "\n"), "\n") {
+			out = append(out, " "+th.Muted.Render(ansi.Truncate(l, width-1, "…")))
+		}
+		return out
+	case strings.TrimSpace(plan.Patch) == "":
+		return []string{" " + th.Muted.Render("Nothing to apply: the workspace has no changes.")}
+	}
+	out := []string{" " + th.Bold.Render("Apply to "+plan.Root+"?") + th.Muted.Render(" The check passed; these files change:"), ""}
+	for _, l := range strings.Split(strings.TrimRight(plan.Stat, "\n"), "\n") {
+		out = append(out, " "+th.Text.Render(ansi.Truncate(l, width-1, "…")))
+	}
+	out = append(out, "")
+	return append(out, diffLines(plan.Patch, width, th)[2:]...)
+}
+
+// helpLines is the help overlay: every key (bubbles help, all bindings
+// enabled whatever the state), the commands, then how input behaves.
+func helpLines(m *Model, width int) []string {
+	th := m.th
+	h := m.help
+	h.SetWidth(0)
+	keys := newKeyMap()
+	keys.Send.SetHelp("enter", "send / steer")
+	groups := keys.FullHelp()
+	out := []string{""}
+	// All columns side by side when they fit, else two by two.
+	for i := 0; i < len(groups); {
+		n := len(groups) - i
+		for n > 1 && lipgloss.Width(h.FullHelpView(groups[i:i+n])) > width-1 {
+			n--
+		}
+		for _, l := range strings.Split(h.FullHelpView(groups[i:i+n]), "\n") {
+			out = append(out, " "+l)
+		}
+		i += n
+		if i < len(groups) {
+			out = append(out, "")
+		}
+	}
+	out = append(out, "", " "+th.Bold.Render("Commands"))
+	for _, c := range slashCommands {
+		out = append(out, ansi.Truncate("   "+th.Key.Render(fmt.Sprintf("%-10s", c.name))+" "+th.Muted.Render(c.help), width, "…"))
+	}
+	out = append(out, "")
+	prose := "Enter sends a new turn when idle and steers the running one when busy: steering is applied at the next model request. " +
+		"alt+enter keeps a message for after the turn; ctrl+x withdraws the last one not yet applied. " +
+		"A message ending in \\ continues on a new line. Writes and commands run in the isolated workspace; " +
+		"/apply copies its patch to your files after a clean check."
+	for _, l := range strings.Split(ansi.Wrap(prose, max(width-2, 20), ""), "\n") {
+		out = append(out, " "+th.Muted.Render(l))
+	}
+	return out
+}
+
+// picker is the session list of `harness resume` and /sessions.
+type picker struct {
+	list    []SessionSummary
+	cursor  int
+	loading bool
+	err     error
+	startup bool // no session is open behind it
+	current string
+}
+
+func (p *picker) move(d int) {
+	if len(p.list) == 0 {
+		return
+	}
+	p.cursor = min(max(p.cursor+d, 0), len(p.list)-1)
+}
+
+func (p *picker) selected() (SessionSummary, bool) {
+	if p.cursor < 0 || p.cursor >= len(p.list) {
+		return SessionSummary{}, false
+	}
+	return p.list[p.cursor], true
+}
+
+func (p *picker) view(th *theme.Theme, width, height int, now time.Time) string {
+	lines := []string{" " + th.Accent.Render("Resume a session") + th.Muted.Render("  ↑/↓ choose · enter open · esc "+map[bool]string{true: "quit", false: "close"}[p.startup]), ""}
+	switch {
+	case p.loading:
+		lines = append(lines, " "+th.Muted.Render("loading…"))
+	case p.err != nil:
+		lines = append(lines, " "+errLine(th, p.err))
+	case len(p.list) == 0:
+		lines = append(lines, " "+th.Muted.Render("No sessions yet: run harness to start one."))
+	}
+	tw, long := pickerColumns(width)
+	header := fmt.Sprintf("   %-*s %9s %7s %8s  %-12s %s", tw, "TITLE", "UPDATED", "TURNS", "TOKENS", "STATUS", "ID")
+	if len(p.list) > 0 {
+		lines = append(lines, th.Muted.Render(ansi.Truncate(header, width, "")))
+	}
+	// Keep the cursor in view.
+	room := max(height-len(lines), 1)
+	first := 0
+	if p.cursor >= room {
+		first = p.cursor - room + 1
+	}
+	for i := first; i < len(p.list) && len(lines) < height; i++ {
+		s := p.list[i]
+		title := s.Title
+		if title == "" {
+			title = "(untitled)"
+		}
+		if s.ID == p.current {
+			title = "• " + title
+		}
+		title = ansi.Truncate(strings.ReplaceAll(title, "\n", " "), tw, "…")
+		id := s.ID
+		if !long && len(id) > 18 {
+			id = id[:5] + "…" + id[len(id)-12:]
+		}
+		row := fmt.Sprintf("%-*s %9s %7d %8s  %-12s %s", tw, title, age(now, s.Updated), s.Turns, transcript.Tokens(int(s.Tokens)), s.Status, id)
+		row = ansi.Truncate(row, width-3, "…")
+		if i == p.cursor {
+			lines = append(lines, " "+th.Selected.Render("▸ ")+th.Bold.Render(row))
+		} else {
+			lines = append(lines, "   "+statusStyle(th, s.Status).Render(row))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// pickerColumns sizes the title column and says whether whole IDs fit.
+func pickerColumns(width int) (title int, longIDs bool) {
+	const fixed = 3 + 1 + 9 + 1 + 7 + 1 + 8 + 2 + 12 + 1 // margins, updated, turns, tokens, status
+	if width-fixed-41 >= 24 {
+		return min(width-fixed-41, 60), true
+	}
+	return max(width-fixed-18, 12), false
+}
+
+func statusStyle(th *theme.Theme, status string) interface{ Render(...string) string } {
+	switch status {
+	case "failed", "budget_exceeded", "interrupted":
+		return th.Warn
+	case "running":
+		return th.Accent
+	}
+	return th.Text
+}
+
+// age says how long ago t was: "just now", "5m ago", "3h ago", "2d ago".
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	}
+}

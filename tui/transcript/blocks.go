@@ -1,0 +1,467 @@
+package transcript
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/tui/markdown"
+	"github.com/harness-dev/harness/tui/theme"
+)
+
+// Ctx is what rendering needs besides the blocks.
+type Ctx struct {
+	Width   int
+	Now     time.Time // for the elapsed time of running calls
+	Spinner string    // the current spinner frame
+	Theme   *theme.Theme
+}
+
+type kind int
+
+const (
+	kindUser kind = iota
+	kindAssistant
+	kindTool
+	kindCompact
+	kindNotice
+	kindTurnEnd
+)
+
+// block is one transcript item.
+type block interface {
+	kind() kind
+	// render draws the block at c.Width; selected marks the card the
+	// keyboard acts on.
+	render(c *Ctx, selected bool) []string
+	// live reports whether the block shows the clock or the spinner, so
+	// its lines cannot be cached.
+	live() bool
+	// expandable reports whether the block has more to show when expanded.
+	expandable() bool
+	toggle()
+}
+
+// entry holds a block and its render cache.
+type entry struct {
+	b   block
+	gap bool // a blank line above it
+	ver int  // grows when the block changes
+
+	cWidth    int
+	cVer      int
+	cSelected bool
+	cLines    []string
+}
+
+func gapBetween(prev, cur kind) bool {
+	return !(prev == kindTool && cur == kindTool)
+}
+
+// lines returns the block's lines, from the cache when nothing changed.
+func (e *entry) lines(c *Ctx, selected bool) []string {
+	if e.b.live() {
+		return e.withGap(e.b.render(c, selected))
+	}
+	if e.cLines != nil && e.cWidth == c.Width && e.cVer == e.ver && e.cSelected == selected {
+		return e.cLines
+	}
+	e.cLines = e.withGap(e.b.render(c, selected))
+	e.cWidth, e.cVer, e.cSelected = c.Width, e.ver, selected
+	return e.cLines
+}
+
+func (e *entry) withGap(ls []string) []string {
+	if !e.gap {
+		return ls
+	}
+	return append([]string{""}, ls...)
+}
+
+// ---- user messages and steering
+
+type userState int
+
+const (
+	stateNone userState = iota
+	stateQueued
+	stateApplied
+	stateWithdrawn
+)
+
+type userBlock struct {
+	text      string
+	steering  bool
+	fromQueue bool
+	state     userState
+}
+
+func (*userBlock) kind() kind       { return kindUser }
+func (*userBlock) live() bool       { return false }
+func (*userBlock) expandable() bool { return false }
+func (*userBlock) toggle()          {}
+func (u *userBlock) render(c *Ctx, _ bool) []string {
+	th := c.Theme
+	const indent = 6
+	body := wrapPlain(u.text, c.Width-indent)
+	var out []string
+	switch {
+	case u.steering:
+		label := " " + th.Steering.Render("you") + th.Muted.Render(" · steering · ")
+		switch u.state {
+		case stateApplied:
+			label += th.ChipApplied.Render("applied ✓")
+		case stateWithdrawn:
+			label += th.Muted.Render("withdrawn")
+		default:
+			label += th.ChipQueued.Render("queued")
+		}
+		out = append(out, label)
+		for _, l := range body {
+			style := th.Text
+			if u.state == stateWithdrawn {
+				style = th.Muted.Strikethrough(true)
+			}
+			out = append(out, strings.Repeat(" ", indent)+style.Render(l))
+		}
+		return out
+	case u.fromQueue:
+		out = append(out, " "+th.User.Render("you")+th.Muted.Render(" · from the queue"))
+		for _, l := range body {
+			out = append(out, strings.Repeat(" ", indent)+th.Text.Render(l))
+		}
+		return out
+	}
+	for i, l := range body {
+		prefix := strings.Repeat(" ", indent)
+		if i == 0 {
+			prefix = " " + th.User.Render("you") + "  "
+		}
+		out = append(out, prefix+th.Text.Render(l))
+	}
+	return out
+}
+
+// wrapPlain wraps unstyled text (keeping its line breaks) to width cells.
+func wrapPlain(s string, width int) []string {
+	width = max(width, 8)
+	s = strings.ReplaceAll(strings.TrimRight(s, "\n"), "\t", "    ")
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		if ansi.StringWidth(para) <= width {
+			out = append(out, para)
+			continue
+		}
+		out = append(out, strings.Split(ansi.Wrap(para, width, ""), "\n")...)
+	}
+	if len(out) == 0 {
+		out = []string{""}
+	}
+	return out
+}
+
+// ---- assistant text
+
+type assistantBlock struct {
+	text        *strings.Builder
+	next        int // the next expected delta sequence
+	streaming   bool
+	interrupted bool
+
+	// While streaming, the text up to its last finished paragraph is
+	// rendered once per width and kept; each delta re-renders only the
+	// paragraph still growing.
+	stableLen   int
+	stableWidth int
+	stableLines []string
+}
+
+func (*assistantBlock) kind() kind       { return kindAssistant }
+func (*assistantBlock) live() bool       { return false }
+func (*assistantBlock) expandable() bool { return false }
+func (*assistantBlock) toggle()          {}
+func (a *assistantBlock) render(c *Ctx, _ bool) []string {
+	th := c.Theme
+	w := c.Width - 2
+	var md []string
+	if a.streaming {
+		md = a.streamed(a.text.String(), w, c)
+	} else {
+		a.stableLines = nil
+		md = markdown.Render(a.text.String(), w, th)
+	}
+	out := make([]string, 0, len(md)+1)
+	for _, l := range md {
+		out = append(out, " "+l)
+	}
+	if a.streaming {
+		if len(out) == 0 {
+			out = append(out, " ")
+		}
+		out[len(out)-1] += th.Accent.Render("▍")
+	}
+	if a.interrupted {
+		out = append(out, " "+th.Canceled.Render("(interrupted)"))
+	}
+	return out
+}
+
+// streamed renders growing text: the finished paragraphs from the cache,
+// the last one afresh.
+func (a *assistantBlock) streamed(text string, w int, c *Ctx) []string {
+	cut := paragraphBoundary(text)
+	if cut != a.stableLen || w != a.stableWidth || a.stableLines == nil {
+		a.stableLen, a.stableWidth = cut, w
+		a.stableLines = markdown.Render(text[:cut], w, c.Theme)
+		if cut == 0 {
+			a.stableLines = []string{}
+		}
+	}
+	tail := markdown.Render(text[cut:], w, c.Theme)
+	out := make([]string, 0, len(a.stableLines)+len(tail)+1)
+	out = append(out, a.stableLines...)
+	if len(out) > 0 && len(tail) > 0 {
+		out = append(out, "")
+	}
+	return append(out, tail...)
+}
+
+// paragraphBoundary is the end of the last blank line outside a fenced
+// block: what comes before it is finished Markdown.
+func paragraphBoundary(text string) int {
+	cut, fenced, start := 0, false, 0
+	for start < len(text) {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			break
+		}
+		line := strings.TrimSpace(text[start : start+end])
+		switch {
+		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
+			fenced = !fenced
+		case line == "" && !fenced:
+			cut = start + end + 1
+		}
+		start += end + 1
+	}
+	// Keep the boundary before the blank run, so the tail starts a block.
+	return cut
+}
+
+// ---- notices
+
+// NoteLevel is a notice's severity.
+type NoteLevel int
+
+// Notice levels.
+const (
+	NoteInfo NoteLevel = iota
+	NoteWarn
+	NoteError
+)
+
+type notice struct {
+	level NoteLevel
+	code  string
+	text  string
+}
+
+func (*notice) kind() kind       { return kindNotice }
+func (*notice) live() bool       { return false }
+func (*notice) expandable() bool { return false }
+func (*notice) toggle()          {}
+func (n *notice) render(c *Ctx, _ bool) []string {
+	th := c.Theme
+	mark, style := th.Muted.Render("·"), th.Muted
+	switch n.level {
+	case NoteWarn:
+		mark, style = th.Warn.Render("!"), th.Warn
+	case NoteError:
+		mark, style = th.Err.Render("✗"), th.Err
+	}
+	head := " " + mark + " "
+	text := n.text
+	if n.code != "" {
+		head += th.ErrCode.Render(n.code) + " "
+	}
+	avail := c.Width - ansi.StringWidth(head)
+	lines := wrapPlain(text, c.Width-3)
+	out := make([]string, 0, len(lines))
+	if len(lines) > 0 && ansi.StringWidth(lines[0]) <= avail {
+		out = append(out, head+style.Render(lines[0]))
+		lines = lines[1:]
+	} else {
+		out = append(out, strings.TrimRight(head, " "))
+	}
+	for _, l := range lines {
+		out = append(out, "   "+style.Render(l))
+	}
+	return out
+}
+
+// ---- turn endings
+
+type turnEnd struct {
+	status   string
+	code     string
+	note     string
+	requests int
+	tools    int
+	tokens   int
+	dur      time.Duration
+}
+
+func (*turnEnd) kind() kind       { return kindTurnEnd }
+func (*turnEnd) live() bool       { return false }
+func (*turnEnd) expandable() bool { return false }
+func (*turnEnd) toggle()          {}
+func (e *turnEnd) render(c *Ctx, _ bool) []string {
+	th := c.Theme
+	var head string
+	switch e.status {
+	case event.StatusCompleted:
+		head = th.OK.Render("✓ completed")
+	case event.StatusCanceled:
+		head = th.Canceled.Render("⊘ canceled")
+	case event.StatusBudgetExceeded:
+		head = th.Err.Render("✗ budget exceeded")
+	default:
+		head = th.Err.Render("✗ " + e.status)
+	}
+	if e.code != "" {
+		head += th.Muted.Render(" · ") + th.ErrCode.Render(e.code)
+	}
+	dur := ""
+	if e.dur > 0 {
+		dur = Duration(e.dur)
+	}
+	long := []string{plural(e.requests, "model request"), plural(e.tools, "tool call"), Tokens(e.tokens) + " tokens", dur}
+	short := []string{plural(e.requests, "request"), plural(e.tools, "call"), Tokens(e.tokens) + " tok", dur}
+	var line string
+	for _, facts := range [][]string{long, short, short[2:]} {
+		line = th.Faint.Render(" ─ ") + head + th.Muted.Render(" · "+strings.Join(nonEmpty(facts), " · ")) + " "
+		if ansi.StringWidth(line) < c.Width {
+			break
+		}
+	}
+	if w := ansi.StringWidth(line); w < c.Width {
+		line += th.Faint.Render(strings.Repeat("─", c.Width-w))
+	} else {
+		line = ansi.Truncate(line, c.Width, "…")
+	}
+	out := []string{line}
+	if e.note != "" {
+		for _, l := range wrapPlain(e.note, c.Width-3) {
+			out = append(out, "   "+th.Err.Render(l))
+		}
+	}
+	return out
+}
+
+// ---- compaction markers
+
+type compactBlock struct {
+	done       bool
+	failed     bool
+	expanded   bool
+	summary    string
+	beforeMsgs int
+	afterMsgs  int
+	before     int
+	after      int
+}
+
+func (*compactBlock) kind() kind         { return kindCompact }
+func (b *compactBlock) live() bool       { return !b.done }
+func (b *compactBlock) expandable() bool { return b.done && b.summary != "" }
+func (b *compactBlock) toggle()          { b.expanded = !b.expanded }
+func (b *compactBlock) render(c *Ctx, selected bool) []string {
+	th := c.Theme
+	mark := marker(th, b.expanded, selected)
+	switch {
+	case !b.done:
+		return []string{" " + mark + th.Accent.Render("compacting the context") + th.Muted.Render(" ("+Tokens(b.before)+" tokens) "+c.Spinner)}
+	case b.failed:
+		return []string{" " + mark + th.Err.Render("compaction did not finish")}
+	}
+	head := " " + mark + th.Accent.Render("context compacted") +
+		th.Muted.Render(fmt.Sprintf(" · %d → %d messages · %s → %s tokens", b.beforeMsgs, b.afterMsgs, Tokens(b.before), Tokens(b.after)))
+	out := []string{ansi.Truncate(head, c.Width, "…")}
+	gutter := "   " + th.DiffGutter.Render("│") + " "
+	if !b.expanded {
+		out = append(out, gutter+th.Muted.Render(ansi.Truncate("the originals stay above; the model now sees a summary (ctrl+o shows it)", c.Width-5, "…")))
+		return out
+	}
+	for _, l := range markdown.Render(b.summary, c.Width-5, th) {
+		out = append(out, gutter+l)
+	}
+	return out
+}
+
+func marker(th *theme.Theme, expanded, selected bool) string {
+	m := "▸ "
+	if expanded {
+		m = "▾ "
+	}
+	if selected {
+		m = "▶ "
+		if expanded {
+			m = "▼ "
+		}
+		return th.Selected.Render(m)
+	}
+	return th.Muted.Render(m)
+}
+
+// ---- formatting helpers shared with the status line
+
+// Tokens formats a token count: 950, 12.4k, 1.2M.
+func Tokens(n int) string {
+	switch {
+	case n < 1000:
+		return strconv.Itoa(n)
+	case n < 100_000:
+		return trimZero(strconv.FormatFloat(float64(n)/1000, 'f', 1, 64)) + "k"
+	case n < 1_000_000:
+		return strconv.Itoa(n/1000) + "k"
+	default:
+		return trimZero(strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64)) + "M"
+	}
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
+
+// Duration formats an elapsed time: 850 ms, 4.1 s, 2m03s.
+func Duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.Itoa(int(d.Milliseconds())) + " ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	default:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func nonEmpty(list []string) []string {
+	out := list[:0:0]
+	for _, s := range list {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

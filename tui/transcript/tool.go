@@ -1,0 +1,363 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/harness-dev/harness/tui/diffview"
+)
+
+type toolStatus int
+
+const (
+	statusRunning toolStatus = iota
+	statusAwaiting
+	statusDone
+	statusFailed
+	statusCanceled
+)
+
+// Body limits of a card: lines shown collapsed, and at most when expanded.
+const (
+	collapsedLines = 8
+	expandedLines  = 400
+)
+
+// writeInfo is what an fs.write card needs for its diff.
+type writeInfo struct {
+	path     string
+	contents string
+	prior    string // the contents the session last saw
+	seen     bool   // prior is known
+	listed   bool   // the path appeared in an fs.list (it existed)
+	patch    string // computed once
+	done     bool
+}
+
+func (w *writeInfo) diff() string {
+	if !w.done {
+		w.patch = diffview.Unified(w.path, w.prior, w.contents, !w.seen)
+		w.done = true
+	}
+	return w.patch
+}
+
+type toolCard struct {
+	callID     string
+	tool       string
+	input      json.RawMessage
+	subject    string
+	start      time.Time
+	status     toolStatus
+	durationMs int
+	output     json.RawMessage
+	errCode    string
+	errMsg     string
+	policy     string // a policy or permission outcome worth showing
+	expanded   bool
+	write      *writeInfo
+}
+
+func (*toolCard) kind() kind         { return kindTool }
+func (c *toolCard) live() bool       { return c.status == statusRunning }
+func (c *toolCard) expandable() bool { return true }
+func (c *toolCard) toggle()          { c.expanded = !c.expanded }
+
+func (c *toolCard) render(x *Ctx, selected bool) []string {
+	th := x.Theme
+	head := " " + marker(th, c.expanded, selected) + th.ToolName.Render(c.tool)
+	extra := c.extra(x)
+	right := c.right(x)
+	avail := x.Width - ansi.StringWidth(head) - ansi.StringWidth(right) - 4
+	subj := c.subject
+	if extra != "" {
+		avail -= ansi.StringWidth(extra) + 2
+	}
+	if avail < 4 {
+		subj = ""
+	} else if ansi.StringWidth(subj) > avail {
+		subj = ansi.Truncate(subj, avail, "…")
+	}
+	left := head
+	if subj != "" {
+		left += "  " + th.Text.Render(subj)
+	}
+	if extra != "" {
+		left += "  " + extra
+	}
+	pad := x.Width - ansi.StringWidth(left) - ansi.StringWidth(right) - 1
+	line := left + strings.Repeat(" ", max(pad, 1)) + right
+	if ansi.StringWidth(line) > x.Width {
+		line = ansi.Truncate(line, x.Width, "")
+	}
+	out := []string{line}
+	gutter := "   " + th.DiffGutter.Render("│") + " "
+	inner := x.Width - 5
+	if c.policy != "" {
+		out = append(out, gutter+th.Muted.Render(ansi.Truncate(c.policy, inner, "…")))
+	}
+	if c.status == statusFailed || c.status == statusCanceled {
+		msg := c.errMsg
+		if msg == "" && c.status == statusCanceled {
+			msg = "the turn ended before this call finished"
+		}
+		style := th.Err
+		if c.status == statusCanceled {
+			style = th.Canceled
+		}
+		for _, l := range wrapPlain(msg, inner) {
+			out = append(out, gutter+style.Render(l))
+		}
+	}
+	body, styled := c.body(x, inner)
+	limit := collapsedLines
+	if c.expanded {
+		limit = expandedLines
+	}
+	shown := body
+	if len(shown) > limit {
+		shown = shown[:limit]
+	}
+	for _, l := range shown {
+		if !styled {
+			l = th.Muted.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), inner, "…"))
+		}
+		out = append(out, gutter+l)
+	}
+	if more := len(body) - len(shown); more > 0 {
+		hint := " · ctrl+o expands"
+		if c.expanded {
+			hint = ""
+		}
+		out = append(out, gutter+th.Muted.Render("… "+plural(more, "more line")+hint))
+	}
+	return out
+}
+
+// extra is the short fact after the subject: a diffstat, a line count.
+func (c *toolCard) extra(x *Ctx) string {
+	th := x.Theme
+	switch c.tool {
+	case "fs.write":
+		if c.write != nil {
+			return diffview.Summary(diffview.StatOf(c.write.diff()), th)
+		}
+	case "git.diff":
+		if p := c.patch(); p != "" {
+			st := diffview.StatOf(p)
+			return th.Muted.Render(plural(st.Files, "file")) + " " + diffview.Summary(st, th)
+		}
+		if c.status == statusDone {
+			return th.Muted.Render("no changes")
+		}
+	case "fs.read":
+		var o struct {
+			Content string `json:"content"`
+		}
+		if c.status == statusDone && json.Unmarshal(c.output, &o) == nil {
+			return th.Muted.Render(plural(strings.Count(o.Content, "\n")+boolInt(o.Content != "" && !strings.HasSuffix(o.Content, "\n")), "line"))
+		}
+	case "fs.list":
+		var o struct {
+			Total int `json:"total"`
+		}
+		if c.status == statusDone && json.Unmarshal(c.output, &o) == nil {
+			return th.Muted.Render(entries(o.Total))
+		}
+	}
+	return ""
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// right is the status at the right edge of the header.
+func (c *toolCard) right(x *Ctx) string {
+	th := x.Theme
+	dur := Duration(time.Duration(c.durationMs) * time.Millisecond)
+	switch c.status {
+	case statusRunning:
+		el := ""
+		if !x.Now.IsZero() && !c.start.IsZero() && x.Now.After(c.start) {
+			el = " " + Duration(x.Now.Sub(c.start).Truncate(100*time.Millisecond))
+		}
+		return th.Accent.Render(x.Spinner) + th.Muted.Render(" running"+el)
+	case statusAwaiting:
+		return th.Warn.Render("? awaiting approval")
+	case statusCanceled:
+		return th.Canceled.Render("⊘ canceled")
+	case statusFailed:
+		code := c.errCode
+		if code == "" {
+			code = "failed"
+		}
+		return th.Err.Render("✗ "+code) + th.Muted.Render(" · "+dur)
+	}
+	if r, ok := c.exec(); ok && (r.ExitCode != 0 || r.TimedOut) {
+		what := "exit " + strconv.Itoa(r.ExitCode)
+		if r.TimedOut {
+			what = "timed out"
+		}
+		return th.Warn.Render("✗ "+what) + th.Muted.Render(" · "+dur)
+	}
+	return th.OK.Render("✓") + th.Muted.Render(" "+dur)
+}
+
+type execResult struct {
+	ExitCode int    `json:"exitCode"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	TimedOut bool   `json:"timedOut"`
+}
+
+func (c *toolCard) exec() (execResult, bool) {
+	var r execResult
+	if c.tool != "process.exec" || c.status != statusDone || json.Unmarshal(c.output, &r) != nil {
+		return r, false
+	}
+	return r, true
+}
+
+func (c *toolCard) patch() string {
+	var o struct {
+		Patch string `json:"patch"`
+	}
+	if json.Unmarshal(c.output, &o) != nil {
+		return ""
+	}
+	return o.Patch
+}
+
+// body is the card's content lines; styled reports whether they are
+// already coloured (diffs) rather than plain text to dim and cut.
+func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
+	th := x.Theme
+	switch c.tool {
+	case "fs.write":
+		if c.write == nil || c.status == statusFailed {
+			return nil, false
+		}
+		lines := diffview.Lines(diffview.Hunks(c.write.diff()), width, th)
+		if !c.write.seen && c.write.listed {
+			lines = append([]string{th.Muted.Render("(its earlier contents were not read in this session: the whole file is shown)")}, lines...)
+		}
+		return lines, true
+	case "git.diff":
+		return diffview.Lines(c.patch(), width, th), true
+	}
+	if c.status != statusDone {
+		return nil, false
+	}
+	if r, ok := c.exec(); ok {
+		failed := r.ExitCode != 0 || r.TimedOut
+		if !c.expanded && !failed {
+			return nil, false
+		}
+		var lines []string
+		if out := strings.TrimRight(r.Stdout, "\n"); out != "" {
+			lines = append(lines, strings.Split(out, "\n")...)
+		}
+		if errs := strings.TrimRight(r.Stderr, "\n"); errs != "" {
+			for _, l := range strings.Split(errs, "\n") {
+				lines = append(lines, th.Err.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), width, "…")))
+			}
+		}
+		if !c.expanded && len(lines) > collapsedLines {
+			lines = lines[len(lines)-collapsedLines:] // the end of a failure says most
+		}
+		for i, l := range lines {
+			if !strings.Contains(l, "\x1b[") {
+				lines[i] = th.Muted.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), width, "…"))
+			}
+		}
+		return lines, true
+	}
+	if !c.expanded {
+		return nil, false
+	}
+	switch c.tool {
+	case "fs.read":
+		var o struct {
+			Content string `json:"content"`
+		}
+		if json.Unmarshal(c.output, &o) == nil {
+			return strings.Split(strings.TrimRight(o.Content, "\n"), "\n"), false
+		}
+	case "fs.list":
+		var o struct {
+			Entries   []string `json:"entries"`
+			Truncated bool     `json:"truncated"`
+		}
+		if json.Unmarshal(c.output, &o) == nil {
+			if o.Truncated {
+				return append(o.Entries, "(truncated)"), false
+			}
+			return o.Entries, false
+		}
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, c.output, "", "  ") != nil {
+		return []string{string(c.output)}, false
+	}
+	return strings.Split(pretty.String(), "\n"), false
+}
+
+// subject is the short form of a call's input: a path, a command line.
+func subject(tool string, input json.RawMessage) string {
+	switch tool {
+	case "fs.read", "fs.list", "fs.write":
+		var in struct {
+			Path *string `json:"path"`
+		}
+		if json.Unmarshal(input, &in) == nil && in.Path != nil {
+			return *in.Path
+		}
+	case "process.exec":
+		var in struct {
+			Argv []string `json:"argv"`
+			Cwd  string   `json:"cwd"`
+		}
+		if json.Unmarshal(input, &in) == nil && len(in.Argv) > 0 {
+			s := shellJoin(in.Argv)
+			if in.Cwd != "" && in.Cwd != "." {
+				s += "  (in " + in.Cwd + ")"
+			}
+			return s
+		}
+	case "git.diff":
+		return ""
+	}
+	s := strings.Join(strings.Fields(string(input)), " ")
+	if s == "{}" || s == "null" {
+		return ""
+	}
+	return s
+}
+
+// shellJoin shows argv as a shell reader would type it; it is never run.
+func shellJoin(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts[i] = strings.ReplaceAll(a, "\n", "⏎")
+	}
+	return strings.Join(parts, " ")
+}
+
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return strconv.Itoa(n) + " entries"
+}

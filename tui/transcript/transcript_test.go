@@ -1,0 +1,253 @@
+package transcript
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/tui/markdown"
+)
+
+const fixture = "../testdata/session.jsonl"
+
+// all renders every block of t at width, top to bottom.
+func all(t *Transcript, width int) []string {
+	c := ctxAt(width)
+	var out []string
+	for i := range t.blocks {
+		out = append(out, t.blocks[i].lines(c, false)...)
+	}
+	return out
+}
+
+func TestReplayRecordedSession(t *testing.T) {
+	evs := mustLoadLog(t, fixture)
+	tr := New()
+	var want model.Usage
+	for _, e := range evs {
+		tr.Apply(e)
+		if r, ok := e.Data.(event.ModelResponse); ok {
+			want = want.Add(r.Usage)
+		}
+	}
+	if got := tr.Usage(); got != want {
+		t.Errorf("usage = %+v, want the sum of model.response usage %+v", got, want)
+	}
+	if tr.ActiveRun() != "" || len(tr.Pending()) != 0 || tr.Awaiting() {
+		t.Errorf("after the log: active %q, pending %v, awaiting %v; want none", tr.ActiveRun(), tr.Pending(), tr.Awaiting())
+	}
+	if tr.LastStatus() != event.StatusCanceled {
+		t.Errorf("last status = %q, want canceled", tr.LastStatus())
+	}
+	if ws := tr.Workspace(); ws.Backend != "docker" || !strings.HasPrefix(ws.ImageID, "sha256:") {
+		t.Errorf("workspace = %+v, want docker with an image ID", ws)
+	}
+	text := plain(all(tr, 120))
+	for _, want := range []string{
+		"you  Add a --verbose flag to the CLI",
+		"you · steering · applied ✓",     // steering went queued → applied
+		"you · from the queue",           // the input queued for the next turn started it
+		"fs.write  main.go  +9 −1",       // a real diff: main.go was read first
+		"fs.write  README.md  +5 −0",     // README.md was not read: shown whole
+		"fs.read  docs/missing.md",       // a failed call …
+		"✗ WORKSPACE_NOT_FOUND",          // … with its code
+		"✗ exit 2",                       // a non-zero exit
+		"main.go:9: undefined: flag",     // its stderr, shown collapsed
+		"✗ TOOL_BAD_INPUT",               // a shell string instead of argv
+		"git.diff  2 files +11 −1",       // the workspace patch
+		"context compacted",              // the compaction marker …
+		"the originals stay above",       // … that says where the originals are
+		"budget: 53% of the tokens used", // a budget warning
+		"✓ completed · 5 model requests", // turn endings with their facts
+		"✗ failed · MODEL_HTTP_ERROR",    // an error with its code
+		"⊘ canceled",                     // the canceled turn
+		"(interrupted)",                  // and its cut-off answer
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("replayed transcript lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "running") {
+		t.Errorf("a finished session shows a running call:\n%s", text)
+	}
+}
+
+// The whole recorded session, every block, at two widths.
+func TestSessionGolden(t *testing.T) {
+	for _, w := range []int{80, 120} {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			tr := mustReplay(t, fixture)
+			golden.RequireEqual(t, strings.Join(all(tr, w), "\n")+"\n")
+		})
+	}
+}
+
+// states builds a transcript with the states a finished recording cannot
+// show: running, awaiting approval, denied, withdrawn, streaming.
+func states() *Transcript {
+	tr := New()
+	i := 0
+	next := func(d event.Data) {
+		i++
+		tr.Apply(ev(i, d))
+	}
+	ids := event.TurnStarted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", InputMessageID: "msg-u"}
+	next(ids)
+	next(event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: "Make the build faster.\nIt takes minutes on CI and the cache is never reused, which is a shame because most of the tree does not change between commits."})
+	next(event.MessageDelta{RunID: "run-1", RequestID: "req-1", MessageID: "msg-a", Sequence: 0, Delta: "Looking at the **build** first"})
+	next(event.MessageDelta{RunID: "run-1", RequestID: "req-1", MessageID: "msg-a", Sequence: 0, Delta: "Looking at the **build** first"}) // redelivered
+	next(event.MessageDelta{RunID: "run-1", RequestID: "req-1", MessageID: "msg-a", Sequence: 1, Delta: " — `make -j`"})
+	next(event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: raw(`{"argv":["make","-j","8","all"],"cwd":"src"}`), RunID: "run-1"})
+	next(event.ToolCall{CallID: "call-2", Tool: "fs.write", Input: raw(`{"path":"Makefile","contents":"all:\n\tgo build ./...\n"}`), RunID: "run-1"})
+	next(event.PolicyDecision{CallID: "call-2", Action: "fs.write", Effect: event.EffectAsk})
+	next(event.PermissionRequested{PermissionID: "perm-1", CallID: "call-2", Action: "fs.write", Subject: "Makefile", Scope: event.ScopeOnce})
+	next(event.ToolCall{CallID: "call-3", Tool: "process.exec", Input: raw(`{"argv":["rm","-rf","build dir"]}`), RunID: "run-1"})
+	next(event.PermissionRequested{PermissionID: "perm-2", CallID: "call-3", Action: "process.exec", Subject: "rm", Scope: event.ScopeOnce})
+	next(event.PermissionResolved{PermissionID: "perm-2", CallID: "call-3", Action: "process.exec", Scope: event.ScopeOnce, Decision: event.DecisionDeny, Note: "denied in the TUI"})
+	next(event.ToolResult{CallID: "call-3", Tool: "process.exec", Error: &event.ToolError{Code: "TOOL_PERMISSION_DENIED", Message: "the user denied this call"}, DurationMs: 4})
+	next(event.ToolCall{CallID: "call-4", Tool: "git.diff", Input: raw(`{}`), RunID: "run-1"})
+	next(event.ToolResult{CallID: "call-4", Tool: "git.diff", Error: &event.ToolError{Code: "TOOL_CANCELED", Message: "not run: the turn was canceled"}})
+	next(event.SteeringQueued{RunID: "run-1", MessageID: "msg-s1", Content: "only the Go part"})
+	next(event.SteeringQueued{RunID: "run-1", MessageID: "msg-s2", Content: "never mind"})
+	next(event.InputWithdrawn{RunID: "run-1", MessageID: "msg-s2"})
+	next(event.InputQueued{RunID: "run-1", MessageID: "msg-n1", Content: "then write the changelog"})
+	next(event.ContextAccounted{RunID: "run-1", RequestID: "req-2", OccupancyTokens: 98100, WindowTokens: 128000, SummaryRequest: true})
+	next(event.MessageDelta{RunID: "run-1", RequestID: "req-2", MessageID: "msg-sum", Delta: "The user wants"})
+	tr.Note(NoteError, "RUNTIME_RUN_TERMINAL", "steering not accepted: the turn is ending")
+	tr.Note(NoteInfo, "", "applied the patch to /src/app: 1 file(s), +3 −1")
+	return tr
+}
+
+func TestLiveStates(t *testing.T) {
+	tr := states()
+	if tr.ActiveRun() != "run-1" || !tr.Awaiting() || tr.Resolved("perm-1") || !tr.Resolved("perm-2") || !tr.Live() {
+		t.Fatalf("active %q awaiting %v perm-1 resolved %v perm-2 resolved %v live %v", tr.ActiveRun(), tr.Awaiting(), tr.Resolved("perm-1"), tr.Resolved("perm-2"), tr.Live())
+	}
+	var got []string
+	for _, p := range tr.Pending() {
+		got = append(got, fmt.Sprintf("%s next=%v", p.MessageID, p.Next))
+	}
+	if want := "msg-s1 next=false,msg-n1 next=true"; strings.Join(got, ",") != want {
+		t.Errorf("pending = %v, want %s (the withdrawn one gone)", got, want)
+	}
+	text := plain(all(tr, 100))
+	for _, want := range []string{
+		"Looking at the build first — make -j▍", // the redelivered delta is not doubled
+		"make -j 8 all  (in src)",
+		"⠋ running 1.9 s",
+		"? awaiting approval",
+		"'build dir'", // argv quoted as a reader would type it
+		"denied: denied in the TUI",
+		"✗ TOOL_PERMISSION_DENIED",
+		"⊘ canceled",
+		"you · steering · queued",
+		"you · steering · withdrawn",
+		"compacting the context (98.1k tokens) ⠋",
+		"✗ RUNTIME_RUN_TERMINAL steering not accepted",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, text)
+		}
+	}
+	// The turn ends: what was running or waiting is canceled, streaming stops.
+	tr.Apply(ev(99, event.TurnCompleted{RunID: "run-1", Status: event.StatusCanceled, Usage: usage}))
+	text = plain(all(tr, 100))
+	if strings.Contains(text, "running") || strings.Contains(text, "awaiting") || strings.Contains(text, "▍") || tr.Live() {
+		t.Errorf("after turn.completed something still runs:\n%s", text)
+	}
+	if !tr.Resolved("perm-1") || !tr.Completed("run-1") || tr.ActiveRun() != "" {
+		t.Errorf("resolved %v completed %v active %q", tr.Resolved("perm-1"), tr.Completed("run-1"), tr.ActiveRun())
+	}
+}
+
+func TestStatesGolden(t *testing.T) {
+	for _, w := range []int{60, 100} {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			golden.RequireEqual(t, strings.Join(all(states(), w), "\n")+"\n")
+		})
+	}
+}
+
+// Expanded cards show their output; the golden pins each tool's form.
+func TestExpandedGolden(t *testing.T) {
+	for _, w := range []int{60, 100} {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			tr := mustReplay(t, fixture)
+			for i := range tr.blocks {
+				if _, ok := tr.blocks[i].b.(*toolCard); ok {
+					tr.blocks[i].b.toggle()
+					tr.touch(i)
+				}
+				if c, ok := tr.blocks[i].b.(*compactBlock); ok && c.done && !c.failed {
+					c.toggle()
+					tr.touch(i)
+				}
+			}
+			var out []string
+			c := ctxAt(w)
+			for i := range tr.blocks {
+				switch tr.blocks[i].b.(type) {
+				case *toolCard, *compactBlock:
+					out = append(out, tr.blocks[i].lines(c, false)...)
+				}
+			}
+			golden.RequireEqual(t, strings.Join(out, "\n")+"\n")
+		})
+	}
+}
+
+func TestQueuedInputStartsTurn(t *testing.T) {
+	tr := New()
+	tr.Apply(ev(1, event.InputQueued{RunID: "run-1", MessageID: "msg-q", Content: "next please"}))
+	if p := tr.Pending(); len(p) != 1 || !p[0].Next || p[0].RunID != "run-1" {
+		t.Fatalf("pending = %+v", p)
+	}
+	tr.Apply(ev(2, event.TurnStarted{RunID: "run-2", InputMessageID: "msg-q"}))
+	tr.Apply(ev(3, event.MessageCompleted{RunID: "run-2", MessageID: "msg-q", Role: model.RoleUser, Content: "next please"}))
+	if len(tr.Pending()) != 0 || tr.ActiveRun() != "run-2" || tr.LastRun() != "run-2" {
+		t.Fatalf("pending %v active %q", tr.Pending(), tr.ActiveRun())
+	}
+	if text := plain(all(tr, 80)); !strings.Contains(text, "you · from the queue") || !strings.Contains(text, "next please") {
+		t.Errorf("queued input not shown as the turn's message:\n%s", text)
+	}
+}
+
+// A fork carries its usage from the checkpoint, not from its own log.
+func TestSetUsageThenResponsesAdd(t *testing.T) {
+	tr := New()
+	tr.SetUsage(model.Usage{TotalTokens: 1000})
+	tr.Apply(ev(1, event.ModelResponse{Usage: usage}))
+	if got := tr.Usage().TotalTokens; got != 1015 {
+		t.Errorf("usage = %d, want 1015", got)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0"}, {950, "950"}, {1000, "1k"}, {12400, "12.4k"}, {200000, "200k"}, {1200000, "1.2M"}} {
+		if got := Tokens(c.n); got != c.want {
+			t.Errorf("Tokens(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+// Streaming re-renders only the growing paragraph; at every length the
+// lines must equal a whole render of the same text.
+func TestStreamingRenderMatchesWhole(t *testing.T) {
+	text := "# Plan\n\nFirst I read **main.go**, then:\n\n- add the flag\n- document it\n\n```go\nfunc main() {\n\n\tflag.Parse()\n}\n```\n\n> note\n\nDone, `go test` passes.\n\n\n"
+	c := ctxAt(60)
+	a := &assistantBlock{text: builder(""), streaming: true} // one block: its cache is reused
+	for n := 0; n <= len(text); n++ {
+		got := a.streamed(text[:n], 58, c)
+		want := markdown.Render(text[:n], 58, c.Theme)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("prefix %d %q:\nstreamed:\n%s\nwhole:\n%s", n, text[:n], plain(got), plain(want))
+		}
+	}
+}

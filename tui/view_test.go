@@ -1,0 +1,255 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/model"
+)
+
+const fixture = "testdata/session.jsonl"
+
+var widths = []struct{ w, h int }{{80, 30}, {120, 40}}
+
+// eachWidth runs f as a subtest per screen size and compares its screen to
+// the golden file of that size.
+func eachWidth(t *testing.T, f func(t *testing.T, w, h int) *screen) {
+	for _, size := range widths {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			s := f(t, size.w, size.h)
+			v := s.view()
+			for i, l := range strings.Split(v, "\n") {
+				if ansi.StringWidth(l) > size.w {
+					t.Errorf("line %d is %d cells wide, over %d: %q", i, ansi.StringWidth(l), size.w, ansi.Strip(l))
+				}
+			}
+			if n := strings.Count(v, "\n") + 1; n != size.h {
+				t.Errorf("the view has %d lines, want the terminal's %d", n, size.h)
+			}
+			golden.RequireEqual(t, v+"\n")
+		})
+	}
+}
+
+// The recorded session, replayed live (one event per batch, as the
+// runtime publishes them), then seen from the top after paging up.
+func TestViewRecordedSession(t *testing.T) {
+	recs := mustLoadLog(t, fixture)
+	// The screen drives the queued turn itself (StartQueued): the engine
+	// hands it the run ID the recording used for it.
+	var queuedRun string
+	for _, r := range recs {
+		if ts, ok := r.Event.Data.(event.TurnStarted); ok && queuedRun == "" && r.Seq > 0 {
+			for _, q := range recs {
+				if iq, ok := q.Event.Data.(event.InputQueued); ok && iq.MessageID == ts.InputMessageID {
+					queuedRun = ts.RunID
+				}
+			}
+		}
+	}
+	replay := func(t *testing.T, w, h int) *screen {
+		eng := idleEngine()
+		eng.nextRuns = []string{queuedRun}
+		s := newScreen(t, eng, Options{}, w, h)
+		for _, r := range recs {
+			s.send(updateMsg{u: Update{SessionID: sessID, Events: []Record{r}}})
+		}
+		return s
+	}
+	t.Run("bottom", func(t *testing.T) {
+		eachWidth(t, func(t *testing.T, w, h int) *screen {
+			s := replay(t, w, h)
+			s.wantText("⊘ canceled", "Reading everything", "(interrupted)", "MODEL_HTTP_ERROR")
+			s.wantCalls(`open "" fork=false`, "start-queued → "+queuedRun)
+			if s.m.busy() {
+				t.Error("the screen is still busy after the last turn ended")
+			}
+			return s
+		})
+	})
+	t.Run("top", func(t *testing.T) {
+		eachWidth(t, func(t *testing.T, w, h int) *screen {
+			s := replay(t, w, h)
+			for range 100 {
+				s.key("pgup")
+			}
+			s.wantText("you  Add a --verbose flag to the CLI", "fs.list")
+			return s
+		})
+	})
+	// Resuming shows the same screen as watching it live.
+	t.Run("resumed", func(t *testing.T) {
+		live := replay(t, 120, 40).view()
+		eng := idleEngine()
+		eng.sess.History = recs
+		eng.sess.Occupancy = 0 // as in the log
+		if got := newScreen(t, eng, Options{Open: OpenRequest{ID: sessID}}, 120, 40).view(); got != live {
+			t.Errorf("a resumed session looks different from the live one:\n%s\n---- live:\n%s", ansi.Strip(got), ansi.Strip(live))
+		}
+	})
+}
+
+func TestViewWelcome(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := newScreen(t, idleEngine(), Options{}, w, h)
+		s.wantText("Ready.", "harness", "gpt-x", "0/200k tok", "ctx 31%", "enter send", "ctrl+c quit")
+		return s
+	})
+}
+
+func TestViewOpening(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		// Init's Open never answers here: the screen stays on "opening".
+		s := &screen{t: t, m: New(t.Context(), idleEngine(), Options{Now: func() time.Time { return base }}), eng: idleEngine()}
+		s.send(tea.WindowSizeMsg{Width: w, Height: h})
+		s.send(keyMsg("x")) // typing works before the session opens
+		s.wantText("Opening the session", "x")
+		return s
+	})
+}
+
+func TestViewBanners(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		eng := idleEngine()
+		eng.sess.Demo = true
+		eng.sess.ReadOnly = true
+		eng.sess.Workspace = "local · read-only"
+		eng.sess.Note = "Docker is not available (cannot connect to the Docker daemon): this session is read-only; run scripts/docker.sh to start a daemon"
+		s := newScreen(t, eng, Options{}, w, h)
+		s.wantText("Demo model", "OPENAI_API_KEY", "read-only")
+		return s
+	})
+}
+
+func TestViewOpenFailed(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		eng := idleEngine()
+		eng.openErr = errInterrupted
+		s := newScreen(t, eng, Options{Open: OpenRequest{ID: "sess-x"}}, w, h)
+		s.wantText("RUNTIME_CHECKPOINT_INTERRUPTED", "harness resume --fork sess-x")
+		if s.m.OpenErr() == nil || s.m.SessionID() != "" {
+			t.Errorf("OpenErr %v, SessionID %q", s.m.OpenErr(), s.m.SessionID())
+		}
+		return s
+	})
+}
+
+// busyScreen is a turn in progress: a running call, steering queued, an
+// input queued for the next turn, another waiting locally.
+func busyScreen(t *testing.T, w, h int) *screen {
+	s := newScreen(t, idleEngine(), Options{}, w, h)
+	s.typeText("make the build faster")
+	s.key("enter")
+	s.events(
+		ev(1, event.TurnStarted{RunID: "run-1", SessionID: sessID, InputMessageID: "msg-u"}),
+		ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: "make the build faster"}),
+		ev(3, event.ContextAccounted{RunID: "run-1", OccupancyTokens: 40000, WindowTokens: 128000}),
+		ev(4, event.MessageDelta{RunID: "run-1", MessageID: "msg-a", Delta: "Checking the **Makefile**."}),
+		ev(5, event.ModelResponse{Usage: model.Usage{PromptTokens: 12000, CompletionTokens: 400, TotalTokens: 12400}}),
+		ev(6, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: json.RawMessage(`{"argv":["go","test","./..."]}`)}),
+		ev(7, event.SteeringQueued{RunID: "run-1", MessageID: "msg-s1", Content: "also update the README"}),
+		ev(8, event.InputQueued{RunID: "run-1", MessageID: "msg-n1", Content: "then tag a release"}),
+	)
+	s.m.now = base.Add(2900 * time.Millisecond)
+	s.m.deferred = []string{"and write the changelog"}
+	return s
+}
+
+func TestViewBusy(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := busyScreen(t, w, h)
+		s.wantText("you · steering · queued", "running 2.3 s", "[steer · queued]", "[next turn · queued]", "[next turn · waiting]",
+			"3 queued", "12.4k/200k tok", "ctx 31%", "enter steer", "alt+enter queue after turn", "ctrl+c cancel")
+		return s
+	})
+}
+
+func TestViewApproval(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := busyScreen(t, w, h)
+		diff := "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,3 @@\n # demo\n-A CLI.\n+A tiny CLI.\n+Run it with --verbose.\n"
+		s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", CallID: "call-2", Tool: "fs.write", Subject: "README.md",
+			Input: json.RawMessage(`{"path":"README.md","contents":"# demo\nA tiny CLI.\nRun it with --verbose.\n"}`), Diff: diff, Reply: func(Answer) {}}}})
+		s.wantText("? fs.write wants to write README.md", "+2 −1", "+A tiny CLI.", "y allow once", "a allow fs.write for this run", "n deny")
+		return s
+	})
+}
+
+func TestViewSlashHint(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := newScreen(t, idleEngine(), Options{}, w, h)
+		s.typeText("/")
+		s.wantText("/diff", "/apply", "/sessions", "/new", "/help", "/quit")
+		return s
+	})
+}
+
+const samplePatch = "diff --git a/main.go b/main.go\n--- a/main.go\n+++ b/main.go\n@@ -1,3 +1,4 @@\n package main\n-import \"fmt\"\n+import (\n+\t\"flag\"\n+)\n"
+
+func TestViewDiff(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		eng := idleEngine()
+		eng.patch = samplePatch
+		s := newScreen(t, eng, Options{}, w, h)
+		s.typeText("/diff")
+		s.key("enter")
+		s.wantText("Workspace patch", "1 file(s) +3 −1", "+import (", "esc close")
+		return s
+	})
+}
+
+func TestViewApplyConfirm(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		eng := idleEngine()
+		eng.plan = ApplyPlan{Root: "/src/app", Patch: samplePatch, Stat: " main.go | 4 +++-\n 1 file changed, 3 insertions(+), 1 deletion(-)\n"}
+		s := newScreen(t, eng, Options{}, w, h)
+		s.typeText("/apply")
+		s.key("enter")
+		s.wantText("Apply to /src/app?", "main.go | 4 +++-", "y apply to /src/app")
+		return s
+	})
+}
+
+func TestViewApplyConflict(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		eng := idleEngine()
+		eng.plan = ApplyPlan{Root: "/src/app", Patch: samplePatch, Conflict: "error: patch failed: main.go:1\nerror: main.go: patch does not apply\n"}
+		s := newScreen(t, eng, Options{}, w, h)
+		s.typeText("/apply")
+		s.key("enter")
+		s.wantText("WORKSPACE_SCOPE", "nothing was applied", "patch does not apply")
+		return s
+	})
+}
+
+func TestViewHelp(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := newScreen(t, idleEngine(), Options{}, w, h)
+		s.key("?")
+		s.wantText("Help", "queue after turn", "withdraw last queued", "expand/collapse", "/apply", "/sessions")
+		return s
+	})
+}
+
+func TestViewPicker(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		eng := idleEngine()
+		eng.sessions = []SessionSummary{
+			{ID: "sess-0196f0d0-3b1a-7c00-8000-000000000003", Title: "add a --verbose flag to the CLI", Updated: base.Add(-5 * time.Minute), Turns: 3, Tokens: 12400, Status: "completed"},
+			{ID: "sess-0196f0d0-3b1a-7c00-8000-000000000002", Title: "fix the flaky test in store/sqlite that fails one run in fifty", Updated: base.Add(-3 * time.Hour), Turns: 12, Tokens: 182000, Status: "interrupted"},
+			{ID: "sess-0196f0d0-3b1a-7c00-8000-000000000001", Title: "", Updated: base.Add(-72 * time.Hour), Turns: 0, Tokens: 0, Status: "idle"},
+		}
+		s := newScreen(t, eng, Options{Pick: true}, w, h)
+		s.key("down")
+		s.wantText("Resume a session", "5m ago", "3h ago", "3d ago", "(untitled)", "interrupted", "enter open · esc quit")
+		return s
+	})
+}
