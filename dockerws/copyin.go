@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path"
 	"regexp"
 	"slices"
@@ -28,13 +29,37 @@ import (
 // Reasons a path is left out of the copy, as reported in Info().Skipped.
 const (
 	skipSymlink  = "symlink"
-	skipSpecial  = "special"  // FIFO, socket, device
-	skipBinary   = "binary"   // contains a NUL byte
-	skipNonUTF8  = "non-utf8" // not valid UTF-8 text
-	skipExcluded = "excluded" // matched Options.Exclude
-	skipLimit    = "limit"    // larger than Options.MaxFileBytes
-	skipName     = "name"     // a name no tool could send back (control character, backslash)
+	skipSpecial  = "special"    // FIFO, socket, device
+	skipBinary   = "binary"     // contains a NUL byte
+	skipNonUTF8  = "non-utf8"   // not valid UTF-8 text
+	skipExcluded = "excluded"   // matched Options.Exclude
+	skipLimit    = "limit"      // larger than Options.MaxFileBytes
+	skipName     = "name"       // a name no tool could send back (control character, backslash)
+	skipIgnored  = "gitignored" // ignored by the project's git (.gitignore, info/exclude)
 )
+
+// gitIgnored lists what git ignores under root (files, and directories with
+// a trailing slash), relative to root, when root is inside a git work tree
+// and git is installed; otherwise nothing. Build outputs and dependency
+// trees stay out of the copy the way they stay out of commits.
+func gitIgnored(ctx context.Context, root string) map[string]bool {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil // not a work tree
+	}
+	set := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			set[p] = true
+		}
+	}
+	return set
+}
 
 // entry is one regular file of a tree.
 type entry struct {
@@ -77,6 +102,7 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 	}
 	defer root.Close()
 	s := &snapshot{files: map[string]*entry{}, mtimes: map[string]time.Time{}}
+	ignored := gitIgnored(ctx, opts.Root)
 	var creds []string
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -97,6 +123,13 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 		}
 		if excl.match(p, isDir) {
 			s.skip(p, skipExcluded)
+			if isDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if (isDir && ignored[p+"/"]) || (!isDir && ignored[p]) {
+			s.skip(p, skipIgnored)
 			if isDir {
 				return fs.SkipDir
 			}

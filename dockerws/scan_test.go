@@ -2,6 +2,7 @@ package dockerws
 
 import (
 	"context"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -238,4 +239,50 @@ func sortedCopy(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+// In a git work tree, what git ignores stays out of the copy (reported as
+// gitignored), a gitignored credential file included; tracked files and
+// untracked files that are not ignored are copied.
+func TestScanHonorsGitignore(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		".gitignore":         "build/\n*.log\n.env\n",
+		"main.go":            "package main\n",
+		"notes.txt":          "untracked but not ignored\n",
+		"build/out.txt":      "x",
+		"debug.log":          "x",
+		".env":               "SECRET=1\n",
+		"sub/keep.go":        "package sub\n",
+		"sub/deep/trace.log": "x",
+	})
+	for _, args := range [][]string{{"init", "-q"}, {"add", "main.go", ".gitignore"}} {
+		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	s, err := mustScan(t, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for p := range s.files {
+		files = append(files, p)
+	}
+	want := []string{".gitignore", "main.go", "notes.txt", "sub/keep.go"}
+	if diff := cmp.Diff(want, sortedCopy(files)); diff != "" {
+		t.Errorf("copied (-want +got):\n%s", diff)
+	}
+	ignored := map[string]bool{}
+	for _, sk := range s.skipped {
+		if sk.Reason == skipIgnored {
+			ignored[sk.Path] = true
+		}
+	}
+	for _, p := range []string{"build", "debug.log", ".env", "sub/deep"} { // a directory holding only ignored files is skipped whole
+		if !ignored[p] {
+			t.Errorf("%s not reported as gitignored (skipped: %+v)", p, s.skipped)
+		}
+	}
 }

@@ -63,7 +63,7 @@ type Info struct {
 // Skipped is one path the copy-in left out.
 type Skipped struct {
 	Path   string `json:"path"`
-	Reason string `json:"reason"` // symlink, special, binary, non-utf8, excluded, limit
+	Reason string `json:"reason"` // symlink, special, binary, non-utf8, excluded, gitignored, limit, name
 }
 
 // ExecRequest is one process to run.
