@@ -203,3 +203,20 @@ func TestResumeRebuildsDockerWorkspace(t *testing.T) {
 		t.Fatalf("a patch that no longer applies was not refused:\n%s", r4.stderr)
 	}
 }
+
+// A credential-like file stops the copy with its code until it is excluded.
+func TestCredentialNeedsExclude(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("main.go", "package main\n")
+	u.write(".env", "TOKEN=secret\n")
+	s := u.script(`[{"content":"ok"}]`)
+	r := u.run("", "exec", "--image", "harness-busybox", "--fake-model", s, "hi")
+	if r.code != 1 || !strings.Contains(r.stderr, string(errcode.WorkspaceCredentialInput)) {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	r = u.run("", "exec", "--image", "harness-busybox", "--exclude", ".env", "--fake-model", s, "hi")
+	if r.code != 0 {
+		t.Fatalf("with --exclude: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -25,6 +25,7 @@ type options struct {
 	CompactAt     int
 	CompactTail   int
 	Config        string
+	Exclude       stringList
 
 	// Command-specific.
 	JSON     bool
@@ -60,6 +61,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.ContextWindow, "context-window", 0, "context window in tokens (default 128000)")
 	fs.IntVar(&o.CompactAt, "compact-at", 0, "compact the context at this percentage of the window (default 80)")
 	fs.IntVar(&o.CompactTail, "compact-tail", 0, "messages kept word for word after a compaction (default 12)")
+	fs.Var(&o.Exclude, "exclude", "leave paths matching this gitignore-style pattern out of the workspace copy (repeatable)")
 	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")
 	switch name {
 	case "exec":
@@ -76,6 +78,12 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.TakeOver, "take-over", false, "take a session over from another live process")
 	return fs
 }
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // parseArgs parses flags before and after positional arguments.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
