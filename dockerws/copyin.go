@@ -38,6 +38,28 @@ const (
 	skipIgnored  = "gitignored" // ignored by the project's git (.gitignore, info/exclude)
 )
 
+// gitCheckIgnore reports which of paths (relative to root) the project's git
+// would ignore; nothing when root is not in a git work tree or git is absent.
+func gitCheckIgnore(ctx context.Context, root string, paths []string) map[string]bool {
+	if len(paths) == 0 {
+		return nil
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "check-ignore", "-z", "--stdin", "--no-index")
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
+	out, _ := cmd.Output() // exit 1: none ignored; 128: not a work tree
+	set := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			set[p] = true
+		}
+	}
+	return set
+}
+
 // gitIgnored lists what git ignores under root (files, and directories with
 // a trailing slash), relative to root, when root is inside a git work tree
 // and git is installed; otherwise nothing. Build outputs and dependency

@@ -135,7 +135,29 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if err := w.refresh(ctx); err != nil {
 		return "", err
 	}
-	return formatPatch(w.base.files, w.cur.files), nil
+	return formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files)), nil
+}
+
+// withoutIgnored drops the files a process added that the project's git
+// ignores (build outputs, caches), so the patch carries what a commit would.
+func (w *Workspace) withoutIgnored(ctx context.Context, cur map[string]*entry) map[string]*entry {
+	var added []string
+	for p := range cur {
+		if _, ok := w.base.files[p]; !ok {
+			added = append(added, p)
+		}
+	}
+	ignored := gitCheckIgnore(ctx, w.opts.Root, added)
+	if len(ignored) == 0 {
+		return cur
+	}
+	out := make(map[string]*entry, len(cur))
+	for p, e := range cur {
+		if !ignored[p] {
+			out[p] = e
+		}
+	}
+	return out
 }
 
 // refresh brings w.cur up to date with the container. Call it holding lock.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os/exec"
 	"path"
 	"slices"
 	"strings"
@@ -867,5 +868,26 @@ func TestConcurrentCalls(t *testing.T) {
 	want := []string{"e0.txt", "e1.txt", "e2.txt", "e3.txt", "w0.txt", "w1.txt", "w2.txt", "w3.txt"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
+	}
+}
+
+// Files a process adds under paths the project's git ignores stay out of
+// the patch; other new files are in it.
+func TestDiffLeavesOutIgnoredOutputs(t *testing.T) {
+	needDocker(t, busyboxImage)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{".gitignore": "build/\n*.log\n", "main.go": "package main\n"})
+	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	w := open(t, root, busyboxImage)
+	mustExec(t, w, "mkdir", "-p", "build")
+	mustExec(t, w, "sh", "-c", "echo out > build/app.txt; echo log > run.log; echo new > notes.md")
+	patch, err := w.Diff(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(patch, "b/notes.md") || strings.Contains(patch, "build/app.txt") || strings.Contains(patch, "run.log") {
+		t.Errorf("patch:\n%s", patch)
 	}
 }
