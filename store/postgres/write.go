@@ -3,7 +3,6 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -11,21 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/internal/rules"
 )
-
-func encodeMetadata(md map[string]string) string {
-	if md == nil {
-		md = map[string]string{}
-	}
-	b, err := json.Marshal(md) // keys sorted: the same map always encodes the same
-	if err != nil {
-		panic(err) // a map of strings always encodes
-	}
-	return string(b)
-}
 
 // CreateSession implements store.Store.
 func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (store.Session, error) {
@@ -53,7 +40,7 @@ func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (stor
 	var id string
 	err := s.pool.QueryRow(ctx, `INSERT INTO sessions (id, title, metadata, created_at, updated_at, status)
 		VALUES ($1, $2, $3, $4, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING id`,
-		init.ID, title, encodeMetadata(init.Metadata), created, store.StatusIdle).Scan(&id)
+		init.ID, title, rules.EncodeMetadata(init.Metadata), created, store.StatusIdle).Scan(&id)
 	if err == nil {
 		return store.Session{
 			ID: init.ID, Title: title, Metadata: rules.CopyMetadata(init.Metadata),
@@ -108,16 +95,12 @@ func (s *Store) SetMetadata(ctx context.Context, id string, who store.Owner, md 
 		if err := rules.Fence(op, id, row.holder, who); err != nil {
 			return err
 		}
-		base := map[string]string{}
-		if err := json.Unmarshal([]byte(row.metadata), &base); err != nil {
-			return &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: "read metadata of " + id, Err: err}
-		}
-		merged := rules.MergeMetadata(base, md)
-		if err := rules.CheckMetadata(op, merged); err != nil {
+		merged, err := rules.UpdateMetadata(op, id, row.metadata, md)
+		if err != nil {
 			return err
 		}
 		w := &pgx.Batch{}
-		w.Queue(`UPDATE sessions SET metadata = $2, updated_at = $3 WHERE id = $1`, id, encodeMetadata(merged), s.env().Now)
+		w.Queue(`UPDATE sessions SET metadata = $2, updated_at = $3 WHERE id = $1`, id, merged, s.env().Now)
 		return t.send(ctx, w, true)
 	})
 }

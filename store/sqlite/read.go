@@ -3,11 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"time"
 
-	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/internal/rules"
 )
@@ -76,9 +74,9 @@ func (r *sessionRow) scan(sc scanner) error {
 }
 
 func (r *sessionRow) view(env rules.Env) (store.Session, error) {
-	md := map[string]string{}
-	if err := json.Unmarshal([]byte(r.metadata), &md); err != nil {
-		return store.Session{}, &errcode.Error{Code: errcode.SessInvalidRecord, Message: "read metadata of " + r.id, Err: err}
+	md, err := rules.DecodeMetadata("", r.id, r.metadata)
+	if err != nil {
+		return store.Session{}, err
 	}
 	return store.Session{
 		ID:        r.id,

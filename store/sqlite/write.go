@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"maps"
 	"slices"
 	"time"
@@ -59,17 +58,6 @@ func (t *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 	return t.Tx.QueryContext(ctx, query, args...)
 }
 
-func encodeMetadata(md map[string]string) string {
-	if md == nil {
-		md = map[string]string{}
-	}
-	b, err := json.Marshal(md) // keys sorted: the same map always encodes the same
-	if err != nil {
-		panic(err) // a map of strings always encodes
-	}
-	return string(b)
-}
-
 // CreateSession implements store.Store.
 func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (store.Session, error) {
 	const op = "sqlite.CreateSession"
@@ -108,7 +96,7 @@ func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (stor
 			created = init.CreatedAt.UTC().Truncate(store.TimePrecision)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, title, metadata, created_at, updated_at, status) VALUES (?, ?, ?, ?, ?, ?)`,
-			init.ID, title, encodeMetadata(init.Metadata), micros(created), micros(created), store.StatusIdle); err != nil {
+			init.ID, title, rules.EncodeMetadata(init.Metadata), micros(created), micros(created), store.StatusIdle); err != nil {
 			return false, err
 		}
 		out = store.Session{
@@ -154,16 +142,12 @@ func (s *Store) SetMetadata(ctx context.Context, id string, who store.Owner, md 
 		if err := rules.Fence(op, id, row.holder, who); err != nil {
 			return false, err
 		}
-		base := map[string]string{}
-		if err := json.Unmarshal([]byte(row.metadata), &base); err != nil {
-			return false, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: "read metadata of " + id, Err: err}
-		}
-		merged := rules.MergeMetadata(base, md)
-		if err := rules.CheckMetadata(op, merged); err != nil {
+		merged, err := rules.UpdateMetadata(op, id, row.metadata, md)
+		if err != nil {
 			return false, err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE sessions SET metadata = ?, updated_at = ? WHERE id = ?`,
-			encodeMetadata(merged), micros(s.env().Now), id)
+			merged, micros(s.env().Now), id)
 		return err == nil, err
 	})
 }

@@ -96,6 +96,42 @@ func MergeMetadata(base, md map[string]string) map[string]string {
 	return out
 }
 
+// EncodeMetadata is the stored form of a session's metadata: JSON with
+// sorted keys, so the same map always encodes the same.
+func EncodeMetadata(md map[string]string) string {
+	if md == nil {
+		md = map[string]string{}
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		panic(err) // a map of strings always encodes
+	}
+	return string(b)
+}
+
+// DecodeMetadata reads stored metadata. Code: SESS_INVALID_RECORD.
+func DecodeMetadata(op, id, stored string) (map[string]string, error) {
+	md := map[string]string{}
+	if err := json.Unmarshal([]byte(stored), &md); err != nil {
+		return nil, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: "read metadata of " + id, Err: err}
+	}
+	return md, nil
+}
+
+// UpdateMetadata applies md to stored metadata (see MergeMetadata), checks
+// the result and returns its stored form. Codes: SESS_INVALID_RECORD.
+func UpdateMetadata(op, id, stored string, md map[string]string) (string, error) {
+	base, err := DecodeMetadata(op, id, stored)
+	if err != nil {
+		return "", err
+	}
+	merged := MergeMetadata(base, md)
+	if err := CheckMetadata(op, merged); err != nil {
+		return "", err
+	}
+	return EncodeMetadata(merged), nil
+}
+
 // CopyMetadata returns a copy of md, never nil.
 func CopyMetadata(md map[string]string) map[string]string {
 	return MergeMetadata(md, nil)
