@@ -212,7 +212,6 @@ func (t *turn) checkpoint(phase string, next *nextRequest, term *terminalStatus)
 	if _, err := s.log.SaveCheckpoint(context.WithoutCancel(t.ctx), rec.Seq, payload); err != nil {
 		return &errcode.Error{Code: errcode.RuntimeEventAppendFailed, Message: "save checkpoint: " + string(errcode.Of(err)), Err: err}
 	}
-	s.state.lastCheckpoint = rec.Seq
 	return nil
 }
 

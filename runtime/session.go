@@ -53,8 +53,7 @@ type state struct {
 	compact        compactState
 	firstUser      *model.Message // the session's first user request, pinned after compaction
 	meter          *compaction.Meter
-	lastCheckpoint int64 // seq of the last runtime.checkpoint, -1 if none
-	checkpointMsgs int   // messages in the last runtime.checkpoint event of the log
+	checkpointMsgs int // messages in the last runtime.checkpoint event of the log
 }
 
 // compactState says which view of the history the next request sends: the
@@ -95,10 +94,9 @@ func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, settings Setti
 
 func newState(settings Settings) state {
 	return state{
-		seenCalls:      map[string]bool{},
-		warned:         map[string]bool{},
-		meter:          compaction.NewMeter(settings.System, settings.Tools),
-		lastCheckpoint: -1,
+		seenCalls: map[string]bool{},
+		warned:    map[string]bool{},
+		meter:     compaction.NewMeter(settings.System, settings.Tools),
 	}
 }
 
@@ -116,17 +114,6 @@ func (s *Session) Occupancy() int { return s.state.meter.Tokens() }
 
 // Messages returns a copy of the history. Only meaningful between turns.
 func (s *Session) Messages() []model.Message { return slices.Clone(s.state.messages) }
-
-// Queued returns the inputs waiting for the next turn.
-func (s *Session) Queued() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, len(s.next))
-	for i, in := range s.next {
-		out[i] = in.Content
-	}
-	return out
-}
 
 // append writes one event and publishes it. It is the one path every event
 // of the session takes.
