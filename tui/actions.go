@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -183,13 +184,24 @@ func (m *Model) openHelp() {
 	m.pager = newPager(pagerHelp, "Help", helpLines(m, m.width), m.width, m.bodyHeight())
 }
 
+// approvalGrace is how long after an approval prompt appears the keys that
+// allow are ignored (denying, canceling work at once).
+const approvalGrace = 400 * time.Millisecond
+
 func (m *Model) approvalKey(ks string) tea.Cmd {
 	a := m.approval
 	var ans Answer
+	armed := m.opts.Now().Sub(m.approvalAt) >= approvalGrace
 	switch ks {
 	case "y", "Y", "enter":
+		if !armed {
+			return nil
+		}
 		ans = Answer{Allow: true}
 	case "a", "A":
+		if !armed {
+			return nil
+		}
 		ans = Answer{Allow: true, ForRun: true}
 	case "n", "N", "esc":
 		ans = Answer{}

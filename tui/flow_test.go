@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -177,13 +178,24 @@ func TestApprovalAnswers(t *testing.T) {
 		want Answer
 	}{{"y", Answer{Allow: true}}, {"a", Answer{Allow: true, ForRun: true}}, {"n", Answer{}}, {"esc", Answer{}}} {
 		t.Run(c.key, func(t *testing.T) {
-			s := newScreen(t, idleEngine(), Options{}, 100, 30)
+			now := time.Unix(1_800_000_000, 0)
+			s := newScreen(t, idleEngine(), Options{Now: func() time.Time { return now }}, 100, 30)
 			startTurn(s, "run-1", "go")
 			var got []Answer
 			s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
 				Input: json.RawMessage(`{"argv":["make","test"]}`), Reply: func(a Answer) { got = append(got, a) }}}})
 			s.wantText("? process.exec wants to run make test")
 			s.typeText("x") // other keys do nothing while asked
+			if c.want.Allow {
+				// Right after the prompt appears, a key that allows is
+				// ignored: it was likely meant for the input.
+				s.key(c.key)
+				s.key("enter")
+				if len(got) != 0 {
+					t.Fatalf("allowed within the grace period: %+v", got)
+				}
+				now = now.Add(time.Second)
+			}
 			s.key(c.key)
 			if len(got) != 1 || got[0] != c.want {
 				t.Fatalf("replies = %+v, want [%+v]", got, c.want)
@@ -341,7 +353,8 @@ func TestScrollAndNewBelow(t *testing.T) {
 }
 
 func TestApprovalClosesOverlay(t *testing.T) {
-	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	now := time.Unix(1_800_000_000, 0)
+	s := newScreen(t, idleEngine(), Options{Now: func() time.Time { return now }}, 100, 30)
 	startTurn(s, "run-1", "go")
 	s.typeText("/diff")
 	s.key("enter")
@@ -352,6 +365,7 @@ func TestApprovalClosesOverlay(t *testing.T) {
 	if strings.Contains(s.text(), "Workspace patch") {
 		t.Error("the pager hides the question")
 	}
+	now = now.Add(time.Second)
 	s.key("y")
 	if len(got) != 1 || !got[0].Allow {
 		t.Errorf("replies = %+v", got)

@@ -62,10 +62,14 @@ type Model struct {
 	early     []early  // typed while the turn was being admitted
 
 	approval *Approval
-	pager    *pager
-	picker   *picker
-	flash    string
-	quitting bool
+	// approvalAt is when the approval prompt appeared: keys that allow are
+	// ignored for approvalGrace after it, so a keystroke meant for the
+	// input (a "y" mid-word, an Enter) never approves a write or a command.
+	approvalAt time.Time
+	pager      *pager
+	picker     *picker
+	flash      string
+	quitting   bool
 }
 
 // New returns the root model. ctx bounds every engine call it makes.
@@ -271,6 +275,7 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 		if u.Approval != nil {
 			// A question takes the screen: an open pager or picker closes.
 			m.approval = u.Approval
+			m.approvalAt = m.opts.Now()
 			m.pager = nil
 			if m.picker != nil && !m.picker.startup {
 				m.picker = nil

@@ -115,9 +115,9 @@ func TestTUIApprovalsDiffApply(t *testing.T) {
 
 	tm.line("write hello")
 	tm.waitFor("? fs.write wants to write hello.txt", "+hello", "y allow once")
-	tm.keys("y")
+	tm.answer("y", "? fs.write wants to write hello.txt")
 	tm.waitFor("? process.exec wants to run cat hello.txt")
-	tm.keys("a")
+	tm.answer("a", "? process.exec wants to run cat hello.txt")
 	tm.waitFor("? fs.write wants to write secret.txt")
 	tm.keys("n")
 	s := tm.waitFor("✓ completed", "Done: hello.txt is written.", "✗ TOOL_PERMISSION_DENIED", "approved for this run")

@@ -151,3 +151,27 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// answer presses key at an approval prompt until the prompt is gone: keys
+// that allow are ignored for a moment after a prompt appears (so a key
+// meant for the input never approves), so the first press may not count.
+func (tm *terminal) answer(key, prompt string) {
+	tm.t.Helper()
+	deadline := time.NewTimer(screenDeadline)
+	defer deadline.Stop()
+	poll := time.NewTicker(25 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		tm.keys(key)
+		for range 20 { // about half a second of polls before pressing again
+			if !strings.Contains(tm.screen(), prompt) {
+				return
+			}
+			select {
+			case <-poll.C:
+			case <-deadline.C:
+				tm.t.Fatalf("the prompt %q stayed after %s", prompt, key)
+			}
+		}
+	}
+}
