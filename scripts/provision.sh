@@ -14,13 +14,26 @@ failed=0
 say()  { printf '\033[1m[provision]\033[0m %s\n' "$*"; }
 loud() { printf '\033[1;33m[provision] WARNING:\033[0m %s\n' "$*" >&2; }
 
+# On a fresh machine the package lists may be empty or stale: refresh them
+# once, before any step installs a package, when something is missing.
+refresh_lists() {
+	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 0
+	local t
+	for t in sqlite3 tmux git dockerd mmdebstrap busybox pg_ctlcluster; do
+		if ! command -v "$t" >/dev/null 2>&1; then
+			say "refreshing the package lists ($t is missing)"
+			apt-get update -qq >/dev/null 2>&1 || loud "apt-get update failed"
+			return 0
+		fi
+	done
+}
+
 need_tools() {
 	local missing=()
 	for t in sqlite3 tmux git; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		say "installing ${missing[*]}"
-		apt-get update -qq >/dev/null 2>&1 || true
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 \
 			|| loud "could not install ${missing[*]}"
 	else
@@ -39,6 +52,7 @@ step() { # step NAME REQUIRE_VAR command...
 	fi
 }
 
+refresh_lists
 need_tools
 if [ -x scripts/docker.sh ]; then
 	step "docker daemon" HARNESS_REQUIRE_DOCKER scripts/docker.sh \
