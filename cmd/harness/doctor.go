@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"time"
 
 	"github.com/harness-dev/harness/dockerws"
@@ -33,7 +34,7 @@ func runDoctor(ctx context.Context, o options, e env, w io.Writer) int {
 		report("sandbox image "+r.image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
 	}
 	st, err := openStore(ctx, r.db)
-	report("session store "+r.db, err, "check that the directory is writable, or pass --db")
+	report("session store "+redactDSN(r.db), err, "check that the directory is writable or the server reachable (scripts/postgres.sh starts a local one), or pass --db")
 	if err == nil {
 		st.Close()
 	}
@@ -58,4 +59,16 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// redactDSN hides the password of a postgres:// URL for display.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }

@@ -86,3 +86,12 @@ func TestCopySessionSQLiteToPostgres(t *testing.T) {
 		t.Errorf("sessions on postgres = %s", ls.stdout)
 	}
 }
+
+// A store password never reaches the output.
+func TestDoctorRedactsStorePassword(t *testing.T) {
+	u := newUser(t)
+	r := u.run("", "doctor", "--workspace", "local", "--db", "postgres://u:supersecretpw@127.0.0.1:1/x?sslmode=disable")
+	if strings.Contains(r.stdout+r.stderr, "supersecretpw") || !strings.Contains(r.stdout, "SESS_CLOSED") {
+		t.Errorf("doctor output:\n%s%s", r.stdout, r.stderr)
+	}
+}
