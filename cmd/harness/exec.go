@@ -109,6 +109,9 @@ func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interr
 		req = runtime.StartRequest{FromQueue: true}
 	}
 	fmt.Fprintf(a.stderr, "harness: session %s (harness resume %s)\n", sess.ID(), sess.ID())
+	if patch, err := a.ws.Diff(ctx); err == nil && patch != "" {
+		fmt.Fprintf(a.stderr, "harness: the workspace has changes: review them with `harness diff %s`, apply them with `harness apply %s`\n", sess.ID(), sess.ID())
+	}
 	return code
 }
 
