@@ -110,3 +110,63 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("doctor with a good image: exit %d\n%s", ok.code, ok.stdout)
 	}
 }
+
+// Provider failures end the turn once, with the provider's code; 429 is
+// retried (visible as model.retry) and then succeeds.
+func TestExecProviderFailures(t *testing.T) {
+	answer := sse(`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"fine"},"finish_reason":"stop"}]}`)
+	cases := []struct {
+		name     string
+		statuses []int // per request: 0 serves the answer
+		code     int
+		want     string
+		retries  int
+	}{
+		{"401", []int{401}, 1, "MODEL_AUTH_ERROR", 0},
+		{"429 then ok", []int{429, 0}, 0, "", 1},
+		{"500 always", []int{500, 500, 500}, 1, "MODEL_HTTP_ERROR", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var n int
+			var mu sync.Mutex
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				i := n
+				n++
+				mu.Unlock()
+				if i < len(c.statuses) && c.statuses[i] != 0 {
+					w.Header().Set("Retry-After", "0")
+					http.Error(w, `{"error":{"message":"nope"}}`, c.statuses[i])
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, answer)
+			}))
+			defer hs.Close()
+			u := newUser(t)
+			r := u.run("", "exec", "--json", "--workspace", "local", "--base-url", hs.URL+"/v1", "--model", "m", "hi")
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d\n%s", r.code, c.code, r.stderr)
+			}
+			var completed, retries int
+			for _, e := range r.events {
+				switch d := e.Data.(type) {
+				case event.TurnCompleted:
+					completed++
+					if d.ErrorCode != c.want {
+						t.Errorf("errorCode %q, want %q", d.ErrorCode, c.want)
+					}
+				case event.ModelRetry:
+					retries++
+				}
+			}
+			if completed != 1 || retries != c.retries {
+				t.Errorf("turn.completed %d, model.retry %d (want 1, %d)", completed, retries, c.retries)
+			}
+			if strings.Contains(r.stdout+r.stderr, "Bearer") {
+				t.Error("an authorization header leaked")
+			}
+		})
+	}
+}
