@@ -2,9 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,12 +16,6 @@ import (
 // store's figure, a baseline measured in the same run on the same server:
 // a bare INSERT + COMMIT of the same bytes (BenchmarkAppendVsBare), a bare
 // query over the same rows (BenchmarkRead100k).
-
-// benchEvent is a typical small event: a streamed delta of a few words.
-func benchEvent(i int) store.EventIn {
-	return storetest.Event(fmt.Sprintf("evt-%08d", i), "message.delta",
-		fmt.Sprintf(`{"runId":"run-1","sessionId":"sess-bench","turnId":"turn-1","requestId":"req-1","messageId":"msg-1","sequence":%d,"delta":"some streamed words of text "}`, i))
-}
 
 // benchStore opens a store on a fresh schema with one acquired session and
 // the baseline's table.
@@ -61,7 +52,7 @@ func BenchmarkAppendDurable(b *testing.B) {
 	s, who := benchStore(b)
 	ctx := b.Context()
 	for i := 0; b.Loop(); i++ {
-		if _, err := s.Append(ctx, "sess-bench", who, benchEvent(i)); err != nil {
+		if _, err := s.Append(ctx, "sess-bench", who, storetest.BenchEvent(i)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -71,7 +62,7 @@ func BenchmarkBareInsertCommit(b *testing.B) {
 	s, _ := benchStore(b)
 	ctx := b.Context()
 	for i := 0; b.Loop(); i++ {
-		if err := bareInsert(ctx, s.pool, benchEvent(i).Body); err != nil {
+		if err := bareInsert(ctx, s.pool, storetest.BenchEvent(i).Body); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -86,7 +77,7 @@ func BenchmarkAppendVsBare(b *testing.B) {
 	ctx := b.Context()
 	var inStore, bare []time.Duration
 	for i := 0; b.Loop(); i++ {
-		ev := benchEvent(i)
+		ev := storetest.BenchEvent(i)
 		t0 := time.Now()
 		if _, err := s.Append(ctx, "sess-bench", who, ev); err != nil {
 			b.Fatal(err)
@@ -98,77 +89,25 @@ func BenchmarkAppendVsBare(b *testing.B) {
 		inStore = append(inStore, t1.Sub(t0))
 		bare = append(bare, time.Since(t1))
 	}
-	a, r := median(inStore), median(bare)
+	a, r := storetest.Median(inStore), storetest.Median(bare)
 	b.ReportMetric(float64(a.Nanoseconds()), "append-ns/op")
 	b.ReportMetric(float64(r.Nanoseconds()), "bare-ns/op")
 	b.ReportMetric(float64(a)/float64(r), "ratio")
 }
 
-func median(ds []time.Duration) time.Duration {
-	ds = slices.Clone(ds)
-	slices.Sort(ds)
-	return ds[len(ds)/2]
-}
-
 func BenchmarkAppendBatch(b *testing.B) {
-	const size = 100
 	s, who := benchStore(b)
-	ctx := b.Context()
-	n := 0
-	for b.Loop() {
-		evs := make([]store.EventIn, size)
-		for i := range evs {
-			evs[i] = benchEvent(n)
-			n++
-		}
-		if _, err := s.AppendBatch(ctx, "sess-bench", who, evs); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+	storetest.BenchAppendBatch(b, s, who)
 }
 
 func BenchmarkRead100k(b *testing.B) {
 	const total = 100_000
 	s, who := benchStore(b)
-	ctx := b.Context()
-	for c := range total / 1000 {
-		evs := make([]store.EventIn, 1000)
-		for i := range evs {
-			evs[i] = benchEvent(c*1000 + i)
-		}
-		if _, err := s.AppendBatch(ctx, "sess-bench", who, evs); err != nil {
-			b.Fatal(err)
-		}
-	}
+	storetest.FillBench(b, s, who, total)
 	mustExec(b, s, `VACUUM ANALYZE events`)
 	// Each iteration reads the session through the store, then the same
-	// rows with a bare query on the same pool (the baseline).
-	var inStore, bare time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		n := 0
-		for after := int64(-1); ; {
-			page, err := s.ReadEvents(ctx, "sess-bench", after, store.MaxPage)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(page) == 0 {
-				break
-			}
-			n += len(page)
-			after = page[len(page)-1].Seq
-		}
-		t1 := time.Now()
-		if m := bareRead(b, s.pool); n != total || m != total {
-			b.Fatalf("read %d events through the store and %d bare, want %d", n, m, total)
-		}
-		inStore += t1.Sub(t0)
-		bare += time.Since(t1)
-	}
-	b.ReportMetric(float64(total*b.N)/inStore.Seconds(), "events/s")
-	b.ReportMetric(float64(total*b.N)/bare.Seconds(), "bare-events/s")
-	b.ReportMetric(float64(inStore)/float64(bare), "ratio")
+	// rows with a bare query on the same connections (the baseline).
+	storetest.BenchRead(b, s, total, func() int { return bareRead(b, s.pool) })
 }
 
 // bareRead scans every event of the bench session in one query.
@@ -200,19 +139,5 @@ func bareRead(b *testing.B, p *pgxpool.Pool) int {
 
 func BenchmarkCheckpoint1MiB(b *testing.B) {
 	s, who := benchStore(b)
-	ctx := b.Context()
-	if _, err := s.Append(ctx, "sess-bench", who, benchEvent(0)); err != nil {
-		b.Fatal(err)
-	}
-	payload := []byte(strings.Repeat("checkpoint payload ", (1<<20)/19+1)[:1<<20])
-	b.SetBytes(int64(len(payload)))
-	rev := int64(0)
-	for b.Loop() {
-		payload[0] = byte('a' + rev%26) // each save differs
-		cp, err := s.SaveCheckpoint(ctx, "sess-bench", who, rev, 0, payload)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rev = cp.Revision
-	}
+	storetest.BenchCheckpoint1MiB(b, s, who)
 }

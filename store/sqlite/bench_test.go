@@ -3,10 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,12 +17,6 @@ import (
 //     (BenchmarkAppendVsBare reports the ratio);
 //   - reading 100,000 events runs at 300,000 events/s or more
 //     (BenchmarkRead100k reports it beside a bare query's rate).
-
-// benchEvent is a typical small event: a streamed delta of a few words.
-func benchEvent(i int) store.EventIn {
-	return storetest.Event(fmt.Sprintf("evt-%08d", i), "message.delta",
-		fmt.Sprintf(`{"runId":"run-1","sessionId":"sess-bench","turnId":"turn-1","requestId":"req-1","messageId":"msg-1","sequence":%d,"delta":"some streamed words of text "}`, i))
-}
 
 // benchStore opens a store on a fresh file with one acquired session.
 func benchStore(b *testing.B) (*Store, store.Owner) {
@@ -80,7 +71,7 @@ func BenchmarkAppendDurable(b *testing.B) {
 	s, who := benchStore(b)
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
-		if _, err := s.Append(ctx, "sess-bench", who, benchEvent(i)); err != nil {
+		if _, err := s.Append(ctx, "sess-bench", who, storetest.BenchEvent(i)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,7 +81,7 @@ func BenchmarkBareInsertCommit(b *testing.B) {
 	s, _ := benchStore(b)
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
-		if err := bareInsert(ctx, s.wdb, benchEvent(i).Body); err != nil {
+		if err := bareInsert(ctx, s.wdb, storetest.BenchEvent(i).Body); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -108,7 +99,7 @@ func BenchmarkAppendVsBare(b *testing.B) {
 	var inStore, bare, bareRow []time.Duration
 	n := 0
 	for b.Loop() {
-		ev := benchEvent(n)
+		ev := storetest.BenchEvent(n)
 		t0 := time.Now()
 		if _, err := s.Append(ctx, "sess-bench", who, ev); err != nil {
 			b.Fatal(err)
@@ -126,7 +117,7 @@ func BenchmarkAppendVsBare(b *testing.B) {
 		bareRow = append(bareRow, time.Since(t2))
 		n++
 	}
-	a, r, rr := median(inStore), median(bare), median(bareRow)
+	a, r, rr := storetest.Median(inStore), storetest.Median(bare), storetest.Median(bareRow)
 	b.ReportMetric(float64(a.Nanoseconds()), "append-ns/op")
 	b.ReportMetric(float64(r.Nanoseconds()), "bare-ns/op")
 	b.ReportMetric(float64(rr.Nanoseconds()), "bare-row-ns/op")
@@ -134,70 +125,18 @@ func BenchmarkAppendVsBare(b *testing.B) {
 	b.ReportMetric(float64(a)/float64(rr), "row-ratio")
 }
 
-func median(ds []time.Duration) time.Duration {
-	ds = slices.Clone(ds)
-	slices.Sort(ds)
-	return ds[len(ds)/2]
-}
-
 func BenchmarkAppendBatch(b *testing.B) {
-	const size = 100
 	s, who := benchStore(b)
-	ctx := context.Background()
-	n := 0
-	for b.Loop() {
-		evs := make([]store.EventIn, size)
-		for i := range evs {
-			evs[i] = benchEvent(n)
-			n++
-		}
-		if _, err := s.AppendBatch(ctx, "sess-bench", who, evs); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+	storetest.BenchAppendBatch(b, s, who)
 }
 
 func BenchmarkRead100k(b *testing.B) {
 	const total = 100_000
 	s, who := benchStore(b)
-	ctx := context.Background()
-	for c := range total / 1000 {
-		evs := make([]store.EventIn, 1000)
-		for i := range evs {
-			evs[i] = benchEvent(c*1000 + i)
-		}
-		if _, err := s.AppendBatch(ctx, "sess-bench", who, evs); err != nil {
-			b.Fatal(err)
-		}
-	}
+	storetest.FillBench(b, s, who, total)
 	// Each iteration reads the session through the store, then the same
-	// rows with a bare query on the same pool (the baseline).
-	var inStore, bare time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		n := 0
-		for after := int64(-1); ; {
-			page, err := s.ReadEvents(ctx, "sess-bench", after, store.MaxPage)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(page) == 0 {
-				break
-			}
-			n += len(page)
-			after = page[len(page)-1].Seq
-		}
-		t1 := time.Now()
-		if m := bareRead(b, s.rdb); n != total || m != total {
-			b.Fatalf("read %d events through the store and %d bare, want %d", n, m, total)
-		}
-		inStore += t1.Sub(t0)
-		bare += time.Since(t1)
-	}
-	b.ReportMetric(float64(total*b.N)/inStore.Seconds(), "events/s")
-	b.ReportMetric(float64(total*b.N)/bare.Seconds(), "bare-events/s")
-	b.ReportMetric(float64(inStore)/float64(bare), "ratio")
+	// rows with a bare query on the same connections (the baseline).
+	storetest.BenchRead(b, s, total, func() int { return bareRead(b, s.rdb) })
 }
 
 // bareRead scans every event of the bench session in one query.
@@ -228,19 +167,5 @@ func bareRead(b *testing.B, db *sql.DB) int {
 
 func BenchmarkCheckpoint1MiB(b *testing.B) {
 	s, who := benchStore(b)
-	ctx := context.Background()
-	if _, err := s.Append(ctx, "sess-bench", who, benchEvent(0)); err != nil {
-		b.Fatal(err)
-	}
-	payload := []byte(strings.Repeat("checkpoint payload ", (1<<20)/19+1)[:1<<20])
-	b.SetBytes(int64(len(payload)))
-	rev := int64(0)
-	for b.Loop() {
-		payload[0] = byte('a' + rev%26) // each save differs
-		cp, err := s.SaveCheckpoint(ctx, "sess-bench", who, rev, 0, payload)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rev = cp.Revision
-	}
+	storetest.BenchCheckpoint1MiB(b, s, who)
 }
