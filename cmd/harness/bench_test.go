@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"github.com/harness-dev/harness/internal/testenv"
 	"os"
 	"os/exec"
 	"slices"
@@ -17,6 +18,16 @@ import (
 // It also reports the peak resident memory of a whole short turn (target:
 // under 40 MiB).
 func BenchmarkExecFirstRequest(b *testing.B) {
+	b.Run("local", func(b *testing.B) { benchFirstRequest(b, "--workspace", "local") })
+	b.Run("docker", func(b *testing.B) {
+		if err := exec.Command("docker", "image", "inspect", "harness-busybox").Run(); err != nil {
+			testenv.Unavailable(b, testenv.RequireDocker, "docker", "no daemon or no harness-busybox image (scripts/docker.sh, scripts/images.sh)")
+		}
+		benchFirstRequest(b, "--image", "harness-busybox")
+	})
+}
+
+func benchFirstRequest(b *testing.B, wsArgs ...string) {
 	u := &userEnv{home: b.TempDir(), project: b.TempDir()}
 	u.db = u.home + "/h.db"
 	script := u.home + "/s.json"
@@ -26,7 +37,8 @@ func BenchmarkExecFirstRequest(b *testing.B) {
 	var firsts []time.Duration
 	var peakKiB int64
 	for b.Loop() {
-		cmd := exec.Command(harnessBin, "exec", "--json", "--workspace", "local", "--fake-model", script, "--db", u.db, "hi")
+		args := append([]string{"exec", "--json"}, wsArgs...)
+		cmd := exec.Command(harnessBin, append(args, "--fake-model", script, "--db", u.db, "hi")...)
 		cmd.Dir = u.project
 		cmd.Env = u.environ()
 		out, err := cmd.StdoutPipe()
