@@ -3,8 +3,10 @@
 // Engine Go client (github.com/moby/moby/client, API 1.40 or later, so
 // Debian's docker.io 20.10 works). It owns the copy-in, the container's
 // life, process execution, the patch of what changed, the rebuild of a
-// workspace from a patch, the removal of leftovers, and attestation: Open is
-// the only constructor, it registers the value it returns with
+// workspace from a patch, the removal of leftovers, and attestation: Open and
+// Start (the same open with the container work done in the background, so
+// the first model request need not wait for it) are the only constructors;
+// each registers the value it returns with
 // internal/attest and Close revokes it, so a wrapper, an embedding type or a
 // look-alike is never attested.
 //

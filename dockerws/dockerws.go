@@ -100,8 +100,8 @@ func (o *Options) defaults() {
 }
 
 // Workspace is a copy of a project inside one long-lived, locked-down
-// container. It implements workspace.Workspace; only Open makes one, and
-// only a value made by Open is attested.
+// container. It implements workspace.Workspace; only Open and Start make
+// one, and only a value they made is attested.
 type Workspace struct {
 	cli     *client.Client
 	id      string // workspace ID, also the LabelWorkspace value
@@ -121,6 +121,13 @@ type Workspace struct {
 	mu     sync.Mutex
 	closed bool          // guarded by mu
 	done   chan struct{} // closed by Close
+
+	// ready is closed once the container is up and the tree copied in
+	// (at once for Open; in the background for Start); openErr is then
+	// the open's failure, if any. stopOpen cancels a background open.
+	ready    chan struct{}
+	openErr  error
+	stopOpen context.CancelFunc
 }
 
 var _ workspace.Workspace = (*Workspace)(nil)
@@ -133,43 +140,106 @@ var _ workspace.Workspace = (*Workspace)(nil)
 // Codes: WORKSPACE_NOT_FOUND (root or image missing), WORKSPACE_CREDENTIAL_INPUT,
 // WORKSPACE_LIMIT, WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED (ctx ended).
 func Open(ctx context.Context, opts Options) (*Workspace, error) {
+	w, imgEnv, err := prepare(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.build(ctx, imgEnv); err != nil {
+		w.cli.Close()
+		return nil, err
+	}
+	close(w.ready)
+	attest.Register(w)
+	return w, nil
+}
+
+// Start is Open with the slow part — creating and starting the container
+// and copying the tree in — done in the background, so that the caller can
+// send its first model request meanwhile. The tree is read and the image
+// resolved before Start returns, so a credential-like path, a limit or a
+// missing image still fail at once. Every operation waits for the
+// background open and fails with its error if it failed; Close cancels it.
+// The value returned is attested like Open's.
+func Start(ctx context.Context, opts Options) (*Workspace, error) {
+	w, imgEnv, err := prepare(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w.stopOpen = cancel
+	attest.Register(w)
+	go func() {
+		defer cancel()
+		w.openErr = w.build(bg, imgEnv)
+		close(w.ready)
+	}()
+	return w, nil
+}
+
+// Ready waits for the container of a workspace made by Start and returns
+// the background open's error, if any. Codes: as Open, and
+// WORKSPACE_DISPOSED, TOOL_CANCELED.
+func (w *Workspace) Ready(ctx context.Context) error {
+	return w.waitReady(ctx, "open docker workspace")
+}
+
+func (w *Workspace) waitReady(ctx context.Context, op string) error {
+	select {
+	case <-w.ready:
+		return w.openErr
+	default:
+	}
+	select {
+	case <-w.ready:
+		return w.openErr
+	case <-w.done:
+		return disposed(op)
+	case <-ctx.Done():
+		return canceled(ctx, op)
+	}
+}
+
+// prepare reads the tree, connects and resolves the image: everything of an
+// open that needs no container.
+func prepare(ctx context.Context, opts Options) (*Workspace, []string, error) {
 	const op = "open docker workspace"
 	opts.defaults()
 	if opts.Root == "" {
-		return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no project directory given"}
+		return nil, nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no project directory given"}
 	}
 	root, err := filepath.Abs(opts.Root)
 	if err != nil {
-		return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "resolve " + opts.Root, Err: err}
+		return nil, nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "resolve " + opts.Root, Err: err}
 	}
 	opts.Root = root
 	excl, err := compileExcludes(opts.Exclude)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Read the tree before touching Docker: a credential or a limit fails
 	// without side effects.
 	snap, err := scan(ctx, opts, excl)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cli, err := newClient(opts.DockerHost)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w := &Workspace{
-		cli:  cli,
-		id:   "ws-" + uuid.NewString(),
-		opts: opts,
-		excl: excl,
-		base: snap,
-		lock: make(chan struct{}, 1),
-		done: make(chan struct{}),
+		cli:   cli,
+		id:    "ws-" + uuid.NewString(),
+		opts:  opts,
+		excl:  excl,
+		base:  snap,
+		lock:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+		ready: make(chan struct{}),
 	}
 	img, err := cli.ImageInspect(ctx, opts.Image)
 	if err != nil {
 		cli.Close()
-		return nil, imageError(ctx, op, opts.Image, err)
+		return nil, nil, imageError(ctx, op, opts.Image, err)
 	}
 	w.imageID = img.ID
 	var imgUser string
@@ -178,23 +248,26 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 		imgUser, imgEnv = img.Config.User, img.Config.Env
 	}
 	w.user = sandboxUser(imgUser)
+	return w, imgEnv, nil
+}
+
+// build creates and starts the container and copies the tree in. On
+// failure the container is removed.
+func (w *Workspace) build(ctx context.Context, imgEnv []string) error {
 	// Crash leftovers go first; failing to reap them is not a reason to
 	// refuse a new workspace.
-	_, _ = reap(ctx, cli)
+	_, _ = reap(ctx, w.cli)
 	if err := w.create(ctx, imgEnv); err != nil {
 		w.dispose(ctx)
-		cli.Close()
-		return nil, err
+		return err
 	}
 	mark, err := w.copyIn(ctx)
 	if err != nil {
 		w.dispose(ctx)
-		cli.Close()
-		return nil, err
+		return err
 	}
-	w.cur = snap.tree(mark)
-	attest.Register(w)
-	return w, nil
+	w.cur = w.base.tree(mark)
+	return nil
 }
 
 // sandboxUser keeps the image's user when it names a non-root one.
@@ -332,7 +405,7 @@ func (w *Workspace) Info() workspace.Info {
 // records it so a resumed workspace can be checked against its origin.
 func (w *Workspace) Snapshot() string { return w.base.digest }
 
-// ContainerID is the ID of the workspace's container.
+// ContainerID is the ID of the workspace's container (once Ready).
 func (w *Workspace) ContainerID() string { return w.cid }
 
 // User is the user every process runs as ("65534:65534" unless the image
@@ -355,6 +428,10 @@ func (w *Workspace) Close(ctx context.Context) error {
 	close(w.done)
 	w.mu.Unlock()
 	attest.Revoke(w)
+	if w.stopOpen != nil {
+		w.stopOpen()
+		<-w.ready // the background open has finished or given up
+	}
 	err := w.dispose(ctx)
 	w.cli.Close()
 	return err
@@ -387,6 +464,9 @@ func (w *Workspace) isClosed() bool {
 func (w *Workspace) acquire(ctx context.Context, op string) error {
 	if w.isClosed() {
 		return disposed(op)
+	}
+	if err := w.waitReady(ctx, op); err != nil {
+		return err
 	}
 	select {
 	case w.lock <- struct{}{}:

@@ -34,6 +34,9 @@ func (w *Workspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if w.isClosed() {
 		return nil, disposed(op)
 	}
+	if err := w.waitReady(ctx, op); err != nil {
+		return nil, err
+	}
 	if err := w.checkParents(ctx, op, p); err != nil {
 		return nil, err
 	}
@@ -244,6 +247,9 @@ func (w *Workspace) List(ctx context.Context, p string) ([]string, error) {
 	}
 	if w.isClosed() {
 		return nil, disposed(op)
+	}
+	if err := w.waitReady(ctx, op); err != nil {
+		return nil, err
 	}
 	var out bytes.Buffer
 	code, stderr, err := w.script(ctx, op, listScript, []string{p}, nil, &out)

@@ -20,6 +20,7 @@ import (
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
+	"github.com/harness-dev/harness/internal/attest"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/workspace"
 )
@@ -889,5 +890,52 @@ func TestDiffLeavesOutIgnoredOutputs(t *testing.T) {
 	}
 	if !strings.Contains(patch, "b/notes.md") || strings.Contains(patch, "build/app.txt") || strings.Contains(patch, "run.log") {
 		t.Errorf("patch:\n%s", patch)
+	}
+}
+
+// Start returns before the container is up; operations wait for it, and a
+// Close during the background open leaves no container behind.
+func TestStartOpensInTheBackground(t *testing.T) {
+	needDocker(t, busyboxImage)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "one\n"})
+	w, err := Start(t.Context(), Options{Root: root, Image: busyboxImage, SessionID: "sess-start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !attest.Is(w) {
+		t.Fatal("a started workspace is not attested")
+	}
+	if info := w.Info(); info.ImageID == "" || info.Files != 1 {
+		t.Errorf("info before ready = %+v", info)
+	}
+	if err := w.WriteFile(t.Context(), "a.txt", []byte("two\n")); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustExec(t, w, "cat", "a.txt"); res.Stdout != "two\n" {
+		t.Errorf("cat = %+v", res)
+	}
+	patch, err := w.Diff(t.Context())
+	if err != nil || !strings.Contains(patch, "+two") {
+		t.Errorf("diff = %q, %v", patch, err)
+	}
+	if err := w.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Closed while opening: nothing is left.
+	w2, err := Start(t.Context(), Options{Root: root, Image: busyboxImage, SessionID: "sess-start-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := w2.Info().ID
+	if err := w2.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w2.ReadFile(t.Context(), "a.txt")
+	wantCode(t, err, errcode.WorkspaceDisposed)
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+LabelWorkspace+"="+id).Output()
+	if err != nil || strings.TrimSpace(string(out)) != "" {
+		t.Errorf("containers left for %s: %q (%v)", id, out, err)
 	}
 }

@@ -218,7 +218,7 @@ func (a *app) openWorkspace(ctx context.Context, sessionID string) error {
 	if a.resolvedWorkspace != "local" {
 		err := dockerws.Ping(ctx, "")
 		if err == nil {
-			ws, err := dockerws.Open(ctx, dockerws.Options{Root: a.root, Image: a.resolvedImage, SessionID: sessionID, Exclude: a.opts.Exclude})
+			ws, err := dockerws.Start(ctx, dockerws.Options{Root: a.root, Image: a.resolvedImage, SessionID: sessionID, Exclude: a.opts.Exclude})
 			if err != nil {
 				return err
 			}
