@@ -103,7 +103,7 @@ func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interr
 		if !a.opts.JSON {
 			a.printOutcome(sess, out)
 		}
-		if out.Status != runtime.StatusCompleted || !sess.HasQueued() {
+		if out.Status != runtime.StatusCompleted || !sess.HasQueued() || ctx.Err() != nil {
 			break
 		}
 		req = runtime.StartRequest{FromQueue: true}
@@ -116,13 +116,18 @@ func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interr
 }
 
 // drive feeds steering and interrupts to a run until it ends.
+// SIGTERM and SIGHUP (ctx ending) cancel the run like an interrupt does.
 func (a *app) drive(ctx context.Context, runID string, lines <-chan string, interrupts <-chan struct{}) runtime.Outcome {
 	done := a.rt.Done(runID)
+	stop := ctx.Done()
 	for {
 		select {
 		case <-done:
-			out, _ := a.rt.Wait(ctx, runID)
+			out, _ := a.rt.Wait(context.WithoutCancel(ctx), runID)
 			return out
+		case <-stop:
+			stop = nil
+			_ = a.rt.Cancel(runID)
 		case <-interrupts:
 			_ = a.rt.Cancel(runID)
 		case line, ok := <-lines:

@@ -145,19 +145,25 @@ func TestExecSteeringAndQueueFromStdin(t *testing.T) {
 	}
 }
 
-func TestExecCancelOnInterrupt(t *testing.T) {
-	u := newUser(t)
-	s := u.script(`[{"content":"thinking","hang":true}]`)
-	l := u.start("exec", "--json", "--workspace", "local", "--fake-model", s, "start")
-	l.waitFor(`"type":"message.delta"`)
-	l.cmd.Process.Signal(syscall.SIGINT)
-	r := l.wait()
-	if r.code != 130 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	last := r.events[len(r.events)-1]
-	if last.Type != event.TypeAgentStopped || last.Data.(event.AgentStopped).Status != "canceled" {
-		t.Errorf("last event %+v", last)
+// SIGINT (Ctrl+C), SIGTERM and SIGHUP (the terminal closing) cancel the
+// running turn at once: it ends canceled, recorded, exit 130.
+func TestExecCancelOnSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			u := newUser(t)
+			s := u.script(`[{"content":"thinking","hang":true}]`)
+			l := u.start("exec", "--json", "--workspace", "local", "--fake-model", s, "start")
+			l.waitFor(`"type":"message.delta"`)
+			l.cmd.Process.Signal(sig)
+			r := l.wait()
+			if r.code != 130 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			last := r.events[len(r.events)-1]
+			if last.Type != event.TypeAgentStopped || last.Data.(event.AgentStopped).Status != "canceled" {
+				t.Errorf("last event %+v", last)
+			}
+		})
 	}
 }
 
