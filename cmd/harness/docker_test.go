@@ -220,3 +220,32 @@ func TestCredentialNeedsExclude(t *testing.T) {
 		t.Fatalf("with --exclude: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// A project that is a subdirectory of a git repository: the patch applies
+// relative to the project, not to the repository's top.
+func TestApplyInSubdirectoryOfARepo(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("app/notes.txt", "one\n")
+	u.write("other/x.txt", "x\n")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", u.project}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	app := filepath.Join(u.project, "app")
+	s := u.script(`[{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"notes.txt","contents":"one\ntwo\n"}}]},{"content":"ok"}]`)
+	r := u.runIn(app, "", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "add a line")
+	if r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	a := u.runIn(app, "", "apply", id, "--yes")
+	if a.code != 0 {
+		t.Fatalf("apply: exit %d\n%s", a.code, a.stderr)
+	}
+	got, _ := os.ReadFile(filepath.Join(app, "notes.txt"))
+	if string(got) != "one\ntwo\n" {
+		t.Fatalf("notes.txt after apply = %q\n%s", got, a.stderr)
+	}
+}

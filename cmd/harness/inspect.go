@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -185,12 +186,15 @@ func (a *app) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 	return 0
 }
 
+// gitApply runs `git apply` in the project directory dir. The patch's paths
+// are relative to dir, which may be a subdirectory of a repository: git is
+// kept from finding a repository above dir, where it would read the paths as
+// relative to that repository's top and skip them without an error.
 func gitApply(ctx context.Context, dir, patch string, flags ...string) (string, error) {
-	args := append([]string{"apply"}, flags...)
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", append([]string{"apply"}, flags...)...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(patch)
-	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+dir)
+	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(filepath.Clean(dir)))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -93,11 +93,17 @@ type result struct {
 
 func (u *userEnv) run(stdin string, args ...string) result {
 	u.t.Helper()
+	return u.runIn(u.project, stdin, args...)
+}
+
+// runIn runs harness with dir as the working directory.
+func (u *userEnv) runIn(dir, stdin string, args ...string) result {
+	u.t.Helper()
 	if !slicesContains(args, "--db") {
 		args = append(args, "--db", u.db)
 	}
 	cmd := exec.CommandContext(u.t.Context(), harnessBin, args...)
-	cmd.Dir = u.project
+	cmd.Dir = dir
 	cmd.Env = u.environ()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
