@@ -134,7 +134,7 @@ const usageText = `harness — a terminal coding agent whose writes and commands
 Usage:
   harness [flags]                       the TUI, new session on the current directory
   harness resume [ID] [--fork]          the TUI on an existing session (no ID: pick one)
-  harness exec [--resume ID] [--json] PROMPT
+  harness exec [--resume ID [--fork]] [--json] PROMPT
                                         one turn headless; stdin lines steer it (">>" queues for the next turn)
   harness sessions [--json]             list sessions
   harness sessions export ID            a session as JSON lines (header, then its events)
