@@ -218,7 +218,8 @@ func (a *app) openWorkspace(ctx context.Context, sessionID string) error {
 	if a.resolvedWorkspace != "local" {
 		err := dockerws.Ping(ctx, "")
 		if err == nil {
-			ws, err := dockerws.Start(ctx, dockerws.Options{Root: a.root, Image: a.resolvedImage, SessionID: sessionID, Exclude: a.opts.Exclude})
+			ws, err := dockerws.Start(ctx, dockerws.Options{Root: a.root, Image: a.resolvedImage, SessionID: sessionID, Exclude: a.opts.Exclude,
+				MaxFiles: a.opts.MaxFiles, MaxFileBytes: a.opts.MaxFileBytes, MaxTotalBytes: a.opts.MaxTotalBytes})
 			if err != nil {
 				return err
 			}

@@ -249,3 +249,16 @@ func TestApplyInSubdirectoryOfARepo(t *testing.T) {
 		t.Fatalf("notes.txt after apply = %q\n%s", got, a.stderr)
 	}
 }
+
+// The copy-in limits are flags; going over one stops the copy with its code.
+func TestCopyInLimitFlags(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("a.txt", "a\n")
+	u.write("b.txt", "b\n")
+	s := u.script(`[{"content":"ok"}]`)
+	r := u.run("", "exec", "--image", "harness-busybox", "--max-files", "1", "--fake-model", s, "hi")
+	if r.code != 1 || !strings.Contains(r.stderr, string(errcode.WorkspaceLimit)) {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}

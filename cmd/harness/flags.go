@@ -26,6 +26,9 @@ type options struct {
 	CompactTail   int
 	Config        string
 	Exclude       stringList
+	MaxFiles      int
+	MaxFileBytes  int64
+	MaxTotalBytes int64
 
 	// Command-specific.
 	JSON     bool
@@ -61,6 +64,9 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.ContextWindow, "context-window", 0, "context window in tokens (default 128000)")
 	fs.IntVar(&o.CompactAt, "compact-at", 0, "compact the context at this percentage of the window (default 80)")
 	fs.IntVar(&o.CompactTail, "compact-tail", 0, "messages kept word for word after a compaction (default 12)")
+	fs.IntVar(&o.MaxFiles, "max-files", 0, "most text files copied into the workspace (default 20000)")
+	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", 0, "largest file copied into the workspace; larger ones are skipped and reported (default 2 MiB)")
+	fs.Int64Var(&o.MaxTotalBytes, "max-total-bytes", 0, "most bytes copied into the workspace in all (default 128 MiB)")
 	fs.Var(&o.Exclude, "exclude", "leave paths matching this gitignore-style pattern out of the workspace copy (repeatable)")
 	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")
 	switch name {
