@@ -6,10 +6,12 @@ import (
 	"github.com/harness-dev/harness/event"
 )
 
-// Published is one event as appended, with its per-session sequence number.
+// Published is one event as appended: its per-session sequence number, the
+// decoded event and its stored canonical bytes.
 type Published struct {
 	Seq   int64
 	Event event.Event
+	Body  []byte
 }
 
 // bus fans the ordered stream of appended events out to subscribers. It

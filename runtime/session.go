@@ -130,7 +130,7 @@ func (s *Session) append(ctx context.Context, data event.Data) (store.Record, er
 		}
 	}
 	s.lastSeq.Store(rec.Seq)
-	s.rt.bus.publish(Published{Seq: rec.Seq, Event: ev})
+	s.rt.bus.publish(Published{Seq: rec.Seq, Event: ev, Body: rec.Body})
 	return rec, nil
 }
 

@@ -57,7 +57,7 @@ func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interr
 	if early, err := a.store.ReadEvents(ctx, sess.ID(), from, store.MaxPage); err == nil {
 		for _, rec := range early {
 			if ev, err := event.Decode(rec.Body); err == nil {
-				a.printEvents([]runtime.Published{{Seq: rec.Seq, Event: ev}})
+				a.printEvents([]runtime.Published{{Seq: rec.Seq, Event: ev, Body: rec.Body}})
 				a.printedSeq = rec.Seq
 			}
 		}
@@ -158,11 +158,9 @@ func (a *app) printEvents(batch []runtime.Published) {
 		}
 		a.printedSeq = p.Seq
 		if a.opts.JSON {
-			b, err := event.Encode(p.Event)
-			if err != nil {
-				continue
-			}
-			a.stdout.Write(append(b, '\n'))
+			// The stored bytes, as `harness events` prints them.
+			a.stdout.Write(p.Body)
+			io.WriteString(a.stdout, "\n")
 			continue
 		}
 		switch d := p.Event.Data.(type) {
