@@ -34,14 +34,7 @@ const (
 )
 
 // sessionRow is a sessions row as the code works with it.
-type sessionRow struct {
-	id                   string
-	sum                  rules.Summary
-	metadata             string // JSON object
-	createdAt, updatedAt time.Time
-	lastSeq, epoch       int64
-	holder               *rules.Holder
-}
+type sessionRow struct{ rules.Row }
 
 func (r *sessionRow) scan(row pgx.Row) error {
 	var (
@@ -50,14 +43,14 @@ func (r *sessionRow) scan(row pgx.Row) error {
 		acquired, expires             *time.Time
 		ttl                           *int64
 	)
-	if err := row.Scan(&r.id, &r.sum.Title, &r.metadata, &r.createdAt, &r.updatedAt, &r.sum.Turns, &r.sum.Tokens, &r.sum.Status,
-		&r.lastSeq, &r.epoch, &ownerID, &ownerHost, &ownerPID, &ownerProc, &acquired, &expires, &ttl); err != nil {
+	if err := row.Scan(&r.ID, &r.Sum.Title, &r.Metadata, &r.CreatedAt, &r.UpdatedAt, &r.Sum.Turns, &r.Sum.Tokens, &r.Sum.Status,
+		&r.LastSeq, &r.Epoch, &ownerID, &ownerHost, &ownerPID, &ownerProc, &acquired, &expires, &ttl); err != nil {
 		return err
 	}
-	r.createdAt, r.updatedAt = utc(r.createdAt), utc(r.updatedAt)
-	r.holder = nil
+	r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
+	r.Holder = nil
 	if ownerID != nil && expires != nil {
-		h := &rules.Holder{Owner: store.Owner{ID: *ownerID, Epoch: r.epoch}, ExpiresAt: utc(*expires)}
+		h := &rules.Holder{Owner: store.Owner{ID: *ownerID, Epoch: r.Epoch}, ExpiresAt: utc(*expires)}
 		if ownerHost != nil {
 			h.Owner.Host = *ownerHost
 		}
@@ -73,28 +66,9 @@ func (r *sessionRow) scan(row pgx.Row) error {
 		if ttl != nil {
 			h.TTL = time.Duration(*ttl) * time.Microsecond
 		}
-		r.holder = h
+		r.Holder = h
 	}
 	return nil
-}
-
-func (r *sessionRow) view(env rules.Env) (store.Session, error) {
-	md, err := rules.DecodeMetadata("", r.id, r.metadata)
-	if err != nil {
-		return store.Session{}, err
-	}
-	return store.Session{
-		ID:        r.id,
-		Title:     r.sum.Title,
-		Metadata:  md,
-		CreatedAt: r.createdAt,
-		UpdatedAt: r.updatedAt,
-		Turns:     r.sum.Turns,
-		Tokens:    r.sum.Tokens,
-		Status:    rules.ReportStatus(r.sum.Status, r.holder, env),
-		LastSeq:   r.lastSeq,
-		Lease:     r.holder.Lease(),
-	}, nil
 }
 
 // loadRow scans one session row; SESS_NOT_FOUND when there is none.
@@ -120,7 +94,7 @@ func (s *Store) Session(ctx context.Context, id string) (store.Session, error) {
 	if err != nil {
 		return store.Session{}, err
 	}
-	out, err := row.view(s.env())
+	out, err := row.View(s.env())
 	if err != nil {
 		return store.Session{}, translate(op, err)
 	}
@@ -148,7 +122,7 @@ func (s *Store) ListSessions(ctx context.Context, limit int) ([]store.Session, e
 		if err := row.scan(rows); err != nil {
 			return nil, translate(op, err)
 		}
-		v, err := row.view(env)
+		v, err := row.View(env)
 		if err != nil {
 			return nil, translate(op, err)
 		}

@@ -54,7 +54,7 @@ func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (stor
 	if err != nil {
 		return store.Session{}, err
 	}
-	old, err := row.view(env)
+	old, err := row.View(env)
 	if err != nil {
 		return store.Session{}, translate(op, err)
 	}
@@ -92,10 +92,10 @@ func (s *Store) SetMetadata(ctx context.Context, id string, who store.Owner, md 
 		if err := t.send(ctx, b, false); err != nil {
 			return err
 		}
-		if err := rules.Fence(op, id, row.holder, who); err != nil {
+		if err := rules.Fence(op, id, row.Holder, who); err != nil {
 			return err
 		}
-		merged, err := rules.UpdateMetadata(op, id, row.metadata, md)
+		merged, err := rules.UpdateMetadata(op, id, row.Metadata, md)
 		if err != nil {
 			return err
 		}
@@ -140,11 +140,11 @@ func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, 
 		if err != nil {
 			return err
 		}
-		g, err := rules.Acquire(op, sessionID, row.epoch, row.holder, who, opts, s.env())
+		g, err := rules.Acquire(op, sessionID, row.Epoch, row.Holder, who, opts, s.env())
 		if err != nil {
 			return err
 		}
-		status := row.sum.Status
+		status := row.Sum.Status
 		if g.Displaced {
 			status = rules.Displace(status)
 		}
@@ -167,12 +167,12 @@ func (s *Store) Renew(ctx context.Context, sessionID string, who store.Owner, d 
 		if err != nil {
 			return err
 		}
-		h, err := rules.Renew(op, sessionID, row.holder, who, d, s.env().Now)
+		h, err := rules.Renew(op, sessionID, row.Holder, who, d, s.env().Now)
 		if err != nil {
 			return err
 		}
 		w := &pgx.Batch{}
-		queueHolder(w, sessionID, row.epoch, &h, row.sum.Status)
+		queueHolder(w, sessionID, row.Epoch, &h, row.Sum.Status)
 		return t.send(ctx, w, true)
 	})
 }
@@ -185,11 +185,11 @@ func (s *Store) Release(ctx context.Context, sessionID string, who store.Owner) 
 		if err != nil {
 			return err
 		}
-		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
 			return err
 		}
 		w := &pgx.Batch{}
-		queueHolder(w, sessionID, row.epoch, nil, rules.Displace(row.sum.Status))
+		queueHolder(w, sessionID, row.Epoch, nil, rules.Displace(row.Sum.Status))
 		return t.send(ctx, w, true)
 	})
 }
@@ -256,11 +256,11 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		if err != nil {
 			return err
 		}
-		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
 			return err
 		}
 		now := s.env().Now
-		sum, next := row.sum, row.lastSeq+1
+		sum, next := row.Sum, row.LastSeq+1
 		first := map[string]int{} // a new event's ID → its index in evs
 		var (
 			fresh        []int // indexes of the new events, in order
@@ -302,11 +302,11 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		if len(fresh) == 0 {
 			return nil
 		}
-		h := row.holder
+		h := row.Holder
 		rules.Extend(h, now)
 		var base int64
 		b := &pgx.Batch{}
-		b.Queue(qInsertEvents, int64(len(fresh)), sessionID, row.lastSeq+1, now, newIDs, types, bodies).
+		b.Queue(qInsertEvents, int64(len(fresh)), sessionID, row.LastSeq+1, now, newIDs, types, bodies).
 			QueryRow(func(r pgx.Row) error { return r.Scan(&base) })
 		b.Queue(qUpdateAfterAppend, sessionID, next-1, now, sum.Title, sum.Turns, sum.Tokens, sum.Status, h.ExpiresAt)
 		if err := t.send(ctx, b, true); err != nil {
@@ -374,10 +374,10 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 		if err := t.send(ctx, b, false); err != nil {
 			return err
 		}
-		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
 			return err
 		}
-		same, err := rules.DecideCheckpoint(op, sessionID, cur, row.lastSeq, expectedRevision, afterSeq, payload)
+		same, err := rules.DecideCheckpoint(op, sessionID, cur, row.LastSeq, expectedRevision, afterSeq, payload)
 		if err != nil {
 			return err
 		}
@@ -392,7 +392,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 			ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, after_seq = excluded.after_seq,
 			payload = excluded.payload, saved_at = excluded.saved_at`,
 			sessionID, out.Revision, afterSeq, payload, now)
-		if h := row.holder; rules.Extend(h, now) {
+		if h := row.Holder; rules.Extend(h, now) {
 			w.Queue(`UPDATE sessions SET lease_expires_at = $2 WHERE id = $1`, sessionID, h.ExpiresAt)
 		}
 		return t.send(ctx, w, true)

@@ -37,14 +37,7 @@ const qLoadLease = `SELECT id, title, '{}', created_at, updated_at, turns, token
 	owner_id, owner_host, owner_pid, owner_proc, lease_acquired_at, lease_expires_at, lease_ttl FROM sessions WHERE id = ?`
 
 // sessionRow is a sessions row as the code works with it.
-type sessionRow struct {
-	id                   string
-	sum                  rules.Summary
-	metadata             string // JSON object
-	createdAt, updatedAt time.Time
-	lastSeq, epoch       int64
-	holder               *rules.Holder
-}
+type sessionRow struct{ rules.Row }
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -55,15 +48,15 @@ func (r *sessionRow) scan(sc scanner) error {
 		ownerPID, acquired, expires   sql.NullInt64
 		ttl                           sql.NullInt64
 	)
-	if err := sc.Scan(&r.id, &r.sum.Title, &r.metadata, &created, &updated, &r.sum.Turns, &r.sum.Tokens, &r.sum.Status,
-		&r.lastSeq, &r.epoch, &ownerID, &ownerHost, &ownerPID, &ownerProc, &acquired, &expires, &ttl); err != nil {
+	if err := sc.Scan(&r.ID, &r.Sum.Title, &r.Metadata, &created, &updated, &r.Sum.Turns, &r.Sum.Tokens, &r.Sum.Status,
+		&r.LastSeq, &r.Epoch, &ownerID, &ownerHost, &ownerPID, &ownerProc, &acquired, &expires, &ttl); err != nil {
 		return err
 	}
-	r.createdAt, r.updatedAt = fromMicros(created), fromMicros(updated)
-	r.holder = nil
+	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
+	r.Holder = nil
 	if ownerID.Valid {
-		r.holder = &rules.Holder{
-			Owner:      store.Owner{ID: ownerID.String, Host: ownerHost.String, PID: int(ownerPID.Int64), Epoch: r.epoch},
+		r.Holder = &rules.Holder{
+			Owner:      store.Owner{ID: ownerID.String, Host: ownerHost.String, PID: int(ownerPID.Int64), Epoch: r.Epoch},
 			Identity:   ownerProc.String,
 			AcquiredAt: fromMicros(acquired.Int64),
 			ExpiresAt:  fromMicros(expires.Int64),
@@ -71,25 +64,6 @@ func (r *sessionRow) scan(sc scanner) error {
 		}
 	}
 	return nil
-}
-
-func (r *sessionRow) view(env rules.Env) (store.Session, error) {
-	md, err := rules.DecodeMetadata("", r.id, r.metadata)
-	if err != nil {
-		return store.Session{}, err
-	}
-	return store.Session{
-		ID:        r.id,
-		Title:     r.sum.Title,
-		Metadata:  md,
-		CreatedAt: r.createdAt,
-		UpdatedAt: r.updatedAt,
-		Turns:     r.sum.Turns,
-		Tokens:    r.sum.Tokens,
-		Status:    rules.ReportStatus(r.sum.Status, r.holder, env),
-		LastSeq:   r.lastSeq,
-		Lease:     r.holder.Lease(),
-	}, nil
 }
 
 // loadSession reads one session row; SESS_NOT_FOUND when it is missing.
@@ -133,7 +107,7 @@ func (r *Reader) Session(ctx context.Context, id string) (store.Session, error) 
 	if err != nil {
 		return store.Session{}, err
 	}
-	s, err := row.view(r.env())
+	s, err := row.View(r.env())
 	if err != nil {
 		return store.Session{}, translate(op, err)
 	}
@@ -161,7 +135,7 @@ func (r *Reader) ListSessions(ctx context.Context, limit int) ([]store.Session, 
 		if err := row.scan(rows); err != nil {
 			return nil, translate(op, err)
 		}
-		s, err := row.view(env)
+		s, err := row.View(env)
 		if err != nil {
 			return nil, translate(op, err)
 		}

@@ -76,7 +76,7 @@ func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (stor
 		env := s.env()
 		row, err := loadSession(ctx, tx, op, init.ID)
 		if err == nil {
-			old, err := row.view(env)
+			old, err := row.View(env)
 			if err != nil {
 				return false, err
 			}
@@ -139,10 +139,10 @@ func (s *Store) SetMetadata(ctx context.Context, id string, who store.Owner, md 
 		if err != nil {
 			return false, err
 		}
-		if err := rules.Fence(op, id, row.holder, who); err != nil {
+		if err := rules.Fence(op, id, row.Holder, who); err != nil {
 			return false, err
 		}
-		merged, err := rules.UpdateMetadata(op, id, row.metadata, md)
+		merged, err := rules.UpdateMetadata(op, id, row.Metadata, md)
 		if err != nil {
 			return false, err
 		}
@@ -176,11 +176,11 @@ func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, 
 		if err != nil {
 			return false, err
 		}
-		g, err := rules.Acquire(op, sessionID, row.epoch, row.holder, who, opts, s.env())
+		g, err := rules.Acquire(op, sessionID, row.Epoch, row.Holder, who, opts, s.env())
 		if err != nil {
 			return false, err
 		}
-		status := row.sum.Status
+		status := row.Sum.Status
 		if g.Displaced {
 			status = rules.Displace(status)
 		}
@@ -201,11 +201,11 @@ func (s *Store) Renew(ctx context.Context, sessionID string, who store.Owner, d 
 		if err != nil {
 			return false, err
 		}
-		h, err := rules.Renew(op, sessionID, row.holder, who, d, s.env().Now)
+		h, err := rules.Renew(op, sessionID, row.Holder, who, d, s.env().Now)
 		if err != nil {
 			return false, err
 		}
-		return true, writeHolder(ctx, tx, sessionID, row.epoch, &h, row.sum.Status)
+		return true, writeHolder(ctx, tx, sessionID, row.Epoch, &h, row.Sum.Status)
 	})
 }
 
@@ -217,10 +217,10 @@ func (s *Store) Release(ctx context.Context, sessionID string, who store.Owner) 
 		if err != nil {
 			return false, err
 		}
-		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
 			return false, err
 		}
-		return true, writeHolder(ctx, tx, sessionID, row.epoch, nil, rules.Displace(row.sum.Status))
+		return true, writeHolder(ctx, tx, sessionID, row.Epoch, nil, rules.Displace(row.Sum.Status))
 	})
 }
 
@@ -264,11 +264,11 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		if err != nil {
 			return false, err
 		}
-		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
 			return false, err
 		}
 		now := s.env().Now
-		sum, next := row.sum, row.lastSeq+1
+		sum, next := row.Sum, row.LastSeq+1
 		for i, ev := range evs {
 			res, err := tx.ExecContext(ctx, qInsertEvent, sessionID, next, ev.ID, ev.Type, string(ev.Body), micros(now))
 			if err != nil {
@@ -300,13 +300,13 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 			effects[i].Apply(&sum)
 			next++
 		}
-		if next == row.lastSeq+1 {
+		if next == row.LastSeq+1 {
 			return false, nil
 		}
 		// The last seq and the time of this append live in the events
 		// index; the row changes only with the summary or the lease.
-		h := row.holder
-		if extended := rules.Extend(h, now); !extended && sum == row.sum {
+		h := row.Holder
+		if extended := rules.Extend(h, now); !extended && sum == row.Sum {
 			return true, nil
 		}
 		_, err = tx.ExecContext(ctx, qUpdateAfterAppend, sum.Title, sum.Turns, sum.Tokens, sum.Status, micros(h.ExpiresAt), sessionID)
@@ -339,14 +339,14 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 		if err != nil {
 			return false, err
 		}
-		if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
+		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
 			return false, err
 		}
 		cur, err := loadCheckpoint(ctx, tx, sessionID)
 		if err != nil {
 			return false, err
 		}
-		same, err := rules.DecideCheckpoint(op, sessionID, cur, row.lastSeq, expectedRevision, afterSeq, payload)
+		same, err := rules.DecideCheckpoint(op, sessionID, cur, row.LastSeq, expectedRevision, afterSeq, payload)
 		if err != nil {
 			return false, err
 		}
@@ -362,7 +362,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 			sessionID, out.Revision, afterSeq, payload, micros(now)); err != nil {
 			return false, err
 		}
-		if h := row.holder; rules.Extend(h, now) {
+		if h := row.Holder; rules.Extend(h, now) {
 			_, err = tx.ExecContext(ctx, `UPDATE sessions SET lease_expires_at = ? WHERE id = ?`, micros(h.ExpiresAt), sessionID)
 		}
 		return err == nil, err

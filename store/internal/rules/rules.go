@@ -132,6 +132,37 @@ func UpdateMetadata(op, id, stored string, md map[string]string) (string, error)
 	return EncodeMetadata(merged), nil
 }
 
+// Row is a session's row as the SQL stores read it, before it becomes a
+// store.Session: the fields every store keeps, in the same shapes.
+type Row struct {
+	ID                   string
+	Sum                  Summary
+	Metadata             string // JSON object (EncodeMetadata)
+	CreatedAt, UpdatedAt time.Time
+	LastSeq, Epoch       int64
+	Holder               *Holder
+}
+
+// View is the session as the port returns it. Code: SESS_INVALID_RECORD.
+func (r *Row) View(env Env) (store.Session, error) {
+	md, err := DecodeMetadata("", r.ID, r.Metadata)
+	if err != nil {
+		return store.Session{}, err
+	}
+	return store.Session{
+		ID:        r.ID,
+		Title:     r.Sum.Title,
+		Metadata:  md,
+		CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt,
+		Turns:     r.Sum.Turns,
+		Tokens:    r.Sum.Tokens,
+		Status:    ReportStatus(r.Sum.Status, r.Holder, env),
+		LastSeq:   r.LastSeq,
+		Lease:     r.Holder.Lease(),
+	}, nil
+}
+
 // CopyMetadata returns a copy of md, never nil.
 func CopyMetadata(md map[string]string) map[string]string {
 	return MergeMetadata(md, nil)
