@@ -212,9 +212,8 @@ func (s *Store) ListSessions(ctx context.Context, limit int) ([]store.Session, e
 	return out, nil
 }
 
-// SetTitle implements store.Store.
-func (s *Store) SetTitle(ctx context.Context, id, title string) error {
-	const op = "memstore.SetTitle"
+// update runs fn on session id under the store's lock.
+func (s *Store) update(ctx context.Context, op, id string, fn func(*session) error) error {
 	if err := s.lock(ctx, op); err != nil {
 		return err
 	}
@@ -223,93 +222,80 @@ func (s *Store) SetTitle(ctx context.Context, id, title string) error {
 	if err != nil {
 		return err
 	}
-	ss.sum.Title = rules.Title(title)
-	ss.updatedAt = s.env().Now
-	return nil
+	return fn(ss)
+}
+
+// SetTitle implements store.Store.
+func (s *Store) SetTitle(ctx context.Context, id, title string) error {
+	const op = "memstore.SetTitle"
+	return s.update(ctx, op, id, func(ss *session) error {
+		ss.sum.Title = rules.Title(title)
+		ss.updatedAt = s.env().Now
+		return nil
+	})
 }
 
 // SetMetadata implements store.Store.
 func (s *Store) SetMetadata(ctx context.Context, id string, who store.Owner, md map[string]string) error {
 	const op = "memstore.SetMetadata"
-	if err := s.lock(ctx, op); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.sessionLocked(op, id)
-	if err != nil {
-		return err
-	}
-	if err := rules.Fence(op, id, ss.holder, who); err != nil {
-		return err
-	}
-	merged := rules.MergeMetadata(ss.metadata, md)
-	if err := rules.CheckMetadata(op, merged); err != nil {
-		return err
-	}
-	ss.metadata = merged
-	ss.updatedAt = s.env().Now
-	return nil
+	return s.update(ctx, op, id, func(ss *session) error {
+		if err := rules.Fence(op, id, ss.holder, who); err != nil {
+			return err
+		}
+		merged := rules.MergeMetadata(ss.metadata, md)
+		if err := rules.CheckMetadata(op, merged); err != nil {
+			return err
+		}
+		ss.metadata = merged
+		ss.updatedAt = s.env().Now
+		return nil
+	})
 }
 
 // Acquire implements store.Store.
 func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, opts store.AcquireOptions) (store.Owner, error) {
 	const op = "memstore.Acquire"
-	if err := s.lock(ctx, op); err != nil {
-		return store.Owner{}, err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.sessionLocked(op, sessionID)
-	if err != nil {
-		return store.Owner{}, err
-	}
-	g, err := rules.Acquire(op, sessionID, ss.epoch, ss.holder, who, opts, s.env())
-	if err != nil {
-		return store.Owner{}, err
-	}
-	if g.Displaced {
-		ss.sum.Status = rules.Displace(ss.sum.Status)
-	}
-	h := g.Holder
-	ss.holder, ss.epoch = &h, h.Owner.Epoch
-	return h.Owner, nil
+	var got store.Owner
+	err := s.update(ctx, op, sessionID, func(ss *session) error {
+		g, err := rules.Acquire(op, sessionID, ss.epoch, ss.holder, who, opts, s.env())
+		if err != nil {
+			return err
+		}
+		if g.Displaced {
+			ss.sum.Status = rules.Displace(ss.sum.Status)
+		}
+		h := g.Holder
+		ss.holder, ss.epoch = &h, h.Owner.Epoch
+		got = h.Owner
+		return nil
+	})
+	return got, err
 }
 
 // Renew implements store.Store.
 func (s *Store) Renew(ctx context.Context, sessionID string, who store.Owner, d time.Duration) error {
 	const op = "memstore.Renew"
-	if err := s.lock(ctx, op); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.sessionLocked(op, sessionID)
-	if err != nil {
-		return err
-	}
-	h, err := rules.Renew(op, sessionID, ss.holder, who, d, s.env().Now)
-	if err != nil {
-		return err
-	}
-	ss.holder = &h
-	return nil
+	return s.update(ctx, op, sessionID, func(ss *session) error {
+		h, err := rules.Renew(op, sessionID, ss.holder, who, d, s.env().Now)
+		if err != nil {
+			return err
+		}
+		ss.holder = &h
+		return nil
+	})
 }
 
 // Release implements store.Store.
 func (s *Store) Release(ctx context.Context, sessionID string, who store.Owner) error {
 	const op = "memstore.Release"
-	if err := s.lock(ctx, op); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.sessionLocked(op, sessionID)
-	if err != nil {
-		return err
-	}
-	if err := rules.Fence(op, sessionID, ss.holder, who); err != nil {
-		return err
-	}
-	ss.holder = nil
-	ss.sum.Status = rules.Displace(ss.sum.Status)
-	return nil
+	return s.update(ctx, op, sessionID, func(ss *session) error {
+		if err := rules.Fence(op, sessionID, ss.holder, who); err != nil {
+			return err
+		}
+		ss.holder = nil
+		ss.sum.Status = rules.Displace(ss.sum.Status)
+		return nil
+	})
 }
 
 // Append implements store.Store.
