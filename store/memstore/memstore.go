@@ -313,16 +313,9 @@ func (s *Store) AppendBatch(ctx context.Context, sessionID string, who store.Own
 }
 
 func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
-	if err := rules.CheckBatch(op, len(evs)); err != nil {
+	effects, err := rules.CheckEvents(op, evs)
+	if err != nil {
 		return nil, err
-	}
-	effects := make([]rules.Effect, len(evs))
-	for i, ev := range evs {
-		e, err := rules.CheckEvent(op, ev)
-		if err != nil {
-			return nil, err
-		}
-		effects[i] = e
 	}
 	if len(evs) == 0 {
 		return nil, nil

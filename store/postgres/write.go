@@ -235,23 +235,19 @@ const (
 // fold them into the session's row, and COMMIT. A call that adds nothing
 // rolls back and costs no commit.
 func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
-	if err := rules.CheckBatch(op, len(evs)); err != nil {
+	effects, err := rules.CheckEvents(op, evs)
+	if err != nil {
 		return nil, err
-	}
-	effects := make([]rules.Effect, len(evs))
-	ids := make([]string, len(evs))
-	for i, ev := range evs {
-		e, err := rules.CheckEvent(op, ev)
-		if err != nil {
-			return nil, err
-		}
-		effects[i], ids[i] = e, ev.ID
 	}
 	if len(evs) == 0 {
 		return nil, nil
 	}
+	ids := make([]string, len(evs))
+	for i, ev := range evs {
+		ids[i] = ev.ID
+	}
 	out := make([]store.Record, len(evs))
-	err := s.write(ctx, op, func(t *wtx) error {
+	err = s.write(ctx, op, func(t *wtx) error {
 		row, stored, err := lockAndFind(ctx, t, op, sessionID, ids)
 		if err != nil {
 			return err

@@ -244,22 +244,15 @@ func (s *Store) AppendBatch(ctx context.Context, sessionID string, who store.Own
 // then fold the new events into the session row. A call that adds nothing
 // rolls back and costs no commit.
 func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
-	if err := rules.CheckBatch(op, len(evs)); err != nil {
+	effects, err := rules.CheckEvents(op, evs)
+	if err != nil {
 		return nil, err
-	}
-	effects := make([]rules.Effect, len(evs))
-	for i, ev := range evs {
-		e, err := rules.CheckEvent(op, ev)
-		if err != nil {
-			return nil, err
-		}
-		effects[i] = e
 	}
 	if len(evs) == 0 {
 		return nil, nil
 	}
 	out := make([]store.Record, len(evs))
-	err := s.write(ctx, op, func(tx *wtx) (bool, error) {
+	err = s.write(ctx, op, func(tx *wtx) (bool, error) {
 		row, err := loadLease(ctx, tx, op, sessionID)
 		if err != nil {
 			return false, err

@@ -132,6 +132,23 @@ func UpdateMetadata(op, id, stored string, md map[string]string) (string, error)
 	return EncodeMetadata(merged), nil
 }
 
+// CheckEvents checks a batch and each of its events (CheckBatch, CheckEvent)
+// and returns the events' effects on the session summary, in order.
+func CheckEvents(op string, evs []store.EventIn) ([]Effect, error) {
+	if err := CheckBatch(op, len(evs)); err != nil {
+		return nil, err
+	}
+	effects := make([]Effect, len(evs))
+	for i, ev := range evs {
+		e, err := CheckEvent(op, ev)
+		if err != nil {
+			return nil, err
+		}
+		effects[i] = e
+	}
+	return effects, nil
+}
+
 // Row is a session's row as the SQL stores read it, before it becomes a
 // store.Session: the fields every store keeps, in the same shapes.
 type Row struct {
