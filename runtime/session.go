@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
@@ -30,8 +29,6 @@ type Session struct {
 	active  *run    // the running turn, or nil
 	pending []input // steering for the next model request, FIFO
 	next    []input // inputs queued for the next turn, FIFO
-
-	lastSeq atomic.Int64 // last appended seq, -1 when none
 
 	// appendMu orders append-then-publish, so subscribers see events in
 	// seq order. It is always taken after mu, never before.
@@ -81,7 +78,6 @@ func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, settings Setti
 		}
 	}
 	s := &Session{rt: rt, log: log, id: log.SessionID(), settings: settings}
-	s.lastSeq.Store(-1)
 	s.state = newState(settings)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -129,7 +125,6 @@ func (s *Session) append(ctx context.Context, data event.Data) (store.Record, er
 			Err:     err,
 		}
 	}
-	s.lastSeq.Store(rec.Seq)
 	s.rt.bus.publish(Published{Seq: rec.Seq, Event: ev, Body: rec.Body})
 	return rec, nil
 }

@@ -48,7 +48,7 @@ func TestKillMidTurn(t *testing.T) {
 		killAt := 1 + rng.IntN(total-1)
 		l := u.start("exec", "--json", "--workspace", "local", "--fake-model", second, "--resume", id, "turn two")
 		l.waitLines(killAt)
-		l.cmd.Process.Kill()
+		l.kill9()
 		l.wait()
 
 		if ls := u.run("", "sessions"); ls.code != 0 || !strings.Contains(ls.stdout, id) {

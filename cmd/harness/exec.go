@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -151,24 +152,39 @@ func (a *app) drive(ctx context.Context, runID string, lines <-chan string, inte
 	}
 }
 
+// printEvents writes a batch with one write to stdout (a batch of
+// streamed deltas would otherwise cost a system call each).
 func (a *app) printEvents(batch []runtime.Published) {
+	if a.opts.JSON {
+		// The stored bytes, as `harness events` prints them, whole lines in
+		// one write.
+		var b bytes.Buffer
+		for _, p := range batch {
+			if p.Seq > a.printedSeq {
+				a.printedSeq = p.Seq
+				b.Write(p.Body)
+				b.WriteByte('\n')
+			}
+		}
+		a.stdout.Write(b.Bytes())
+		return
+	}
+	out := bufio.NewWriterSize(a.stdout, 64<<10)
+	defer out.Flush()
 	for _, p := range batch {
 		if p.Seq <= a.printedSeq {
 			continue
 		}
 		a.printedSeq = p.Seq
-		if a.opts.JSON {
-			// The stored bytes, as `harness events` prints them.
-			a.stdout.Write(p.Body)
-			io.WriteString(a.stdout, "\n")
-			continue
+		if _, text := p.Event.Data.(event.MessageDelta); !text {
+			out.Flush() // what follows may go to stderr: keep the order on a terminal
 		}
 		switch d := p.Event.Data.(type) {
 		case event.MessageDelta:
-			fmt.Fprint(a.stdout, d.Delta)
+			out.WriteString(d.Delta)
 		case event.MessageCompleted:
 			if d.Role == "assistant" && d.Content != "" {
-				fmt.Fprintln(a.stdout)
+				out.WriteByte('\n')
 			}
 		case event.ToolCall:
 			fmt.Fprintf(a.stderr, "▸ %s %s\n", d.Tool, short(string(d.Input), 100))

@@ -197,7 +197,7 @@ func TestResumeRefusesInterrupted(t *testing.T) {
 	s := u.script(`[{"content":"x","hang":true}]`)
 	l := u.start("exec", "--json", "--workspace", "local", "--fake-model", s, "start")
 	l.waitFor(`"type":"runtime.checkpoint"`)
-	l.cmd.Process.Kill() // kill -9 mid-turn
+	l.kill9() // kill -9 mid-turn
 	r := l.wait()
 	id := sessionOf(t, r.events)
 	s2 := u.script(`[{"content":"continued"}]`)

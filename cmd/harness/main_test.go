@@ -156,6 +156,7 @@ type live struct {
 	grew   chan struct{}
 	done   chan struct{}
 	stderr bytes.Buffer
+	killed bool // ended with SIGKILL: a last partial line is dropped
 }
 
 func (u *userEnv) start(args ...string) *live {
@@ -229,8 +230,24 @@ func (l *live) wait() result {
 	l.mu.Lock()
 	r.stdout = strings.Join(l.lines, "\n")
 	l.mu.Unlock()
-	r.events = decodeLines(l.t, r.stdout)
+	out := r.stdout
+	if l.killed {
+		// A process killed with SIGKILL may have been cut mid-line: only
+		// whole lines count.
+		if lines := strings.Split(out, "\n"); len(lines) > 0 {
+			if _, err := event.Decode([]byte(lines[len(lines)-1])); err != nil {
+				out = strings.Join(lines[:len(lines)-1], "\n")
+			}
+		}
+	}
+	r.events = decodeLines(l.t, out)
 	return r
+}
+
+// kill9 ends the process with SIGKILL, as a crash would.
+func (l *live) kill9() {
+	l.killed = true
+	l.cmd.Process.Kill()
 }
 
 // waitLines blocks until n output lines were read.
