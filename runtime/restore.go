@@ -17,8 +17,6 @@ type History interface {
 	LoadCheckpoint(ctx context.Context, sessionID string) (store.Checkpoint, error)
 }
 
-const readPage = 1000
-
 // RestorePoint is a session's last finished state.
 type RestorePoint struct {
 	Checkpoint *Checkpoint
@@ -91,24 +89,20 @@ func LatestTerminal(ctx context.Context, h History, sessionID string) (RestorePo
 // its turn.completed follows: the point a fork continues from. It also
 // returns the turn that was abandoned after it, if any.
 func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint, string, error) {
-	recs, err := readAll(ctx, h, sessionID, -1)
-	if err != nil {
-		return nil, "", err
-	}
 	var best, candidate *Checkpoint
 	var chain Chain
 	abandoned := ""
-	for _, rec := range recs {
+	err := store.Each(ctx, h, sessionID, -1, func(rec store.Record) error {
 		switch rec.Type {
 		case string(event.TypeRuntimeCheckpoint):
 			ev, err := event.Decode(rec.Body)
 			if err != nil {
-				return nil, "", err
+				return err
 			}
 			data, _ := ev.Data.(event.RuntimeCheckpoint)
 			cp, err := chain.Next(data.Payload)
 			if err != nil {
-				return nil, "", err
+				return err
 			}
 			if cp.Identity.Phase == phaseTerminal {
 				candidate = cp
@@ -120,6 +114,10 @@ func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint
 		case string(event.TypeTurnStarted):
 			abandoned = turnOf(rec.Body)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	if best != nil && abandoned == best.Identity.TurnID {
 		abandoned = ""
@@ -129,17 +127,11 @@ func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint
 
 func readAll(ctx context.Context, h History, sessionID string, after int64) ([]store.Record, error) {
 	var out []store.Record
-	for {
-		page, err := h.ReadEvents(ctx, sessionID, after, readPage)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page...)
-		if len(page) < readPage {
-			return out, nil
-		}
-		after = page[len(page)-1].Seq
-	}
+	err := store.Each(ctx, h, sessionID, after, func(r store.Record) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
 }
 
 // turnOf extracts data.turnId from an envelope without a full decode.

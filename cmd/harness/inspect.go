@@ -47,23 +47,16 @@ func (a *app) printStoredEvents(ctx context.Context, id string) int {
 	if _, err := a.store.Session(ctx, id); err != nil {
 		return a.fail(err)
 	}
-	after := int64(-1)
 	w := bufio.NewWriter(a.stdout)
 	defer w.Flush()
-	for {
-		page, err := a.store.ReadEvents(ctx, id, after, store.MaxPage)
-		if err != nil {
-			return a.fail(err)
-		}
-		for _, r := range page {
-			w.Write(r.Body)
-			w.WriteByte('\n')
-		}
-		if len(page) < store.MaxPage {
-			return 0
-		}
-		after = page[len(page)-1].Seq
+	err := store.Each(ctx, a.store, id, -1, func(r store.Record) error {
+		w.Write(r.Body)
+		return w.WriteByte('\n')
+	})
+	if err != nil {
+		return a.fail(err)
 	}
+	return 0
 }
 
 // lastRequestCheckpoint finds the newest checkpoint that carries a next
@@ -72,32 +65,25 @@ func (a *app) printStoredEvents(ctx context.Context, id string) int {
 func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*runtime.Checkpoint, error) {
 	var found *runtime.Checkpoint
 	var chain runtime.Chain
-	after := int64(-1)
-	for {
-		page, err := r.ReadEvents(ctx, id, after, store.MaxPage)
+	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
+		if rec.Type != string(event.TypeRuntimeCheckpoint) {
+			return nil
+		}
+		ev, err := event.Decode(rec.Body)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, rec := range page {
-			if rec.Type != string(event.TypeRuntimeCheckpoint) {
-				continue
-			}
-			ev, err := event.Decode(rec.Body)
-			if err != nil {
-				return nil, err
-			}
-			cp, err := chain.Next(ev.Data.(event.RuntimeCheckpoint).Payload)
-			if err != nil {
-				return nil, err
-			}
-			if cp.NextRequest != nil {
-				found = cp
-			}
+		cp, err := chain.Next(ev.Data.(event.RuntimeCheckpoint).Payload)
+		if err != nil {
+			return err
 		}
-		if len(page) < store.MaxPage {
-			break
+		if cp.NextRequest != nil {
+			found = cp
 		}
-		after = page[len(page)-1].Seq
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if found == nil {
 		return nil, errcode.Errorf(errcode.SessNotFound, "session %s has no model request yet", id)

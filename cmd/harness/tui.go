@@ -241,24 +241,15 @@ func workspaceLabel(info workspace.Info) string {
 
 func readHistory(ctx context.Context, r store.Reader, id string) ([]tui.Record, error) {
 	var out []tui.Record
-	after := int64(-1)
-	for {
-		page, err := r.ReadEvents(ctx, id, after, store.MaxPage)
+	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
+		ev, err := event.Decode(rec.Body)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, rec := range page {
-			ev, err := event.Decode(rec.Body)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, tui.Record{Seq: rec.Seq, Event: ev})
-		}
-		if len(page) < store.MaxPage {
-			return out, nil
-		}
-		after = page[len(page)-1].Seq
-	}
+		out = append(out, tui.Record{Seq: rec.Seq, Event: ev})
+		return nil
+	})
+	return out, err
 }
 
 // close ends the session's running turn (so that it stays resumable),
