@@ -257,13 +257,15 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string) error {
 	// Crash leftovers go first; failing to reap them is not a reason to
 	// refuse a new workspace.
 	_, _ = reap(ctx, w.cli)
+	// A failed removal is left to the reaper (the container is labelled):
+	// the error returned is the one that stopped the build.
 	if err := w.create(ctx, imgEnv); err != nil {
-		w.dispose(ctx)
+		_ = w.dispose(ctx)
 		return err
 	}
 	mark, err := w.copyIn(ctx)
 	if err != nil {
-		w.dispose(ctx)
+		_ = w.dispose(ctx)
 		return err
 	}
 	w.cur = w.base.tree(mark)

@@ -6,8 +6,10 @@
 #   harness-sandbox  Debian minbase (mmdebstrap) with bash, coreutils, git, make,
 #                    python3, ca-certificates, procps, patch, ripgrep and less,
 #                    `docker import`ed; the default workspace image. First build
-#                    about 30 s (27-38 s measured), 209 MB; the 205 MB rootfs
-#                    tarball is cached, so a re-import (--force) takes 2-3 s.
+#                    30-40 s on an idle machine, up to ~5 min on a loaded one
+#                    (274 s measured with the CPUs saturated), 209 MB; the
+#                    205 MB rootfs tarball is cached, so a re-import (--force)
+#                    takes 2-3 s.
 #
 # Nothing is ever pulled. An image that already exists is left alone unless
 # --force is given (the sandbox is then re-imported from the cached rootfs);
@@ -35,7 +37,7 @@ for arg in "$@"; do
 	--refresh) force=1 refresh=1 ;;
 	busybox | sandbox | all) what=$arg ;;
 	-h | --help)
-		sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) die "unknown argument $arg (usage: scripts/images.sh [--force|--refresh] [busybox|sandbox|all])" ;;
@@ -160,7 +162,7 @@ build_sandbox() {
 				die "apt-get install mmdebstrap failed"
 		}
 		mkdir -p "$cache"
-		log "building the $suite rootfs with mmdebstrap from $mirror (about 30 s)"
+		log "building the $suite rootfs with mmdebstrap from $mirror: 30-40 s on an idle machine, up to ~5 min under load (once; the rootfs is cached)"
 		# Documentation, man pages and locales are left out to keep the image small.
 		# The hooks run inside mmdebstrap, where "$1" is the rootfs directory.
 		# shellcheck disable=SC2016
