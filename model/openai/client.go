@@ -57,6 +57,9 @@ type Client struct {
 	baseDelay  time.Duration
 	red        redactor
 	chat       sdk.ChatCompletionService
+	base       *url.URL     // for GET /models
+	hc         *http.Client // for GET /models
+	key        string       // for GET /models
 }
 
 var _ model.Model = (*Client)(nil)
@@ -91,6 +94,8 @@ func New(cfg Config) (*Client, error) {
 		maxRetries: cfg.MaxRetries,
 		baseDelay:  cfg.RetryBaseDelay,
 		red:        redactor{key: cfg.APIKey},
+		base:       u,
+		key:        cfg.APIKey,
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -108,6 +113,7 @@ func New(cfg Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
+	c.hc = hc
 	// A service of its own rather than sdk.NewClient, which would read
 	// OPENAI_* variables behind the caller's back. Retries are ours.
 	opts := []option.RequestOption{

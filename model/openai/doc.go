@@ -31,6 +31,10 @@
 //     (LoadConfigFile); the caller resolves flags > environment > file,
 //     this package reads no environment variable.
 //   - DefaultSystemPrompt.
+//   - The server's model list (Client.Models, GET {base}/models): the
+//     ids and, where the server states it, each model's context window
+//     (vLLM max_model_len, llama.cpp n_ctx, Ollama context_length). One
+//     attempt, no retry; doctor and the window default use it.
 //
 // Ordering guarantees: a stream yields zero or more ChunkRetry (only before
 // any text), then ChunkDelta in arrival order, then every ChunkToolCall in
