@@ -77,6 +77,7 @@ var registry = map[Type]typeInfo{
 	TypeInputWithdrawn:      entry[InputWithdrawn](),
 	TypeModelRetry:          entry[ModelRetry](),
 	TypeSessionForked:       entry[SessionForked](),
+	TypeSettingsChanged:     entry[SettingsChanged](),
 }
 
 const (
@@ -92,7 +93,8 @@ func withOp(op string, e *errcode.Error) error {
 // Encode returns the canonical bytes of e: compact JSON, keys in catalogue
 // order, no HTML escaping, no trailing newline. At is converted to UTC and
 // truncated to the millisecond; a nil required array
-// (ContextCheckpoint.Tail, SteeringApplied.MessageIDs) is written as [].
+// (ContextCheckpoint.Tail, SteeringApplied.MessageIDs, SettingsChanged.Changed)
+// is written as [].
 //
 // Encode applies every rule Decode does, in the same order; when the bytes
 // of e would break one, it fails with the code Decode gives those bytes.
@@ -141,6 +143,11 @@ func prepare(e Event) (Event, *errcode.Error) {
 	case SteeringApplied:
 		if d.MessageIDs == nil {
 			d.MessageIDs = []string{}
+			e.Data = d
+		}
+	case SettingsChanged:
+		if d.Changed == nil {
+			d.Changed = []string{}
 			e.Data = d
 		}
 	}

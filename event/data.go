@@ -294,6 +294,28 @@ type SessionForked struct {
 	AbandonedTurnID string `json:"abandonedTurnId,omitempty"`
 }
 
+// SettingsChanged: settings.changed. The session's settings from its next
+// model request on, changed by the user (flags given on resume or fork, a
+// command in the TUI). Changed names the settings that changed, among
+// model, baseUrl, contextWindow, compactAt, compactTail, budgetTokens,
+// approve and maxTokens; the other fields are the values in force after
+// the change (budgetTokens 0: no budget; maxTokens 0: no answer limit of
+// its own; baseUrl empty: the provider's
+// default or none; approve empty: auto).
+type SettingsChanged struct {
+	SessionID       string   `json:"sessionId"`
+	Changed         []string `json:"changed"`
+	Model           string   `json:"model"`
+	BaseURL         string   `json:"baseUrl,omitempty"`
+	WindowTokens    int      `json:"windowTokens"`
+	ThresholdTokens int      `json:"thresholdTokens"`
+	TailMessages    int      `json:"tailMessages"`
+	ReserveTokens   int      `json:"reserveTokens"`
+	BudgetTokens    int      `json:"budgetTokens"`
+	MaxTokens       int      `json:"maxTokens"`
+	Approve         string   `json:"approve,omitempty"`
+}
+
 // EventType implements Data.
 func (AgentStarted) EventType() Type { return TypeAgentStarted }
 
@@ -368,3 +390,6 @@ func (ModelRetry) EventType() Type { return TypeModelRetry }
 
 // EventType implements Data.
 func (SessionForked) EventType() Type { return TypeSessionForked }
+
+// EventType implements Data.
+func (SettingsChanged) EventType() Type { return TypeSettingsChanged }

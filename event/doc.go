@@ -66,6 +66,11 @@
 //	                                  turnId: the model adapter retrying a failed attempt
 //	session.forked    SessionForked   sessionId, fromSessionId, fromTurnId, abandonedTurnId?:
 //	                                  a session continued from a point of another (or its own) history
+//	settings.changed  SettingsChanged sessionId, changed (1+ of model, baseUrl, contextWindow, compactAt,
+//	                                  compactTail, budgetTokens, approve, maxTokens), model, baseUrl?,
+//	                                  windowTokens, thresholdTokens, tailMessages, reserveTokens,
+//	                                  budgetTokens, maxTokens, approve?: the settings in force from the next
+//	                                  model request on, changed by the user
 //
 // # Rules
 //

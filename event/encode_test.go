@@ -127,6 +127,11 @@ func TestEncodeRejects(t *testing.T) {
 		{"negative files", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Files = intp(-1) }), errcode.EventInvalidField, true},
 		{"retry attempt 0", edit(t, "model.retry", func(d *event.ModelRetry) { d.Attempt = 0 }), errcode.EventInvalidField, true},
 		{"fork without origin", edit(t, "session.forked", func(d *event.SessionForked) { d.FromSessionID = "" }), errcode.EventInvalidField, true},
+		{"settings without change", edit(t, "settings.changed", func(d *event.SettingsChanged) { d.Changed = []string{} }), errcode.EventInvalidField, true},
+		{"settings unknown name", edit(t, "settings.changed", func(d *event.SettingsChanged) { d.Changed = []string{"colour"} }), errcode.EventInvalidField, true},
+		{"settings named twice", edit(t, "settings.changed", func(d *event.SettingsChanged) { d.Changed = []string{"model", "model"} }), errcode.EventInvalidField, true},
+		{"settings window 0", edit(t, "settings.changed", func(d *event.SettingsChanged) { d.WindowTokens = 0 }), errcode.EventInvalidField, true},
+		{"settings approve never", edit(t, "settings.changed", func(d *event.SettingsChanged) { d.Approve = "never" }), errcode.EventInvalidField, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

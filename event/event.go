@@ -34,10 +34,11 @@ const (
 	TypeAgentStopped        Type = "agent.stopped"
 
 	// Additions beyond DESIGN §3; see the package doc.
-	TypeInputQueued    Type = "input.queued"
-	TypeInputWithdrawn Type = "input.withdrawn"
-	TypeModelRetry     Type = "model.retry"
-	TypeSessionForked  Type = "session.forked"
+	TypeInputQueued     Type = "input.queued"
+	TypeInputWithdrawn  Type = "input.withdrawn"
+	TypeModelRetry      Type = "model.retry"
+	TypeSessionForked   Type = "session.forked"
+	TypeSettingsChanged Type = "settings.changed"
 )
 
 var catalogue = [...]Type{
@@ -47,6 +48,7 @@ var catalogue = [...]Type{
 	TypeToolCall, TypePolicyDecision, TypePermissionRequested, TypePermissionResolved,
 	TypeToolResult, TypeBudgetWarning, TypeWorkspaceLifecycle, TypeTurnCompleted,
 	TypeAgentStopped, TypeInputQueued, TypeInputWithdrawn, TypeModelRetry, TypeSessionForked,
+	TypeSettingsChanged,
 }
 
 // Types returns every event type in catalogue order. The slice is a fresh

@@ -157,6 +157,10 @@ func goldenEvents() []named {
 		{"session.forked", ev(event.TypeSessionForked, event.ActorUser, event.SessionForked{
 			SessionID: "sess-b2", FromSessionID: sess, FromTurnID: "turn-a0", AbandonedTurnID: turn,
 		})},
+		{"settings.changed", ev(event.TypeSettingsChanged, event.ActorUser, event.SettingsChanged{
+			SessionID: sess, Changed: []string{"model", "contextWindow"}, Model: "fake:b.json",
+			WindowTokens: 64000, ThresholdTokens: 51200, TailMessages: 12, ReserveTokens: 8000, Approve: "ask",
+		})},
 	}
 }
 
@@ -267,6 +271,7 @@ func TestTypes(t *testing.T) {
 		"permission.requested", "permission.resolved", "tool.result", "budget.warning",
 		"workspace.lifecycle", "turn.completed", "agent.stopped",
 		"input.queued", "input.withdrawn", "model.retry", "session.forked",
+		"settings.changed",
 	}
 	got := event.Types()
 	if diff := cmp.Diff(want, got); diff != "" {

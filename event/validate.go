@@ -25,6 +25,8 @@ var (
 	metrics       = []string{MetricSteps, MetricTokens, MetricToolCalls}
 	backends      = []string{BackendLocal, BackendDocker}
 	phases        = []string{PhaseOpened, PhaseDisposed, PhaseRestored}
+	approvals     = []string{"auto", "ask"}
+	settingNames  = []string{"model", "baseUrl", "contextWindow", "compactAt", "compactTail", "budgetTokens", "approve", "maxTokens"}
 	messageRoles  = []string{string(model.RoleUser), string(model.RoleAssistant), string(model.RoleTool)}
 	tailRoles     = []string{string(model.RoleSystem), string(model.RoleUser), string(model.RoleAssistant), string(model.RoleTool)}
 )
@@ -435,6 +437,29 @@ func (d ModelRetry) validate(c *checker) {
 	c.code("data.code", d.Code)
 	c.atLeast("data.delayMs", d.DelayMs, 0)
 	c.run(d.RunID, d.SessionID, d.TurnID)
+}
+
+func (d SettingsChanged) validate(c *checker) {
+	c.nonEmpty("data.sessionId", d.SessionID)
+	if c.ok() && len(d.Changed) == 0 {
+		c.failf(errcode.EventInvalidField, "validate data.changed: must name at least one setting")
+	}
+	for i, name := range d.Changed {
+		c.oneOf(fmt.Sprintf("data.changed[%d]", i), name, settingNames)
+		if c.ok() && slices.Contains(d.Changed[:i], name) {
+			c.failf(errcode.EventInvalidField, "validate data.changed: %s is named twice", name)
+		}
+	}
+	c.nonEmpty("data.model", d.Model)
+	c.atLeast("data.windowTokens", d.WindowTokens, 1)
+	c.atLeast("data.thresholdTokens", d.ThresholdTokens, 1)
+	c.atLeast("data.tailMessages", d.TailMessages, 1)
+	c.atLeast("data.reserveTokens", d.ReserveTokens, 0)
+	c.atLeast("data.budgetTokens", d.BudgetTokens, 0)
+	c.atLeast("data.maxTokens", d.MaxTokens, 0)
+	if d.Approve != "" {
+		c.oneOf("data.approve", d.Approve, approvals)
+	}
 }
 
 func (d SessionForked) validate(c *checker) {
