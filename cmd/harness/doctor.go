@@ -7,13 +7,14 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/errcode"
 )
 
 // runDoctor checks the Docker daemon, the sandbox image, the provider
 // settings and the store, and says for each what is wrong and how to fix it.
-func runDoctor(ctx context.Context, o options, e env, w io.Writer) int {
+func runDoctor(ctx context.Context, o options, e app.Env, w io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	bad := 0
@@ -25,28 +26,28 @@ func runDoctor(ctx context.Context, o options, e env, w io.Writer) int {
 		bad++
 		fmt.Fprintf(w, "✗ %s: %s: %s\n    fix: %s\n", name, errcode.Of(err), errcode.Message(err), fix)
 	}
-	r, err := resolve(o, e)
-	report("configuration", err, "check the flags and "+defaultConfigPath(e))
+	r, err := app.Resolve(o.Options, e)
+	report("configuration", err, "check the flags and "+app.DefaultConfigPath(e))
 	dockerErr := dockerws.Ping(ctx, "")
 	report("docker daemon", dockerErr, "run scripts/docker.sh (as root it installs and starts dockerd), or make sure your user can reach the Docker socket")
 	if dockerErr == nil {
-		_, err := dockerws.ImageID(ctx, "", r.image)
-		report("sandbox image "+r.image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
+		_, err := dockerws.ImageID(ctx, "", r.Image)
+		report("sandbox image "+r.Image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
 	}
-	st, err := openStore(ctx, r.db)
-	report("session store "+redactDSN(r.db), err, "check that the directory is writable or the server reachable (scripts/postgres.sh starts a local one), or pass --db")
+	st, err := app.OpenStore(ctx, r.DB)
+	report("session store "+redactDSN(r.DB), err, "check that the directory is writable or the server reachable (scripts/postgres.sh starts a local one), or pass --db")
 	if err == nil {
 		st.Close()
 	}
 	switch {
 	case o.FakeModel != "":
 		fmt.Fprintf(w, "✓ model: scripted (%s)\n", o.FakeModel)
-	case r.model == "" && r.apiKey == "" && r.baseURL == "":
+	case r.Model == "" && r.APIKey == "" && r.BaseURL == "":
 		fmt.Fprintln(w, "! model: none configured — the built-in demo model is used\n    fix: export OPENAI_API_KEY=… and pass --model (or --base-url http://127.0.0.1:PORT/v1 for a local server)")
-	case r.model == "":
+	case r.Model == "":
 		report("model", errcode.New(errcode.ModelInvalidConfig, "a provider is configured but no model"), "pass --model or set HARNESS_MODEL")
 	default:
-		fmt.Fprintf(w, "✓ model: %s at %s\n", r.model, orDefault(r.baseURL, "the OpenAI API"))
+		fmt.Fprintf(w, "✓ model: %s at %s\n", r.Model, orDefault(r.BaseURL, "the OpenAI API"))
 	}
 	if bad > 0 {
 		return exitFailed

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/runtime"
@@ -38,24 +39,25 @@ func exitFor(st runtime.Status) int {
 
 // runExec runs one turn headless, then any turns queued with ">>" lines.
 // Steering lines are read from stdin while a turn runs.
-func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interrupts <-chan struct{}) int {
+func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interrupts <-chan struct{}) int {
 	from := int64(-1)
 	if a.opts.Resume != "" && !a.opts.Fork {
-		if s, err := a.store.Session(ctx, a.opts.Resume); err == nil {
+		if s, err := a.Store.Session(ctx, a.opts.Resume); err == nil {
 			from = s.LastSeq
 		}
 	}
-	sess, err := a.openSession(ctx, a.opts.Resume)
+	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork})
 	if err != nil {
 		return a.fail(err)
 	}
-	if a.wsNote != "" && !a.opts.JSON {
-		fmt.Fprintln(a.stderr, "harness: "+a.wsNote)
+	defer sess.Close()
+	if sess.Note != "" && !a.opts.JSON {
+		fmt.Fprintln(a.stderr, "harness: "+sess.Note)
 	}
-	sub := a.rt.Subscribe()
+	sub := sess.Runtime.Subscribe()
 	defer sub.Close()
 	// Events appended while the session opened, before the subscription.
-	if early, err := a.store.ReadEvents(ctx, sess.ID(), from, store.MaxPage); err == nil {
+	if early, err := a.Store.ReadEvents(ctx, sess.ID(), from, store.MaxPage); err == nil {
 		for _, rec := range early {
 			if ev, err := event.Decode(rec.Body); err == nil {
 				a.printEvents([]runtime.Published{{Seq: rec.Seq, Event: ev, Body: rec.Body}})
@@ -99,10 +101,10 @@ func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interr
 		if err != nil && runID == "" {
 			return a.fail(err)
 		}
-		out := a.drive(ctx, runID, lines, interrupts)
+		out := a.drive(ctx, sess.Runtime, runID, lines, interrupts)
 		code = exitFor(out.Status)
 		if !a.opts.JSON {
-			a.printOutcome(sess, out)
+			a.printOutcome(out)
 		}
 		if out.Status != runtime.StatusCompleted || !sess.HasQueued() || ctx.Err() != nil {
 			break
@@ -110,7 +112,7 @@ func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interr
 		req = runtime.StartRequest{FromQueue: true}
 	}
 	fmt.Fprintf(a.stderr, "harness: session %s (harness resume %s)\n", sess.ID(), sess.ID())
-	if patch, err := a.ws.Diff(ctx); err == nil && patch != "" {
+	if patch, err := sess.Workspace.Diff(ctx); err == nil && patch != "" {
 		fmt.Fprintf(a.stderr, "harness: the workspace has changes: review them with `harness diff %s`, apply them with `harness apply %s`\n", sess.ID(), sess.ID())
 	}
 	return code
@@ -118,19 +120,19 @@ func runExec(ctx context.Context, a *app, prompt string, stdin io.Reader, interr
 
 // drive feeds steering and interrupts to a run until it ends.
 // SIGTERM and SIGHUP (ctx ending) cancel the run like an interrupt does.
-func (a *app) drive(ctx context.Context, runID string, lines <-chan string, interrupts <-chan struct{}) runtime.Outcome {
-	done := a.rt.Done(runID)
+func (a *cli) drive(ctx context.Context, rt *runtime.Runtime, runID string, lines <-chan string, interrupts <-chan struct{}) runtime.Outcome {
+	done := rt.Done(runID)
 	stop := ctx.Done()
 	for {
 		select {
 		case <-done:
-			out, _ := a.rt.Wait(context.WithoutCancel(ctx), runID)
+			out, _ := rt.Wait(context.WithoutCancel(ctx), runID)
 			return out
 		case <-stop:
 			stop = nil
-			_ = a.rt.Cancel(runID)
+			_ = rt.Cancel(runID)
 		case <-interrupts:
-			_ = a.rt.Cancel(runID)
+			_ = rt.Cancel(runID)
 		case line, ok := <-lines:
 			if !ok {
 				lines = nil
@@ -141,9 +143,9 @@ func (a *app) drive(ctx context.Context, runID string, lines <-chan string, inte
 			}
 			var err error
 			if rest, isNext := strings.CutPrefix(line, ">>"); isNext {
-				_, err = a.rt.QueueNext(ctx, runID, strings.TrimSpace(rest))
+				_, err = rt.QueueNext(ctx, runID, strings.TrimSpace(rest))
 			} else {
-				_, err = a.rt.Steer(ctx, runID, line)
+				_, err = rt.Steer(ctx, runID, line)
 			}
 			if err != nil {
 				fmt.Fprintf(a.stderr, "harness: steering not accepted: %s: %s\n", errcode.Of(err), errcode.Message(err))
@@ -154,7 +156,7 @@ func (a *app) drive(ctx context.Context, runID string, lines <-chan string, inte
 
 // printEvents writes a batch with one write to stdout (a batch of
 // streamed deltas would otherwise cost a system call each).
-func (a *app) printEvents(batch []runtime.Published) {
+func (a *cli) printEvents(batch []runtime.Published) {
 	if a.opts.JSON {
 		// The stored bytes, as `harness events` prints them, whole lines in
 		// one write.
@@ -204,7 +206,7 @@ func (a *app) printEvents(batch []runtime.Published) {
 	}
 }
 
-func (a *app) printOutcome(s *runtime.Session, out runtime.Outcome) {
+func (a *cli) printOutcome(out runtime.Outcome) {
 	u := out.Usage
 	line := fmt.Sprintf("turn %s: %s · %d model requests · %d tool calls · %d tokens", out.TurnID, out.Status, out.ModelRequests, out.ToolCalls, u.TotalTokens)
 	if out.ErrorCode != "" {

@@ -5,44 +5,27 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/harness-dev/harness/app"
 )
 
-// options are the common flags of every command (DESIGN §12) plus the
-// command-specific ones. Flags win over the environment, which wins over
-// the config file.
+// options are the common flags of every command (DESIGN §12), which the
+// app layer takes, plus the command-specific ones. Flags win over the
+// environment, which wins over the config file.
 type options struct {
-	DB            string
-	Model         string
-	BaseURL       string
-	FakeModel     string
-	Image         string
-	Workspace     string // docker or local
-	Approve       string // auto or ask
-	BudgetTokens  int64
-	ContextWindow int
-	CompactAt     int
-	CompactTail   int
-	Config        string
-	Exclude       stringList
-	MaxFiles      int
-	MaxFileBytes  int64
-	MaxTotalBytes int64
+	app.Options
 
 	// Command-specific.
-	JSON     bool
-	Resume   string
-	Fork     bool
-	TakeOver bool
-	Yes      bool
+	JSON   bool
+	Resume string
+	Fork   bool
+	Yes    bool
 }
 
-// env is the process environment, read only in main.
-type env map[string]string
-
-func readEnv() env {
-	e := env{}
+// readEnv reads the process environment, only in main.
+func readEnv() app.Env {
+	e := app.Env{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		e[k] = v
@@ -67,7 +50,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.MaxFiles, "max-files", 0, "most text files copied into the workspace (default 20000)")
 	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", 0, "largest file copied into the workspace; larger ones are skipped and reported (default 2 MiB)")
 	fs.Int64Var(&o.MaxTotalBytes, "max-total-bytes", 0, "most bytes copied into the workspace in all (default 128 MiB)")
-	fs.Var(&o.Exclude, "exclude", "leave paths matching this gitignore-style pattern out of the workspace copy (repeatable)")
+	fs.Var((*stringList)(&o.Exclude), "exclude", "leave paths matching this gitignore-style pattern out of the workspace copy (repeatable)")
 	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")
 	switch name {
 	case "exec":
@@ -108,31 +91,6 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// defaultDBPath is $XDG_DATA_HOME/harness/harness.db.
-func defaultDBPath(e env) string {
-	dir := e["XDG_DATA_HOME"]
-	if dir == "" {
-		home := e["HOME"]
-		if home == "" {
-			home = "."
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(dir, "harness", "harness.db")
-}
-
-func defaultConfigPath(e env) string {
-	dir := e["XDG_CONFIG_HOME"]
-	if dir == "" {
-		home := e["HOME"]
-		if home == "" {
-			home = "."
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "harness", "config.json")
 }
 
 const usageText = `harness — a terminal coding agent whose writes and commands run in an isolated Docker copy of your project.

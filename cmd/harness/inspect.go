@@ -8,21 +8,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
 )
 
-func (a *app) listSessions(ctx context.Context) int {
-	list, err := a.store.ListSessions(ctx, store.MaxPage)
+func (a *cli) listSessions(ctx context.Context) int {
+	list, err := a.Store.ListSessions(ctx, store.MaxPage)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -43,60 +40,15 @@ func (a *app) listSessions(ctx context.Context) int {
 	return 0
 }
 
-func (a *app) printStoredEvents(ctx context.Context, id string) int {
-	if _, err := a.store.Session(ctx, id); err != nil {
-		return a.fail(err)
-	}
-	w := bufio.NewWriter(a.stdout)
-	defer w.Flush()
-	err := store.Each(ctx, a.store, id, -1, func(r store.Record) error {
-		w.Write(r.Body)
-		return w.WriteByte('\n')
-	})
-	if err != nil {
+func (a *cli) printStoredEvents(ctx context.Context, id string) int {
+	if err := app.WriteEvents(ctx, a.Store, id, a.stdout); err != nil {
 		return a.fail(err)
 	}
 	return 0
 }
 
-// lastRequestCheckpoint finds the newest checkpoint that carries a next
-// request: the latest one when the session was interrupted mid-request,
-// else the last model round's.
-func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*runtime.Checkpoint, error) {
-	var found *runtime.Checkpoint
-	var chain runtime.Chain
-	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
-		if rec.Type != string(event.TypeRuntimeCheckpoint) {
-			return nil
-		}
-		ev, err := event.Decode(rec.Body)
-		if err != nil {
-			return err
-		}
-		cp, err := chain.Next(ev.Data.(event.RuntimeCheckpoint).Payload)
-		if err != nil {
-			return err
-		}
-		if cp.NextRequest != nil {
-			found = cp
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if found == nil {
-		return nil, errcode.Errorf(errcode.SessNotFound, "session %s has no model request yet", id)
-	}
-	return found, nil
-}
-
-func (a *app) printRequest(ctx context.Context, id string) int {
-	cp, err := lastRequestCheckpoint(ctx, a.store, id)
-	if err != nil {
-		return a.fail(err)
-	}
-	req, err := runtime.ReconstructModelRequest(cp)
+func (a *cli) printRequest(ctx context.Context, id string) int {
+	req, err := app.Request(ctx, a.Store, id)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -110,24 +62,8 @@ func (a *app) printRequest(ctx context.Context, id string) int {
 	return 0
 }
 
-// sessionPatch is the workspace patch at the session's last finished turn.
-func (a *app) sessionPatch(ctx context.Context, id string) (string, string, error) {
-	s, err := a.store.Session(ctx, id)
-	if err != nil {
-		return "", "", err
-	}
-	last, _, err := runtime.LastFinished(ctx, a.store, id)
-	if err != nil {
-		return "", "", err
-	}
-	if last == nil || last.Workspace == nil {
-		return "", s.Metadata["root"], nil
-	}
-	return last.Workspace.Patch, s.Metadata["root"], nil
-}
-
-func (a *app) printDiff(ctx context.Context, id string) int {
-	patch, _, err := a.sessionPatch(ctx, id)
+func (a *cli) printDiff(ctx context.Context, id string) int {
+	patch, _, err := app.Patch(ctx, a.Store, id)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -135,11 +71,10 @@ func (a *app) printDiff(ctx context.Context, id string) int {
 	return 0
 }
 
-// applyDiff checks the patch against the host tree with `git apply
-// --check`, shows what will change, asks (unless --yes), then applies it.
-// A host tree that changed under the patch is refused cleanly.
-func (a *app) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
-	patch, root, err := a.sessionPatch(ctx, id)
+// applyDiff checks the patch against the host tree, shows what will
+// change, asks (unless --yes), then applies it.
+func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
+	patch, root, err := app.Patch(ctx, a.Store, id)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -148,14 +83,14 @@ func (a *app) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 		return 0
 	}
 	if root == "" {
-		root = a.root
+		root = a.Root
 	}
-	if out, err := gitApply(ctx, root, patch, "--check"); err != nil {
-		fmt.Fprintf(a.stderr, "harness: %s: the host tree at %s changed under this patch; nothing was applied\n%s", errcode.WorkspaceScope, root, out)
+	plan := app.CheckApply(ctx, root, patch)
+	if plan.Conflict != "" {
+		fmt.Fprintf(a.stderr, "harness: %s: the host tree at %s changed under this patch; nothing was applied\n%s", errcode.WorkspaceScope, root, plan.Conflict)
 		return exitFailed
 	}
-	stat, _ := gitApply(ctx, root, patch, "--stat")
-	fmt.Fprint(a.stderr, stat)
+	fmt.Fprint(a.stderr, plan.Stat)
 	if !a.opts.Yes {
 		fmt.Fprintf(a.stderr, "apply to %s? [y/N] ", root)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
@@ -164,23 +99,34 @@ func (a *app) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 			return exitFailed
 		}
 	}
-	if out, err := gitApply(ctx, root, patch); err != nil {
-		fmt.Fprintf(a.stderr, "harness: apply failed: %s", out)
-		return exitFailed
+	if err := app.Apply(ctx, plan); err != nil {
+		return a.fail(err)
 	}
 	fmt.Fprintln(a.stderr, "harness: applied")
 	return 0
 }
 
-// gitApply runs `git apply` in the project directory dir. The patch's paths
-// are relative to dir, which may be a subdirectory of a repository: git is
-// kept from finding a repository above dir, where it would read the paths as
-// relative to that repository's top and skip them without an error.
-func gitApply(ctx context.Context, dir, patch string, flags ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"apply"}, flags...)...)
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(patch)
-	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(filepath.Clean(dir)))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+func (a *cli) exportSession(ctx context.Context, id string) int {
+	if err := app.Export(ctx, a.Store, id, a.stdout); err != nil {
+		return a.fail(err)
+	}
+	return 0
+}
+
+func (a *cli) importSession(ctx context.Context, path string, stdin io.Reader) int {
+	in := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return a.fail(errcode.Wrap(errcode.SessNotFound, "open the export", err))
+		}
+		defer f.Close()
+		in = f
+	}
+	id, n, err := app.Import(ctx, a.Store, app.NewOwner(), a.opts.TakeOver, in)
+	if err != nil {
+		return a.fail(err)
+	}
+	fmt.Fprintf(a.stderr, "harness: imported session %s (%d events)\n", id, n)
+	return 0
 }

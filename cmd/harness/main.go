@@ -14,13 +14,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/harness-dev/harness/app"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], readEnv(), os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(args []string, e env, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	interrupts := make(chan struct{}, 1)
@@ -63,9 +65,9 @@ func run(args []string, e env, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cmd == "doctor" {
 		return runDoctor(ctx, o, e, stdout)
 	}
-	a, err := newApp(ctx, o, e, stdout, stderr)
+	a, err := newCLI(ctx, o, e, stdout, stderr)
 	if err != nil {
-		return (&app{stderr: stderr}).fail(err)
+		return (&cli{stderr: stderr}).fail(err)
 	}
 	defer a.Close()
 	switch cmd {

@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/runtime"
@@ -25,10 +26,10 @@ import (
 // runTUI runs the terminal UI on a new session, on session id, or (resume
 // without an ID) on one picked from a list. On the way out it cancels a
 // running turn, closes the session and prints how to resume it.
-func runTUI(ctx context.Context, a *app, resume bool, id string) int {
+func runTUI(ctx context.Context, a *cli, resume bool, id string) int {
 	if resume && id != "" {
 		// A bad ID fails before the screen opens, like every other command.
-		if _, err := a.store.Session(ctx, id); err != nil {
+		if _, err := a.Store.Session(ctx, id); err != nil {
 			return a.fail(err)
 		}
 	}
@@ -37,6 +38,7 @@ func runTUI(ctx context.Context, a *app, resume bool, id string) int {
 	realErr := a.stderr
 	held := &heldWriter{}
 	a.stderr = held
+	a.Warn = held
 	eng := newTUIEngine(a, held)
 	defer func() {
 		eng.close()
@@ -66,12 +68,6 @@ func runTUI(ctx context.Context, a *app, resume bool, id string) int {
 		return a.failTo(realErr, fm.OpenErr())
 	}
 	return exitCompleted
-}
-
-// failTo is fail with an explicit stream (a.stderr is held while the TUI runs).
-func (a *app) failTo(w io.Writer, err error) int {
-	fmt.Fprintf(w, "harness: %s: %s\n", errcode.Of(err), errcode.Message(err))
-	return exitFailed
 }
 
 // heldWriter keeps what is written while the TUI owns the terminal and
@@ -126,7 +122,7 @@ type tuiSession struct {
 // tuiEngine adapts the app (store, workspace, runtime) to tui.Engine, and
 // is the runtime's permission resolver with --approve ask.
 type tuiEngine struct {
-	a    *app
+	a    *cli
 	held *heldWriter
 
 	openMu sync.Mutex // serializes Open and close
@@ -143,7 +139,7 @@ var (
 	_ runtime.Resolver = (*tuiEngine)(nil)
 )
 
-func newTUIEngine(a *app, held *heldWriter) *tuiEngine {
+func newTUIEngine(a *cli, held *heldWriter) *tuiEngine {
 	return &tuiEngine{a: a, held: held, changed: make(chan struct{}), asked: make(chan struct{}, 1)}
 }
 
@@ -174,19 +170,15 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 	if a.opts.Approve == "ask" {
 		resolver = e
 	}
-	mark := len(a.closers)
-	a.wsNote = ""
-	sess, err := a.openSessionWith(ctx, req.ID, req.Fork && req.ID != "", resolver)
-	opened := append([]func(){}, a.closers[mark:]...)
-	a.closers = a.closers[:mark]
+	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork, Resolver: resolver})
 	if err != nil {
-		runClosers(opened)
 		return tui.Session{}, err
 	}
-	next := &tuiSession{id: sess.ID(), rt: a.rt, sess: sess, ws: a.ws, closers: opened, gone: make(chan struct{})}
-	hist, err := readHistory(ctx, a.store, next.id)
+	sess := opened.Session
+	next := &tuiSession{id: sess.ID(), rt: opened.Runtime, sess: sess, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{})}
+	hist, err := readHistory(ctx, a.Store, next.id)
 	if err != nil {
-		runClosers(opened)
+		opened.Close()
 		return tui.Session{}, err
 	}
 	next.sub = next.rt.Subscribe()
@@ -207,7 +199,7 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 	}
 
 	set := sess.Settings()
-	note := a.wsNote
+	note := opened.Note
 	if extra := strings.TrimSpace(e.held.take()); extra != "" {
 		note = strings.TrimSpace(note + " " + strings.ReplaceAll(strings.TrimPrefix(extra, "harness: "), "\nharness: ", " · "))
 	}
@@ -218,7 +210,7 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 		Workspace: workspaceLabel(info),
 		ReadOnly:  !workspace.Attested(next.ws),
 		Note:      note,
-		Demo:      a.demo,
+		Demo:      a.Demo,
 		Budget:    set.Budget.MaxModelTokens,
 		Window:    set.Context.WindowTokens,
 		Usage:     sess.Usage(),
@@ -507,14 +499,14 @@ func (e *tuiEngine) Diff(ctx context.Context) (string, error) {
 
 // hostRoot is the directory the session was started on.
 func (e *tuiEngine) hostRoot(ctx context.Context, id string) string {
-	if s, err := e.a.store.Session(ctx, id); err == nil && s.Metadata["root"] != "" {
+	if s, err := e.a.Store.Session(ctx, id); err == nil && s.Metadata["root"] != "" {
 		return s.Metadata["root"]
 	}
-	return e.a.root
+	return e.a.Root
 }
 
-// CheckApply checks the workspace patch against the host tree with `git
-// apply --check` (as harness apply does).
+// CheckApply checks the workspace patch against the host tree (as harness
+// apply does).
 func (e *tuiEngine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 	cur, err := e.current()
 	if err != nil {
@@ -524,35 +516,21 @@ func (e *tuiEngine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 	if err != nil {
 		return tui.ApplyPlan{}, err
 	}
-	plan := tui.ApplyPlan{Root: e.hostRoot(ctx, cur.id), Patch: patch}
-	if strings.TrimSpace(patch) == "" {
-		return plan, nil
-	}
-	if out, err := gitApply(ctx, plan.Root, patch, "--check"); err != nil {
-		plan.Conflict = out
-		if plan.Conflict == "" {
-			plan.Conflict = err.Error()
-		}
-		return plan, nil
-	}
-	plan.Stat, _ = gitApply(ctx, plan.Root, patch, "--stat")
-	return plan, nil
+	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch)
+	return tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict}, nil
 }
 
 // Apply checks again (the host may have changed since) and applies.
 func (e *tuiEngine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) {
-	if out, err := gitApply(ctx, plan.Root, plan.Patch, "--check"); err != nil {
-		return "", errcode.Errorf(errcode.WorkspaceScope, "the host tree at %s changed under this patch; nothing was applied: %s", plan.Root, strings.TrimSpace(out))
-	}
-	if out, err := gitApply(ctx, plan.Root, plan.Patch); err != nil {
-		return "", errcode.Errorf(errcode.WorkspaceScope, "git apply failed in %s: %s", plan.Root, strings.TrimSpace(out))
+	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch}); err != nil {
+		return "", err
 	}
 	st := diffview.StatOf(plan.Patch)
 	return fmt.Sprintf("applied the patch to %s: %d file(s), +%d −%d", plan.Root, st.Files, st.Added, st.Deleted), nil
 }
 
 func (e *tuiEngine) Sessions(ctx context.Context) ([]tui.SessionSummary, error) {
-	list, err := e.a.store.ListSessions(ctx, 200)
+	list, err := e.a.Store.ListSessions(ctx, 200)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/tui"
@@ -16,13 +17,13 @@ import (
 // newTestEngine wires a real app (SQLite, the read-only local workspace, a
 // scripted model) and the TUI's engine over it, in this process, so that
 // the race detector sees the adapter's goroutines.
-func newTestEngine(t *testing.T, script string, approve string) (*tuiEngine, *app) {
+func newTestEngine(t *testing.T, script string, approve string) (*tuiEngine, *cli) {
 	t.Helper()
 	home := t.TempDir()
-	e := env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
-	o := options{DB: filepath.Join(home, "h.db"), FakeModel: script, Workspace: "local", Approve: approve}
+	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
+	o := options{Options: app.Options{DB: filepath.Join(home, "h.db"), FakeModel: script, Workspace: "local", Approve: approve}}
 	held := &heldWriter{}
-	a, err := newApp(t.Context(), o, e, io.Discard, held)
+	a, err := newCLI(t.Context(), o, e, io.Discard, held)
 	if err != nil {
 		t.Fatal(err)
 	}

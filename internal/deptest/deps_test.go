@@ -33,7 +33,8 @@ func TestDependencyDirection(t *testing.T) {
 		{"event", []string{mod + "runtime", mod + "tui", mod + "store"}},
 		{"workspace", []string{mod + "runtime", mod + "tui", mod + "dockerws"}},
 		{"model", []string{mod + "runtime", mod + "tui"}},
-		{"tui", []string{mod + "runtime", mod + "store", mod + "dockerws", mod + "model/openai", mod + "workspace"}},
+		{"app", []string{mod + "tui", "charm.land/bubbletea", "github.com/charmbracelet"}},
+		{"tui", []string{mod + "app", mod + "runtime", mod + "store", mod + "dockerws", mod + "model/openai", mod + "workspace"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

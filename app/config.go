@@ -1,0 +1,139 @@
+package app
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/harness-dev/harness/model/openai"
+)
+
+// Defaults when neither flags, environment nor the config file say.
+const (
+	DefaultImage         = "harness-sandbox"
+	DefaultContextWindow = 128000
+	DefaultCompactAt     = 80
+	DefaultCompactTail   = 12
+	defaultModelTimeout  = 5 * time.Minute
+	demoModelName        = "demo"
+)
+
+// Options are the settings a front end passes, usually from its flags
+// (DESIGN §12). Zero values mean "not given".
+type Options struct {
+	DB            string
+	Model         string
+	BaseURL       string
+	FakeModel     string
+	Image         string
+	Workspace     string // docker or local
+	Approve       string // auto or ask
+	BudgetTokens  int64
+	ContextWindow int
+	CompactAt     int
+	CompactTail   int
+	Config        string
+	Exclude       []string
+	MaxFiles      int
+	MaxFileBytes  int64
+	MaxTotalBytes int64
+	TakeOver      bool
+}
+
+// Env is the process environment, read by the caller.
+type Env map[string]string
+
+// Resolved is the configuration after flags > environment > config file >
+// defaults.
+type Resolved struct {
+	DB, Model, BaseURL, APIKey, Image, Workspace string
+	Window, CompactAt, CompactTail               int
+	Budget                                       int64
+}
+
+// Resolve resolves the configuration. A bad value is a *UsageError.
+func Resolve(o Options, e Env) (Resolved, error) {
+	var r Resolved
+	cfgPath := o.Config
+	if cfgPath == "" {
+		cfgPath = DefaultConfigPath(e)
+	}
+	fc, err := openai.LoadConfigFile(cfgPath)
+	if err != nil {
+		return r, err
+	}
+	r.DB = first(o.DB, e["HARNESS_DB"], DefaultDBPath(e))
+	r.Model = first(o.Model, e["HARNESS_MODEL"], fc.Model)
+	r.BaseURL = first(o.BaseURL, e["OPENAI_BASE_URL"], fc.BaseURL)
+	keyEnv := first(fc.APIKeyEnv, "OPENAI_API_KEY")
+	r.APIKey = e[keyEnv]
+	r.Image = first(o.Image, e["HARNESS_IMAGE"], fc.Image, DefaultImage)
+	r.Workspace = o.Workspace
+	r.Window = DefaultContextWindow
+	if fc.ContextWindow > 0 {
+		r.Window = fc.ContextWindow
+	}
+	if o.ContextWindow > 0 {
+		r.Window = o.ContextWindow
+	}
+	r.CompactAt = DefaultCompactAt
+	if o.CompactAt != 0 {
+		r.CompactAt = o.CompactAt
+	}
+	r.CompactTail = DefaultCompactTail
+	if o.CompactTail > 0 {
+		r.CompactTail = o.CompactTail
+	}
+	r.Budget = int64(fc.BudgetTokens)
+	if o.BudgetTokens > 0 {
+		r.Budget = o.BudgetTokens
+	}
+	switch r.Workspace {
+	case "", "docker", "local":
+	default:
+		return r, usageErr("--workspace must be docker or local, not %q", r.Workspace)
+	}
+	switch o.Approve {
+	case "", "auto", "ask":
+	default:
+		return r, usageErr("--approve must be auto or ask, not %q", o.Approve)
+	}
+	return r, nil
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// UsageError marks a bad command line (exit 2).
+type UsageError struct{ Msg string }
+
+func (u *UsageError) Error() string { return u.Msg }
+
+func usageErr(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
+
+// DefaultDBPath is $XDG_DATA_HOME/harness/harness.db.
+func DefaultDBPath(e Env) string {
+	return filepath.Join(xdg(e, "XDG_DATA_HOME", ".local/share"), "harness", "harness.db")
+}
+
+// DefaultConfigPath is $XDG_CONFIG_HOME/harness/config.json.
+func DefaultConfigPath(e Env) string {
+	return filepath.Join(xdg(e, "XDG_CONFIG_HOME", ".config"), "harness", "config.json")
+}
+
+func xdg(e Env, key, underHome string) string {
+	if dir := e[key]; dir != "" {
+		return dir
+	}
+	home := e["HOME"]
+	if home == "" {
+		home = "."
+	}
+	return filepath.Join(home, underHome)
+}

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"io"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/store"
+)
+
+// WriteEvents writes a session's stored envelopes to w, one per line,
+// byte for byte as stored.
+func WriteEvents(ctx context.Context, r store.Reader, id string, w io.Writer) error {
+	if _, err := r.Session(ctx, id); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
+		bw.Write(rec.Body)
+		return bw.WriteByte('\n')
+	})
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// lastRequestCheckpoint finds the newest checkpoint that carries a next
+// request: the latest one when the session was interrupted mid-request,
+// else the last model round's.
+func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*runtime.Checkpoint, error) {
+	var found *runtime.Checkpoint
+	var chain runtime.Chain
+	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
+		if rec.Type != string(event.TypeRuntimeCheckpoint) {
+			return nil
+		}
+		ev, err := event.Decode(rec.Body)
+		if err != nil {
+			return err
+		}
+		cp, err := chain.Next(ev.Data.(event.RuntimeCheckpoint).Payload)
+		if err != nil {
+			return err
+		}
+		if cp.NextRequest != nil {
+			found = cp
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found == nil {
+		return nil, errcode.Errorf(errcode.SessNotFound, "session %s has no model request yet", id)
+	}
+	return found, nil
+}
+
+// Request rebuilds the session's latest model request from its stored
+// checkpoints: exactly the request the model received.
+func Request(ctx context.Context, r store.Reader, id string) (model.Request, error) {
+	cp, err := lastRequestCheckpoint(ctx, r, id)
+	if err != nil {
+		return model.Request{}, err
+	}
+	return runtime.ReconstructModelRequest(cp)
+}
+
+// Patch returns the workspace patch at the session's last finished turn
+// and the project root the session recorded ("" when it recorded none).
+func Patch(ctx context.Context, r store.Reader, id string) (patch, root string, err error) {
+	s, err := r.Session(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	last, _, err := runtime.LastFinished(ctx, r, id)
+	if err != nil {
+		return "", "", err
+	}
+	if last == nil || last.Workspace == nil {
+		return "", s.Metadata["root"], nil
+	}
+	return last.Workspace.Patch, s.Metadata["root"], nil
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/internal/errcode"
+)
+
+// cli is the app as the command line drives it: the app layer plus the
+// command-specific flags and where to print.
+type cli struct {
+	*app.App
+	opts       options
+	stdout     io.Writer
+	stderr     io.Writer
+	printedSeq int64 // exec: the last event printed
+}
+
+func newCLI(ctx context.Context, o options, e app.Env, stdout, stderr io.Writer) (*cli, error) {
+	a, err := app.New(ctx, o.Options, e, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return &cli{App: a, opts: o, stdout: stdout, stderr: stderr, printedSeq: -1}, nil
+}
+
+// fail prints a coded error and returns the exit status for it.
+func (a *cli) fail(err error) int {
+	if u, ok := err.(*app.UsageError); ok {
+		fmt.Fprintln(a.stderr, "harness: "+u.Msg)
+		return exitUsage
+	}
+	return a.failTo(a.stderr, err)
+}
+
+// failTo is fail with an explicit stream (stderr is held while the TUI runs).
+func (a *cli) failTo(w io.Writer, err error) int {
+	fmt.Fprintf(w, "harness: %s: %s\n", errcode.Of(err), errcode.Message(err))
+	return exitFailed
+}
