@@ -113,6 +113,9 @@ type PermissionAnswer struct {
 	Allow bool
 	Scope Scope
 	Note  string
+	// Reason is the user's word to the model with a denial; the denied
+	// call's result carries it.
+	Reason string
 }
 
 // Resolver answers permission requests (the TUI is one). It must return when

@@ -518,12 +518,16 @@ func (t *turn) runTool(mc model.ToolCall, requestID string) error {
 	case d.Effect == Deny:
 		res = failed(errcode.ToolPolicyDenied, "the policy denied this call: "+d.Reason)
 	case d.Effect == Ask && !r.grants[mc.Name]:
-		ok, err := t.askPermission(callID, call, mc)
+		ok, reason, err := t.askPermission(callID, call, mc)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			res = failed(errcode.ToolPermissionDenied, "the user denied this call")
+			msg := "the user denied this call"
+			if reason != "" {
+				msg += "; they said: " + reason
+			}
+			res = failed(errcode.ToolPermissionDenied, msg)
 			break
 		}
 		fallthrough
@@ -589,13 +593,14 @@ func (t *turn) abandon(calls []model.ToolCall, requestID, why string) {
 	}
 }
 
-// askPermission runs the permission exchange; no resolver means deny.
-func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) (bool, error) {
+// askPermission runs the permission exchange; no resolver means deny. It
+// returns the user's reason with a denial.
+func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) (bool, string, error) {
 	s, r := t.s, t.r
 	permID := s.rt.cfg.NewID("perm")
 	subject := call.Subject
 	if _, err := t.append(event.PermissionRequested{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ScopeOnce)}); err != nil {
-		return false, err
+		return false, "", err
 	}
 	ans := PermissionAnswer{Allow: false, Scope: ScopeOnce, Note: "no resolver: denied"}
 	if res := s.rt.cfg.Resolver; res != nil {
@@ -618,12 +623,12 @@ func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) 
 	}
 	pr := event.PermissionResolved{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ans.Scope), Decision: decision, Note: ans.Note}
 	if _, err := t.append(pr); err != nil {
-		return false, err
+		return false, "", err
 	}
 	if ans.Allow && ans.Scope == ScopeRun {
 		r.grants[mc.Name] = true
 	}
-	return ans.Allow, nil
+	return ans.Allow, ans.Reason, nil
 }
 
 // checkMessageState verifies that every assistant tool call is answered by

@@ -12,8 +12,8 @@ import (
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	ks := k.String()
 	switch {
-	case m.approval != nil:
-		return m.approvalKey(ks)
+	case m.asking != nil:
+		return m.approvalKey(k)
 	case m.picker != nil:
 		return m.pickerKey(k)
 	case m.pager != nil:
@@ -184,37 +184,102 @@ func (m *Model) openHelp() {
 	m.pager = newPager(pagerHelp, "Help", helpLines(m, m.width), m.width, m.bodyHeight())
 }
 
-// approvalGrace is how long after an approval prompt appears the keys that
-// allow are ignored (denying, canceling work at once).
+// approvalGrace is how long after an approval prompt appears tab is
+// ignored: a tab pressed for the input (completion) must not hand the
+// keys to the box the moment it appears.
 const approvalGrace = 400 * time.Millisecond
 
-func (m *Model) approvalKey(ks string) tea.Cmd {
-	a := m.approval
-	var ans Answer
-	armed := m.opts.Now().Sub(m.approvalAt) >= approvalGrace
+// approvalKey handles a key while a question is up. The input keeps every
+// key that edits text; only tab (a deliberate key) gives the box the keys,
+// and only there do y, a, n, r and enter answer. esc denies; enter with
+// text in the input denies and sends that text to the model as the reason.
+func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
+	q := m.asking
+	ks := k.String()
 	switch ks {
-	case "y", "Y", "enter":
-		if !armed {
-			return nil
-		}
-		ans = Answer{Allow: true}
-	case "a", "A":
-		if !armed {
-			return nil
-		}
-		ans = Answer{Allow: true, ForRun: true}
-	case "n", "N", "esc":
-		ans = Answer{}
 	case "ctrl+c":
 		if run := m.activeRun(); run != "" {
 			m.canceling = true
+			m.flash = cancelFlash
 			return m.cancel(run)
 		}
 		return nil
-	default:
+	case "ctrl+o":
+		q.all = !q.all
+		return nil
+	case "esc":
+		return m.answer(Answer{})
+	}
+	if q.answering {
+		switch ks {
+		case "tab", "shift+tab":
+			q.answering = false
+		case "left", "up", "h", "k":
+			q.choice = (q.choice + numChoices - 1) % numChoices
+		case "right", "down", "l", "j":
+			q.choice = (q.choice + 1) % numChoices
+		case "y", "Y":
+			return m.choose(choiceOnce)
+		case "a", "A":
+			return m.choose(choiceRun)
+		case "n", "N":
+			return m.choose(choiceDeny)
+		case "r", "R":
+			return m.choose(choiceReason)
+		case "enter", "space":
+			return m.choose(q.choice)
+		default:
+			// Anything else is typing: it goes to the input.
+			if k.Text != "" || ks == "backspace" {
+				q.answering = false
+				return m.in.update(k)
+			}
+		}
 		return nil
 	}
-	m.approval = nil
+	switch ks {
+	case "tab", "shift+tab":
+		if m.opts.Now().Sub(m.approvalAt) >= approvalGrace {
+			q.answering, q.reason = true, false
+		}
+		return nil
+	case "enter":
+		text := strings.TrimSpace(m.in.value())
+		if text == "" {
+			m.flash = "A question is waiting: tab answers it, esc denies."
+			return nil
+		}
+		m.in.take()
+		return m.answer(Answer{Reason: text})
+	}
+	m.flash = ""
+	return m.in.update(k)
+}
+
+// choose answers with one of the box's choices; "deny with a reason"
+// hands the keys back to the input to take the reason.
+func (m *Model) choose(c int) tea.Cmd {
+	switch c {
+	case choiceOnce:
+		return m.answer(Answer{Allow: true})
+	case choiceRun:
+		return m.answer(Answer{Allow: true, ForRun: true})
+	case choiceReason:
+		if text := strings.TrimSpace(m.in.value()); text != "" {
+			m.in.take()
+			return m.answer(Answer{Reason: text})
+		}
+		m.asking.answering, m.asking.reason = false, true
+		return nil
+	}
+	return m.answer(Answer{})
+}
+
+// answer replies to the question on screen and takes it down.
+func (m *Model) answer(ans Answer) tea.Cmd {
+	a := m.asking.a
+	m.asking = nil
+	m.flash = ""
 	return func() tea.Msg {
 		a.Reply(ans)
 		return nil

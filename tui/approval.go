@@ -10,12 +10,39 @@ import (
 	"github.com/harness-dev/harness/tui/theme"
 )
 
-// approvalLines bounds the diff shown in an approval prompt.
-const approvalLines = 12
+const (
+	// approvalLines bounds the diff shown in a collapsed approval prompt.
+	approvalLines = 12
+	// approvalCmdLines bounds the wrapped command shown in a collapsed
+	// prompt; ctrl+o shows all of it.
+	approvalCmdLines = 3
+)
 
-// approvalView is the permission prompt above the input: the call, the
-// diff for a write, and the keys.
-func approvalView(a *Approval, th *theme.Theme, width int) string {
+// The answers of an approval prompt, in the order the box lists them.
+const (
+	choiceOnce = iota
+	choiceRun
+	choiceDeny
+	choiceReason
+	numChoices
+)
+
+// asking is the state of a question on screen. The input keeps the keys
+// until tab hands them to the box (answering): a keystroke meant for the
+// input never answers, and what is typed stays in the input.
+type asking struct {
+	a         *Approval
+	answering bool // the box has the keys
+	choice    int  // the highlighted answer while answering
+	all       bool // the whole command and diff, not the first lines
+	reason    bool // the input is taking a reason to deny with
+}
+
+// approvalView is the permission prompt above the input: the call (the
+// whole command, quoted as a shell would need it), the diff for a write,
+// the answers and the keys. draft says whether the input holds text.
+func approvalView(q *asking, th *theme.Theme, width int, draft bool) string {
+	a := q.a
 	inner := max(width-4, 10)
 	verb := "wants to run"
 	what := a.Subject
@@ -26,40 +53,190 @@ func approvalView(a *Approval, th *theme.Theme, width int) string {
 		what = execLine(a.Input, a.Subject)
 	}
 	head := th.Warn.Render("? ") + th.ToolName.Render(a.Tool) + " " + th.Text.Render(verb)
-	if what != "" {
-		head += " " + th.Bold.Render(what)
-	}
+	var sum string
 	if a.Diff != "" {
-		head += "  " + diffview.Summary(diffview.StatOf(a.Diff), th)
+		sum = "  " + diffview.Summary(diffview.StatOf(a.Diff), th)
 	}
-	lines := []string{ansi.Truncate(head, inner, "…")}
+	var lines []string
+	if what != "" && ansi.StringWidth(head+" "+what+sum) <= inner {
+		lines = append(lines, head+" "+th.Bold.Render(what)+sum)
+	} else {
+		lines = append(lines, ansi.Truncate(head+sum, inner, "…"))
+		if what != "" {
+			wrapped := wrapWords(what, inner-2)
+			shown := wrapped
+			if !q.all && len(shown) > approvalCmdLines {
+				shown = shown[:approvalCmdLines]
+			}
+			for _, l := range shown {
+				lines = append(lines, "  "+th.Bold.Render(l))
+			}
+			if more := len(wrapped) - len(shown); more > 0 {
+				lines = append(lines, "  "+th.Muted.Render("… "+itoa(more)+" more lines · ctrl+o shows the whole command"))
+			}
+		}
+	}
 	if a.Diff != "" {
 		dl := diffview.Lines(diffview.Hunks(a.Diff), inner-2, th)
 		shown := dl
-		if len(shown) > approvalLines {
+		if !q.all && len(shown) > approvalLines {
 			shown = shown[:approvalLines]
 		}
 		for _, l := range shown {
 			lines = append(lines, "  "+l)
 		}
 		if more := len(dl) - len(shown); more > 0 {
-			lines = append(lines, "  "+th.Muted.Render("… "+itoa(more)+" more lines (/diff shows the workspace after)"))
+			lines = append(lines, "  "+th.Muted.Render("… "+itoa(more)+" more lines · ctrl+o shows all"))
 		}
 	}
-	keys := th.Key.Render("y") + th.Muted.Render(" allow once · ") +
-		th.Key.Render("a") + th.Muted.Render(" allow "+a.Tool+" for this run · ") +
-		th.Key.Render("n") + th.Muted.Render(" deny · ") +
-		th.Key.Render("ctrl+c") + th.Muted.Render(" cancel turn")
-	lines = append(lines, ansi.Truncate(keys, inner, "…"))
+	choices := []string{"allow once", "allow " + a.Tool + " for this run", "deny", "deny with a reason"}
+	keys := []string{"y", "a", "n", "r"}
+	var segs []string
+	for i, c := range choices {
+		switch {
+		case q.answering && i == q.choice:
+			segs = append(segs, th.Selected.Render("› "+keys[i]+" "+c))
+		case q.answering:
+			segs = append(segs, "  "+th.Key.Render(keys[i])+" "+th.Text.Render(c))
+		default:
+			segs = append(segs, th.Muted.Render(keys[i]+" "+c))
+		}
+	}
+	lines = append(lines, wrapSegs(segs, "  ", inner)...)
+	var hints []string
+	switch {
+	case q.answering:
+		hints = []string{th.Key.Render("←/→") + th.Muted.Render(" choose"), th.Key.Render("enter") + th.Muted.Render(" answer"),
+			th.Key.Render("tab") + th.Muted.Render(" back to the input")}
+	case q.reason:
+		hints = []string{th.Warn.Render("type the reason the model gets"), th.Key.Render("enter") + th.Muted.Render(" deny with it"),
+			th.Key.Render("tab") + th.Muted.Render(" answer")}
+	default:
+		hints = []string{th.Key.Render("tab") + th.Muted.Render(" answer"), th.Key.Render("esc") + th.Muted.Render(" deny")}
+		if draft {
+			hints = append(hints, th.Key.Render("enter")+th.Muted.Render(" deny, telling the model what you typed"))
+		}
+	}
+	hints = append(hints, th.Key.Render("ctrl+o")+th.Muted.Render(" show all"), th.Key.Render("ctrl+c")+th.Muted.Render(" cancel turn"))
+	lines = append(lines, wrapSegs(hints, th.Muted.Render(" · "), inner)...)
 	return th.Box.Width(width).Render(strings.Join(lines, "\n"))
 }
 
+// wrapSegs joins segments with sep into lines of at most width cells,
+// breaking only between segments (a segment wider than width is cut).
+func wrapSegs(segs []string, sep string, width int) []string {
+	var out []string
+	cur := ""
+	for _, s := range segs {
+		switch {
+		case cur == "":
+			cur = s
+		case ansi.StringWidth(cur+sep+s) <= width:
+			cur += sep + s
+		default:
+			out = append(out, cur)
+			cur = s
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	for i, l := range out {
+		out[i] = ansi.Truncate(l, width, "…")
+	}
+	return out
+}
+
+// execLine is a process.exec call's command as a shell would need it
+// typed: every argument that a shell would split or expand is quoted, so
+// what the box shows is exactly what runs. The working directory, when
+// the call names one, comes first.
 func execLine(input json.RawMessage, fallback string) string {
 	var in struct {
 		Argv []string `json:"argv"`
+		Cwd  string   `json:"cwd"`
 	}
 	if json.Unmarshal(input, &in) != nil || len(in.Argv) == 0 {
 		return fallback
 	}
-	return strings.Join(in.Argv, " ")
+	q := make([]string, len(in.Argv))
+	for i, a := range in.Argv {
+		q[i] = shellQuote(a)
+	}
+	line := strings.Join(q, " ")
+	if in.Cwd != "" && in.Cwd != "." {
+		line = "(in " + shellQuote(in.Cwd) + ") " + line
+	}
+	return line
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting; control
+// characters are shown escaped so a newline cannot hide part of a command.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n\r'\"$`\\*?[]{}()<>|&;#~!") && printable(s) {
+		return s
+	}
+	if printable(s) {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\'' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(byte(r)))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+func printable(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func hex2(b byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[b>>4], digits[b&0xf]})
+}
+
+// wrapWords wraps plain text at spaces into lines of at most width cells;
+// a word wider than a line is cut where the line ends. Unlike a
+// hyphen-aware wrap it never splits "--flag" or "a-b" at the hyphen.
+func wrapWords(s string, width int) []string {
+	var out []string
+	cur := ""
+	for _, w := range strings.Split(s, " ") {
+		switch {
+		case cur == "":
+			cur = w
+		case ansi.StringWidth(cur)+1+ansi.StringWidth(w) <= width:
+			cur += " " + w
+		default:
+			out = append(out, cur)
+			cur = w
+		}
+		for ansi.StringWidth(cur) > width {
+			out = append(out, ansi.Cut(cur, 0, width))
+			cur = ansi.Cut(cur, width, ansi.StringWidth(cur))
+		}
+	}
+	return append(out, cur)
 }

@@ -32,8 +32,12 @@
 // ↑/↓ on the first/last line recall sent messages. Ctrl+C cancels a running
 // turn (twice: quit without waiting) and quits an idle screen. pgup/pgdn
 // scroll, alt+↑/↓ select a card, ctrl+o expands or collapses it (the last
-// one when none is selected). With --approve ask, y allows a call once, a
-// allows the tool for the rest of the run, n or esc denies.
+// one when none is selected). With --approve ask, a question never takes
+// keys meant for the input: typing stays in the input, and only tab gives
+// the question's box the keys (then y allows once, a allows the tool for
+// the rest of the run, n denies, r denies with a reason; ←/→ and enter
+// choose). Esc denies; enter with text in the input denies and sends the
+// text to the model as the reason; ctrl+o shows the whole command or diff.
 //
 // Steering that reaches the runtime as its turn is already ending
 // (RUNTIME_RUN_TERMINAL) is not lost: the screen keeps it and sends it as

@@ -105,6 +105,9 @@ type Approval struct {
 type Answer struct {
 	Allow  bool
 	ForRun bool // remember the grant for this tool for the rest of the run
+	// Reason is what the user said when denying: the model gets it with
+	// the denial, so it can change course instead of guessing.
+	Reason string
 }
 
 // ApplyPlan is a checked patch ready to be applied to the host tree.

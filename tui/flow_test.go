@@ -172,41 +172,126 @@ func TestQueuedInputWaitsAfterACanceledTurn(t *testing.T) {
 	s.wantCalls("start-queued → run-2")
 }
 
+// An approval is answered only from the box, which gets the keys with
+// tab: y, a, n and enter on the highlighted choice.
 func TestApprovalAnswers(t *testing.T) {
 	for _, c := range []struct {
-		key  string
+		name string
+		keys []string
 		want Answer
-	}{{"y", Answer{Allow: true}}, {"a", Answer{Allow: true, ForRun: true}}, {"n", Answer{}}, {"esc", Answer{}}} {
-		t.Run(c.key, func(t *testing.T) {
+	}{
+		{"y", []string{"y"}, Answer{Allow: true}},
+		{"a", []string{"a"}, Answer{Allow: true, ForRun: true}},
+		{"n", []string{"n"}, Answer{}},
+		{"enter allows once", []string{"enter"}, Answer{Allow: true}},
+		{"right enter allows for the run", []string{"right", "enter"}, Answer{Allow: true, ForRun: true}},
+		{"left enter gives a reason", []string{"left", "enter"}, Answer{}}, // wraps to "deny with a reason": waits for it
+		{"esc", []string{"esc"}, Answer{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			now := time.Unix(1_800_000_000, 0)
 			s := newScreen(t, idleEngine(), Options{Now: func() time.Time { return now }}, 100, 30)
 			startTurn(s, "run-1", "go")
 			var got []Answer
 			s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
 				Input: json.RawMessage(`{"argv":["make","test"]}`), Reply: func(a Answer) { got = append(got, a) }}}})
-			s.wantText("? process.exec wants to run make test")
-			s.typeText("x") // other keys do nothing while asked
-			if c.want.Allow {
-				// Right after the prompt appears, a key that allows is
-				// ignored: it was likely meant for the input.
-				s.key(c.key)
-				s.key("enter")
-				if len(got) != 0 {
-					t.Fatalf("allowed within the grace period: %+v", got)
-				}
-				now = now.Add(time.Second)
+			s.wantText("? process.exec wants to run make test", "tab answer")
+			s.key("tab") // a tab the moment the prompt appears was meant for the input
+			s.key(c.keys[0])
+			if len(got) != 0 && c.keys[0] != "esc" {
+				t.Fatalf("answered without the box having the keys: %+v", got)
 			}
-			s.key(c.key)
+			if c.keys[0] != "esc" {
+				now = now.Add(time.Second)
+				s.m.in.take()
+				s.key("tab")
+				s.wantText("› y allow once", "enter answer")
+				for _, k := range c.keys {
+					s.key(k)
+				}
+			}
+			if c.name == "left enter gives a reason" {
+				if len(got) != 0 || s.m.asking == nil || !s.m.asking.reason {
+					t.Fatalf("deny with a reason answered before the reason: %+v", got)
+				}
+				s.wantText("type the reason the model gets")
+				s.typeText("use go test")
+				s.key("enter")
+				c.want.Reason = "use go test"
+			}
 			if len(got) != 1 || got[0] != c.want {
 				t.Fatalf("replies = %+v, want [%+v]", got, c.want)
 			}
-			if s.m.approval != nil || strings.Contains(s.text(), "wants to run") {
+			if s.m.asking != nil || strings.Contains(s.text(), "wants to run") {
 				t.Error("the prompt stayed after the answer")
 			}
 			if s.m.in.value() != "" {
 				t.Errorf("a key meant for the prompt reached the input: %q", s.m.in.value())
 			}
 		})
+	}
+}
+
+// The issue's report: typing "wait, any ideas?" while a command waits for
+// approval approved it for the whole run (the "a") and ate the "wa". Now
+// every key goes to the input, nothing is answered, and enter denies with
+// the typed text as the reason the model gets.
+func TestTypingDuringApprovalNeverApproves(t *testing.T) {
+	for _, tool := range []string{"process.exec", "fs.write"} {
+		t.Run(tool, func(t *testing.T) {
+			now := time.Unix(1_800_000_000, 0)
+			s := newScreen(t, idleEngine(), Options{Now: func() time.Time { return now }}, 100, 30)
+			startTurn(s, "run-1", "go")
+			var got []Answer
+			s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: tool, Subject: "a.txt",
+				Input: json.RawMessage(`{"argv":["rm","-rf","build"],"path":"a.txt","contents":"x"}`), Reply: func(a Answer) { got = append(got, a) }}}})
+			now = now.Add(time.Hour) // long after the prompt appeared
+			s.typeText("wait, any ideas? yes ANY y a n Y A N")
+			for _, k := range []string{"left", "right", "down"} {
+				s.key(k)
+			}
+			if len(got) != 0 {
+				t.Fatalf("typing answered the question: %+v", got)
+			}
+			if v := s.m.in.value(); v != "wait, any ideas? yes ANY y a n Y A N" {
+				t.Fatalf("the input holds %q, want all that was typed", v)
+			}
+			s.wantText("enter deny, telling the model what you typed")
+			s.key("enter")
+			want := Answer{Reason: "wait, any ideas? yes ANY y a n Y A N"}
+			if len(got) != 1 || got[0] != want {
+				t.Fatalf("replies = %+v, want [%+v]", got, want)
+			}
+			if s.m.in.value() != "" {
+				t.Errorf("the reason stayed in the input: %q", s.m.in.value())
+			}
+		})
+	}
+}
+
+// A long command is shown whole: quoted as a shell needs it, wrapped, and
+// expanded with ctrl+o when it is longer than the prompt's first lines.
+func TestApprovalShowsWholeCommand(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 80, 30)
+	startTurn(s, "run-1", "go")
+	long := strings.Repeat("x", 300)
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
+		Input: json.RawMessage(`{"argv":["sh","-c","echo 'hi' && rm -rf /tmp/a b","` + long + `END"]}`), Reply: func(Answer) {}}}})
+	s.wantText(`sh -c 'echo '\''hi'\'' && rm -rf /tmp/a b'`, "more lines · ctrl+o shows the whole command")
+	if strings.Contains(s.text(), "END") {
+		t.Error("a collapsed prompt shows every line")
+	}
+	s.key("ctrl+o")
+	s.wantText("END")
+	for _, c := range []struct{ in, want string }{
+		{`{"argv":["ls","-la"]}`, "ls -la"},
+		{`{"argv":["printf","a\nb"]}`, `printf $'a\nb'`},
+		{`{"argv":["echo",""]}`, `echo ''`},
+		{`{"argv":["go","test","--run=TestX"],"cwd":"sub dir"}`, `(in 'sub dir') go test --run=TestX`},
+	} {
+		if got := execLine(json.RawMessage(c.in), "?"); got != c.want {
+			t.Errorf("execLine(%s) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 
@@ -220,7 +305,7 @@ func TestApprovalDismissedWhenResolvedElsewhere(t *testing.T) {
 	s.key("ctrl+c")
 	s.wantCalls("cancel run-1")
 	s.events(ev(4, event.PermissionResolved{PermissionID: "perm-1", CallID: "call-1", Action: "fs.write", Scope: "once", Decision: "deny", Note: "turn canceled"}))
-	if s.m.approval != nil {
+	if s.m.asking != nil {
 		t.Error("the prompt stayed after its permission was resolved")
 	}
 }
@@ -366,6 +451,7 @@ func TestApprovalClosesOverlay(t *testing.T) {
 		t.Error("the pager hides the question")
 	}
 	now = now.Add(time.Second)
+	s.key("tab")
 	s.key("y")
 	if len(got) != 1 || !got[0].Allow {
 		t.Errorf("replies = %+v", got)

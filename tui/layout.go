@@ -57,11 +57,14 @@ func (m *Model) bottom() ([]string, int) {
 			out = append(out, ansi.Truncate(hint, w, "…"))
 		}
 	}
-	if m.approval != nil {
-		out = append(out, strings.Split(approvalView(m.approval, th, w), "\n")...)
+	if m.asking != nil {
+		out = append(out, strings.Split(approvalView(m.asking, th, w, strings.TrimSpace(m.in.value()) != ""), "\n")...)
 	}
 	at := len(out)
 	out = append(out, strings.Split(m.in.view(), "\n")...)
+	if m.asking != nil {
+		return out, at // the question's box lists the keys that work now
+	}
 	m.keys.setState(m.busy(), len(m.tr.Pending())+len(m.deferred) > 0)
 	out = append(out, " "+m.helpLine(w-1))
 	return out, at
@@ -127,7 +130,7 @@ func (m *Model) View() tea.View {
 	top := len(lines)
 	lines = append(lines, bottom...)
 	v.SetContent(strings.Join(lines, "\n"))
-	if inputAt >= 0 && m.approval == nil {
+	if inputAt >= 0 && (m.asking == nil || !m.asking.answering) {
 		if c := m.in.cursor(); c != nil {
 			c.Y += top + inputAt
 			v.Cursor = c

@@ -61,10 +61,9 @@ type Model struct {
 	deferred  []string // steering that came too late: sent as the next turn
 	early     []early  // typed while the turn was being admitted
 
-	approval *Approval
-	// approvalAt is when the approval prompt appeared: keys that allow are
-	// ignored for approvalGrace after it, so a keystroke meant for the
-	// input (a "y" mid-word, an Enter) never approves a write or a command.
+	asking *asking // the permission question on screen
+	// approvalAt is when the question appeared: tab (which gives the box
+	// the keys) is ignored for approvalGrace after it.
 	approvalAt time.Time
 	pager      *pager
 	picker     *picker
@@ -164,7 +163,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case tea.PasteMsg:
-		if m.pager == nil && m.picker == nil && m.approval == nil {
+		if m.pager == nil && m.picker == nil {
 			return m, m.in.update(msg)
 		}
 		return m, nil
@@ -274,7 +273,7 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 		}
 		if u.Approval != nil {
 			// A question takes the screen: an open pager or picker closes.
-			m.approval = u.Approval
+			m.asking = &asking{a: u.Approval}
 			m.approvalAt = m.opts.Now()
 			m.pager = nil
 			if m.picker != nil && !m.picker.startup {
@@ -300,8 +299,8 @@ func (m *Model) after() tea.Cmd {
 			m.flash = ""
 		}
 	}
-	if m.approval != nil && m.tr.Resolved(m.approval.PermissionID) {
-		m.approval = nil
+	if m.asking != nil && m.tr.Resolved(m.asking.a.PermissionID) {
+		m.asking = nil
 	}
 	var cmds []tea.Cmd
 	if !m.busy() && m.sess != nil {
@@ -345,7 +344,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.tr = transcript.New()
 	m.vp.Reset()
 	m.lastSeq = -1
-	m.runID, m.starting, m.canceling, m.deferred, m.approval, m.unseen = "", false, false, nil, nil, false
+	m.runID, m.starting, m.canceling, m.deferred, m.asking, m.unseen = "", false, false, nil, nil, false
 	for _, r := range s.History {
 		if r.Seq > m.lastSeq {
 			m.lastSeq = r.Seq

@@ -183,6 +183,23 @@ func TestViewApproval(t *testing.T) {
 	})
 }
 
+// A long command, with the box holding the keys (tab) and text typed in
+// the input before: the whole command quoted, the answers, the keys.
+func TestViewApprovalAnswering(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := busyScreen(t, w, h)
+		s.m.opts.Now = func() time.Time { return base.Add(time.Hour) }
+		s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", CallID: "call-2", Tool: "process.exec",
+			Input: json.RawMessage(`{"argv":["sh","-c","go test -run 'TestApply|TestDiff' ./cmd/harness/... && go vet ./... && rm -rf /tmp/harness-build-cache"]}`), Reply: func(Answer) {}}}})
+		s.typeText("wait")
+		s.m.opts.Now = func() time.Time { return base.Add(2 * time.Hour) }
+		s.key("tab")
+		s.key("right")
+		s.wantText("? process.exec wants to run", "/tmp/harness-build-cache'", "› a allow process.exec for this run", "enter answer", "tab back to the input", "wait")
+		return s
+	})
+}
+
 func TestViewSlashHint(t *testing.T) {
 	eachWidth(t, func(t *testing.T, w, h int) *screen {
 		s := newScreen(t, idleEngine(), Options{}, w, h)

@@ -393,10 +393,13 @@ func (e *tuiEngine) Resolve(ctx context.Context, req runtime.PermissionRequest) 
 			scope = runtime.ScopeRun
 		}
 		note := "denied in the TUI"
-		if a.Allow {
+		switch {
+		case a.Allow:
 			note = "approved in the TUI"
+		case a.Reason != "":
+			note = "denied in the TUI: " + a.Reason
 		}
-		return runtime.PermissionAnswer{Allow: a.Allow, Scope: scope, Note: note}, nil
+		return runtime.PermissionAnswer{Allow: a.Allow, Scope: scope, Note: note, Reason: a.Reason}, nil
 	case <-ctx.Done():
 		return runtime.PermissionAnswer{}, ctx.Err()
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
 )
 
 func tuiScript(name string) string { return filepath.Join("testdata", "tui", name) }
@@ -114,12 +115,12 @@ func TestTUIApprovalsDiffApply(t *testing.T) {
 	tm.waitFor("Ready.", "approve: ask")
 
 	tm.line("write hello")
-	tm.waitFor("? fs.write wants to write hello.txt", "+hello", "y allow once")
+	tm.waitFor("? fs.write wants to write hello.txt", "+hello", "y allow once", "tab answer")
 	tm.answer("y", "? fs.write wants to write hello.txt")
 	tm.waitFor("? process.exec wants to run cat hello.txt")
 	tm.answer("a", "? process.exec wants to run cat hello.txt")
 	tm.waitFor("? fs.write wants to write secret.txt")
-	tm.keys("n")
+	tm.keys("Escape")
 	s := tm.waitFor("✓ completed", "Done: hello.txt is written.", "✗ TOOL_PERMISSION_DENIED", "approved for this run")
 	if strings.Contains(s, "? process.exec wants to run ls") {
 		t.Error("the run-wide grant asked again")
@@ -147,6 +148,51 @@ func TestTUIApprovalsDiffApply(t *testing.T) {
 	tm.keys("Escape")
 	tm.waitGone("WORKSPACE_SCOPE")
 	tm.quit(1)
+}
+
+// The report, in a real terminal: typing "wait, any ideas?" while
+// a command waits for approval approved it for the whole run. Now the text
+// stays in the input, nothing is approved, and Enter denies the command
+// with the typed text as the reason the model reads.
+func TestTUITypingDuringApprovalNeverApproves(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# approvals\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--workspace", "local", "--approve", "ask", "--fake-model", mustAbs(t, tuiScript("deny_reason.json"))))
+	tm.waitFor("approve: ask")
+	tm.line("clean up")
+	tm.waitFor("? process.exec wants to run rm -rf build", "tab answer")
+	tm.typeText("wait, any ideas? yes, all of them")
+	tm.waitFor("› wait, any ideas? yes, all of them", "enter deny, telling the model what you typed")
+	s := tm.screen()
+	if !strings.Contains(s, "? process.exec wants to run rm -rf build") || strings.Contains(s, "approved") {
+		t.Fatalf("typing answered the question:\n%s", s)
+	}
+	tm.keys("Enter")
+	tm.waitGone("? process.exec wants to run")
+	tm.waitFor("✗ TOOL_PERMISSION_DENIED", "Understood, I will not delete anything.", "✓ completed")
+	id := tm.quit(1)
+
+	r := u.run("", "events", id)
+	if r.code != 0 {
+		t.Fatalf("harness events: exit %d\n%s", r.code, r.stderr)
+	}
+	var told bool
+	for _, e := range decodeLines(t, r.stdout) {
+		switch d := e.Data.(type) {
+		case event.PermissionResolved:
+			if d.Decision != "deny" {
+				t.Errorf("the permission was resolved %q, want deny", d.Decision)
+			}
+		case event.MessageCompleted:
+			if d.Role == "tool" && strings.Contains(d.Content, "wait, any ideas? yes, all of them") && strings.Contains(d.Content, string(errcode.ToolPermissionDenied)) {
+				told = true
+			}
+		}
+	}
+	if !told {
+		t.Errorf("the model was not told the reason:\n%s", r.stdout)
+	}
 }
 
 // With no provider configured and no Docker workspace, the TUI opens on the
