@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
@@ -20,27 +19,6 @@ type EventLog interface {
 	SessionID() string
 	Append(ctx context.Context, e event.Event) (store.Record, error)
 	SaveCheckpoint(ctx context.Context, afterSeq int64, payload []byte) (store.Checkpoint, error)
-}
-
-// Budget bounds a turn (steps, tool calls) and a session (model tokens,
-// cumulative, summaries included, never refunded). Zero means unlimited.
-type Budget struct {
-	MaxSteps       int   `json:"maxSteps"`
-	MaxModelTokens int64 `json:"maxModelTokens"`
-	MaxToolCalls   int   `json:"maxToolCalls"`
-}
-
-// Settings are a session's defaults, inherited by every follow-up turn and
-// recorded in each checkpoint.
-type Settings struct {
-	Model           string            `json:"model"`
-	System          string            `json:"system"`
-	MaxTokens       int               `json:"maxTokens"`
-	ProviderOptions json.RawMessage   `json:"providerOptions,omitempty"`
-	ModelTimeoutMs  int64             `json:"modelTimeoutMs"`
-	Tools           []model.ToolSpec  `json:"tools"`
-	Budget          Budget            `json:"budget"`
-	Context         compaction.Policy `json:"context"` // zero: no compaction
 }
 
 // Effect of a policy decision.

@@ -2,8 +2,8 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -18,11 +18,7 @@ type History interface {
 }
 
 // RestorePoint is a session's last finished state.
-type RestorePoint struct {
-	Checkpoint *Checkpoint
-	AfterSeq   int64
-	LastSeq    int64
-}
+type RestorePoint = checkpoint.Restored
 
 // LatestTerminal returns the session's committed terminal checkpoint,
 // matched by its turn.completed, or RUNTIME_CHECKPOINT_INTERRUPTED saying
@@ -35,114 +31,43 @@ func LatestTerminal(ctx context.Context, h History, sessionID string) (RestorePo
 	after := int64(-1)
 	var cp *Checkpoint
 	if err == nil {
-		cp, err = ParseCheckpoint(cpRec.Payload)
+		cp, err = checkpoint.Parse(cpRec.Payload)
 		if err != nil {
 			return RestorePoint{}, err
 		}
 		after = cpRec.AfterSeq
 		if cp.Identity.Phase != phaseTerminal {
-			return RestorePoint{}, errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
-				"turn %s was interrupted during a %s request (checkpoint at seq %d); nothing is replayed: resume with --fork to continue from the last finished turn",
-				cp.Identity.TurnID, cp.Identity.Phase, after)
+			return checkpoint.Restore(cp, after, nil)
 		}
 	}
 	from := after
 	if cp != nil {
 		from = max(after-2, -1) // include the event before the checkpoint
 	}
-	rest, err := readAll(ctx, h, sessionID, from)
+	var tail []checkpoint.Record
+	err = store.Each(ctx, h, sessionID, from, func(r store.Record) error {
+		tail = append(tail, checkpoint.Record{Seq: r.Seq, Type: r.Type, Body: r.Body})
+		return nil
+	})
 	if err != nil {
 		return RestorePoint{}, err
 	}
-	last := after
-	matched := cp == nil
-	for len(rest) > 0 && rest[0].Seq <= after {
-		// A fork's checkpoint follows its session.forked; no turn.completed.
-		if rest[0].Seq == after-1 && rest[0].Type == string(event.TypeSessionForked) {
-			matched = true
-		}
-		rest = rest[1:]
-	}
-	for _, rec := range rest {
-		last = rec.Seq
-		switch rec.Type {
-		case string(event.TypeTurnCompleted), string(event.TypeAgentStopped):
-			if cp != nil && turnOf(rec.Body) == cp.Identity.TurnID {
-				matched = matched || rec.Type == string(event.TypeTurnCompleted)
-				continue
-			}
-		case string(event.TypeSessionForked), string(event.TypeWorkspaceLifecycle):
-			continue
-		}
-		return RestorePoint{}, errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
-			"turn %s was interrupted after seq %d (%s) before reaching a terminal checkpoint; nothing is replayed: resume with --fork to continue from the last finished turn",
-			turnOf(rec.Body), rec.Seq, rec.Type)
-	}
-	if !matched {
-		return RestorePoint{}, errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
-			"turn %s wrote its terminal checkpoint but no turn.completed; resume with --fork", cp.Identity.TurnID)
-	}
-	return RestorePoint{Checkpoint: cp, AfterSeq: after, LastSeq: last}, nil
+	return checkpoint.Restore(cp, after, tail)
 }
 
 // LastFinished scans the whole log for the newest terminal checkpoint that
 // its turn.completed follows: the point a fork continues from. It also
 // returns the turn that was abandoned after it, if any.
 func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint, string, error) {
-	var best, candidate *Checkpoint
-	var chain Chain
-	abandoned := ""
-	err := store.Each(ctx, h, sessionID, -1, func(rec store.Record) error {
-		switch rec.Type {
-		case string(event.TypeRuntimeCheckpoint):
-			ev, err := event.Decode(rec.Body)
-			if err != nil {
-				return err
-			}
-			data, _ := ev.Data.(event.RuntimeCheckpoint)
-			cp, err := chain.Next(data.Payload)
-			if err != nil {
-				return err
-			}
-			if cp.Identity.Phase == phaseTerminal {
-				candidate = cp
-			}
-		case string(event.TypeTurnCompleted):
-			if candidate != nil && turnOf(rec.Body) == candidate.Identity.TurnID {
-				best, candidate, abandoned = candidate, nil, ""
-			}
-		case string(event.TypeTurnStarted):
-			abandoned = turnOf(rec.Body)
-		}
-		return nil
+	var scan checkpoint.Scan
+	err := store.Each(ctx, h, sessionID, -1, func(r store.Record) error {
+		return scan.Add(checkpoint.Record{Seq: r.Seq, Type: r.Type, Body: r.Body})
 	})
 	if err != nil {
 		return nil, "", err
 	}
-	if best != nil && abandoned == best.Identity.TurnID {
-		abandoned = ""
-	}
-	return best, abandoned, nil
-}
-
-func readAll(ctx context.Context, h History, sessionID string, after int64) ([]store.Record, error) {
-	var out []store.Record
-	err := store.Each(ctx, h, sessionID, after, func(r store.Record) error {
-		out = append(out, r)
-		return nil
-	})
-	return out, err
-}
-
-// turnOf extracts data.turnId from an envelope without a full decode.
-func turnOf(body []byte) string {
-	var env struct {
-		Data struct {
-			TurnID string `json:"turnId"`
-		} `json:"data"`
-	}
-	_ = json.Unmarshal(body, &env)
-	return env.Data.TurnID
+	scan.Done()
+	return scan.Finished, scan.Abandoned, nil
 }
 
 // RestoreSession opens a session in this runtime with the state of a

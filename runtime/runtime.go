@@ -5,8 +5,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
+	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
@@ -14,8 +14,8 @@ import (
 
 // Limits of DESIGN §7.
 const (
-	MaxInputChars = 262144 // steering and prompt length in characters
-	MaxQueue      = 1024   // pending steering plus queued inputs per session
+	MaxInputChars = checkpoint.MaxInputChars // steering and prompt length in characters
+	MaxQueue      = 1024                     // pending steering plus queued inputs per session
 )
 
 // Status of a finished turn.
@@ -65,12 +65,6 @@ func (rt *Runtime) Model() model.Model { return rt.cfg.Model }
 
 // Subscribe returns every event appended from now on, in log order.
 func (rt *Runtime) Subscribe() *Subscription { return rt.bus.subscribe() }
-
-// input is a steering message or a message queued for the next turn.
-type input struct {
-	MessageID string `json:"messageId"`
-	Content   string `json:"content"`
-}
 
 // run is one turn's control block.
 type run struct {
@@ -168,16 +162,7 @@ func (rt *Runtime) Done(runID string) <-chan struct{} {
 	return c
 }
 
-func validText(what, text string) error {
-	n := utf8.RuneCountInString(text)
-	if n == 0 || n > MaxInputChars {
-		return errcode.Errorf(errcode.RuntimeInvalidInput, "%s must have 1..%d characters, got %d", what, MaxInputChars, n)
-	}
-	if !utf8.ValidString(text) {
-		return errcode.Errorf(errcode.RuntimeInvalidInput, "%s is not valid UTF-8", what)
-	}
-	return nil
-}
+func validText(what, text string) error { return checkpoint.CheckText(what, text) }
 
 func (rt *Runtime) newEvent(data event.Data) event.Event {
 	return event.Event{

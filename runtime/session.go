@@ -53,17 +53,6 @@ type state struct {
 	checkpointMsgs int // messages in the last runtime.checkpoint event of the log
 }
 
-// compactState says which view of the history the next request sends: the
-// prefix's system messages, the summary, the pinned first request, then
-// messages[TailStart:].
-type compactState struct {
-	Summary          string `json:"summary,omitempty"`
-	SummaryMessageID string `json:"summaryMessageId,omitempty"`
-	TailStart        int    `json:"tailStart"`
-	ThroughRevision  int    `json:"throughRevision"`
-	Compactions      int    `json:"compactions"`
-}
-
 // OpenSession starts a new, empty session on log with the given defaults.
 func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, settings Settings) (*Session, error) {
 	if log == nil {

@@ -630,35 +630,3 @@ func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) 
 	}
 	return ans.Allow, ans.Reason, nil
 }
-
-// checkMessageState verifies that every assistant tool call is answered by
-// exactly one tool message right after it, and no tool message is orphaned.
-func checkMessageState(msgs []model.Message) error {
-	open := map[string]bool{}
-	for i, m := range msgs {
-		switch m.Role {
-		case model.RoleAssistant:
-			if len(open) > 0 {
-				return errcode.Errorf(errcode.RuntimeInvalidMessageState, "message %d: assistant message while %d tool calls have no result", i, len(open))
-			}
-			for _, c := range m.ToolCalls {
-				open[c.ID] = true
-			}
-		case model.RoleTool:
-			if !open[m.ToolCallID] {
-				return errcode.Errorf(errcode.RuntimeInvalidMessageState, "message %d: tool result for unknown call %s", i, m.ToolCallID)
-			}
-			delete(open, m.ToolCallID)
-		case model.RoleUser, model.RoleSystem:
-			if len(open) > 0 {
-				return errcode.Errorf(errcode.RuntimeInvalidMessageState, "message %d: %s message while %d tool calls have no result", i, m.Role, len(open))
-			}
-		default:
-			return errcode.Errorf(errcode.RuntimeInvalidMessageState, "message %d: unknown role %q", i, m.Role)
-		}
-	}
-	if len(open) > 0 {
-		return errcode.Errorf(errcode.RuntimeInvalidMessageState, "%d tool calls have no result", len(open))
-	}
-	return nil
-}

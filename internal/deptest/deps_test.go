@@ -75,3 +75,24 @@ func TestAttestImporters(t *testing.T) {
 		}
 	}
 }
+
+// checkpoint is the pure format: besides the standard library it imports
+// only event, model, compaction (the context policy it records, itself
+// pure) and errcode, and whatever those import.
+func TestCheckpointIsPure(t *testing.T) {
+	allowed := map[string]bool{}
+	for _, p := range []string{"checkpoint", "event", "model", "compaction", "internal/errcode"} {
+		for _, d := range deps(t, p) {
+			if p == "checkpoint" {
+				continue
+			}
+			allowed[d] = true
+		}
+		allowed[mod+p] = true
+	}
+	for _, d := range deps(t, "checkpoint") {
+		if strings.Contains(strings.SplitN(d, "/", 2)[0], ".") && !allowed[d] {
+			t.Errorf("checkpoint imports %s", d)
+		}
+	}
+}

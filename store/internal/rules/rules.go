@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/internal/proc"
@@ -244,52 +245,6 @@ func (e Effect) Apply(s *Summary) {
 	}
 }
 
-type envelope struct {
-	Type    *string         `json:"type"`
-	EventID *string         `json:"eventId"`
-	Data    json.RawMessage `json:"data"`
-}
-
-type turnCompleted struct {
-	Status string `json:"status"`
-	Usage  struct {
-		TotalTokens int64 `json:"totalTokens"`
-	} `json:"usage"`
-}
-
-type messageCompleted struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-// summaryTypes are the event types whose data the summary reads.
-var summaryTypes = map[string]bool{"turn.started": true, "turn.completed": true, "message.completed": true}
-
-// canonicalHead reports whether ev's body starts the way the canonical
-// codec writes it: {"v":1,"type":TYPE,"eventId":ID, with TYPE and ID
-// needing no JSON escape.
-func canonicalHead(ev store.EventIn) bool {
-	plain := func(s string) bool {
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-				return false
-			}
-		}
-		return true
-	}
-	if !plain(ev.Type) || !plain(ev.ID) {
-		return false
-	}
-	b := ev.Body
-	for _, part := range [...]string{`{"v":1,"type":"`, ev.Type, `","eventId":"`, ev.ID, `",`} {
-		if len(b) < len(part) || string(b[:len(part)]) != part {
-			return false
-		}
-		b = b[len(part):]
-	}
-	return true
-}
-
 // CheckEvent validates an event to append and returns its effect on the
 // summary. The body must be a JSON object of at most MaxBodyBytes whose
 // "type" and "eventId" equal ev's; turn.started, turn.completed and
@@ -307,45 +262,29 @@ func CheckEvent(op string, ev store.EventIn) (Effect, error) {
 	if ev.Body[0] != '{' {
 		return Effect{}, fail(errcode.SessInvalidRecord, op, "check event %s: body is not a JSON object", ev.ID)
 	}
-	if canonicalHead(ev) {
+	if event.CanonicalHead(ev.Body, ev.Type, ev.ID) {
 		// The codec's canonical form names type and eventId first; then
 		// validity is all that is left to check, and the data is parsed
 		// only for the few types the summary reads.
 		if !json.Valid(ev.Body) {
 			return Effect{}, fail(errcode.SessInvalidRecord, op, "check event %s: body is not a JSON object", ev.ID)
 		}
-		if !summaryTypes[ev.Type] {
+		if !event.SummaryReads(event.Type(ev.Type)) {
 			return Effect{}, nil
 		}
 	}
-	var env envelope
-	if err := json.Unmarshal(ev.Body, &env); err != nil {
-		return Effect{}, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: fmt.Sprintf("check event %s: body is not a JSON object", ev.ID), Err: err}
+	sum, err := event.Summarize(ev.Body, ev.Type, ev.ID)
+	if err != nil {
+		return Effect{}, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: "check event " + ev.ID + ": " + errcode.Message(err), Err: err}
 	}
-	if env.Type == nil || *env.Type != ev.Type || env.EventID == nil || *env.EventID != ev.ID {
-		return Effect{}, fail(errcode.SessInvalidRecord, op, "check event %s: body type and eventId differ from the record's", ev.ID)
+	e := Effect{Status: sum.TurnStatus, Tokens: sum.TotalTokens, UserText: sum.UserText, HasUserText: sum.HasUserText}
+	if sum.TurnStarted {
+		e.Status = store.StatusRunning
 	}
-	switch ev.Type {
-	case "turn.started":
-		return Effect{Status: store.StatusRunning}, nil
-	case "turn.completed":
-		var d turnCompleted
-		if err := json.Unmarshal(env.Data, &d); err != nil || d.Status == "" || d.Usage.TotalTokens < 0 {
-			return Effect{}, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: fmt.Sprintf("check event %s: turn.completed needs data.status and data.usage.totalTokens >= 0", ev.ID), Err: err}
-		}
-		return Effect{Status: d.Status, Turns: 1, Tokens: d.Usage.TotalTokens}, nil
-	case "message.completed":
-		var d messageCompleted
-		if err := json.Unmarshal(env.Data, &d); err != nil {
-			return Effect{}, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: fmt.Sprintf("check event %s: message.completed data is not an object", ev.ID), Err: err}
-		}
-		var text string
-		if d.Role != "user" || json.Unmarshal(d.Content, &text) != nil {
-			return Effect{}, nil
-		}
-		return Effect{UserText: text, HasUserText: true}, nil
+	if sum.TurnStatus != "" {
+		e.Turns = 1
 	}
-	return Effect{}, nil
+	return e, nil
 }
 
 // CheckRead validates a read cursor and page size.
