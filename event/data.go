@@ -208,6 +208,11 @@ type ToolResult struct {
 	Output     json.RawMessage `json:"output,omitempty"`
 	Error      *ToolError      `json:"error,omitempty"`
 	DurationMs int             `json:"durationMs"`
+	// Patch, for a successful fs.write, is the change as a unified diff
+	// against the workspace file's previous contents ("" when equal or
+	// too large to keep). It is for the screen and the audit; the
+	// model's tool message carries Output only.
+	Patch string `json:"patch,omitempty"`
 }
 
 // BudgetWarning: budget.warning.

@@ -161,6 +161,10 @@ func goldenEvents() []named {
 			SessionID: sess, Changed: []string{"model", "contextWindow"}, Model: "fake:b.json",
 			WindowTokens: 64000, ThresholdTokens: 51200, TailMessages: 12, ReserveTokens: 8000, Approve: "ask",
 		})},
+		{"tool.result/write", ev(event.TypeToolResult, event.ActorTool, event.ToolResult{
+			CallID: "call-3", Tool: "fs.write", OK: true, Output: json.RawMessage(`{"path":"README.md","bytes":8}`), DurationMs: 9,
+			Patch: "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1 @@\n-# Demo\n-A CLI.\n+# demo\n",
+		})},
 	}
 }
 

@@ -376,6 +376,7 @@ func (d ToolResult) validate(c *checker) {
 		c.nonEmpty("data.error.message", d.Error.Message)
 	}
 	c.atLeast("data.durationMs", d.DurationMs, 0)
+	c.absent("data.patch", d.Patch != "" && !d.OK, "when ok is false")
 }
 
 func (d BudgetWarning) validate(c *checker) {

@@ -568,6 +568,7 @@ func (t *turn) recordResult(callID string, mc model.ToolCall, res tools.Result, 
 		content, _ = model.MarshalCanonical(map[string]any{"error": res.Error})
 	} else {
 		tr.Output = res.Output
+		tr.Patch = res.Patch
 		content = res.Output
 	}
 	if _, err := t.append(tr); err != nil {

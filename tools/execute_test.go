@@ -291,6 +291,7 @@ func TestMutationsNeedAttestation(t *testing.T) {
 			}
 		}
 		want := []string{
+			"ReadFile a.txt", // the previous contents, for the record's diff
 			`WriteFile a.txt "x"`,
 			`Exec ["touch" "marker"] cwd="" timeout=30s max=49152`,
 		}
@@ -647,5 +648,61 @@ func TestExecuteDuration(t *testing.T) {
 	}
 	if res.Duration <= 0 || res.Duration > time.Minute {
 		t.Errorf("Duration = %v", res.Duration)
+	}
+}
+
+// An fs.write records its change against the workspace file's previous
+// contents (a new file against /dev/null), never in the model's output;
+// a previous read that fails for another reason leaves the patch out.
+func TestWritePatch(t *testing.T) {
+	var old strings.Builder
+	for i := range 140 {
+		fmt.Fprintf(&old, "line %d\n", i+1)
+	}
+	for _, c := range []struct {
+		name      string
+		read      func(context.Context, string) ([]byte, error)
+		add, del  int
+		from      string
+		wantPatch bool
+	}{
+		{"overwrite", func(context.Context, string) ([]byte, error) { return []byte(old.String()), nil }, 3, 140, "--- a/README.md", true},
+		{"new file", func(context.Context, string) ([]byte, error) {
+			return nil, errcode.New(errcode.WorkspaceNotFound, "no such file")
+		}, 3, 0, "--- /dev/null", true},
+		{"unreadable", func(context.Context, string) ([]byte, error) {
+			return nil, errcode.New(errcode.WorkspaceContainerFailed, "gone")
+		}, 0, 0, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &recorder{read: c.read}
+			register(t, r)
+			res, err := tools.Execute(t.Context(), r, mustCall(t, "fs.write", `{"path":"README.md","contents":"a\nb\nc\n"}`))
+			if err != nil || !res.OK {
+				t.Fatalf("write: %+v, %v", res, err)
+			}
+			if string(res.Output) != `{"path":"README.md","bytes":6}` {
+				t.Errorf("output = %s: the patch must not reach the model", res.Output)
+			}
+			if !c.wantPatch {
+				if res.Patch != "" {
+					t.Errorf("patch = %q, want none", res.Patch)
+				}
+				return
+			}
+			var add, del int
+			for l := range strings.Lines(res.Patch) {
+				switch {
+				case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+				case strings.HasPrefix(l, "+"):
+					add++
+				case strings.HasPrefix(l, "-"):
+					del++
+				}
+			}
+			if add != c.add || del != c.del || !strings.HasPrefix(res.Patch, c.from) {
+				t.Errorf("patch +%d −%d from %q, want +%d −%d from %q:\n%s", add, del, strings.SplitN(res.Patch, "\n", 2)[0], c.add, c.del, c.from, res.Patch)
+			}
+		})
 	}
 }

@@ -62,7 +62,14 @@ type Result struct {
 	Output   json.RawMessage
 	Error    *ResultError
 	Duration time.Duration
+	// Patch is what a successful fs.write changed, as a unified diff
+	// against the file's previous contents in the workspace (not for the
+	// model: the runtime records it on tool.result for the screen).
+	Patch string
 }
+
+// patcher is an output that knows the change its call made.
+type patcher interface{ patch() string }
 
 // tool is one entry of the fixed table.
 type tool struct {
@@ -194,7 +201,11 @@ func execute(ctx context.Context, ws workspace.Workspace, c Call) (Result, error
 	if len(b) > MaxOutputBytes {
 		return failed(outputLimit(t.name, len(b))), nil
 	}
-	return Result{OK: true, Output: b}, nil
+	res := Result{OK: true, Output: b}
+	if p, ok := out.(patcher); ok {
+		res.Patch = p.patch()
+	}
+	return res, nil
 }
 
 // fromError turns a failure of run into a result, and into a Go error too

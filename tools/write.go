@@ -3,6 +3,9 @@ package tools
 import (
 	"context"
 
+	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/workspace"
 )
 
@@ -23,6 +26,29 @@ type WriteInput struct {
 type writeOutput struct {
 	Path  string `json:"path"`
 	Bytes int    `json:"bytes"`
+	// change is the unified diff from the previous contents (not encoded:
+	// it goes to the record, not to the model).
+	change string
+}
+
+func (o writeOutput) patch() string { return o.change }
+
+// MaxPatchBytes bounds the diff an fs.write keeps for its record; a
+// larger one is left out (the screen then diffs what the session saw).
+const MaxPatchBytes = 256 << 10
+
+// writePatch is the unified diff of a write from old to new contents,
+// "" when equal or larger than MaxPatchBytes.
+func writePatch(path string, old []byte, existed bool, contents string) string {
+	from := "a/" + path
+	if !existed {
+		from = "/dev/null"
+	}
+	p := udiff.Unified(from, "b/"+path, string(old), contents)
+	if len(p) > MaxPatchBytes {
+		return ""
+	}
+	return p
 }
 
 var writeFields = []field{{
@@ -54,9 +80,18 @@ var writeTool = &tool{
 	subject: func(in any) string { return in.(WriteInput).Path },
 	run: func(ctx context.Context, ws workspace.Workspace, in any) (any, error) {
 		w := in.(WriteInput)
+		// The previous contents, for the record's diff: the screen counts
+		// the change against the file as it was, not as the model saw it.
+		old, rerr := ws.ReadFile(ctx, w.Path)
+		existed := rerr == nil
+		known := existed || errcode.Of(rerr) == errcode.WorkspaceNotFound
 		if err := ws.WriteFile(ctx, w.Path, []byte(w.Contents)); err != nil {
 			return nil, err
 		}
-		return writeOutput{Path: w.Path, Bytes: len(w.Contents)}, nil
+		out := writeOutput{Path: w.Path, Bytes: len(w.Contents)}
+		if known {
+			out.change = writePatch(w.Path, old, existed, w.Contents)
+		}
+		return out, nil
 	},
 }

@@ -274,6 +274,10 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 		if u.Approval != nil {
 			// A question takes the screen: an open pager or picker closes.
 			m.asking = &asking{a: u.Approval}
+			if u.Approval.Tool == "fs.write" {
+				// The card above counts the same change as the question.
+				m.tr.PreviewWrite(u.Approval.CallID, u.Approval.Diff)
+			}
 			m.approvalAt = m.opts.Now()
 			m.pager = nil
 			if m.picker != nil && !m.picker.startup {

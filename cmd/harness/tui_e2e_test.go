@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -193,6 +194,37 @@ func TestTUITypingDuringApprovalNeverApproves(t *testing.T) {
 	if !told {
 		t.Errorf("the model was not told the reason:\n%s", r.stdout)
 	}
+}
+
+// The report: overwriting a 140-line README the model never read
+// with 3 lines showed "+3 −0" on the card while the question said
+// otherwise. Both count against the workspace file: +3 −140, before and
+// after the write, and again when the session is resumed.
+func TestTUIWriteCardCountsTheRealFile(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	var readme strings.Builder
+	for i := range 140 {
+		readme.WriteString("line " + strconv.Itoa(i+1) + " of a long README\n")
+	}
+	u.write("README.md", readme.String())
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--image", "harness-busybox", "--approve", "ask", "--fake-model", mustAbs(t, tuiScript("overwrite.json"))))
+	tm.waitFor("Ready.", "approve: ask")
+	tm.line("shorten the README")
+	s := tm.waitFor("? fs.write wants to write README.md  +3 −140", "fs.write  README.md  +3 −140")
+	if strings.Contains(s, "+3 −0") {
+		t.Fatalf("a count against nothing is on screen:\n%s", s)
+	}
+	tm.answer("y", "? fs.write wants to write")
+	s = tm.waitFor("The README is three lines now.", "✓ completed", "fs.write  README.md  +3 −140")
+	if strings.Contains(s, "+3 −0") {
+		t.Fatalf("the finished card counts against nothing:\n%s", s)
+	}
+	id := tm.quit(1)
+	tm.line(harnessCmd(u, "resume", id, "--image", "harness-busybox", "--fake-model", mustAbs(t, tuiScript("overwrite.json"))))
+	tm.waitFor("The README is three lines now.", "fs.write  README.md  +3 −140")
+	tm.quit(2)
 }
 
 // With no provider configured and no Docker workspace, the TUI opens on the

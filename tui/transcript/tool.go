@@ -35,9 +35,22 @@ type writeInfo struct {
 	prior    string // the contents the session last saw
 	seen     bool   // prior is known
 	listed   bool   // the path appeared in an fs.list (it existed)
-	patch    string // computed once
+	patch    string // computed once, or given exact
 	done     bool
+	// exact: patch is the change against the workspace file itself (the
+	// tool's record, or the approval's preview), not against what the
+	// session happened to see.
+	exact bool
 }
+
+// setExact replaces the guessed diff with the workspace's own.
+func (w *writeInfo) setExact(patch string) {
+	w.patch, w.done, w.exact = patch, true, true
+}
+
+// guessing reports whether the diff would be against contents the session
+// never saw (an empty file): the card then waits for the record.
+func (w *writeInfo) guessing() bool { return !w.exact && !w.seen }
 
 func (w *writeInfo) diff() string {
 	if !w.done {
@@ -63,8 +76,12 @@ type toolCard struct {
 	write      *writeInfo
 }
 
-func (*toolCard) kind() kind         { return kindTool }
-func (c *toolCard) live() bool       { return c.status == statusRunning }
+func (*toolCard) kind() kind   { return kindTool }
+func (c *toolCard) live() bool { return c.status == statusRunning }
+
+// pending reports whether the call has not finished (running or waiting
+// for the user).
+func (c *toolCard) pending() bool    { return c.status == statusRunning || c.status == statusAwaiting }
 func (c *toolCard) expandable() bool { return true }
 func (c *toolCard) toggle()          { c.expanded = !c.expanded }
 
@@ -144,6 +161,10 @@ func (c *toolCard) extra(x *Ctx) string {
 	th := x.Theme
 	switch c.tool {
 	case "fs.write":
+		if c.write != nil && c.write.guessing() && c.pending() {
+			n := strings.Count(c.write.contents, "\n") + boolInt(c.write.contents != "" && !strings.HasSuffix(c.write.contents, "\n"))
+			return th.Muted.Render(plural(n, "line"))
+		}
 		if c.write != nil {
 			return diffview.Summary(diffview.StatOf(c.write.diff()), th)
 		}
@@ -243,11 +264,11 @@ func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
 	th := x.Theme
 	switch c.tool {
 	case "fs.write":
-		if c.write == nil || c.status == statusFailed {
+		if c.write == nil || c.status == statusFailed || (c.write.guessing() && c.pending()) {
 			return nil, false
 		}
 		lines := diffview.Lines(diffview.Hunks(c.write.diff()), width, th)
-		if !c.write.seen && c.write.listed {
+		if c.write.guessing() && c.write.listed {
 			lines = append([]string{th.Muted.Render("(its earlier contents were not read in this session: the whole file is shown)")}, lines...)
 		}
 		return lines, true

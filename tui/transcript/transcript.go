@@ -343,6 +343,22 @@ func (t *Transcript) toolCall(ev event.Event, d event.ToolCall) {
 	t.byCall[d.CallID] = t.add(c)
 }
 
+// PreviewWrite shows on a running fs.write's card the change its approval
+// question shows (the workspace file's own diff), until the result brings
+// the recorded one. It changes nothing once the call has finished.
+func (t *Transcript) PreviewWrite(callID, patch string) {
+	i, ok := t.byCall[callID]
+	if !ok || patch == "" {
+		return
+	}
+	c := t.blocks[i].b.(*toolCard)
+	if c.write == nil || !c.pending() {
+		return
+	}
+	c.write.setExact(patch)
+	t.touch(i)
+}
+
 func (t *Transcript) toolResult(d event.ToolResult) {
 	i, ok := t.byCall[d.CallID]
 	if !ok {
@@ -354,6 +370,9 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 	switch {
 	case d.OK:
 		c.status = statusDone
+		if c.write != nil && d.Patch != "" {
+			c.write.setExact(d.Patch)
+		}
 		t.learn(c, d.Output)
 	case d.Error != nil && d.Error.Code == "TOOL_CANCELED":
 		c.status = statusCanceled

@@ -9,6 +9,7 @@ import (
 
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/tui/diffview"
 	"github.com/harness-dev/harness/tui/markdown"
 )
 
@@ -249,5 +250,50 @@ func TestStreamingRenderMatchesWhole(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("prefix %d %q:\nstreamed:\n%s\nwhole:\n%s", n, text[:n], plain(got), plain(want))
 		}
+	}
+}
+
+// The issue's report: overwriting a 140-line README the session never read
+// with 3 lines showed "+3 −0". The card counts against the workspace
+// file's previous contents: the approval's preview while it waits, then
+// the change the tool recorded.
+func TestWriteCardCountsAgainstTheWorkspaceFile(t *testing.T) {
+	var old strings.Builder
+	for i := range 140 {
+		fmt.Fprintf(&old, "line %d of the old README\n", i+1)
+	}
+	patch := diffview.Unified("README.md", old.String(), "# new\nshort\nREADME\n", false)
+	tr := New()
+	tr.Apply(ev(1, event.TurnStarted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", InputMessageID: "msg-u"}))
+	tr.Apply(ev(2, event.ToolCall{CallID: "call-1", Tool: "fs.write", Input: raw(`{"path":"README.md","contents":"# new\nshort\nREADME\n"}`), RunID: "run-1"}))
+	tr.Apply(ev(3, event.PermissionRequested{PermissionID: "perm-1", CallID: "call-1", Action: "fs.write", Subject: "README.md", Scope: event.ScopeOnce}))
+	if text := plain(all(tr, 100)); strings.Contains(text, "+3 −0") || !strings.Contains(text, "3 lines") {
+		t.Errorf("a write of a file never seen is counted against nothing:\n%s", text)
+	}
+	tr.PreviewWrite("call-1", patch)
+	if text := plain(all(tr, 100)); !strings.Contains(text, "fs.write  README.md  +3 −140") {
+		t.Errorf("the card does not show the approval's count:\n%s", text)
+	}
+	tr.Apply(ev(4, event.PermissionResolved{PermissionID: "perm-1", CallID: "call-1", Action: "fs.write", Scope: event.ScopeOnce, Decision: event.DecisionAllow}))
+	tr.Apply(ev(5, event.ToolResult{CallID: "call-1", Tool: "fs.write", OK: true, Output: raw(`{"path":"README.md","bytes":20}`), Patch: patch}))
+	text := plain(all(tr, 100))
+	if !strings.Contains(text, "fs.write  README.md  +3 −140") || !strings.Contains(text, "-line 1 of the old README") {
+		t.Errorf("the finished card does not show the recorded change:\n%s", text)
+	}
+	if strings.Contains(text, "not read in this session") {
+		t.Errorf("the card apologises for a diff that is exact:\n%s", text)
+	}
+
+	// Replayed from the log (resume), without the preview: the same card.
+	re := New()
+	for i, d := range []event.Data{
+		event.TurnStarted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", InputMessageID: "msg-u"},
+		event.ToolCall{CallID: "call-1", Tool: "fs.write", Input: raw(`{"path":"README.md","contents":"# new\nshort\nREADME\n"}`), RunID: "run-1"},
+		event.ToolResult{CallID: "call-1", Tool: "fs.write", OK: true, Output: raw(`{"path":"README.md","bytes":20}`), Patch: patch},
+	} {
+		re.Apply(ev(i+1, d))
+	}
+	if text := plain(all(re, 100)); !strings.Contains(text, "fs.write  README.md  +3 −140") {
+		t.Errorf("the replayed card differs:\n%s", text)
 	}
 }
