@@ -197,6 +197,10 @@ type Compaction struct {
 	TailStart        int    `json:"tailStart"`
 	ThroughRevision  int    `json:"throughRevision"`
 	Compactions      int    `json:"compactions"`
+	// Calibration is the last plausible usage report (model, request
+	// bytes, prompt tokens); nil before any. It turns the occupancy's
+	// bytes into the tokens the model sees (compaction.Calibration).
+	Calibration *compaction.Calibration `json:"calibration,omitempty"`
 }
 
 // NextRequest identifies the request a model or summary checkpoint precedes.
@@ -207,6 +211,9 @@ type NextRequest struct {
 	// Boundary is, for a summary request, the index in the current view
 	// where the kept tail starts; the prefix before it is summarized.
 	Boundary int `json:"boundary,omitempty"`
+	// Focus is, for an on-demand summary request (/compact focus), the
+	// user's focus text.
+	Focus string `json:"focus,omitempty"`
 }
 
 // TerminalStatus is how a turn ended.

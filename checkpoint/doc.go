@@ -8,7 +8,7 @@
 // A checkpoint is everything needed to rebuild a session and the exact next
 // model request without calling the model, Docker or the clock. The package
 // reads bytes and returns values: it does no I/O and imports only event,
-// model, compaction (the policy type), errcode and the standard library.
+// model, compaction (the policy and calibration types), errcode and the standard library.
 //
 // Codes returned: RUNTIME_CHECKPOINT_INVALID (a payload or log that breaks
 // the format: unknown keys, non-canonical bytes, inconsistent usage, a turn

@@ -134,6 +134,11 @@ func (cp *Checkpoint) Validate() error {
 	if (c.Compactions == 0) != (c.Summary == "") {
 		return fail("compaction state is inconsistent")
 	}
+	if k := c.Calibration; k != nil {
+		if _, ok := compaction.Calibrate(k.Model, k.Bytes, k.Tokens); !ok {
+			return fail("calibration is not a plausible usage report")
+		}
+	}
 	for _, l := range []struct {
 		name string
 		list []string

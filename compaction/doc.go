@@ -12,15 +12,27 @@
 // full encoding byte for byte. A raw JSON field that is not valid JSON is
 // counted as a JSON string of its bytes (see Occupancy).
 //
+// Calibration turns those bytes into the tokens the model sees, once the
+// provider has reported usage (AlgorithmReported, "reported-usage/v1"):
+// the prompt tokens of the last plausible report, scaled to the request's
+// bytes at that report's ratio, plus a 10 % margin on the bytes added
+// since. Before any report, for estimated usage, for another model and
+// after an implausible report (fewer tokens than a tenth of the bytes, or
+// more tokens than bytes) the byte count stands (Algorithm). The runtime
+// records which rule produced each context.accounted.
+//
 // A Policy {windowTokens, thresholdTokens, tailMessages, reserveTokens}
 // drives it: compaction is Due at occupancy ≥ threshold; a request Fits
 // when occupancy + reserve ≤ window; the answer is limited by OutputLimit.
 //
 // A compaction goes: Boundary picks where the kept tail starts (at least
 // tailMessages, moved back so that an assistant's tool calls and their
-// results are never split); SummaryRequest turns the prefix into a
-// summary round of two messages and no tool calls; View builds the new
-// history from the prefix's system messages, one "Conversation summary
+// results are never split; the runtime asks for shorter tails, down to the
+// newest complete round, when a longer one leaves nothing to summarize,
+// which is how a single long turn compacts); SummaryRequest (or
+// SummaryRequestFocus, for an on-demand compaction with a focus text)
+// turns the prefix into a summary round of two messages and no tool
+// calls; View builds the new history from the prefix's system messages, one "Conversation summary
 // (v1): …" system message replacing any earlier one, the session's first
 // user request word for word (Pin, bounded at PinBound and marked when
 // cut) unless the tail holds it, and the tail unchanged; Check rejects a

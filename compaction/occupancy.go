@@ -6,10 +6,6 @@ import (
 	"github.com/harness-dev/harness/model"
 )
 
-// Algorithm names the occupancy measure. It is written into
-// context.accounted events so a reader knows what the token figures mean.
-const Algorithm = "utf8-upper-bound/v1"
-
 // Occupied is the part of a model request that occupies the context window.
 // Its canonical JSON (model.MarshalCanonical) measured in bytes is the
 // occupancy. Nil slices are counted as [] (see Occupancy).

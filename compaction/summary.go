@@ -40,8 +40,23 @@ const (
 // in full, so summaries chain. Messages get no IDs: the runtime assigns
 // them if it records these.
 func SummaryRequest(prefix []model.Message) []model.Message {
+	return SummaryRequestFocus(prefix, "")
+}
+
+// FocusBound bounds the focus text of an on-demand compaction, in bytes.
+const FocusBound = 2048
+
+// SummaryRequestFocus is SummaryRequest with the user's focus for an
+// on-demand compaction (/compact focus): when focus is not blank, the
+// instruction ends with a paragraph asking the summary to keep what
+// concerns it in most detail. The focus is cut at FocusBound.
+func SummaryRequestFocus(prefix []model.Message, focus string) []model.Message {
+	instruction := SummaryInstruction
+	if f := strings.TrimSpace(focus); f != "" {
+		instruction += "\n\nThe user asked for this compaction and wants the summary to keep in most detail what concerns: " + bounded(f, FocusBound)
+	}
 	return []model.Message{
-		{Role: model.RoleSystem, Content: SummaryInstruction},
+		{Role: model.RoleSystem, Content: instruction},
 		{Role: model.RoleUser, Content: Transcript(prefix)},
 	}
 }

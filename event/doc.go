@@ -92,7 +92,8 @@
 //     decision (allow, deny), status of turn.completed and agent.stopped
 //     (completed, failed, canceled, budget_exceeded), metric (steps,
 //     tokens, tool_calls), backend (local, docker), phase (opened,
-//     disposed, restored), algorithm (utf8-upper-bound/v1), actor.
+//     disposed, restored), algorithm (utf8-upper-bound/v1,
+//     reported-usage/v1), actor.
 //   - message.completed: an assistant message requires requestId and
 //     finishReason and may carry toolCalls; a tool message requires name and
 //     toolCallId; neither kind may carry the other's fields, and a user

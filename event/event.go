@@ -115,8 +115,13 @@ const (
 	PhaseRestored = "restored"
 )
 
-// AlgorithmUTF8UpperBound is the one occupancy algorithm of context.accounted.
-const AlgorithmUTF8UpperBound = "utf8-upper-bound/v1"
+// Occupancy algorithms of context.accounted: the UTF-8 byte count of the
+// occupied part of the request (before any plausible usage report), and
+// the figure calibrated from the provider's last reported prompt tokens.
+const (
+	AlgorithmUTF8UpperBound = "utf8-upper-bound/v1"
+	AlgorithmReportedUsage  = "reported-usage/v1"
+)
 
 // DataVersion is the only accepted value of context.checkpoint "version",
 // runtime.checkpoint "version" and model.request "contextVersion".

@@ -142,7 +142,7 @@ func ReconstructModelRequest(cp *Checkpoint) (model.Request, error) {
 		if nr.Boundary > len(view) {
 			return model.Request{}, errcode.New(errcode.RuntimeCheckpointInvalid, "reconstruct request: summary boundary past the view")
 		}
-		return summaryRequest(cp.Settings, nr.RequestID, nr.MaxTokens, view[:nr.Boundary]), nil
+		return summaryRequest(cp.Settings, nr.RequestID, nr.MaxTokens, view[:nr.Boundary], nr.Focus), nil
 	}
 	return model.Request{
 		RequestID:       nr.RequestID,

@@ -32,11 +32,11 @@ func (st *state) view() []model.Message {
 	return v
 }
 
-func summaryRequest(settings Settings, requestID string, maxTokens int, prefix []model.Message) model.Request {
+func summaryRequest(settings Settings, requestID string, maxTokens int, prefix []model.Message, focus string) model.Request {
 	return model.Request{
 		RequestID:       requestID,
 		Model:           settings.Model,
-		Messages:        compaction.SummaryRequest(prefix),
+		Messages:        compaction.SummaryRequestFocus(prefix, focus),
 		MaxTokens:       maxTokens,
 		ProviderOptions: settings.ProviderOptions,
 	}
@@ -46,33 +46,48 @@ func summaryRequest(settings Settings, requestID string, maxTokens int, prefix [
 // policy's threshold. A failed compaction commits nothing; its usage is
 // still charged.
 func (t *turn) maybeCompact() error {
-	s, r := t.s, t.r
+	s := t.s
 	p := s.settings.Context
 	if p == (compaction.Policy{}) {
 		return nil
 	}
-	before := s.state.meter.Tokens()
+	before, _ := s.state.estimate(s.settings.Model, s.state.meter.Tokens())
 	if !compaction.Due(p, before) {
 		return nil
 	}
+	return t.compact("")
+}
+
+// compact summarizes the oldest part of the current view, inside the
+// current turn too: the kept tail is the longest one of at most
+// TailMessages messages that leaves something new to summarize and whose
+// compacted view stays under the threshold, down to the newest complete
+// round (an assistant message with its tool results, or the newest
+// message). focus, if any, is passed to the summarizer. The summary is
+// charged to the budget; a summary that exhausts it is committed and ends
+// the turn at once.
+func (t *turn) compact(focus string) error {
+	s, r := t.s, t.r
+	p := s.settings.Context
+	mdl := s.settings.Model
+	before, _ := s.state.estimate(mdl, s.state.meter.Tokens())
 	view := s.state.view()
-	b, err := compaction.Boundary(view, p.TailMessages)
+	head := len(view) - (len(s.state.messages) - s.state.compact.TailStart)
+	b, err := t.boundary(view, head)
 	if err != nil {
 		return err
 	}
-	head := len(view) - (len(s.state.messages) - s.state.compact.TailStart)
-	if b < head {
-		return errcode.Errorf(errcode.RuntimeContextOverflow, "compact context: nothing new before the last %d messages to summarize", p.TailMessages)
-	}
 	requestID := s.rt.cfg.NewID("req")
-	req := summaryRequest(s.settings, requestID, t.outputLimit(), view[:b])
-	occ := compaction.Occupancy(req.System, req.Tools, req.Messages)
+	req := summaryRequest(s.settings, requestID, t.outputLimit(), view[:b], focus)
+	occ, rule := s.state.estimate(mdl, compaction.Occupancy(req.System, req.Tools, req.Messages))
 	if _, err := t.append(event.ContextAccounted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, RequestID: requestID,
 		OccupancyTokens: occ, WindowTokens: p.WindowTokens, ReserveTokens: p.ReserveTokens,
-		Algorithm: compaction.Algorithm, SummaryRequest: true}); err != nil {
+		Algorithm: rule, SummaryRequest: true}); err != nil {
 		return err
 	}
+	t.summaryFocus = focus
 	comp, summaryID, err := t.streamSummary(req, b)
+	t.summaryFocus = ""
 	if err != nil {
 		return err
 	}
@@ -83,13 +98,14 @@ func (t *turn) maybeCompact() error {
 		TailStart:        tailStart,
 		ThroughRevision:  s.state.revision,
 		Compactions:      s.state.compact.Compactions + 1,
+		Calibration:      s.state.compact.Calibration,
 	}
 	trial := state{messages: s.state.messages, compact: next, firstUser: s.state.firstUser}
 	if _, err := compaction.View(trial.messages, next.TailStart, next.Summary, trial.firstUser); err != nil {
 		return err
 	}
 	newView := trial.view()
-	after := compaction.Occupancy(s.settings.System, s.settings.Tools, newView)
+	after, _ := s.state.estimate(mdl, compaction.Occupancy(s.settings.System, s.settings.Tools, newView))
 	if err := compaction.Check(p, before, after); err != nil {
 		return err
 	}
@@ -104,7 +120,49 @@ func (t *turn) maybeCompact() error {
 	}
 	s.state.compact = next
 	s.state.meter.Reset(newView)
-	return nil
+	// The summary was charged: a budget it exhausted ends the turn now,
+	// before another model request.
+	return t.checkTokenBudget(true)
+}
+
+// boundary chooses where the kept tail of view starts. head is the number
+// of view messages before the uncompacted history (system messages, an
+// earlier summary, the pinned request). It tries tails of TailMessages
+// down to 1 message (Boundary keeps tool calls with their results, so the
+// shortest tail is the newest complete round) and takes the longest one
+// that leaves a message after head to summarize and whose view, with room
+// for the summary, stays under the threshold; when none stays under it,
+// the shortest one. RUNTIME_CONTEXT_OVERFLOW when nothing new lies before
+// even the newest round.
+func (t *turn) boundary(view []model.Message, head int) (int, error) {
+	s := t.s
+	p := s.settings.Context
+	fixed := compaction.Occupancy(s.settings.System, s.settings.Tools, nil)
+	summaryRoom := t.outputLimit()
+	if summaryRoom <= 0 {
+		summaryRoom = p.ReserveTokens
+	}
+	best := -1
+	for k := p.TailMessages; k >= 1; k-- {
+		b, err := compaction.Boundary(view, k)
+		if err != nil || b <= head {
+			continue
+		}
+		best = b
+		kept := compaction.Occupancy("", nil, view[b:]) + fixed
+		if s.state.firstUser != nil {
+			kept += compaction.Occupancy("", nil, []model.Message{compaction.Pin(*s.state.firstUser)})
+		}
+		tokens, _ := s.state.estimate(s.settings.Model, kept)
+		if tokens+summaryRoom < p.ThresholdTokens {
+			return b, nil
+		}
+	}
+	if best < 0 {
+		return 0, errcode.Errorf(errcode.RuntimeContextOverflow,
+			"compact context: nothing before the newest round of %d messages to summarize", len(view)-head)
+	}
+	return best, nil
 }
 
 // streamSummary runs the summary round; any failure other than cancel is
@@ -121,6 +179,9 @@ func (t *turn) streamSummary(req model.Request, boundary int) (*model.Completion
 	}
 	if len(comp.ToolCalls) > 0 {
 		return nil, "", errcode.New(errcode.RuntimeSummaryFailed, "summary round asked for tool calls")
+	}
+	if comp.FinishReason == model.FinishError {
+		return nil, "", errcode.New(errcode.RuntimeSummaryFailed, "summary round ended with finish reason error")
 	}
 	return comp, id, nil
 }

@@ -112,20 +112,23 @@ func TestCompactionView(t *testing.T) {
 	}
 }
 
-// A summary whose usage exhausts the budget: 110 + 23 = 133 in the
-// terminal usage, never refunded.
+// A summary whose usage exhausts the budget is charged (110 in the
+// terminal usage, never refunded) and ends the turn at once: no model
+// request follows it.
 func TestCompactionUsageIsCharged(t *testing.T) {
-	js := strings.Replace(compactScript, `"promptTokens":20,"completionTokens":3`, `"promptTokens":20,"completionTokens":3`, 1)
-	f := compactFixture(t, js, smallWindow, 110)
+	f := compactFixture(t, compactScript, smallWindow, 110)
 	out := f.wait(f.start("go"))
-	if out.Usage.TotalTokens != 133 {
-		t.Fatalf("terminal usage = %+v, want 133", out.Usage)
+	if out.Usage.TotalTokens != 110 {
+		t.Fatalf("terminal usage = %+v, want 110", out.Usage)
 	}
 	if out.Status != runtime.StatusBudgetExceeded || out.ErrorCode != errcode.RuntimeBudgetExceeded {
 		t.Errorf("outcome = %+v", out)
 	}
+	if n := len(f.model.Requests()); n != 4 {
+		t.Errorf("%d model requests, want 4 (none after the summary)", n)
+	}
 	tc := ofType[event.TurnCompleted](f.events())
-	if tc[0].Usage.TotalTokens != 133 {
+	if tc[0].Usage.TotalTokens != 110 {
 		t.Errorf("turn.completed usage = %+v", tc[0].Usage)
 	}
 }
@@ -133,8 +136,9 @@ func TestCompactionUsageIsCharged(t *testing.T) {
 // A failed summary commits no replacement.
 func TestCompactionFailedSummary(t *testing.T) {
 	for name, step := range map[string]string{
-		"empty":       `{"content":"   "}`,
-		"model error": `{"error":"MODEL_HTTP_ERROR"}`,
+		"empty":        `{"content":"   "}`,
+		"model error":  `{"error":"MODEL_HTTP_ERROR"}`,
+		"finish error": `{"content":"half a summ","finishReason":"error"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			js := strings.Replace(compactScript, `{"content":"SUMMARY: read big.txt and listed files twice.","usage":{"promptTokens":100,"completionTokens":10}}`, step, 1)
@@ -165,5 +169,67 @@ func TestCompactionOverflow(t *testing.T) {
 	}
 	if n := count(f.events(), event.TypeContextCompacted); n != 0 {
 		t.Errorf("compacted %d times", n)
+	}
+}
+
+// A single turn whose history is shorter than the tail still compacts:
+// the tail shrinks to the newest complete round, and the first request
+// stays pinned word for word.
+func TestCompactionInsideTurnShrinksTail(t *testing.T) {
+	js := `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},
+ {"toolCalls":[{"id":"c2","name":"fs.read","arguments":{"path":"big.txt"}}]},
+ {"content":"SUMMARY: read big.txt."},
+ {"content":"done"}]`
+	p := compaction.Policy{WindowTokens: 10000, ThresholdTokens: 5000, TailMessages: 12, ReserveTokens: 1000}
+	f := compactFixture(t, js, p, 0)
+	out := f.wait(f.start("the first request"))
+	if out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	reqs := f.model.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	got := reqs[3].Messages
+	if len(got) != 4 || got[1].Content != "the first request" || got[2].ToolCalls[0].ID != "c2" || got[3].ToolCallID != "c2" {
+		t.Fatalf("compacted view = %+v", got)
+	}
+	if n := count(f.events(), event.TypeContextCompacted); n != 1 {
+		t.Errorf("compacted %d times", n)
+	}
+}
+
+// Reported usage calibrates the occupancy: the first request is counted in
+// bytes, the next ones from the reported prompt tokens; an implausible
+// report (fewer tokens than a tenth of the bytes) falls back to bytes.
+func TestCalibratedAccounting(t *testing.T) {
+	js := `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}],"usage":{"promptTokens":10,"completionTokens":5}},
+ {"toolCalls":[{"id":"c2","name":"fs.list","arguments":{"path":"."}}],"usage":{"promptTokens":900,"completionTokens":5}},
+ {"content":"done","usage":{"promptTokens":1000,"completionTokens":5}}]`
+	f := compactFixture(t, js, compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 2, ReserveTokens: 1000}, 0)
+	out := f.wait(f.start("go"))
+	if out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	acc := ofType[event.ContextAccounted](f.events())
+	if len(acc) != 3 {
+		t.Fatalf("%d context.accounted", len(acc))
+	}
+	// Request 1: no report yet. Request 2: the report of 10 tokens for
+	// ~40 bytes is implausible. Request 3: 900 tokens reported for
+	// request 2, plus the fs.list round at that ratio with the margin.
+	if acc[0].Algorithm != compaction.Algorithm || acc[1].Algorithm != compaction.Algorithm || acc[2].Algorithm != compaction.AlgorithmReported {
+		t.Fatalf("algorithms = %s %s %s", acc[0].Algorithm, acc[1].Algorithm, acc[2].Algorithm)
+	}
+	bytes2 := acc[1].OccupancyTokens
+	if acc[2].OccupancyTokens <= 900 || acc[2].OccupancyTokens >= bytes2 {
+		t.Errorf("calibrated occupancy %d, want above 900 and below the %d bytes of request 2", acc[2].OccupancyTokens, bytes2)
+	}
+	cps := f.checkpoints()
+	c := cps[len(cps)-1].Context.Compaction.Calibration
+	if c == nil || c.Tokens != 1000 {
+		t.Fatalf("checkpoint calibration = %+v", c)
 	}
 }

@@ -94,8 +94,33 @@ func (s *Session) Settings() Settings { return s.settings }
 // Usage returns the cumulative usage. Only meaningful between turns.
 func (s *Session) Usage() model.Usage { return s.state.usage }
 
-// Occupancy returns the current context occupancy in tokens (bytes).
-func (s *Session) Occupancy() int { return s.state.meter.Tokens() }
+// Occupancy returns the current context occupancy in tokens, as the next
+// context.accounted will count it.
+func (s *Session) Occupancy() int {
+	occ, _ := s.state.estimate(s.settings.Model, s.state.meter.Tokens())
+	return occ
+}
+
+// estimate converts an occupancy in bytes into tokens for model, with the
+// rule used (compaction.Algorithm or compaction.AlgorithmReported).
+func (st *state) estimate(model string, bytes int) (int, string) {
+	var c compaction.Calibration
+	if st.compact.Calibration != nil {
+		c = *st.compact.Calibration
+	}
+	return c.Estimate(model, bytes)
+}
+
+// calibrate records what a usage report teaches: a plausible one replaces
+// the calibration, an implausible or estimated one removes it (the
+// byte-count bound applies until the next plausible report).
+func (st *state) calibrate(model string, bytes int, u model.Usage) {
+	if c, ok := compaction.Calibrate(model, bytes, u.PromptTokens); ok && !u.Estimated {
+		st.compact.Calibration = &c
+		return
+	}
+	st.compact.Calibration = nil
+}
 
 // Messages returns a copy of the history. Only meaningful between turns.
 func (s *Session) Messages() []model.Message { return slices.Clone(s.state.messages) }

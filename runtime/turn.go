@@ -32,6 +32,7 @@ type turn struct {
 	steps     int
 
 	summaryBoundary int             // the view index a summary round cuts at, while one runs
+	summaryFocus    string          // the focus of an on-demand summary round, while one runs
 	wsState         *WorkspaceState // set for the terminal checkpoint
 }
 
@@ -213,7 +214,8 @@ func (t *turn) modelRound() (assistantMessage, error) {
 	if err != nil {
 		return assistantMessage{}, err
 	}
-	occ := s.state.meter.Tokens()
+	bytes := s.state.meter.Tokens()
+	occ, rule := s.state.estimate(s.settings.Model, bytes)
 	if p := s.settings.Context; p != (compaction.Policy{}) {
 		if !compaction.Fits(p, occ) {
 			return assistantMessage{}, errcode.Errorf(errcode.RuntimeContextOverflow,
@@ -222,13 +224,14 @@ func (t *turn) modelRound() (assistantMessage, error) {
 	}
 	if _, err := t.append(event.ContextAccounted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, RequestID: requestID,
 		OccupancyTokens: occ, WindowTokens: s.settings.Context.WindowTokens, ReserveTokens: s.settings.Context.ReserveTokens,
-		Algorithm: compaction.Algorithm, SummaryRequest: false}); err != nil {
+		Algorithm: rule, SummaryRequest: false}); err != nil {
 		return assistantMessage{}, err
 	}
 	comp, msgID, err := t.stream(req, phaseModel)
 	if err != nil {
 		return assistantMessage{}, err
 	}
+	s.state.calibrate(s.settings.Model, bytes, comp.Usage)
 	m := model.Message{ID: msgID, Role: model.RoleAssistant, Content: comp.Content, ToolCalls: comp.ToolCalls}
 	if err := t.addMessage(m, requestID, func(d *event.MessageCompleted) { d.FinishReason = comp.FinishReason }); err != nil {
 		return assistantMessage{}, err
@@ -250,7 +253,7 @@ func (t *turn) stream(req model.Request, phase string) (*model.Completion, strin
 		RunID: r.id, SessionID: s.id, TurnID: r.turnID, Step: t.steps, ContextVersion: 1, MessageRevision: s.state.revision}); err != nil {
 		return nil, "", err
 	}
-	if err := t.checkpoint(phase, &nextRequest{RequestID: req.RequestID, MaxTokens: req.MaxTokens, Step: t.steps, Boundary: t.summaryBoundary}, nil); err != nil {
+	if err := t.checkpoint(phase, &nextRequest{RequestID: req.RequestID, MaxTokens: req.MaxTokens, Step: t.steps, Boundary: t.summaryBoundary, Focus: t.summaryFocus}, nil); err != nil {
 		return nil, "", err
 	}
 	msgID := s.rt.cfg.NewID("msg")

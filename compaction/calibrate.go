@@ -1,0 +1,71 @@
+package compaction
+
+// Occupancy rules, written into each context.accounted event (its
+// algorithm field) so a reader knows which rule produced the figure.
+const (
+	// Algorithm counts every byte of the canonical JSON of the occupied
+	// part of the request as a token: a conservative upper bound, used
+	// before the provider has reported usage, for a provider that reports
+	// none, and after an implausible report.
+	Algorithm = "utf8-upper-bound/v1"
+	// AlgorithmReported starts from the prompt tokens the provider
+	// reported for the last request and converts the bytes added since at
+	// the bytes-per-token ratio of that report, with CalibrationMargin.
+	AlgorithmReported = "reported-usage/v1"
+)
+
+// CalibrationMargin is the safety margin, in percent, added to the tokens
+// of bytes the provider has not counted yet.
+const CalibrationMargin = 10
+
+// Calibration is what one plausible usage report taught: the request's
+// occupancy in bytes and the prompt tokens the provider counted for it,
+// for one model. The zero value means none.
+type Calibration struct {
+	Model  string `json:"model"`
+	Bytes  int    `json:"bytes"`
+	Tokens int    `json:"tokens"`
+}
+
+// Calibrate returns the calibration a usage report gives: promptTokens
+// counted for a request of occupancy bytes sent to model. ok is false for
+// an implausible report (no tokens, or fewer than a tenth of the bytes: a
+// broken or scripted server, or an estimate) — the caller then falls back
+// to Algorithm.
+func Calibrate(model string, bytes, promptTokens int) (Calibration, bool) {
+	if bytes <= 0 || promptTokens <= 0 || promptTokens*10 < bytes || promptTokens > bytes {
+		return Calibration{}, false
+	}
+	return Calibration{Model: model, Bytes: bytes, Tokens: promptTokens}, true
+}
+
+// Valid reports whether c can be used for requests to model.
+func (c Calibration) Valid(model string) bool {
+	_, ok := Calibrate(c.Model, c.Bytes, c.Tokens)
+	return ok && c.Model == model
+}
+
+// Estimate returns the occupancy in tokens of a request of bytes to model
+// and the rule that produced it. With a valid calibration for model it is
+// the reported tokens scaled by bytes / c.Bytes, plus CalibrationMargin
+// percent of the tokens of the bytes beyond c.Bytes (the part the provider
+// has not counted), rounded up; for a request no larger than the
+// calibrated one that is bytes at the reported ratio. Otherwise it is
+// bytes (Algorithm). Estimate costs O(1).
+func (c Calibration) Estimate(model string, bytes int) (int, string) {
+	if !c.Valid(model) {
+		return bytes, Algorithm
+	}
+	scaled := ceilDiv(bytes*c.Tokens, c.Bytes)
+	if extra := bytes - c.Bytes; extra > 0 {
+		scaled += ceilDiv(extra*c.Tokens*CalibrationMargin, c.Bytes*100)
+	}
+	return scaled, AlgorithmReported
+}
+
+func ceilDiv(a, b int) int {
+	if a <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
