@@ -103,19 +103,19 @@ func (s *Session) Occupancy() int {
 
 // estimate converts an occupancy in bytes into tokens for model, with the
 // rule used (compaction.Algorithm or compaction.AlgorithmReported).
-func (st *state) estimate(model string, bytes int) (int, string) {
+func (st *state) estimate(mdl string, bytes int) (int, string) {
 	var c compaction.Calibration
 	if st.compact.Calibration != nil {
 		c = *st.compact.Calibration
 	}
-	return c.Estimate(model, bytes)
+	return c.Estimate(mdl, bytes)
 }
 
 // calibrate records what a usage report teaches: a plausible one replaces
 // the calibration, an implausible or estimated one removes it (the
 // byte-count bound applies until the next plausible report).
-func (st *state) calibrate(model string, bytes int, u model.Usage) {
-	if c, ok := compaction.Calibrate(model, bytes, u.PromptTokens); ok && !u.Estimated {
+func (st *state) calibrate(mdl string, bytes int, u model.Usage) {
+	if c, ok := compaction.Calibrate(mdl, bytes, u.PromptTokens); ok && !u.Estimated {
 		st.compact.Calibration = &c
 		return
 	}
