@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/harness-dev/harness/event"
 )
 
 // usageServer is an OpenAI-compatible server on loopback that reports
@@ -155,4 +157,276 @@ func sourceFiles(t *testing.T, u *userEnv, n, size int) []string {
 		u.write(out[i], string(b[:size]))
 	}
 	return out
+}
+
+// sourceChunks writes n distinct files of size bytes cut from the
+// concatenated Go sources of this repository as src/<i>.go.
+func sourceChunks(t *testing.T, u *userEnv, n, size int) []string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || len(all) >= n*size {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			all = append(all, b...)
+		}
+		return nil
+	})
+	if err != nil || len(all) < n*size {
+		t.Fatalf("%d bytes of Go source, want %d: %v", len(all), n*size, err)
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("src/%02d.go", i)
+		u.write(out[i], string(all[i*size:(i+1)*size]))
+	}
+	return out
+}
+
+// contextRun is one scripted exec through the built binary against a
+// usageServer at default context settings.
+type contextRun struct {
+	srv    *usageServer
+	res    result
+	bodies [][]byte
+	usage  []int
+}
+
+// readsThenDone answers model request k (1-based, summary rounds not
+// counted) with reads[k-1], then with a text answer; summary rounds get a
+// short summary.
+func readsThenDone(reads [][]string) func(wireRequest) string {
+	var mu sync.Mutex
+	k := 0
+	return func(req wireRequest) string {
+		if req.summary() {
+			return textAnswer("Summary: the user asked to read source files; the files so far were read and looked fine. Next: read the remaining files.")
+		}
+		mu.Lock()
+		k++
+		n := k
+		mu.Unlock()
+		if n <= len(reads) {
+			return readAnswer(n, reads[n-1]...)
+		}
+		return textAnswer("All files are read.")
+	}
+}
+
+func execContext(t *testing.T, u *userEnv, srv *usageServer, args ...string) contextRun {
+	t.Helper()
+	base := []string{"exec", "--json", "--workspace", "local", "--base-url", srv.url(), "--model", "m"}
+	r := u.run("", append(base, args...)...)
+	bodies, usage := srv.requests()
+	return contextRun{srv: srv, res: r, bodies: bodies, usage: usage}
+}
+
+// checkAccounting: every request is at most the default window, and from
+// the second request on the occupancy recorded before it is within −5 %
+// and +25 % of the prompt tokens the server then reported.
+func checkAccounting(t *testing.T, run contextRun) {
+	t.Helper()
+	var acc []event.ContextAccounted
+	for _, e := range run.res.events {
+		if d, ok := e.Data.(event.ContextAccounted); ok {
+			acc = append(acc, d)
+		}
+	}
+	if len(acc) != len(run.usage) {
+		t.Fatalf("%d context.accounted for %d requests", len(acc), len(run.usage))
+	}
+	for i, reported := range run.usage {
+		if reported > 128000 {
+			t.Errorf("request %d: %d prompt tokens, over the 128000 window", i+1, reported)
+		}
+		if acc[i].WindowTokens != 128000 {
+			t.Errorf("request %d: window %d", i+1, acc[i].WindowTokens)
+		}
+		if i == 0 {
+			continue
+		}
+		est := acc[i].OccupancyTokens
+		if float64(est) < 0.95*float64(reported) || float64(est) > 1.25*float64(reported) {
+			t.Errorf("request %d (%s, summary %v): occupancy %d, reported %d (%+.1f %%)", i+1, acc[i].Algorithm, acc[i].SummaryRequest,
+				est, reported, 100*(float64(est)/float64(reported)-1))
+		}
+	}
+}
+
+func count2[T any](evs []event.Event) int {
+	n := 0
+	for _, e := range evs {
+		if _, ok := e.Data.(T); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func turnStatus(t *testing.T, evs []event.Event) event.TurnCompleted {
+	t.Helper()
+	var last *event.TurnCompleted
+	for _, e := range evs {
+		if d, ok := e.Data.(event.TurnCompleted); ok {
+			last = &d
+		}
+	}
+	if last == nil {
+		t.Fatal("no turn.completed")
+	}
+	return *last
+}
+
+// Five 20 KB Go files read in one turn (the report of issue 13) fit the
+// default window without compaction.
+func TestContextFiveFilesNoCompaction(t *testing.T) {
+	u := newUser(t)
+	files := sourceFiles(t, u, 5, 20000)
+	srv := newUsageServer(t, 0, readsThenDone([][]string{files}))
+	run := execContext(t, u, srv, "Read the five files under src/ and tell me what they do.")
+	if tc := turnStatus(t, run.res.events); run.res.code != 0 || tc.Status != "completed" {
+		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
+	}
+	if n := count2[event.ContextCompacted](run.res.events); n != 0 {
+		t.Errorf("%d compactions", n)
+	}
+	if len(run.usage) != 2 {
+		t.Errorf("%d requests", len(run.usage))
+	}
+	checkAccounting(t, run)
+}
+
+// One fs.read of a 100 KB file in a fresh turn completes.
+func TestContextOneLargeRead(t *testing.T) {
+	u := newUser(t)
+	files := sourceChunks(t, u, 1, 100000)
+	srv := newUsageServer(t, 0, readsThenDone([][]string{files}))
+	run := execContext(t, u, srv, "Read src/00.go.")
+	if tc := turnStatus(t, run.res.events); run.res.code != 0 || tc.Status != "completed" {
+		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
+	}
+	checkAccounting(t, run)
+}
+
+// A 60-round turn reading a distinct 20 KB file each round (1.2 MB in
+// all) completes, compacting inside the turn; every original stays in the
+// log, every model request carries the first request word for word, and
+// none is over the window.
+func TestContextSixtyRoundTurn(t *testing.T) {
+	u := newUser(t)
+	files := sourceChunks(t, u, 60, 20000)
+	reads := make([][]string, len(files))
+	for i, f := range files {
+		reads[i] = []string{f}
+	}
+	first := "Read every file under src/, one per round, and then tell me \"what they share\" — all 60 of them."
+	srv := newUsageServer(t, 0, readsThenDone(reads))
+	run := execContext(t, u, srv, first)
+	tc := turnStatus(t, run.res.events)
+	if run.res.code != 0 || tc.Status != "completed" {
+		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
+	}
+	compactions := 0
+	results := map[string]string{}
+	for _, e := range run.res.events {
+		switch d := e.Data.(type) {
+		case event.ContextCompacted:
+			compactions++
+			if d.TurnID != tc.TurnID {
+				t.Errorf("compaction in turn %s, want %s", d.TurnID, tc.TurnID)
+			}
+		case event.ToolResult:
+			var out struct {
+				Path    string `json:"path"`
+				Content string `json:"content"`
+			}
+			if err := json.Unmarshal(d.Output, &out); err != nil || !d.OK {
+				t.Fatalf("tool.result %+v: %v", d, err)
+			}
+			results[out.Path] = out.Content
+		}
+	}
+	if compactions < 1 {
+		t.Errorf("no compaction inside the turn")
+	}
+	for _, f := range files {
+		want, err := os.ReadFile(filepath.Join(u.project, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if results[f] != string(want) {
+			t.Errorf("the log does not hold %s whole (%d of %d bytes)", f, len(results[f]), len(want))
+		}
+	}
+	quoted, _ := json.Marshal(first)
+	for i, body := range run.bodies {
+		var req wireRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			t.Fatal(err)
+		}
+		if req.summary() {
+			continue
+		}
+		pinned := false
+		for _, m := range req.Messages {
+			if m.Role == "user" && m.Content == first {
+				pinned = true
+			}
+		}
+		if !pinned || !strings.Contains(string(body), string(quoted)) {
+			t.Errorf("request %d does not carry the first request word for word", i+1)
+		}
+	}
+	checkAccounting(t, run)
+	t.Logf("%d requests, %d compactions, largest prompt %d tokens", len(run.usage), compactions, slicesMax(run.usage))
+}
+
+func slicesMax(v []int) int {
+	m := 0
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}
+
+// A session stored by the code before issue 13 in the wedged state (its
+// history over the old threshold with nothing before the 12-message tail)
+// continues on its next message after compacting.
+func TestWedgedSessionContinues(t *testing.T) {
+	u := newUser(t)
+	b, err := os.ReadFile("testdata/wedged/harness.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(u.db, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, err := os.ReadFile("testdata/wedged/session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newUsageServer(t, 0, readsThenDone(nil))
+	run := execContext(t, u, srv, "--resume", strings.TrimSpace(string(id)), "Now summarize what the five files do.")
+	tc := turnStatus(t, run.res.events)
+	if run.res.code != 0 || tc.Status != "completed" {
+		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
+	}
+	if n := count2[event.ContextCompacted](run.res.events); n != 1 {
+		t.Errorf("%d compactions, want 1", n)
+	}
+	if len(run.usage) != 2 {
+		t.Errorf("%d requests, want the summary and the answer", len(run.usage))
+	}
 }
