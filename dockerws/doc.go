@@ -35,11 +35,12 @@
 // (resolved at Open and reported in Info; nothing is ever pulled — a
 // missing image is WORKSPACE_NOT_FOUND saying how to build harness-sandbox):
 // network "none", processes run as 65534:65534 unless the image names a
-// non-root user (the container's own init and keep-alive sleep run as
-// another non-root uid, 65533, which the processes cannot kill; a timed-out
-// command that leaves no PID for the kill gets the container restarted,
-// volumes kept), all capabilities dropped, no-new-privileges, pids (512), memory (2 GiB,
-// no swap) and CPU (2, or fewer host CPUs) limits, Docker's init as PID 1
+// non-root user, all capabilities dropped, no-new-privileges, pids (512),
+// memory (2 GiB, no swap) and CPU (one core less than the host has, at most
+// 2; half a core on a one-core host) limits. The container's main process
+// is a reaper: a root sh whose only capability is CAP_KILL (the sandbox
+// user cannot signal it), which sleeps and, on SIGUSR1, kills every other
+// process in the container. Docker's init is PID 1
 // so orphans are reaped, a read-only root file system, two anonymous
 // volumes — the workspace (/workspace) and $HOME (/home/harness, with
 // TMPDIR under it, so caches stay on disk and out of the patch) — and a
@@ -60,10 +61,17 @@
 // Exec runs argv through a fixed sh wrapper that never interprets it: the
 // wrapper changes to the working directory (refusing one that resolves
 // outside the workspace), reports its PID on stderr — stripped before the
-// caller sees it — and execs argv as "$@". A docker exec process leads its
-// own session and process group, so on timeout (or cancellation) a second
-// exec kills that group with SIGKILL, the hijacked stream is closed, and
-// the result says timedOut with exit code 124. The exit code comes from
+// caller sees it — and runs argv as "$@" in a subshell that execs it. No
+// process outlives its command: when argv ends, the wrapper kills every
+// other process of the sandbox user (setsid and nohup children included)
+// with the kill builtin, looping until none is left, so a fork bomb ends
+// too. On timeout or cancellation, or when the wrapper itself was killed,
+// a second exec does the same sweep and the hijacked stream is closed; a
+// timed-out result says timedOut with exit code 124. When no exec can start
+// because the command took every PID, the reaper is signaled (a signal
+// needs no new process) and the sweep retried; restarting the container
+// is the last resort. A wrapper that could not start for lack of PIDs is
+// WORKSPACE_LIMIT, saying so. The exit code comes from
 // exec inspect after the stream ends. Stdout and stderr are captured
 // separately, each capped (64 KiB unless ExecRequest.MaxOutput says
 // otherwise), the rest drained and flagged as truncated.
@@ -83,9 +91,10 @@
 //
 // # Ordering
 //
-// WriteFile, Exec, Diff and ApplyPatch run one at a time per workspace
-// (a later call waits, or gives up when its ctx ends); ReadFile and List
-// do not wait for them. Close may be called at any time: calls in flight
+// WriteFile, Exec, Diff, ApplyPatch and List (a command's clean-up would
+// kill a listing) run one at a time per workspace (a later call waits, or
+// gives up when its ctx ends); ReadFile does not wait for them. Close may
+// be called at any time: calls in flight
 // and every later call end with WORKSPACE_DISPOSED. Info, Snapshot,
 // ContainerID and User never fail.
 //

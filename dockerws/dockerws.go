@@ -70,9 +70,19 @@ type Options struct {
 	MaxFileBytes  int64
 	MaxTotalBytes int64
 	MemoryBytes   int64
-	NanoCPUs      int64 // default: min(2, host CPUs) CPUs
+	NanoCPUs      int64 // default: DefaultNanoCPUs()
 	PidsLimit     int64
 	DockerHost    string // "" = DOCKER_HOST from the environment, else the default socket
+}
+
+// DefaultNanoCPUs is the container's CPU limit on a host with cpus cores:
+// at most two, and always one core less than the host has, so a busy
+// workspace never takes the machine (half a core on a one-core host).
+func DefaultNanoCPUs(cpus int) int64 {
+	if cpus <= 1 {
+		return 5e8
+	}
+	return int64(min(2, cpus-1)) * 1e9
 }
 
 func (o *Options) defaults() {
@@ -92,7 +102,7 @@ func (o *Options) defaults() {
 		o.MemoryBytes = DefaultMemoryBytes
 	}
 	if o.NanoCPUs <= 0 {
-		o.NanoCPUs = int64(min(2, goruntime.NumCPU())) * 1e9
+		o.NanoCPUs = DefaultNanoCPUs(goruntime.NumCPU())
 	}
 	if o.PidsLimit <= 0 {
 		o.PidsLimit = DefaultPidsLimit
@@ -282,16 +292,15 @@ func sandboxUser(u string) string {
 	return u
 }
 
-// keeperUser runs the container's own processes (the init and the sleep
-// that keeps the container up): non-root, and another uid than the sandbox
-// user, which therefore cannot kill them — `kill -9 -1` in a process ends
-// that user's processes, not the workspace.
-func keeperUser(sandbox string) string {
-	if uid, _, _ := strings.Cut(sandbox, ":"); uid == "65533" {
-		return "65532:65532"
-	}
-	return "65533:65533"
-}
+// reaperScript is the container's main process, under Docker's init. It
+// runs as root with CAP_KILL as its only capability (the sandbox user has
+// none and cannot signal it) and sleeps; on SIGUSR1 it kills every other
+// process in the container (a hundred rounds of kill -1; the host's sweep
+// then checks). That is the clean-up of last resort, when a
+// command took every PID and no exec can start to kill it: a signal needs
+// no new process.
+const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do kill -9 -1 2>/dev/null; i=$((i+1)); done' USR1
+while :; do sleep infinity & wait; done`
 
 // create creates and starts the container.
 func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
@@ -306,9 +315,8 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 	pids := w.opts.PidsLimit
 	cfg := &container.Config{
 		Image:           w.imageID,
-		User:            keeperUser(w.user),
-		Entrypoint:      []string{"sleep"},
-		Cmd:             []string{"infinity"},
+		User:            "0:0",
+		Entrypoint:      []string{"sh", "-c", reaperScript},
 		Env:             env,
 		WorkingDir:      WorkDir,
 		Labels:          labels,
@@ -320,6 +328,7 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 		Init:           &yes,
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
+		CapAdd:         []string{"KILL"}, // for the reaper, a root process; the sandbox user gets none
 		SecurityOpt:    []string{"no-new-privileges"},
 		IpcMode:        "private",
 		LogConfig:      container.LogConfig{Type: "none"},

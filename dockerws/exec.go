@@ -3,13 +3,16 @@ package dockerws
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/internal/errcode"
@@ -28,14 +31,43 @@ const (
 // execWrapper runs argv without a shell interpreting it: sh only changes to
 // the working directory (refusing one that resolves outside the workspace),
 // writes its PID to stderr so the host can kill the process group on
-// timeout, and replaces itself with argv, passed as "$@". A process started
-// by docker exec is a session and group leader, so that PID is the group ID
-// of everything the process starts unless a child calls setsid itself.
+// timeout, and runs argv, passed as "$@", in a subshell that execs it. A
+// process started by docker exec is a session and group leader, so that PID
+// is the group ID of everything the process starts unless a child calls
+// setsid itself.
+//
+// When argv ends, the wrapper kills every other process of the sandbox
+// user (sweepLoop), setsid and nohup children included, and exits with
+// argv's status; if it cannot, it kills itself, so the host sweeps. The
+// container's own processes run as root and are out of reach.
 const execWrapper = `cd -P "$1" 2>/dev/null || exit 97
 case "$PWD/" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
 shift
 echo "$$" >&2
-exec "$@"`
+(exec "$@")
+rc=$?
+` + sweepLoop + ` || kill -9 $$
+exit $rc`
+
+// sweepLoop kills every process of the sandbox user but the shell running
+// it, until /proc lists none (kill -1 reports success as long as any
+// other process exists, root's included, so it cannot tell). A process
+// being killed cannot fork, so the loop ends even against a fork bomb; it
+// gives up (false) after 10,000 rounds. Builtins only: it needs no new
+// process, so it works when the command took every PID.
+const sweepLoop = `{ n=0
+while [ $n -lt 10000 ]; do
+	kill -9 -1 2>/dev/null
+	for p in /proc/[0-9]*; do
+		[ "$p" != /proc/$$ ] && [ -O "$p" ] && { n=$((n+1)); continue 2; }
+	done
+	break
+done
+[ $n -lt 10000 ]; }`
+
+// sweepScript is the clean-up after a command whose wrapper could not do
+// it (timed out, canceled, or killed itself).
+const sweepScript = sweepLoop
 
 // scriptEnv is added to the environment of Harness's own helper scripts so
 // their output does not depend on the image's locale or time zone.
@@ -110,13 +142,27 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 	}
 	switch state {
 	case awaitTimedOut, awaitCanceled:
-		w.killGroup(ctx, hdr, e)
+		w.sweep(ctx, e)
 		if state == awaitCanceled {
 			return workspace.ExecResult{}, canceled(ctx, op)
 		}
 		code = ExitTimedOut
 	case awaitFailed:
-		return workspace.ExecResult{}, w.opError(ctx, op, err)
+		err = w.opError(ctx, op, err)
+		w.sweep(ctx, nil)
+		return workspace.ExecResult{}, err
+	default:
+		if !hdr.seen() && code != exitNoCwd && code != exitCwdScope {
+			// The wrapper never ran: its clean-up did not happen.
+			startErr := w.startFailed(ctx, op, code)
+			w.sweep(ctx, nil)
+			return workspace.ExecResult{}, startErr
+		}
+		if code >= 128 {
+			// The wrapper was killed (by the command itself, or by the
+			// kernel) before its clean-up.
+			w.sweep(ctx, nil)
+		}
 	}
 	if !hdr.seen() {
 		// The wrapper stopped before starting the program.
@@ -127,9 +173,6 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 		case exitCwdScope:
 			return workspace.ExecResult{}, &errcode.Error{Code: errcode.WorkspaceScope, Op: op,
 				Message: "directory " + req.Cwd + " resolves outside the workspace"}
-		case ExitTimedOut:
-		default:
-			return workspace.ExecResult{}, failed(op, "the process wrapper failed (exit "+strconv.Itoa(code)+"); the image needs a POSIX sh", nil)
 		}
 	}
 	return workspace.ExecResult{
@@ -142,38 +185,74 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 	}, nil
 }
 
-// killGroup kills the process group of a timed-out or canceled process and
-// closes its stream, so copying its output returns even when a process that
-// left the group still holds the pipes. The exec API cannot kill; a second
-// exec does.
-func (w *Workspace) killGroup(ctx context.Context, hdr *pidHeader, e *execution) {
-	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+// sweep kills every process of the sandbox user, after a command whose
+// wrapper did not clean up, and closes the command's stream (e, if not nil)
+// so copying its output returns even when a process that left the group
+// still holds the pipes. The exec API cannot kill; a second exec does. When
+// no exec can start (the command took every PID), the container's reaper is
+// signaled, which needs no new process, and the sweep retried; a container
+// restart is the last resort (it keeps the volumes, so the workspace goes
+// on).
+func (w *Workspace) sweep(ctx context.Context, e *execution) {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	// The wrapper announces the PID before anything else, unless it failed.
-	pid := 0
-	select {
-	case pid = <-hdr.pid:
-	case <-e.done:
-		select {
-		case pid = <-hdr.pid:
-		default:
-		}
-	case <-kctx.Done():
+	try := func() bool {
+		code, _, err := w.script(kctx, "kill leftover processes", sweepScript, nil, nil, io.Discard)
+		return err == nil && code == 0
 	}
-	if pid > 0 {
-		// The wrapper exec'd the program as the group leader; its PID is
-		// the group ID.
-		code, _, err := w.script(kctx, "kill", `kill -9 "-$1" 2>/dev/null; kill -9 "$1" 2>/dev/null; exit 0`,
-			[]string{strconv.Itoa(pid)}, nil, io.Discard)
-		if (err != nil || code != 0) && !w.isClosed() {
-			// No process could start (the group may have taken every
-			// PID): restart the container, which kills everything in it
-			// and keeps the volumes, so the workspace goes on.
-			zero := 0
-			_, _ = w.cli.ContainerRestart(kctx, w.cid, client.ContainerRestartOptions{Timeout: &zero})
+	ok := try()
+	if !ok && !w.isClosed() {
+		wait := 10 * time.Millisecond
+		for range 8 {
+			if _, err := w.cli.ContainerKill(kctx, w.cid, client.ContainerKillOptions{Signal: "USR1"}); err != nil {
+				break
+			}
+			if ok = try(); ok || w.isClosed() {
+				break
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-kctx.Done():
+			}
+			wait = min(2*wait, time.Second)
 		}
 	}
-	e.close()
+	if !ok && !w.isClosed() {
+		zero := 0
+		_, _ = w.cli.ContainerRestart(kctx, w.cid, client.ContainerRestartOptions{Timeout: &zero})
+	}
+	if e != nil {
+		e.close()
+	}
+}
+
+// startFailed explains a wrapper that stopped before starting the program:
+// when every PID of the container is taken (the pids limit), the
+// container's statistics tell; otherwise the image lacks a POSIX sh.
+func (w *Workspace) startFailed(ctx context.Context, op string, code int) error {
+	if w.pidsExhausted(ctx) {
+		return &errcode.Error{Code: errcode.WorkspaceLimit, Op: op, Message: fmt.Sprintf(
+			"the command could not start: the workspace ran out of processes (pids limit %d); its processes were killed, try again", w.opts.PidsLimit)}
+	}
+	return failed(op, "the process wrapper failed (exit "+strconv.Itoa(code)+"); the image needs a POSIX sh", nil)
+}
+
+// pidsExhausted reports whether the container's processes use (nearly)
+// all of its pids limit, from one statistics sample.
+func (w *Workspace) pidsExhausted(ctx context.Context) bool {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	res, err := w.cli.ContainerStats(sctx, w.cid, client.ContainerStatsOptions{})
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	var st container.StatsResponse
+	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&st); err != nil {
+		return false
+	}
+	return st.PidsStats.Limit > 0 && st.PidsStats.Current+2 >= st.PidsStats.Limit
 }
 
 // proc is one process to start with docker exec.

@@ -245,12 +245,12 @@ func (w *Workspace) List(ctx context.Context, p string) ([]string, error) {
 	if err := workspace.CheckPath(p); err != nil {
 		return nil, err
 	}
-	if w.isClosed() {
-		return nil, disposed(op)
-	}
-	if err := w.waitReady(ctx, op); err != nil {
+	// Under the lock: a command's clean-up kills every process of the
+	// sandbox user, a listing too.
+	if err := w.acquire(ctx, op); err != nil {
 		return nil, err
 	}
+	defer w.release()
 	var out bytes.Buffer
 	code, stderr, err := w.script(ctx, op, listScript, []string{p}, nil, &out)
 	if err != nil {

@@ -1,0 +1,124 @@
+package dockerws
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/workspace"
+)
+
+// sandboxProcs lists the command lines of the sandbox user's processes,
+// apart from the ps that lists them.
+func sandboxProcs(t *testing.T, w *Workspace) []string {
+	t.Helper()
+	res := mustExec(t, w, "ps", "-o", "user,args")
+	var procs []string
+	for _, line := range strings.Split(strings.TrimSpace(res.Stdout), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] == "root" || strings.HasPrefix(f[1], "ps") || strings.Contains(line, "kill -9 -1") {
+			continue
+		}
+		procs = append(procs, strings.Join(f[1:], " "))
+	}
+	return procs
+}
+
+// wantNoProcs fails when any process of the sandbox user outlived its
+// command (the wrapper running ps is not one: ps lists its own command
+// line, and the wrapper's sh, which mustExec's ps runs under).
+func wantNoProcs(t *testing.T, w *Workspace) {
+	t.Helper()
+	var left []string
+	for _, p := range sandboxProcs(t, w) {
+		if !strings.Contains(p, "ps -o user,args") {
+			left = append(left, p)
+		}
+	}
+	if len(left) > 0 {
+		t.Fatalf("processes outlived their command:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// TestExecLeavesNoProcess: every process a command starts is gone when it
+// returns — setsid and nohup children, a loop that writes into the
+// workspace, and hundreds of leftover sleeps — and the next command works.
+func TestExecLeavesNoProcess(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"keep.txt": "keep\n"})
+	before := treeDigest(t, root)
+	w := open(t, root, sandboxImage)
+	res := mustExec(t, w, "sh", "-c",
+		`setsid sh -c 'while :; do echo x >> loop.txt; sleep 0.05; done' </dev/null >/dev/null 2>&1 &
+nohup sleep 401 </dev/null >/dev/null 2>&1 &
+setsid sleep 402 &
+echo started`)
+	if res.Stdout != "started\n" || res.ExitCode != 0 {
+		t.Fatalf("result = %+v", res)
+	}
+	wantNoProcs(t, w)
+	// The loop is gone: what it wrote stays as it was.
+	first := mustExec(t, w, "sh", "-c", "cat loop.txt 2>/dev/null | wc -c").Stdout
+	for range 5 {
+		if got := mustExec(t, w, "sh", "-c", "cat loop.txt 2>/dev/null | wc -c").Stdout; got != first {
+			t.Fatalf("loop.txt grew from %q to %q bytes after its command returned", first, got)
+		}
+	}
+
+	// 600 leftover sleeps go beyond the pids limit (512): the command
+	// itself runs out (its shell says so), and the next one starts.
+	res = mustExec(t, w, "sh", "-c", `i=0; while [ $i -lt 600 ]; do sleep 403 & i=$((i+1)); done; echo forked`)
+	if res.ExitCode == 0 || !strings.Contains(res.Stderr, "fork") {
+		t.Fatalf("600 sleeps: %+v", res)
+	}
+	wantNoProcs(t, w)
+	if got := mustExec(t, w, "cat", "keep.txt"); got.Stdout != "keep\n" {
+		t.Fatalf("after the sleeps: %+v", got)
+	}
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
+	}
+}
+
+// TestExecAfterForkBomb: a fork bomb takes every PID until its command
+// ends (here by timeout); then nothing of it is left and the next command
+// in the same workspace works, files intact.
+func TestExecAfterForkBomb(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"keep.txt": "keep\n"})
+	before := treeDigest(t, root)
+	w := open(t, root, busyboxImage, func(o *Options) { o.PidsLimit = 128 })
+	for _, tc := range []struct {
+		name    string
+		argv    []string
+		timeout time.Duration
+	}{
+		{"bomb returns", []string{"sh", "-c", `b() { b | b & }; b; echo x > made.txt`}, 0},
+		{"bomb until timeout", []string{"sh", "-c", `b() { b | b & }; b; wait; sleep 300`}, 2 * time.Second},
+		{"command kills its wrapper", []string{"sh", "-c", `setsid sleep 404 & kill -9 -1`}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := w.Exec(t.Context(), workspace.ExecRequest{Argv: tc.argv, Timeout: tc.timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantNoProcs(t, w)
+			if got := mustExec(t, w, "cat", "keep.txt"); got.Stdout != "keep\n" || got.ExitCode != 0 {
+				t.Fatalf("next command: %+v", got)
+			}
+		})
+	}
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
+	}
+}
+
+// TestDefaultNanoCPUs: the container never gets every core of the host
+// (TestContainerIsolation checks the live container).
+func TestDefaultNanoCPUs(t *testing.T) {
+	for cpus, want := range map[int]int64{1: 5e8, 2: 1e9, 3: 2e9, 16: 2e9} {
+		if got := DefaultNanoCPUs(cpus); got != want {
+			t.Errorf("DefaultNanoCPUs(%d) = %d, want %d", cpus, got, want)
+		}
+	}
+}
