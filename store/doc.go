@@ -10,7 +10,9 @@
 // # Ordering
 //
 // The store assigns each appended event the next seq of its session (0, 1,
-// 2… with no gap) and a store-wide GlobalSeq that grows in commit order.
+// 2… with no gap) and a store-wide unique GlobalSeq that grows within the
+// session (see Record: only SQLite and memory also make it gapless and
+// commit-ordered across sessions).
 // AppendBatch is one transaction. A commit is durable before Append returns.
 // An identical redelivery (same event ID, same bytes, same session) returns
 // the stored record and creates nothing; the same ID with other bytes or in

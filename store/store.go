@@ -101,8 +101,11 @@ type EventIn struct {
 	Body []byte
 }
 
-// Record is a stored event. Seq counts from 0 per session with no gap;
-// GlobalSeq grows across the whole store in commit order.
+// Record is a stored event. Seq counts from 0 per session with no gap.
+// GlobalSeq is unique across the whole store and grows with Seq within a
+// session; in SQLite and in memory it is also gapless and in commit order
+// across sessions, in Postgres it may have gaps and commit out of order
+// across sessions (store/postgres's Feed gives a store-wide order to follow).
 type Record struct {
 	SessionID string
 	Seq       int64

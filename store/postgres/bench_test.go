@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,4 +142,78 @@ func bareRead(b *testing.B, p *pgxpool.Pool) int {
 func BenchmarkCheckpoint1MiB(b *testing.B) {
 	s, who := benchStore(b)
 	storetest.BenchCheckpoint1MiB(b, s, who)
+}
+
+// BenchmarkConcurrentSessions measures durable appends from N sessions at
+// once (1, 4, 16, 64), each its own store on its own connection as N
+// processes would be, one event per transaction. Each iteration runs every
+// level in turn, so the levels share the server's and the machine's
+// conditions; it reports each level's aggregate appends/s and the ratio of
+// 16 sessions to 1. Beside it, the same shape with bare INSERT + COMMIT
+// transactions on one table (bare-N): how far this server and disk scale
+// concurrent durable commits at all, whatever the store does.
+func BenchmarkConcurrentSessions(b *testing.B) {
+	const perSession = 24
+	levels := []int{1, 4, 16, 64}
+	dsn := freshSchema(b)
+	ctx := b.Context()
+	stores := make([]*Store, levels[len(levels)-1])
+	owners := make([]store.Owner, len(stores))
+	for i := range stores {
+		stores[i] = mustOpen(b, dsn, Options{MaxConns: 1})
+		id := fmt.Sprintf("sess-%d", i)
+		if _, err := stores[i].CreateSession(ctx, store.SessionInit{ID: id}); err != nil {
+			b.Fatal(err)
+		}
+		who, err := stores[i].Acquire(ctx, id, storetest.Me(fmt.Sprintf("w%d", i)), store.AcquireOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		owners[i] = who
+	}
+	mustExec(b, stores[0], `CREATE TABLE bare (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body bytea NOT NULL)`)
+	elapsed := map[string]time.Duration{}
+	run := func(name string, n int, fn func(w, i int) error) {
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		t0 := time.Now()
+		for w := range n {
+			wg.Go(func() {
+				for i := range perSession {
+					if err := fn(w, i); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		elapsed[name] += time.Since(t0)
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+	}
+	round := 0
+	for b.Loop() {
+		for _, n := range levels {
+			run(fmt.Sprint(n), n, func(w, i int) error {
+				_, err := stores[w].Append(ctx, fmt.Sprintf("sess-%d", w), owners[w], storetest.BenchEvent(w*1_000_000+round*perSession+i))
+				return err
+			})
+			run(fmt.Sprint("bare-", n), n, func(w, i int) error {
+				return bareInsert(ctx, stores[w].pool, storetest.BenchEvent(i).Body)
+			})
+		}
+		round++
+	}
+	rate := func(name string, n int) float64 {
+		return float64(n*perSession*round) / elapsed[name].Seconds()
+	}
+	for _, n := range levels {
+		b.ReportMetric(rate(fmt.Sprint(n), n), fmt.Sprintf("appends/s@%d", n))
+		b.ReportMetric(rate(fmt.Sprint("bare-", n), n), fmt.Sprintf("bare/s@%d", n))
+	}
+	b.ReportMetric(rate("16", 16)/rate("1", 1), "x16/1")
+	b.ReportMetric(rate("bare-16", 16)/rate("bare-1", 1), "bare-x16/1")
 }

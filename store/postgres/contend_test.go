@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -195,106 +194,6 @@ func TestTwoRuntimesContend(t *testing.T) {
 	if seen[r.lost.ID] {
 		t.Fatalf("the append refused to A (%s) is in the log", r.lost.ID)
 	}
-}
-
-// TestGlobalSeqCommitOrder appends from several stores to several sessions
-// at once, some racing for the same event IDs across sessions, while a
-// reader polls the events table: every snapshot it sees holds global
-// sequence numbers 1..n exactly (a prefix: commit order, no gap), each
-// contested ID lands once, and its loser gets SESS_EVENT_CONFLICT.
-func TestGlobalSeqCommitOrder(t *testing.T) {
-	t.Parallel()
-	dsn := freshSchema(t)
-	ctx := t.Context()
-	const writers, each = 4, 40
-	stores := make([]*Store, writers)
-	owners := make([]store.Owner, writers)
-	for w := range writers {
-		stores[w] = mustOpen(t, dsn, Options{MaxConns: 1})
-		id := fmt.Sprintf("sess-%d", w)
-		if _, err := stores[w].CreateSession(ctx, store.SessionInit{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-		who, err := stores[w].Acquire(ctx, id, storetest.Me(fmt.Sprintf("writer-%d", w)), store.AcquireOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		owners[w] = who
-	}
-	reader := mustOpen(t, dsn, Options{MaxConns: 1})
-
-	var wg sync.WaitGroup
-	conflicts := make([]int, writers)
-	errs := make(chan error, writers)
-	for w := range writers {
-		wg.Go(func() {
-			for i := range each {
-				// Even events are contested: every writer tries the same ID.
-				id := fmt.Sprintf("evt-%d-%d", w, i)
-				if i%2 == 0 {
-					id = fmt.Sprintf("evt-shared-%d", i)
-				}
-				_, err := stores[w].Append(ctx, fmt.Sprintf("sess-%d", w), owners[w], storetest.Note(id, i))
-				switch errcode.Of(err) {
-				case "":
-				case errcode.SessEventConflict:
-					conflicts[w]++
-				default:
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	snapshots := 0
-	for polling := true; polling; {
-		select {
-		case <-done:
-			polling = false
-		default:
-		}
-		var count, lo, hi int64
-		if err := reader.pool.QueryRow(ctx, `SELECT count(*), coalesce(min(global_seq), 1), coalesce(max(global_seq), 0) FROM events`).
-			Scan(&count, &lo, &hi); err != nil {
-			t.Fatal(err)
-		}
-		if lo != 1 || hi != count {
-			t.Fatalf("a snapshot holds %d events numbered %d..%d: not a gapless prefix", count, lo, hi)
-		}
-		snapshots++
-	}
-	close(errs)
-	for err := range errs {
-		t.Fatalf("append: %v", err)
-	}
-	total, lost := 0, 0
-	for w := range writers {
-		recs, err := reader.ReadEvents(ctx, fmt.Sprintf("sess-%d", w), -1, store.MaxPage)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, r := range recs {
-			if r.Seq != int64(i) {
-				t.Fatalf("sess-%d: record %d has seq %d", w, i, r.Seq)
-			}
-		}
-		total += len(recs)
-		lost += conflicts[w]
-	}
-	contested := (each + 1) / 2
-	if want := writers*each - (writers-1)*contested; total != want || lost != (writers-1)*contested {
-		t.Fatalf("%d events stored and %d conflicts, want %d and %d", total, lost, want, (writers-1)*contested)
-	}
-	var count, hi int64
-	if err := reader.pool.QueryRow(ctx, `SELECT count(*), max(global_seq) FROM events`).Scan(&count, &hi); err != nil {
-		t.Fatal(err)
-	}
-	if count != int64(total) || hi != count {
-		t.Fatalf("%d events with max global seq %d, want %d and %d", count, hi, total, total)
-	}
-	t.Logf("%d snapshots polled while writing", snapshots)
 }
 
 // TestLockWait holds a session's row lock from another connection: a write

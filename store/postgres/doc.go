@@ -33,12 +33,23 @@
 // any machine, are serialized by the server, and fencing, redelivery and
 // the checkpoint CAS decide on state no other writer can change under
 // them. The seq of a session is its row's last_seq plus one, under that
-// lock. The global sequence is a single-row counter (event_counter) raised
-// by each append inside its transaction and locked until it commits: global
-// sequence numbers are gapless and grow in commit order across the whole
-// store (a SEQUENCE would hand them out before commit, out of commit
-// order). The price is that appends to different sessions commit one at a
-// time. A write costs two round trips: BEGIN travels with its first batch
+// lock. Appends also take a per-session advisory lock first, so that a
+// later append to a session always runs in a later transaction.
+//
+// Global sequence numbers come from a SEQUENCE (event_global_seq): appends
+// to different sessions never wait for each other, and their commits are
+// flushed together (schema version 1 took them from a counter row locked
+// until commit, which made every append in the store commit one at a time:
+// 16 sessions appended 3.4× as fast as one, where bare commits scaled 17×).
+// The price is that global_seq is unique and grows within a session, but
+// may have gaps (a rolled-back append) and may commit out of order across
+// sessions. A reader that follows the whole store uses Feed: events in
+// (writing transaction, global_seq) order, listed only once every
+// transaction older than theirs has ended, so that none can appear behind
+// the reader's cursor; every committed event once, each session's in seq
+// order, without a lock.
+//
+// A write costs two round trips: BEGIN travels with its first batch
 // (lock the row, read what the decision needs) and COMMIT with its last.
 // A call whose context ends asks the server to cancel its statement; if
 // that was the COMMIT, the write may have been committed all the same, and

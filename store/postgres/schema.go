@@ -16,12 +16,16 @@ import (
 //
 //	1: sessions (summary, metadata, lease), events (append-only),
 //	   checkpoints, the global event counter.
-const schemaVersion = 1
+//	2: global sequence numbers from a SEQUENCE instead of the counter row
+//	   (appends to different sessions no longer commit one at a time);
+//	   events.tx, the writing transaction, for the commit-safe feed.
+const schemaVersion = 2
 
 // migrations[v] takes a schema from version v to v+1, inside the
 // migration's transaction.
 var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 	migrate0to1,
+	migrate1to2,
 }
 
 // ownTables are the tables the store creates; finding one of them in a
@@ -103,6 +107,31 @@ CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON events
 
 func migrate0to1(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, schemaV1)
+	return err
+}
+
+// schemaV1to2 replaces the counter row by a sequence, starting after the
+// last number the counter gave, and records each event's transaction ID
+// (events already stored get the migration's: they are all committed, and
+// their global_seq orders them among themselves).
+//
+// A sequence hands numbers out before commit, so global_seq may have gaps
+// (a rolled-back append) and two sessions' appends may commit in the other
+// order than their numbers. Within a session numbers still grow with seq:
+// its appends are serialized by the session's locks. A reader that must
+// see every event exactly once follows Store.Feed, which orders by tx and
+// reads only below the oldest running transaction, instead of tailing
+// global_seq.
+const schemaV1to2 = `
+CREATE SEQUENCE event_global_seq AS bigint MINVALUE 1;
+SELECT setval('event_global_seq', last_global_seq + 1, false) FROM event_counter;
+DROP TABLE event_counter;
+ALTER TABLE events ADD COLUMN tx xid8 NOT NULL DEFAULT pg_current_xact_id();
+CREATE INDEX events_feed ON events (tx, global_seq);
+`
+
+func migrate1to2(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, schemaV1to2)
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -211,29 +212,37 @@ func (s *Store) AppendBatch(ctx context.Context, sessionID string, who store.Own
 const (
 	// qStoredEvents finds the events of a call already stored, in any session.
 	qStoredEvents = `SELECT event_id, session_id, seq, global_seq, type, body, stored_at FROM events WHERE event_id = ANY($1::text[])`
-	// qInsertEvents raises the global counter by $1 and inserts the $1
-	// events numbered from it, at seqs $3, $3+1, …; it returns the counter's
-	// value before the raise. The counter's row stays locked until commit:
-	// global sequence numbers are gapless and follow commit order.
-	qInsertEvents = `WITH c AS (
-		UPDATE event_counter SET last_global_seq = last_global_seq + $1::bigint RETURNING last_global_seq - $1::bigint AS base
+	// qLockAppend serializes the appends to one session before anything
+	// else of theirs happens (it gives the transaction no ID). The row lock
+	// that follows gives the transaction its ID, so that of two appends to
+	// one session the later always has the larger tx: Feed, which orders by
+	// tx, lists a session's events in seq order.
+	qLockAppend = `SELECT pg_advisory_xact_lock(hashtextextended('harness append ' || $1::text, 0))`
+	// qInsertEvents takes $1 numbers from the global sequence and inserts
+	// the $1 events with them, in order, at seqs $3, $3+1, …; it returns
+	// the numbers. The sequence hands them out without waiting for other
+	// sessions' appends to commit.
+	qInsertEvents = `WITH g AS (
+		SELECT nextval('event_global_seq') AS v FROM generate_series(1, $1::bigint)
+	), o AS (
+		SELECT v, row_number() OVER (ORDER BY v) AS n FROM g
 	), ins AS (
 		INSERT INTO events (global_seq, session_id, seq, event_id, type, body, stored_at)
-		SELECT c.base + e.n, $2::text, $3::bigint + e.n - 1, e.id, e.type, e.body, $4::timestamptz
-		FROM c, unnest($5::text[], $6::text[], $7::bytea[]) WITH ORDINALITY AS e (id, type, body, n)
+		SELECT o.v, $2::text, $3::bigint + e.n - 1, e.id, e.type, e.body, $4::timestamptz
+		FROM unnest($5::text[], $6::text[], $7::bytea[]) WITH ORDINALITY AS e (id, type, body, n) JOIN o ON o.n = e.n
 	)
-	SELECT base FROM c`
+	SELECT array_agg(v ORDER BY n) FROM o`
 	qUpdateAfterAppend = `UPDATE sessions SET last_seq = $2, appended_at = $3, title = $4, turns = $5, tokens = $6, status = $7,
 		lease_expires_at = $8 WHERE id = $1`
 )
 
 // appendAll appends evs in one transaction of two round trips: first
-// BEGIN, lock the session's row and look up the call's event IDs; then
-// fence, and for each event decide: stored with the same bytes in
-// the same session is a redelivery, stored otherwise a conflict, new gets
-// the next seq; then insert the new events under the global counter and
-// fold them into the session's row, and COMMIT. A call that adds nothing
-// rolls back and costs no commit.
+// BEGIN, lock the session's appends and its row, and look up the call's
+// event IDs; then fence, and for each event decide: stored with the same
+// bytes in the same session is a redelivery, stored otherwise a conflict,
+// new gets the next seq; then insert the new events numbered from the
+// global sequence, fold them into the session's row, and COMMIT. A call
+// that adds nothing rolls back and costs no commit.
 func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.Owner, evs []store.EventIn) ([]store.Record, error) {
 	effects, err := rules.CheckEvents(op, evs)
 	if err != nil {
@@ -300,16 +309,19 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		}
 		h := row.Holder
 		rules.Extend(h, now)
-		var base int64
+		var globals []int64
 		b := &pgx.Batch{}
 		b.Queue(qInsertEvents, int64(len(fresh)), sessionID, row.LastSeq+1, now, newIDs, types, bodies).
-			QueryRow(func(r pgx.Row) error { return r.Scan(&base) })
+			QueryRow(func(r pgx.Row) error { return r.Scan(&globals) })
 		b.Queue(qUpdateAfterAppend, sessionID, next-1, now, sum.Title, sum.Turns, sum.Tokens, sum.Status, h.ExpiresAt)
 		if err := t.send(ctx, b, true); err != nil {
 			return err
 		}
+		if len(globals) != len(fresh) {
+			return fmt.Errorf("insert %d events: %d global sequence numbers returned", len(fresh), len(globals))
+		}
 		for k, i := range fresh {
-			out[i].GlobalSeq = base + int64(k) + 1
+			out[i].GlobalSeq = globals[k]
 		}
 		for _, i := range dups {
 			out[i] = out[first[evs[i].ID]]
@@ -329,6 +341,7 @@ func lockAndFind(ctx context.Context, t *wtx, op, sessionID string, ids []string
 	var row *sessionRow
 	stored := map[string]store.Record{}
 	b := &pgx.Batch{}
+	b.Queue(qLockAppend, sessionID)
 	b.Queue(qLockLease, sessionID).QueryRow(func(r pgx.Row) (err error) { row, err = loadRow(r, op, sessionID); return err })
 	b.Queue(qStoredEvents, ids).Query(func(rows pgx.Rows) error {
 		for rows.Next() {

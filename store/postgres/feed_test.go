@@ -1,0 +1,183 @@
+package postgres
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/storetest"
+)
+
+// TestFeedFollowsConcurrentAppends appends from several stores to several
+// sessions at once, in single events and batches, some racing for the same
+// event IDs across sessions, while a reader follows Store.Feed: it gets
+// every committed event exactly once, each session's in seq order, with
+// global sequence numbers unique and growing within a session; each
+// contested ID lands once, and its loser gets SESS_EVENT_CONFLICT.
+func TestFeedFollowsConcurrentAppends(t *testing.T) {
+	t.Parallel()
+	dsn := freshSchema(t)
+	ctx := t.Context()
+	const writers, each = 4, 40
+	stores := make([]*Store, writers)
+	owners := make([]store.Owner, writers)
+	for w := range writers {
+		stores[w] = mustOpen(t, dsn, Options{MaxConns: 1})
+		id := fmt.Sprintf("sess-%d", w)
+		if _, err := stores[w].CreateSession(ctx, store.SessionInit{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		who, err := stores[w].Acquire(ctx, id, storetest.Me(fmt.Sprintf("writer-%d", w)), store.AcquireOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		owners[w] = who
+	}
+	reader := mustOpen(t, dsn, Options{MaxConns: 1})
+
+	var wg sync.WaitGroup
+	conflicts := make([]int, writers)
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			sess := fmt.Sprintf("sess-%d", w)
+			for i := range each {
+				var err error
+				switch {
+				case i%2 == 0: // contested: every writer tries the same ID
+					_, err = stores[w].Append(ctx, sess, owners[w], storetest.Note(fmt.Sprintf("evt-shared-%d", i), i))
+				case i%5 == 1: // a batch of three
+					_, err = stores[w].AppendBatch(ctx, sess, owners[w], []store.EventIn{
+						storetest.Note(fmt.Sprintf("evt-%d-%d-a", w, i), i), storetest.Note(fmt.Sprintf("evt-%d-%d-b", w, i), i),
+						storetest.Note(fmt.Sprintf("evt-%d-%d-c", w, i), i)})
+				default:
+					_, err = stores[w].Append(ctx, sess, owners[w], storetest.Note(fmt.Sprintf("evt-%d-%d", w, i), i))
+				}
+				switch errcode.Of(err) {
+				case "":
+				case errcode.SessEventConflict:
+					conflicts[w]++
+				default:
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	var (
+		cur      FeedCursor
+		followed []store.Record
+		polls    int
+	)
+	follow := func() int {
+		recs, next, err := reader.Feed(ctx, cur, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 0 && next != cur {
+			t.Fatalf("an empty page moved the cursor from %+v to %+v", cur, next)
+		}
+		followed = append(followed, recs...)
+		cur = next
+		polls++
+		return len(recs)
+	}
+	for writing := true; writing; {
+		select {
+		case <-done:
+			writing = false
+		default:
+			follow()
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatalf("append: %v", err)
+	}
+	var total int
+	if err := reader.pool.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	// Every writer has finished. Once no transaction as old as the last
+	// writer's runs on the server (other tests' may, for a while), the feed
+	// has nothing more to give: read it to the end.
+	passed := func() bool {
+		var ok bool
+		if err := reader.pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot()) > max(tx) FROM events`).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("the feed gave %d of %d events: %v", len(followed), total, err)
+		}
+		if p := passed(); follow() == 0 && p {
+			break
+		}
+	}
+	if len(followed) != total {
+		t.Fatalf("the feed gave %d events, the table holds %d", len(followed), total)
+	}
+
+	seen := map[string]bool{}
+	globals := map[int64]bool{}
+	nextSeq := map[string]int64{}
+	lastGlobal := map[string]int64{}
+	for _, r := range followed {
+		if seen[r.ID] || globals[r.GlobalSeq] {
+			t.Fatalf("event %s (global %d) followed twice", r.ID, r.GlobalSeq)
+		}
+		seen[r.ID], globals[r.GlobalSeq] = true, true
+		if r.Seq != nextSeq[r.SessionID] {
+			t.Fatalf("%s: the feed gave seq %d, want %d next", r.SessionID, r.Seq, nextSeq[r.SessionID])
+		}
+		nextSeq[r.SessionID]++
+		if r.GlobalSeq <= lastGlobal[r.SessionID] {
+			t.Fatalf("%s: global seq %d after %d", r.SessionID, r.GlobalSeq, lastGlobal[r.SessionID])
+		}
+		lastGlobal[r.SessionID] = r.GlobalSeq
+	}
+	stored, lost := 0, 0
+	for w := range writers {
+		id := fmt.Sprintf("sess-%d", w)
+		recs, err := reader.ReadEvents(ctx, id, -1, store.MaxPage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range recs {
+			if r.Seq != int64(i) || !seen[r.ID] {
+				t.Fatalf("%s: record %d has seq %d, followed %v", id, i, r.Seq, seen[r.ID])
+			}
+		}
+		stored += len(recs)
+		lost += conflicts[w]
+	}
+	contested := (each + 1) / 2
+	batches := 0
+	for i := range each {
+		if i%2 != 0 && i%5 == 1 {
+			batches++
+		}
+	}
+	own := each - contested + 2*batches // a batch adds three events, not one
+	if want := contested + writers*own; stored != want || lost != (writers-1)*contested {
+		t.Fatalf("%d events stored and %d conflicts, want %d and %d", stored, lost, want, (writers-1)*contested)
+	}
+	t.Logf("%d polls of the feed while and after writing", polls)
+}
+
+// TestFeedPageSize refuses a page size out of range with SESS_INVALID_CURSOR.
+func TestFeedPageSize(t *testing.T) {
+	t.Parallel()
+	s := mustOpen(t, freshSchema(t), Options{})
+	for _, limit := range []int{0, -1, store.MaxPage + 1} {
+		_, _, err := s.Feed(t.Context(), FeedCursor{}, limit)
+		storetest.WantCode(t, err, errcode.SessInvalidCursor)
+	}
+}
