@@ -49,13 +49,13 @@ func New(ctx context.Context, o Options, e Env, warn io.Writer) (*App, error) {
 		return nil, err
 	}
 	a := &App{Opts: o, Conf: r, Root: root, Warn: warn}
-	st, err := OpenStore(ctx, r.DB)
+	st, err := OpenStore(ctx, r.DB, r.HostID)
 	if err != nil {
 		return nil, err
 	}
 	a.Store = st
-	a.closers = append(a.closers, func() { st.Close() })
-	a.owner = NewOwner()
+	a.closers = append(a.closers, func() { _ = st.Close() })
+	a.owner = NewOwner(r.HostID)
 
 	if err := a.openModel(r); err != nil {
 		a.Close()
@@ -104,9 +104,9 @@ func (a *App) openModel(r Resolved) error {
 	return nil
 }
 
-// NewOwner is this process as a session's lease holder.
-func NewOwner() store.Owner {
-	host, _ := os.Hostname()
+// NewOwner is this process, on the machine named host (Resolved.HostID),
+// as a session's lease holder.
+func NewOwner(host string) store.Owner {
 	return store.Owner{ID: "proc-" + fmt.Sprint(os.Getpid()) + "-" + fmt.Sprint(time.Now().UnixNano()), Host: host, PID: os.Getpid()}
 }
 

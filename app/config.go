@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/model/openai"
+	"github.com/harness-dev/harness/store"
 )
 
 // Defaults when neither flags, environment nor the config file say.
@@ -38,6 +39,7 @@ type Options struct {
 	MaxFileBytes  int64
 	MaxTotalBytes int64
 	TakeOver      bool
+	HostID        string // this machine's name in leases (default store.HostID)
 }
 
 // Env is the process environment, read by the caller.
@@ -47,6 +49,7 @@ type Env map[string]string
 // defaults.
 type Resolved struct {
 	DB, Model, BaseURL, APIKey, Image, Workspace string
+	HostID                                       string
 	Window, CompactAt, CompactTail               int
 	Budget                                       int64
 }
@@ -63,6 +66,7 @@ func Resolve(o Options, e Env) (Resolved, error) {
 		return r, err
 	}
 	r.DB = first(o.DB, e["HARNESS_DB"], DefaultDBPath(e))
+	r.HostID = first(o.HostID, e["HARNESS_HOST_ID"], store.HostID())
 	r.Model = first(o.Model, e["HARNESS_MODEL"], fc.Model)
 	r.BaseURL = first(o.BaseURL, e["OPENAI_BASE_URL"], fc.BaseURL)
 	keyEnv := first(fc.APIKeyEnv, "OPENAI_API_KEY")

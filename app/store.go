@@ -12,10 +12,10 @@ import (
 	"github.com/harness-dev/harness/store/sqlite"
 )
 
-// OpenStore opens the SQLite file dsn or, for a postgres:// URL, Postgres.
-func OpenStore(ctx context.Context, dsn string) (store.Store, error) {
+// OpenStore opens the SQLite file dsn or, for a postgres:// URL, Postgres;
+// host names this machine in leases (Resolved.HostID).
+func OpenStore(ctx context.Context, dsn, host string) (store.Store, error) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		host, _ := os.Hostname()
 		st, err := postgres.Open(ctx, dsn, postgres.Options{LocalHost: host})
 		if err != nil {
 			return nil, err
@@ -25,7 +25,7 @@ func OpenStore(ctx context.Context, dsn string) (store.Store, error) {
 	if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
 		return nil, errcode.Wrap(errcode.SessInvalidRecord, "create the store directory", err)
 	}
-	st, err := sqlite.Open(dsn, sqlite.Options{})
+	st, err := sqlite.Open(dsn, sqlite.Options{LocalHost: host})
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func runDoctor(ctx context.Context, o options, e app.Env, w io.Writer) int {
 		_, err := dockerws.ImageID(ctx, "", r.Image)
 		report("sandbox image "+r.Image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
 	}
-	st, err := app.OpenStore(ctx, r.DB)
+	st, err := app.OpenStore(ctx, r.DB, r.HostID)
 	report("session store "+redactDSN(r.DB), err, "check that the directory is writable or the server reachable (scripts/postgres.sh starts a local one), or pass --db")
 	if err == nil {
 		st.Close()

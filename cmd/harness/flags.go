@@ -65,6 +65,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Yes, "yes", false, "apply without asking")
 	}
 	fs.BoolVar(&o.TakeOver, "take-over", false, "take a session over from another live process")
+	fs.StringVar(&o.HostID, "host-id", "", "this machine's name in session leases, unique among machines sharing a store (env HARNESS_HOST_ID; default host name/machine ID)")
 	return fs
 }
 

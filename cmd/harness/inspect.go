@@ -123,7 +123,7 @@ func (a *cli) importSession(ctx context.Context, path string, stdin io.Reader) i
 		defer f.Close()
 		in = f
 	}
-	id, n, err := app.Import(ctx, a.Store, app.NewOwner(), a.opts.TakeOver, in)
+	id, n, err := app.Import(ctx, a.Store, app.NewOwner(a.Conf.HostID), a.opts.TakeOver, in)
 	if err != nil {
 		return a.fail(err)
 	}

@@ -57,7 +57,8 @@
 //
 // # Leases across machines
 //
-// Options.LocalHost (default os.Hostname) must name this machine uniquely
+// Options.LocalHost (default store.HostID: the host name and the machine
+// ID of /etc/machine-id; harness --host-id sets it) must name this machine uniquely
 // among those sharing the database: a holder recorded on this host whose
 // process is gone here is taken as dead. A holder on another host is
 // waited out until its lease expires by the reader's clock, so the

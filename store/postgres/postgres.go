@@ -25,8 +25,9 @@ type Options struct {
 	// it, never from the server's clock.
 	Now func() time.Time
 	// LocalHost is this machine's name as leases record it (default
-	// os.Hostname). It must be unique among the machines sharing the
-	// database: a holder on this host whose process is gone is taken as dead.
+	// store.HostID: the host name and machine ID). It must be unique among
+	// the machines sharing the database: a holder on this host whose
+	// process is gone is taken as dead.
 	LocalHost string
 	// LockTimeout is how long a statement waits for a row lock held by
 	// another writer (another process's open transaction on the same

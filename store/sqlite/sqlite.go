@@ -28,7 +28,7 @@ var (
 type Options struct {
 	// Now is the clock (default time.Now). Every stored time comes from it.
 	Now func() time.Time
-	// LocalHost is this machine's name as leases record it (default os.Hostname).
+	// LocalHost is this machine's name as leases record it (default store.HostID).
 	LocalHost string
 	// BusyTimeout is how long a write waits for another process's lock on
 	// the file before failing with SESS_BUSY (default 10 s).

@@ -97,12 +97,8 @@ type env struct {
 
 func setup(t *testing.T, open Opener) *env {
 	t.Helper()
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "localhost"
-	}
 	c := NewClock(Start)
-	return &env{t: t, s: open(t, c.Now), clock: c, host: host}
+	return &env{t: t, s: open(t, c.Now), clock: c, host: store.HostID()}
 }
 
 func (e *env) create(id string) store.Session {

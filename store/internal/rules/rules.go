@@ -334,14 +334,8 @@ type Env struct {
 	LocalHost string
 }
 
-// LocalHost returns this machine's host name as stores record it.
-func LocalHost() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "localhost"
-	}
-	return h
-}
+// LocalHost returns this machine's name as stores record it (store.HostID).
+func LocalHost() string { return store.HostID() }
 
 func (env Env) live(h *Holder) bool {
 	if h == nil || !env.Now.Before(h.ExpiresAt) {
