@@ -159,15 +159,21 @@ func execLine(input json.RawMessage, fallback string) string {
 	if json.Unmarshal(input, &in) != nil || len(in.Argv) == 0 {
 		return fallback
 	}
-	q := make([]string, len(in.Argv))
-	for i, a := range in.Argv {
-		q[i] = shellQuote(a)
-	}
-	line := strings.Join(q, " ")
+	line := CommandLine(in.Argv)
 	if in.Cwd != "" && in.Cwd != "." {
 		line = "(in " + shellQuote(in.Cwd) + ") " + line
 	}
 	return line
+}
+
+// CommandLine is argv as a POSIX shell would need it typed, each argument
+// quoted when a shell would split or expand it.
+func CommandLine(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
 }
 
 // shellQuote quotes s for a POSIX shell when it needs quoting; control

@@ -46,7 +46,13 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 			from = s.LastSeq
 		}
 	}
-	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork})
+	var asker *lineAsker
+	req0 := app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork}
+	if a.opts.Approve == "ask" {
+		asker = newLineAsker() // main refused ask without a terminal
+		req0.Resolver = asker
+	}
+	sess, err := a.Open(ctx, req0)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -101,7 +107,7 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 		if err != nil && runID == "" {
 			return a.fail(err)
 		}
-		out := a.drive(ctx, sess.Runtime, runID, lines, interrupts)
+		out := a.drive(ctx, sess.Runtime, runID, lines, interrupts, asker)
 		code = exitFor(out.Status)
 		if !a.opts.JSON {
 			a.printOutcome(out)
@@ -120,11 +126,21 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 
 // drive feeds steering and interrupts to a run until it ends.
 // SIGTERM and SIGHUP (ctx ending) cancel the run like an interrupt does.
-func (a *cli) drive(ctx context.Context, rt *runtime.Runtime, runID string, lines <-chan string, interrupts <-chan struct{}) runtime.Outcome {
+// With --approve ask (asker set), a question is printed and the next line
+// typed answers it.
+func (a *cli) drive(ctx context.Context, rt *runtime.Runtime, runID string, lines <-chan string, interrupts <-chan struct{}, asker *lineAsker) runtime.Outcome {
 	done := rt.Done(runID)
 	stop := ctx.Done()
+	var asks chan question
+	if asker != nil {
+		asks = asker.asks
+	}
+	var pending *question
 	for {
 		select {
+		case q := <-asks:
+			pending = &q
+			fmt.Fprint(a.stderr, askText(q.req))
 		case <-done:
 			out, _ := rt.Wait(context.WithoutCancel(ctx), runID)
 			return out
@@ -136,6 +152,15 @@ func (a *cli) drive(ctx context.Context, rt *runtime.Runtime, runID string, line
 		case line, ok := <-lines:
 			if !ok {
 				lines = nil
+				if pending != nil { // stdin ended: nobody can answer
+					pending.reply <- runtime.PermissionAnswer{Scope: runtime.ScopeOnce, Note: "denied: stdin ended"}
+					pending = nil
+				}
+				continue
+			}
+			if pending != nil {
+				pending.reply <- lineAnswer(line)
+				pending = nil
 				continue
 			}
 			if strings.TrimSpace(line) == "" {
@@ -191,9 +216,12 @@ func (a *cli) printEvents(batch []runtime.Published) {
 		case event.ToolCall:
 			fmt.Fprintf(a.stderr, "▸ %s %s\n", d.Tool, short(string(d.Input), 100))
 		case event.ToolResult:
-			if d.Error != nil {
+			switch {
+			case d.Error != nil:
 				fmt.Fprintf(a.stderr, "  ✗ %s: %s\n", d.Error.Code, short(d.Error.Message, 160))
-			} else {
+			case d.Tool == "process.exec":
+				fmt.Fprint(a.stderr, execOutcome(d))
+			default:
 				fmt.Fprintf(a.stderr, "  ✓ %d ms\n", d.DurationMs)
 			}
 		case event.SteeringApplied:

@@ -65,6 +65,12 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 	if cmd == "doctor" {
 		return runDoctor(ctx, o, e, stdout)
 	}
+	if cmd == "exec" && o.Approve == "ask" && !isTerminal(stdin) {
+		// Without a terminal nobody can answer: every write and command
+		// would be denied while the turn reported success.
+		fmt.Fprintln(stderr, "harness: exec --approve ask needs a terminal to ask on, and stdin is not one; use --approve auto (the workspace is an isolated copy), or the TUI")
+		return exitUsage
+	}
 	a, err := newCLI(ctx, o, e, stdout, stderr)
 	if err != nil {
 		return (&cli{stderr: stderr}).fail(err)

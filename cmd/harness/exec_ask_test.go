@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Without a terminal nobody can answer a question: exec refuses
+// --approve ask with a usage error before it opens anything, instead of
+// denying every write and command and reporting success.
+func TestExecAskWithoutTerminalIsAUsageError(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# ask\n")
+	s := u.script(`[{"content":"hello","usage":{"promptTokens":10,"completionTokens":3}}]`)
+	r := u.run("", "exec", "--workspace", "local", "--approve", "ask", "--fake-model", s, "hi")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--approve ask") {
+		t.Fatalf("exit %d, want %d with the flag named; stderr:\n%s", r.code, exitUsage, r.stderr)
+	}
+	if _, err := os.Stat(u.db); !os.IsNotExist(err) {
+		t.Errorf("the refused run touched the store %s: %v", u.db, err)
+	}
+	if r := u.run("", "exec", "--workspace", "local", "--approve", "auto", "--fake-model", s, "hi"); r.code != 0 {
+		t.Errorf("--approve auto without a terminal: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A failing process.exec is not reported as ✓: exec's text mode prints
+// the exit code and the last lines of the output.
+func TestExecPrintsAFailedCommand(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("README.md", "# fail\n")
+	s := u.script(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["sh","-c","i=1; while [ $i -le 15 ]; do echo line $i; i=$((i+1)); done; echo boom >&2; exit 3"]}}],"usage":{"promptTokens":10,"completionTokens":3}},
+	  {"content":"The build failed.","usage":{"promptTokens":20,"completionTokens":5}}]`)
+	r := u.run("", "exec", "--image", "harness-busybox", "--fake-model", s, "build it")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"✗ exit 3", "stdout (last 10 of 15 lines)", "│ line 15", "│ line 6\n", "stderr:", "│ boom"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "│ line 5\n") {
+		t.Errorf("more than the tail printed:\n%s", r.stderr)
+	}
+}
+
+// On a terminal, exec --approve ask asks: y runs the command, a typed
+// reason denies the next one and reaches the model.
+func TestExecAskOnATerminal(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("README.md", "# ask\n")
+	s := u.script(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["echo","hello from the box"]}}],"usage":{"promptTokens":10,"completionTokens":3}},
+	  {"toolCalls":[{"id":"c2","name":"fs.write","arguments":{"path":"x.txt","contents":"x\n"}}],"usage":{"promptTokens":20,"completionTokens":3}},
+	  {"content":"All done.","usage":{"promptTokens":30,"completionTokens":5}}]`)
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "exec", "--image", "harness-busybox", "--approve", "ask", "--fake-model", s, "go"))
+	tm.waitFor("? process.exec wants to run echo 'hello from the box'", "y allow once")
+	tm.line("y")
+	tm.waitFor("✓ exit 0", "? fs.write wants to write x.txt")
+	tm.line("not in this repo")
+	scr := tm.waitFor("✗ TOOL_PERMISSION_DENIED", "All done.", "completed", prompt)
+	if !strings.Contains(scr, "they said: not in this repo") {
+		t.Errorf("the reason is not in the denial:\n%s", scr)
+	}
+	if _, err := os.Stat(filepath.Join(u.project, "x.txt")); !os.IsNotExist(err) {
+		t.Errorf("a denied write reached the host: %v", err)
+	}
+}
