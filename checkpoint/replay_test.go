@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the .golden files of testdata/l
 
 // readLog reads a recorded log: one canonical event per line, seq by line.
 // A line that does not decode fails with its EVENT_* code.
-func readLog(t *testing.T, path string) ([]checkpoint.Record, error) {
+func readLog(t testing.TB, path string) ([]checkpoint.Record, error) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

@@ -147,9 +147,9 @@ func (l *timedLog) Append(ctx context.Context, e event.Event) (store.Record, err
 	return r, err
 }
 
-func (l *timedLog) SaveCheckpoint(ctx context.Context, after int64, p []byte) (store.Checkpoint, error) {
+func (l *timedLog) AppendCheckpoint(ctx context.Context, after, keep int64, tail []byte) (store.Checkpoint, error) {
 	t0 := time.Now()
-	c, err := l.SessionLog.SaveCheckpoint(ctx, after, p)
+	c, err := l.SessionLog.AppendCheckpoint(ctx, after, keep, tail)
 	l.spent += time.Since(t0)
 	return c, err
 }

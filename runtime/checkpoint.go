@@ -100,29 +100,29 @@ func (t *turn) checkpoint(phase string, next *nextRequest, term *terminalStatus)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cp := t.snapshot(phase, next, term)
-	payload, err := checkpoint.Marshal(&cp)
+	// The store's row gets what this checkpoint adds (checkpoint.Row), the
+	// event what was added since the previous event: neither costs more
+	// than the round added, however long the history.
+	keep, tail, row, err := s.state.row.Save(&cp)
+	if err != nil {
+		return err
+	}
+	d := cp
+	d.History = cp.History.Since(s.state.checkpointMsgs)
+	delta, err := checkpoint.Marshal(&d)
 	if err != nil {
 		return errcode.Wrap(errcode.RuntimeCheckpointInvalid, "encode checkpoint", err)
-	}
-	if len(payload) > MaxCheckpointBytes {
-		return errcode.Errorf(errcode.RuntimeCheckpointInvalid, "checkpoint of %d bytes is over the %d byte bound", len(payload), MaxCheckpointBytes)
-	}
-	delta := payload
-	if base := s.state.checkpointMsgs; base > 0 {
-		d := cp
-		d.History = cp.History.Since(base)
-		if delta, err = checkpoint.Marshal(&d); err != nil {
-			return errcode.Wrap(errcode.RuntimeCheckpointInvalid, "encode checkpoint", err)
-		}
 	}
 	rec, err := t.append(event.RuntimeCheckpoint{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Version: 1, Payload: delta})
 	if err != nil {
 		return err
 	}
 	s.state.checkpointMsgs = len(cp.History.Messages)
-	if _, err := s.log.SaveCheckpoint(context.WithoutCancel(t.ctx), rec.Seq, payload); err != nil {
+	if _, err := s.log.AppendCheckpoint(context.WithoutCancel(t.ctx), rec.Seq, keep, tail); err != nil {
+		s.state.row = checkpoint.Row{} // unknown now: the next save writes it whole
 		return &errcode.Error{Code: errcode.RuntimeEventAppendFailed, Message: "save checkpoint: " + string(errcode.Of(err)), Err: err}
 	}
+	s.state.row = row
 	return nil
 }
 

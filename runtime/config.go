@@ -18,7 +18,9 @@ import (
 type EventLog interface {
 	SessionID() string
 	Append(ctx context.Context, e event.Event) (store.Record, error)
-	SaveCheckpoint(ctx context.Context, afterSeq int64, payload []byte) (store.Checkpoint, error)
+	// AppendCheckpoint saves the checkpoint whose payload is the first keep
+	// bytes of the saved one followed by tail (store.Store.AppendCheckpoint).
+	AppendCheckpoint(ctx context.Context, afterSeq, keep int64, tail []byte) (store.Checkpoint, error)
 }
 
 // Effect of a policy decision.

@@ -112,11 +112,11 @@ func replayStored(t *testing.T, st *sqlite.Store, path string) (string, string) 
 		t.Fatal(err)
 	}
 	if scan.Latest != nil {
-		payload, err := checkpoint.Marshal(scan.Latest)
+		_, row, _, err := checkpoint.Row{}.Save(scan.Latest)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.SaveCheckpoint(ctx, id, who, 0, scan.LatestSeq, payload); err != nil {
+		if _, err := st.AppendCheckpoint(ctx, id, who, 0, scan.LatestSeq, 0, row); err != nil {
 			t.Fatal(err)
 		}
 	}

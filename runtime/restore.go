@@ -31,7 +31,7 @@ func LatestTerminal(ctx context.Context, h History, sessionID string) (RestorePo
 	after := int64(-1)
 	var cp *Checkpoint
 	if err == nil {
-		cp, err = checkpoint.Parse(cpRec.Payload)
+		cp, _, err = checkpoint.Load(cpRec.Payload)
 		if err != nil {
 			return RestorePoint{}, err
 		}

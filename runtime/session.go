@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -50,7 +51,8 @@ type state struct {
 	compact        compactState
 	firstUser      *model.Message // the session's first user request, pinned after compaction
 	meter          *compaction.Meter
-	checkpointMsgs int // messages in the last runtime.checkpoint event of the log
+	checkpointMsgs int            // messages in the last runtime.checkpoint event of the log
+	row            checkpoint.Row // what the store's checkpoint row holds
 }
 
 // OpenSession starts a new, empty session on log with the given defaults.

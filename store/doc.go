@@ -47,6 +47,12 @@
 // One checkpoint per session, replaced by compare-and-swap on its revision
 // (1, 2, …). Its AfterSeq never goes backwards and must name a committed
 // event (or -1). An identical retry of the current checkpoint returns it.
+// SaveCheckpoint replaces the payload whole; AppendCheckpoint keeps a
+// prefix of it and appends a tail, so a writer whose payload grows at the
+// end (the runtime lays its row out so: see package checkpoint) saves in
+// proportion to what it added, not to the payload's size. The stores keep
+// the payload as the pieces it was saved in and LoadCheckpoint joins them
+// in one read.
 //
 // # SessionLog
 //
@@ -55,7 +61,7 @@
 // event.Encode and stores it under the caller's event ID; calls are
 // serialized by a mutex, so the log's order is the order of the calls, and
 // each returns once durable, with the caller's own copy of the record.
-// SaveCheckpoint tracks the revision itself: delivering the current
+// SaveCheckpoint and AppendCheckpoint track the revision themselves: delivering the current
 // checkpoint again is an identical retry the store fences and returns;
 // delivering an older checkpoint this log saved is a no-op that returns the
 // current one: the cursor never moves back. After a save whose outcome is

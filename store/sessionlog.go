@@ -30,13 +30,15 @@ type SessionLog struct {
 	saved map[cpKey]int64 // guarded by mu: checkpoints this log stored, to their revision
 }
 
+// cpKey names a save: its cursor, the bytes it kept of the checkpoint
+// before it (0 for a whole save) and the sum of what it wrote.
 type cpKey struct {
-	afterSeq int64
-	sum      [sha256.Size]byte
+	afterSeq, keep int64
+	sum            [sha256.Size]byte
 }
 
-func keyOf(afterSeq int64, payload []byte) cpKey {
-	return cpKey{afterSeq: afterSeq, sum: sha256.Sum256(payload)}
+func keyOf(afterSeq, keep int64, tail []byte) cpKey {
+	return cpKey{afterSeq: afterSeq, keep: keep, sum: sha256.Sum256(tail)}
 }
 
 // NewSessionLog binds a log to sessionID and who, which must hold the
@@ -51,7 +53,7 @@ func NewSessionLog(ctx context.Context, s Store, sessionID string, who Owner) (*
 	switch errcode.Of(err) {
 	case "":
 		l.cur = cp
-		l.saved[keyOf(cp.AfterSeq, cp.Payload)] = cp.Revision
+		l.saved[keyOf(cp.AfterSeq, 0, cp.Payload)] = cp.Revision
 	case errcode.SessNotFound:
 	default:
 		return nil, err
@@ -120,10 +122,24 @@ func (l *SessionLog) append(ctx context.Context, ev EventIn) (Record, error) {
 // returns the current one and never moves the cursor back. Codes: those of
 // Store.SaveCheckpoint.
 func (l *SessionLog) SaveCheckpoint(ctx context.Context, afterSeq int64, payload []byte) (Checkpoint, error) {
-	const op = "store.SaveCheckpoint"
+	return l.save(ctx, "store.SaveCheckpoint", keyOf(afterSeq, 0, payload), func(expected int64) (Checkpoint, error) {
+		return l.s.SaveCheckpoint(ctx, l.id, l.who, expected, afterSeq, payload)
+	})
+}
+
+// AppendCheckpoint saves a checkpoint whose payload is the first keep bytes
+// of the current one followed by tail (Store.AppendCheckpoint), tracking
+// the revision and retries as SaveCheckpoint does. The returned checkpoint
+// has no Payload. Codes: those of Store.AppendCheckpoint.
+func (l *SessionLog) AppendCheckpoint(ctx context.Context, afterSeq, keep int64, tail []byte) (Checkpoint, error) {
+	return l.save(ctx, "store.AppendCheckpoint", keyOf(afterSeq, keep, tail), func(expected int64) (Checkpoint, error) {
+		return l.s.AppendCheckpoint(ctx, l.id, l.who, expected, afterSeq, keep, tail)
+	})
+}
+
+func (l *SessionLog) save(ctx context.Context, op string, key cpKey, write func(expected int64) (Checkpoint, error)) (Checkpoint, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	key := keyOf(afterSeq, payload)
 	expected := l.cur.Revision
 	if rev, ok := l.saved[key]; ok {
 		if rev != l.cur.Revision {
@@ -136,7 +152,7 @@ func (l *SessionLog) SaveCheckpoint(ctx context.Context, afterSeq int64, payload
 		}
 		expected = rev - 1 // the current one again: an identical retry
 	}
-	cp, err := l.s.SaveCheckpoint(ctx, l.id, l.who, expected, afterSeq, payload)
+	cp, err := write(expected)
 	if err != nil {
 		return Checkpoint{}, err
 	}

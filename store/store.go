@@ -208,6 +208,17 @@ type Store interface {
 	// too large), SESS_INVALID_CURSOR (afterSeq < -1), SESS_OWNERSHIP_LOST,
 	// SESS_NOT_FOUND, SESS_CLOSED.
 	SaveCheckpoint(ctx context.Context, sessionID string, who Owner, expectedRevision, afterSeq int64, payload []byte) (Checkpoint, error)
+	// AppendCheckpoint saves a checkpoint whose payload is the first keep
+	// bytes of the current one followed by tail, with the CAS, cursor and
+	// fencing rules of SaveCheckpoint; with no checkpoint yet keep must be
+	// 0. Its cost is that of keep's position and tail, not of the payload's
+	// size: a writer that lays its payload out so that what changes comes
+	// last saves in proportion to what it added. The returned checkpoint
+	// has no Payload. An identical retry (same revision, cursor, keep and
+	// tail) returns it. Codes: those of SaveCheckpoint; SESS_INVALID_RECORD
+	// also for keep past the current payload or a result over
+	// MaxPayloadBytes.
+	AppendCheckpoint(ctx context.Context, sessionID string, who Owner, expectedRevision, afterSeq, keep int64, tail []byte) (Checkpoint, error)
 }
 
 // BusyError is the cause inside the SESS_BUSY error of Acquire: the live

@@ -48,7 +48,8 @@ type session struct {
 	epoch     int64
 	holder    *rules.Holder
 	log       []*store.Record
-	cp        *store.Checkpoint
+	cp        *store.Checkpoint // Payload nil: the payload is parts
+	parts     [][]byte          // the checkpoint's payload in the pieces it was saved in
 }
 
 // New returns an empty store.
@@ -112,9 +113,29 @@ func copyRecord(r store.Record) store.Record {
 	return r
 }
 
-func copyCheckpoint(c store.Checkpoint) store.Checkpoint {
-	c.Payload = slices.Clone(c.Payload)
-	return c
+// checkpointLocked returns the session's checkpoint with its payload, a
+// fresh copy; nil when none.
+func (ss *session) checkpointLocked() *store.Checkpoint {
+	if ss.cp == nil {
+		return nil
+	}
+	c := *ss.cp
+	c.Payload = slices.Concat(ss.parts...)
+	return &c
+}
+
+// suffixLocked returns the checkpoint's payload from byte keep on.
+func (ss *session) suffixLocked(keep int64) []byte {
+	var out []byte
+	off := int64(0)
+	for _, p := range ss.parts {
+		end := off + int64(len(p))
+		if end > keep {
+			out = append(out, p[max(keep-off, 0):]...)
+		}
+		off = end
+	}
+	return out
 }
 
 // CreateSession implements store.Store.
@@ -418,20 +439,76 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 	if err := rules.Fence(op, sessionID, ss.holder, who); err != nil {
 		return store.Checkpoint{}, err
 	}
-	same, err := rules.DecideCheckpoint(op, sessionID, ss.cp, int64(len(ss.log))-1, expectedRevision, afterSeq, payload)
+	cur := ss.checkpointLocked()
+	same, err := rules.DecideCheckpoint(op, sessionID, cur, int64(len(ss.log))-1, expectedRevision, afterSeq, payload)
 	if err != nil {
 		return store.Checkpoint{}, err
 	}
 	if same {
-		return copyCheckpoint(*ss.cp), nil
+		return *cur, nil
 	}
 	now := s.env().Now
-	ss.cp = &store.Checkpoint{
-		SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq,
-		Payload: slices.Clone(payload), SavedAt: now,
-	}
+	ss.cp = &store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, SavedAt: now}
+	ss.parts = [][]byte{slices.Clone(payload)}
 	rules.Extend(ss.holder, now)
-	return copyCheckpoint(*ss.cp), nil
+	return *ss.checkpointLocked(), nil
+}
+
+// AppendCheckpoint implements store.Store: the payload is kept in the
+// pieces it was saved in, so an append copies only tail.
+func (s *Store) AppendCheckpoint(ctx context.Context, sessionID string, who store.Owner, expectedRevision, afterSeq, keep int64, tail []byte) (store.Checkpoint, error) {
+	const op = "memstore.AppendCheckpoint"
+	if err := rules.CheckAppendInput(op, expectedRevision, afterSeq, keep, tail); err != nil {
+		return store.Checkpoint{}, err
+	}
+	if err := s.lock(ctx, op); err != nil {
+		return store.Checkpoint{}, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.sessionLocked(op, sessionID)
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	if err := rules.Fence(op, sessionID, ss.holder, who); err != nil {
+		return store.Checkpoint{}, err
+	}
+	var head *rules.Head
+	if ss.cp != nil {
+		head = &rules.Head{Revision: ss.cp.Revision, AfterSeq: ss.cp.AfterSeq, Size: ss.size()}
+	}
+	same, err := rules.DecideAppend(op, sessionID, head, int64(len(ss.log))-1, expectedRevision, afterSeq, keep, tail,
+		func() ([]byte, error) { return ss.suffixLocked(keep), nil })
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	if same {
+		return *ss.cp, nil
+	}
+	// Cut the pieces at keep, then add tail as a piece of its own.
+	off, i := int64(0), 0
+	for ; i < len(ss.parts) && off+int64(len(ss.parts[i])) <= keep; i++ {
+		off += int64(len(ss.parts[i]))
+	}
+	parts := ss.parts[:i:i]
+	if off < keep {
+		parts = append(parts, ss.parts[i][:keep-off:keep-off])
+	}
+	if len(tail) > 0 {
+		parts = append(parts, slices.Clone(tail))
+	}
+	now := s.env().Now
+	ss.cp = &store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, SavedAt: now}
+	ss.parts = parts
+	rules.Extend(ss.holder, now)
+	return *ss.cp, nil
+}
+
+func (ss *session) size() int64 {
+	n := int64(0)
+	for _, p := range ss.parts {
+		n += int64(len(p))
+	}
+	return n
 }
 
 // LoadCheckpoint implements store.Reader.
@@ -448,7 +525,7 @@ func (s *Store) LoadCheckpoint(ctx context.Context, sessionID string) (store.Che
 	if ss.cp == nil {
 		return store.Checkpoint{}, rules.NoCheckpoint(op, sessionID)
 	}
-	return copyCheckpoint(*ss.cp), nil
+	return *ss.checkpointLocked(), nil
 }
 
 // Close implements store.Reader. The data is dropped.

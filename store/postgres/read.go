@@ -190,19 +190,22 @@ func scanEvents(rows pgx.Rows, sessionID string, capacity int) ([]store.Record, 
 	return out, rows.Err()
 }
 
-// LoadCheckpoint implements store.Reader.
+// LoadCheckpoint implements store.Reader. One statement reads the session,
+// its checkpoint row and the row's parts, so it sees one snapshot.
 func (s *Store) LoadCheckpoint(ctx context.Context, sessionID string) (store.Checkpoint, error) {
 	const op = "postgres.LoadCheckpoint"
 	if err := s.check(ctx, op); err != nil {
 		return store.Checkpoint{}, err
 	}
 	var (
-		cp  store.Checkpoint
-		rev *int64
+		cp     store.Checkpoint
+		rev    *int64
+		exists bool
 	)
-	err := s.pool.QueryRow(ctx, `SELECT c.revision, coalesce(c.after_seq, -1), c.payload, coalesce(c.saved_at, 'epoch')
+	err := s.pool.QueryRow(ctx, `SELECT c.revision, coalesce(c.after_seq, -1), coalesce(c.saved_at, 'epoch'),
+		coalesce((SELECT string_agg(p.bytes, ''::bytea ORDER BY p.off) FROM checkpoint_parts p WHERE p.session_id = s.id), ''::bytea), true
 		FROM sessions s LEFT JOIN checkpoints c ON c.session_id = s.id WHERE s.id = $1`, sessionID).
-		Scan(&rev, &cp.AfterSeq, &cp.Payload, &cp.SavedAt)
+		Scan(&rev, &cp.AfterSeq, &cp.SavedAt, &cp.Payload, &exists)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Checkpoint{}, rules.NotFound(op, sessionID)
 	}

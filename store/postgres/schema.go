@@ -19,18 +19,22 @@ import (
 //	2: global sequence numbers from a SEQUENCE instead of the counter row
 //	   (appends to different sessions no longer commit one at a time);
 //	   events.tx, the writing transaction, for the commit-safe feed.
-const schemaVersion = 2
+//	3: a checkpoint's payload in checkpoint_parts, the pieces it was saved
+//	   in, so that an append save writes only what it adds; checkpoints
+//	   keeps revision, cursor and size (its payload column stays empty).
+const schemaVersion = 3
 
 // migrations[v] takes a schema from version v to v+1, inside the
 // migration's transaction.
 var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 	migrate0to1,
 	migrate1to2,
+	migrate2to3,
 }
 
 // ownTables are the tables the store creates; finding one of them in a
 // schema without a schema_version table means someone else's data.
-var ownTables = []string{"sessions", "events", "checkpoints", "event_counter"}
+var ownTables = []string{"sessions", "events", "checkpoints", "event_counter", "checkpoint_parts"}
 
 // schemaV1 is the first schema. Times are timestamptz (microseconds, as the
 // store's clock); IDs sort bytewise (COLLATE "C") so that every server lists
@@ -132,6 +136,21 @@ CREATE INDEX events_feed ON events (tx, global_seq);
 
 func migrate1to2(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, schemaV1to2)
+	return err
+}
+
+func migrate2to3(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `
+CREATE TABLE checkpoint_parts (
+	session_id text COLLATE "C" NOT NULL REFERENCES sessions (id),
+	off        bigint NOT NULL CHECK (off >= 0),
+	bytes      bytea NOT NULL,
+	PRIMARY KEY (session_id, off)
+);
+ALTER TABLE checkpoints ADD COLUMN size bigint NOT NULL DEFAULT 0;
+INSERT INTO checkpoint_parts (session_id, off, bytes) SELECT session_id, 0, payload FROM checkpoints;
+UPDATE checkpoints SET size = length(payload), payload = '';
+`)
 	return err
 }
 

@@ -360,6 +360,84 @@ func lockAndFind(ctx context.Context, t *wtx, op, sessionID string, ids []string
 	return row, stored, nil
 }
 
+// queuePut queues the writes of checkpoint cp whose payload is the first
+// keep bytes of the current one (cut at keep), then tail as a part of its
+// own.
+func queuePut(w *pgx.Batch, sessionID string, cp store.Checkpoint, keep int64, tail []byte) {
+	w.Queue(`DELETE FROM checkpoint_parts WHERE session_id = $1 AND off >= $2`, sessionID, keep)
+	w.Queue(`UPDATE checkpoint_parts SET bytes = substring(bytes from 1 for ($2 - off)::int)
+		WHERE session_id = $1 AND off < $2 AND off + length(bytes) > $2`, sessionID, keep)
+	if len(tail) > 0 {
+		w.Queue(`INSERT INTO checkpoint_parts (session_id, off, bytes) VALUES ($1, $2, $3)`, sessionID, keep, tail)
+	}
+	w.Queue(`INSERT INTO checkpoints (session_id, revision, after_seq, payload, saved_at, size) VALUES ($1, $2, $3, ''::bytea, $4, $5)
+		ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, after_seq = excluded.after_seq,
+		saved_at = excluded.saved_at, size = excluded.size`,
+		sessionID, cp.Revision, cp.AfterSeq, cp.SavedAt, keep+int64(len(tail)))
+}
+
+// AppendCheckpoint implements store.Store.
+func (s *Store) AppendCheckpoint(ctx context.Context, sessionID string, who store.Owner, expectedRevision, afterSeq, keep int64, tail []byte) (store.Checkpoint, error) {
+	const op = "postgres.AppendCheckpoint"
+	if err := rules.CheckAppendInput(op, expectedRevision, afterSeq, keep, tail); err != nil {
+		return store.Checkpoint{}, err
+	}
+	var out store.Checkpoint
+	err := s.write(ctx, op, func(t *wtx) error {
+		// Lock the session and read the checkpoint's head in one round
+		// trip; the payload from keep on is shipped only when the save may
+		// be an identical retry, the one case that compares it.
+		var (
+			row    *sessionRow
+			cur    *rules.Head
+			suffix []byte
+			at     time.Time
+		)
+		b := &pgx.Batch{}
+		b.Queue(qLockLease, sessionID).QueryRow(func(r pgx.Row) (err error) { row, err = loadRow(r, op, sessionID); return err })
+		b.Queue(`SELECT revision, after_seq, size, saved_at, CASE WHEN revision = $2::bigint + 1 AND after_seq = $3::bigint AND size = $4::bigint + $5::bigint
+				THEN coalesce((SELECT string_agg(substring(bytes from (greatest($4::bigint - off, 0) + 1)::int), ''::bytea ORDER BY off)
+					FROM checkpoint_parts WHERE session_id = $1 AND off + length(bytes) > $4::bigint), ''::bytea) END
+			FROM checkpoints WHERE session_id = $1`, sessionID, expectedRevision, afterSeq, keep, int64(len(tail))).
+			QueryRow(func(r pgx.Row) error {
+				var h rules.Head
+				err := r.Scan(&h.Revision, &h.AfterSeq, &h.Size, &at, &suffix)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil
+				}
+				cur = &h
+				return err
+			})
+		if err := t.send(ctx, b, false); err != nil {
+			return err
+		}
+		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
+			return err
+		}
+		same, err := rules.DecideAppend(op, sessionID, cur, row.LastSeq, expectedRevision, afterSeq, keep, tail,
+			func() ([]byte, error) { return suffix, nil })
+		if err != nil {
+			return err
+		}
+		if same {
+			out = store.Checkpoint{SessionID: sessionID, Revision: cur.Revision, AfterSeq: cur.AfterSeq, SavedAt: utc(at)}
+			return nil
+		}
+		now := s.env().Now
+		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, SavedAt: now}
+		w := &pgx.Batch{}
+		queuePut(w, sessionID, out, keep, tail)
+		if h := row.Holder; rules.Extend(h, now) {
+			w.Queue(`UPDATE sessions SET lease_expires_at = $2 WHERE id = $1`, sessionID, h.ExpiresAt)
+		}
+		return t.send(ctx, w, true)
+	})
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	return out, nil
+}
+
 // SaveCheckpoint implements store.Store.
 func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.Owner, expectedRevision, afterSeq int64, payload []byte) (store.Checkpoint, error) {
 	const op = "postgres.SaveCheckpoint"
@@ -377,7 +455,8 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 		)
 		b := &pgx.Batch{}
 		b.Queue(qLockLease, sessionID).QueryRow(func(r pgx.Row) (err error) { row, err = loadRow(r, op, sessionID); return err })
-		b.Queue(`SELECT revision, after_seq, CASE WHEN revision = $2::bigint + 1 AND after_seq = $3::bigint THEN payload END, saved_at
+		b.Queue(`SELECT revision, after_seq, CASE WHEN revision = $2::bigint + 1 AND after_seq = $3::bigint
+				THEN coalesce((SELECT string_agg(bytes, ''::bytea ORDER BY off) FROM checkpoint_parts WHERE session_id = $1), ''::bytea) END, saved_at
 			FROM checkpoints WHERE session_id = $1`, sessionID, expectedRevision, afterSeq).
 			QueryRow(func(r pgx.Row) (err error) { cur, err = loadCheckpoint(r, sessionID); return err })
 		if err := t.send(ctx, b, false); err != nil {
@@ -397,10 +476,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 		now := s.env().Now
 		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, Payload: slices.Clone(payload), SavedAt: now}
 		w := &pgx.Batch{}
-		w.Queue(`INSERT INTO checkpoints (session_id, revision, after_seq, payload, saved_at) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, after_seq = excluded.after_seq,
-			payload = excluded.payload, saved_at = excluded.saved_at`,
-			sessionID, out.Revision, afterSeq, payload, now)
+		queuePut(w, sessionID, out, 0, payload)
 		if h := row.Holder; rules.Extend(h, now) {
 			w.Queue(`UPDATE sessions SET lease_expires_at = $2 WHERE id = $1`, sessionID, h.ExpiresAt)
 		}

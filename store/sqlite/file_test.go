@@ -211,6 +211,14 @@ func TestMigrateFromV1(t *testing.T) {
 	if err != nil || r.Seq != 4 {
 		t.Fatalf("append after migration: %+v, %v", r, err)
 	}
+	// The migrated payload is the checkpoint's first part: an append save
+	// keeps a prefix of it.
+	if _, err := s.AppendCheckpoint(ctx, "sess-old", who, 2, 4, 1, []byte("new")); err != nil {
+		t.Fatalf("append checkpoint after migration: %v", err)
+	}
+	if cp, err := s.LoadCheckpoint(ctx, "sess-old"); err != nil || cp.Revision != 3 || string(cp.Payload) != "\x00new" {
+		t.Fatalf("checkpoint after migration and append: %+v, %v", cp, err)
+	}
 	var v int
 	if err := s.wdb.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != schemaVersion {
 		t.Fatalf("user_version = %d, %v", v, err)

@@ -213,17 +213,64 @@ func (r *Reader) LoadCheckpoint(ctx context.Context, sessionID string) (store.Ch
 }
 
 // loadCheckpoint returns the session's checkpoint, nil when there is none.
+// One statement reads the row and its parts, so it sees one snapshot.
 func loadCheckpoint(ctx context.Context, q querier, sessionID string) (*store.Checkpoint, error) {
-	cp := store.Checkpoint{SessionID: sessionID}
-	var at int64
-	err := q.QueryRowContext(ctx, `SELECT revision, after_seq, payload, saved_at FROM checkpoints WHERE session_id = ?`, sessionID).
-		Scan(&cp.Revision, &cp.AfterSeq, &cp.Payload, &at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	rows, err := q.QueryContext(ctx, qLoadCheckpoint, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	cp.SavedAt = fromMicros(at)
-	return &cp, nil
+	defer rows.Close()
+	var cp *store.Checkpoint
+	for rows.Next() {
+		var (
+			off, rev, after, at int64
+			b                   []byte
+		)
+		if err := rows.Scan(&off, &b, &rev, &after, &at); err != nil {
+			return nil, err
+		}
+		if off < 0 {
+			cp = &store.Checkpoint{SessionID: sessionID, Revision: rev, AfterSeq: after, SavedAt: fromMicros(at), Payload: b}
+			continue
+		}
+		if cp != nil {
+			cp.Payload = append(cp.Payload, b...)
+		}
+	}
+	return cp, rows.Err()
+}
+
+// qLoadCheckpoint reads the checkpoint row (off -1, its payload column:
+// empty since schema 3) and then its parts in order.
+const qLoadCheckpoint = `SELECT -1 AS o, payload, revision, after_seq, saved_at FROM checkpoints WHERE session_id = ?1
+	UNION ALL SELECT off, bytes, 0, 0, 0 FROM checkpoint_parts WHERE session_id = ?1 ORDER BY o`
+
+// checkpointHead returns the checkpoint's revision, cursor and size
+// without its payload, nil when there is none.
+func checkpointHead(ctx context.Context, q querier, sessionID string) (*rules.Head, error) {
+	var h rules.Head
+	err := q.QueryRowContext(ctx, `SELECT revision, after_seq, size FROM checkpoints WHERE session_id = ?`, sessionID).Scan(&h.Revision, &h.AfterSeq, &h.Size)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return &h, err
+}
+
+// checkpointSuffix reads the checkpoint's payload from byte keep on.
+func checkpointSuffix(ctx context.Context, q querier, sessionID string, keep int64) ([]byte, error) {
+	rows, err := q.QueryContext(ctx, `SELECT substr(bytes, max(?2 - off, 0) + 1) FROM checkpoint_parts
+		WHERE session_id = ?1 AND off + length(bytes) > ?2 ORDER BY off`, sessionID, keep)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []byte
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	return out, rows.Err()
 }

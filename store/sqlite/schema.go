@@ -16,12 +16,16 @@ import (
 //	2: the session summary (turns, tokens, status), maintained on append
 //	   and back-filled from the events; the holder's process identity and
 //	   lease length; last_seq dropped (read off the events index).
-const schemaVersion = 2
+//	3: a checkpoint's payload in checkpoint_parts, the pieces it was saved
+//	   in, so that an append save writes only what it adds; checkpoints
+//	   keeps revision, cursor and size (its payload column stays empty).
+const schemaVersion = 3
 
 // migrations[v] takes a schema from version v to v+1.
 var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrate0to1,
 	migrate1to2,
+	migrate2to3,
 }
 
 // schemaV1 is the first schema. Times are Unix microseconds (UTC); bodies
@@ -133,6 +137,21 @@ UPDATE sessions SET lease_ttl = lease_expires_at - lease_acquired_at WHERE owner
 		}
 	}
 	_, err = tx.ExecContext(ctx, `ALTER TABLE sessions DROP COLUMN last_seq`)
+	return err
+}
+
+func migrate2to3(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+CREATE TABLE checkpoint_parts (
+	session_id TEXT NOT NULL REFERENCES sessions (id),
+	off        INTEGER NOT NULL,
+	bytes      BLOB NOT NULL,
+	PRIMARY KEY (session_id, off)
+) STRICT;
+ALTER TABLE checkpoints ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+INSERT INTO checkpoint_parts (session_id, off, bytes) SELECT session_id, 0, payload FROM checkpoints;
+UPDATE checkpoints SET size = length(payload), payload = x'';
+`)
 	return err
 }
 

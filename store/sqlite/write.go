@@ -320,6 +320,75 @@ func eventByID(ctx context.Context, q querier, id string) (store.Record, error) 
 	return rec, err
 }
 
+// putCheckpoint writes the checkpoint row of cp and its payload: the first
+// keep bytes of the current one (cut at keep), then tail as a part of its
+// own.
+func putCheckpoint(ctx context.Context, tx *wtx, sessionID string, cp store.Checkpoint, keep int64, tail []byte) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoint_parts WHERE session_id = ? AND off >= ?`, sessionID, keep); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE checkpoint_parts SET bytes = substr(bytes, 1, ?2 - off)
+		WHERE session_id = ?1 AND off < ?2 AND off + length(bytes) > ?2`, sessionID, keep); err != nil {
+		return err
+	}
+	if len(tail) > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_parts (session_id, off, bytes) VALUES (?, ?, ?)`, sessionID, keep, tail); err != nil {
+			return err
+		}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO checkpoints (session_id, revision, after_seq, payload, saved_at, size) VALUES (?, ?, ?, x'', ?, ?)
+		ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, after_seq = excluded.after_seq,
+		saved_at = excluded.saved_at, size = excluded.size`,
+		sessionID, cp.Revision, cp.AfterSeq, micros(cp.SavedAt), keep+int64(len(tail)))
+	return err
+}
+
+// AppendCheckpoint implements store.Store.
+func (s *Store) AppendCheckpoint(ctx context.Context, sessionID string, who store.Owner, expectedRevision, afterSeq, keep int64, tail []byte) (store.Checkpoint, error) {
+	const op = "sqlite.AppendCheckpoint"
+	if err := rules.CheckAppendInput(op, expectedRevision, afterSeq, keep, tail); err != nil {
+		return store.Checkpoint{}, err
+	}
+	var out store.Checkpoint
+	err := s.write(ctx, op, func(tx *wtx) (bool, error) {
+		row, err := loadLease(ctx, tx, op, sessionID)
+		if err != nil {
+			return false, err
+		}
+		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
+			return false, err
+		}
+		cur, err := checkpointHead(ctx, tx, sessionID)
+		if err != nil {
+			return false, err
+		}
+		same, err := rules.DecideAppend(op, sessionID, cur, row.LastSeq, expectedRevision, afterSeq, keep, tail,
+			func() ([]byte, error) { return checkpointSuffix(ctx, tx, sessionID, keep) })
+		if err != nil {
+			return false, err
+		}
+		if same {
+			var at int64
+			err := tx.QueryRowContext(ctx, `SELECT saved_at FROM checkpoints WHERE session_id = ?`, sessionID).Scan(&at)
+			out = store.Checkpoint{SessionID: sessionID, Revision: cur.Revision, AfterSeq: cur.AfterSeq, SavedAt: fromMicros(at)}
+			return false, err
+		}
+		now := s.env().Now
+		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, SavedAt: now}
+		if err := putCheckpoint(ctx, tx, sessionID, out, keep, tail); err != nil {
+			return false, err
+		}
+		if h := row.Holder; rules.Extend(h, now) {
+			_, err = tx.ExecContext(ctx, `UPDATE sessions SET lease_expires_at = ? WHERE id = ?`, micros(h.ExpiresAt), sessionID)
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return store.Checkpoint{}, err
+	}
+	return out, nil
+}
+
 // SaveCheckpoint implements store.Store.
 func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.Owner, expectedRevision, afterSeq int64, payload []byte) (store.Checkpoint, error) {
 	const op = "sqlite.SaveCheckpoint"
@@ -349,10 +418,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 		}
 		now := s.env().Now
 		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, Payload: slices.Clone(payload), SavedAt: now}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoints (session_id, revision, after_seq, payload, saved_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (session_id) DO UPDATE SET revision = excluded.revision, after_seq = excluded.after_seq,
-			payload = excluded.payload, saved_at = excluded.saved_at`,
-			sessionID, out.Revision, afterSeq, payload, micros(now)); err != nil {
+		if err := putCheckpoint(ctx, tx, sessionID, out, 0, payload); err != nil {
 			return false, err
 		}
 		if h := row.Holder; rules.Extend(h, now) {

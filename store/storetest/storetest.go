@@ -172,6 +172,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Cursors", func(t *testing.T) { testCursors(t, open) })
 	t.Run("Copies", func(t *testing.T) { testCopies(t, open) })
 	t.Run("Checkpoint", func(t *testing.T) { testCheckpoint(t, open) })
+	t.Run("CheckpointAppend", func(t *testing.T) { testCheckpointAppend(t, open) })
 	t.Run("Fencing", func(t *testing.T) { testFencing(t, open) })
 	t.Run("Lease", func(t *testing.T) { testLease(t, open) })
 	t.Run("DeadHolder", func(t *testing.T) { testDeadHolder(t, open) })
@@ -697,6 +698,97 @@ func testCheckpoint(t *testing.T, open Opener) {
 	WantCode(t, err, errcode.SessNotFound)
 }
 
+// testCheckpointAppend: an append save is SaveCheckpoint of the kept
+// prefix followed by the tail, under the same CAS, cursor and fencing
+// rules, whatever the pieces earlier saves left.
+func testCheckpointAppend(t *testing.T, open Opener) {
+	e := setup(t, open)
+	ctx := t.Context()
+	who := e.owned("sess-a")
+	for i := range 4 {
+		e.append("sess-a", who, Note(fmt.Sprintf("evt-%d", i), i))
+	}
+	load := func(want string, rev int64) {
+		t.Helper()
+		got, err := e.s.LoadCheckpoint(ctx, "sess-a")
+		if err != nil || string(got.Payload) != want || got.Revision != rev {
+			t.Fatalf("loaded %q at revision %d, %v; want %q at %d", got.Payload, got.Revision, err, want, rev)
+		}
+	}
+	_, err := e.s.AppendCheckpoint(ctx, "sess-a", who, 0, -1, 1, []byte("x"))
+	WantCode(t, err, errcode.SessInvalidRecord) // nothing to keep yet
+	cp1, err := e.s.AppendCheckpoint(ctx, "sess-a", who, 0, 0, 0, []byte("m1\nhead1"))
+	if err != nil || cp1.Revision != 1 || cp1.AfterSeq != 0 || cp1.Payload != nil || !cp1.SavedAt.Equal(e.clock.Now()) {
+		t.Fatalf("first append: %+v, %v", cp1, err)
+	}
+	load("m1\nhead1", 1)
+	e.clock.Advance(time.Second)
+	retry, err := e.s.AppendCheckpoint(ctx, "sess-a", who, 0, 0, 0, []byte("m1\nhead1"))
+	if err != nil || cmp.Diff(cp1, retry) != "" {
+		t.Fatalf("identical retry: %+v, %v; want %+v", retry, err, cp1)
+	}
+	// Cut inside the first piece, then at a piece's end, then inside a
+	// later one, then keep everything.
+	steps := []struct {
+		after, keep int64
+		tail, want  string
+	}{
+		{1, 3, "m2\nhead2", "m1\nm2\nhead2"},
+		{1, 6, "m3\nhead3", "m1\nm2\nm3\nhead3"},
+		{2, 4, "M\nhead4", "m1\nmM\nhead4"},
+		{3, 11, "!", "m1\nmM\nhead4!"},
+		{3, 0, "whole", "whole"},
+	}
+	for i, st := range steps {
+		rev := int64(i + 2)
+		cp, err := e.s.AppendCheckpoint(ctx, "sess-a", who, rev-1, st.after, st.keep, []byte(st.tail))
+		if err != nil || cp.Revision != rev || cp.AfterSeq != st.after {
+			t.Fatalf("append %d: %+v, %v", i, cp, err)
+		}
+		load(st.want, rev)
+	}
+	// A whole save after appends replaces every piece; an append after it
+	// cuts that save's payload.
+	if _, err := e.s.SaveCheckpoint(ctx, "sess-a", who, 6, 3, []byte("abcdef")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.AppendCheckpoint(ctx, "sess-a", who, 7, 3, 2, []byte("XY")); err != nil {
+		t.Fatal(err)
+	}
+	load("abXY", 8)
+	for _, tc := range []struct {
+		name            string
+		expected, after int64
+		keep            int64
+		tail            []byte
+		code            errcode.Code
+	}{
+		{"stale revision", 7, 3, 4, []byte("z"), errcode.SessCheckpointConflict},
+		{"future revision", 9, 3, 4, []byte("z"), errcode.SessCheckpointConflict},
+		{"old identical is stale", 5, 3, 0, []byte("whole"), errcode.SessCheckpointConflict},
+		{"identical retry of the current", 7, 3, 2, []byte("XY"), ""},
+		{"cursor backwards", 8, 2, 4, []byte("z"), errcode.SessCheckpointConflict},
+		{"cursor past last event", 8, 4, 4, []byte("z"), errcode.SessInvalidRecord},
+		{"cursor below -1", 8, -2, 4, []byte("z"), errcode.SessInvalidCursor},
+		{"keep past the payload", 8, 3, 5, []byte("z"), errcode.SessInvalidRecord},
+		{"negative keep", 8, 3, -1, []byte("z"), errcode.SessInvalidRecord},
+		{"empty result", 8, 3, 0, nil, errcode.SessInvalidRecord},
+		{"result over 16 MiB", 8, 3, 4, make([]byte, store.MaxPayloadBytes-3), errcode.SessInvalidRecord},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.s.AppendCheckpoint(ctx, "sess-a", who, tc.expected, tc.after, tc.keep, tc.tail)
+			WantCode(t, err, tc.code)
+		})
+	}
+	load("abXY", 8)
+	if _, err := e.s.AppendCheckpoint(ctx, "sess-a", who, 8, 3, 4, nil); err != nil {
+		t.Fatalf("an append that keeps everything: %v", err)
+	}
+	load("abXY", 9)
+	_, err = e.s.AppendCheckpoint(ctx, "sess-missing", who, 0, -1, 0, []byte("x"))
+	WantCode(t, err, errcode.SessNotFound)
+}
+
 func testFencing(t *testing.T, open Opener) {
 	e := setup(t, open)
 	ctx := t.Context()
@@ -736,6 +828,7 @@ func testFencing(t *testing.T, open Opener) {
 		}},
 		{"new checkpoint", func() error { _, err := e.s.SaveCheckpoint(ctx, "sess-a", a, 1, 0, []byte("cp2")); return err }},
 		{"identical checkpoint retry", func() error { _, err := e.s.SaveCheckpoint(ctx, "sess-a", a, 0, 0, []byte("cp")); return err }},
+		{"checkpoint append", func() error { _, err := e.s.AppendCheckpoint(ctx, "sess-a", a, 1, 0, 2, []byte("+")); return err }},
 		{"metadata", func() error { return e.s.SetMetadata(ctx, "sess-a", a, map[string]string{"k": "v"}) }},
 		{"renew", func() error { return e.s.Renew(ctx, "sess-a", a, time.Minute) }},
 		{"release", func() error { return e.s.Release(ctx, "sess-a", a) }},

@@ -496,6 +496,53 @@ func DecideCheckpoint(op, sessionID string, cur *store.Checkpoint, lastSeq, expe
 	return false, nil
 }
 
+// CheckAppendInput validates an append save's arguments before any state
+// is read.
+func CheckAppendInput(op string, expectedRevision, afterSeq, keep int64, tail []byte) error {
+	if keep < 0 || keep+int64(len(tail)) == 0 || keep+int64(len(tail)) > store.MaxPayloadBytes {
+		return fail(errcode.SessInvalidRecord, op, "check checkpoint of %d kept and %d new bytes: want 1..%d in all", keep, len(tail), store.MaxPayloadBytes)
+	}
+	return CheckCheckpointInput(op, expectedRevision, afterSeq, []byte{0})
+}
+
+// Head is what an append save needs of the current checkpoint: its
+// revision, cursor and payload size, without the payload.
+type Head struct {
+	Revision, AfterSeq, Size int64
+}
+
+// DecideAppend is DecideCheckpoint for an append save (cur nil: no
+// checkpoint yet). suffix reads the current payload from byte keep on; it
+// is called only when the save may be an identical retry.
+func DecideAppend(op, sessionID string, cur *Head, lastSeq, expectedRevision, afterSeq, keep int64, tail []byte, suffix func() ([]byte, error)) (identical bool, err error) {
+	rev, size := int64(0), int64(0)
+	if cur != nil {
+		rev, size = cur.Revision, cur.Size
+		if cur.Revision == expectedRevision+1 && cur.AfterSeq == afterSeq && cur.Size == keep+int64(len(tail)) {
+			got, err := suffix()
+			if err != nil {
+				return false, err
+			}
+			if string(got) == string(tail) {
+				return true, nil
+			}
+		}
+	}
+	if expectedRevision != rev {
+		return false, fail(errcode.SessCheckpointConflict, op, "save checkpoint of %s: expected revision %d, current is %d", sessionID, expectedRevision, rev)
+	}
+	if keep > size {
+		return false, fail(errcode.SessInvalidRecord, op, "save checkpoint of %s: keeps %d bytes of a %d byte payload", sessionID, keep, size)
+	}
+	if cur != nil && afterSeq < cur.AfterSeq {
+		return false, fail(errcode.SessCheckpointConflict, op, "save checkpoint of %s: cursor %d goes back from %d", sessionID, afterSeq, cur.AfterSeq)
+	}
+	if afterSeq > lastSeq {
+		return false, fail(errcode.SessInvalidRecord, op, "save checkpoint of %s: cursor %d is past the last event %d", sessionID, afterSeq, lastSeq)
+	}
+	return false, nil
+}
+
 // NotFound is the error for a missing session.
 func NotFound(op, sessionID string) error {
 	return fail(errcode.SessNotFound, op, "find session %s", sessionID)
