@@ -61,6 +61,10 @@ func New(ctx context.Context, o Options, e Env, warn io.Writer) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	if c, ok := a.Model.(*openai.Client); ok {
+		r = WithServerWindow(r, ServerWindow(ctx, c, r.Model))
+		a.Conf = r
+	}
 	policy, err := compaction.PolicyFor(r.Window, r.CompactAt, r.CompactTail, min(8192, r.Window/8))
 	if err != nil {
 		a.Close()

@@ -52,6 +52,10 @@ type Resolved struct {
 	HostID                                       string
 	Window, CompactAt, CompactTail               int
 	Budget                                       int64
+	// WindowSource says where Window came from: WindowFromConfig (the
+	// --context-window flag or the config file), WindowFromServer or
+	// WindowFromDefault.
+	WindowSource string
 }
 
 // Resolve resolves the configuration. A bad value is a *UsageError.
@@ -73,12 +77,12 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	r.APIKey = e[keyEnv]
 	r.Image = first(o.Image, e["HARNESS_IMAGE"], fc.Image, DefaultImage)
 	r.Workspace = o.Workspace
-	r.Window = DefaultContextWindow
+	r.Window, r.WindowSource = DefaultContextWindow, WindowFromDefault
 	if fc.ContextWindow > 0 {
-		r.Window = fc.ContextWindow
+		r.Window, r.WindowSource = fc.ContextWindow, WindowFromConfig
 	}
 	if o.ContextWindow > 0 {
-		r.Window = o.ContextWindow
+		r.Window, r.WindowSource = o.ContextWindow, WindowFromConfig
 	}
 	r.CompactAt = DefaultCompactAt
 	if o.CompactAt != 0 {

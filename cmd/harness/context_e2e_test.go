@@ -430,3 +430,29 @@ func TestWedgedSessionContinues(t *testing.T) {
 		t.Errorf("%d requests, want the summary and the answer", len(run.usage))
 	}
 }
+
+// The window a server states in GET /models is the session's window, and
+// doctor shows it; a smaller --context-window lowers it.
+func TestContextWindowFromServer(t *testing.T) {
+	u := newUser(t)
+	srv := newUsageServer(t, 32768, readsThenDone(nil))
+	run := execContext(t, u, srv, "hello")
+	if run.res.code != 0 {
+		t.Fatalf("exit %d\n%s", run.res.code, run.res.stderr)
+	}
+	for _, e := range run.res.events {
+		if d, ok := e.Data.(event.ContextAccounted); ok && d.WindowTokens != 32768 {
+			t.Errorf("window %d, want the server's 32768", d.WindowTokens)
+		}
+	}
+	lower := execContext(t, u, srv, "--context-window", "16000", "hello")
+	for _, e := range lower.res.events {
+		if d, ok := e.Data.(event.ContextAccounted); ok && d.WindowTokens != 16000 {
+			t.Errorf("window %d, want the flag's 16000", d.WindowTokens)
+		}
+	}
+	doc := u.run("", "doctor", "--workspace", "local", "--base-url", srv.url(), "--model", "m")
+	if !strings.Contains(doc.stdout, "context window: 32768 tokens (stated by the server)") {
+		t.Errorf("doctor does not show the server's window:\n%s", doc.stdout)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model/openai"
 )
 
 // runDoctor checks the Docker daemon, the sandbox image, the provider
@@ -48,11 +49,25 @@ func runDoctor(ctx context.Context, o options, e app.Env, w io.Writer) int {
 		report("model", errcode.New(errcode.ModelInvalidConfig, "a provider is configured but no model"), "pass --model or set HARNESS_MODEL")
 	default:
 		fmt.Fprintf(w, "✓ model: %s at %s\n", r.Model, orDefault(r.BaseURL, "the OpenAI API"))
+		if c, err := openai.New(openai.Config{BaseURL: orDefault(r.BaseURL, openai.DefaultBaseURL), APIKey: r.APIKey, Model: r.Model}); err == nil {
+			r = app.WithServerWindow(r, app.ServerWindow(ctx, c, r.Model))
+		}
 	}
+	fmt.Fprintf(w, "✓ context window: %d tokens (%s)\n", r.Window, windowSource(r.WindowSource))
 	if bad > 0 {
 		return exitFailed
 	}
 	return 0
+}
+
+func windowSource(src string) string {
+	switch src {
+	case app.WindowFromServer:
+		return "stated by the server"
+	case app.WindowFromConfig:
+		return "--context-window or the config file"
+	}
+	return "default; the server states none"
 }
 
 func orDefault(s, d string) string {

@@ -23,6 +23,12 @@ type chatServer struct {
 }
 
 func (c *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		// GET /models, asked at start-up for the context window: this
+		// server states none.
+		http.NotFound(w, r)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	c.mu.Lock()
 	c.bodies = append(c.bodies, string(body))
@@ -131,6 +137,10 @@ func TestExecProviderFailures(t *testing.T) {
 			var n int
 			var mu sync.Mutex
 			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet { // GET /models at start-up
+					http.NotFound(w, r)
+					return
+				}
 				mu.Lock()
 				i := n
 				n++
