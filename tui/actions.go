@@ -31,7 +31,29 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			m.flash = cancelFlash
 			return m.cancel(run)
 		}
+		if m.in.value() != "" {
+			// A draft goes first (kept in the history: ↑ brings it back);
+			// the next ctrl+c quits.
+			m.in.take()
+			m.flash = "Draft cleared (↑ brings it back) · ctrl+c again quits."
+			return nil
+		}
 		return m.quit()
+	case "home", "end":
+		if m.in.value() != "" {
+			break // the input's own line start and end
+		}
+		if ks == "home" {
+			m.vp.Top()
+		} else {
+			m.vp.Bottom()
+			m.unseen = false
+		}
+		return nil
+	case "tab":
+		if m.completeCommand() {
+			return nil
+		}
 	case "enter":
 		return m.submit(false)
 	case "alt+enter":
@@ -63,6 +85,12 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		case !m.vp.Following():
 			m.vp.Bottom()
 			m.unseen = false
+		case m.activeRun() != "" && !m.canceling:
+			// Esc interrupts the running turn, as in the agents people
+			// come from; ctrl+c twice quits without waiting.
+			m.canceling = true
+			m.flash = cancelFlash
+			return m.cancel(m.activeRun())
 		default:
 			m.flash = ""
 		}
@@ -75,6 +103,37 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	}
 	m.flash = ""
 	return m.in.update(k)
+}
+
+// completeCommand completes a slash command being typed: to the only
+// command that matches, or to what all the matches share. It reports
+// whether the input was a command to complete.
+func (m *Model) completeCommand() bool {
+	v := m.in.value()
+	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
+		return false
+	}
+	var match []string
+	for _, c := range slashCommands {
+		if strings.HasPrefix(c.name, v) {
+			match = append(match, c.name)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return true
+	case 1:
+		m.in.setValue(match[0] + " ")
+		return true
+	}
+	common := match[0]
+	for _, s := range match[1:] {
+		for !strings.HasPrefix(s, common) {
+			common = common[:len(common)-1]
+		}
+	}
+	m.in.setValue(common)
+	return true
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -97,8 +156,10 @@ func (m *Model) submit(next bool) tea.Cmd {
 		}
 		return nil
 	}
-	if cmd, ok := m.command(trimmed); ok {
-		m.in.take()
+	if cmd, ok, known := m.command(strings.TrimRight(text, " \t\n")); ok {
+		if known {
+			m.in.take()
+		}
 		return cmd
 	}
 	if m.sess == nil {
@@ -132,12 +193,41 @@ func (m *Model) hasQueuedNext() bool {
 	return false
 }
 
-// command runs a slash command; ok is false when text is a message.
-func (m *Model) command(text string) (tea.Cmd, bool) {
-	if !strings.HasPrefix(text, "/") || strings.ContainsAny(text, "\n") {
-		return nil, false
+// command runs a slash command; ok is false when text is a message. An
+// unknown /word is never a message (known is false: the text stays in
+// the input to be fixed); a path like /usr/bin/env is.
+func (m *Model) command(text string) (cmd tea.Cmd, ok, known bool) {
+	if !strings.HasPrefix(text, "/") {
+		return nil, false, false
 	}
 	word := strings.Fields(text)[0]
+	if !commandWord(word) {
+		return nil, false, false
+	}
+	cmd, ok = m.runCommand(word)
+	if !ok {
+		m.flash = "Unknown command " + word + " (/help lists them; start the line with a space to send it as a message)."
+		return nil, true, false
+	}
+	return cmd, true, true
+}
+
+// commandWord reports whether word has the shape of a slash command:
+// one slash, then letters, digits, - or _.
+func commandWord(word string) bool {
+	if len(word) < 2 || word[0] != '/' {
+		return false
+	}
+	for _, r := range word[1:] {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// runCommand runs a known command; ok is false for an unknown one.
+func (m *Model) runCommand(word string) (tea.Cmd, bool) {
 	switch word {
 	case "/diff":
 		if m.sess == nil {
@@ -172,10 +262,6 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return nil, true
 	case "/quit", "/exit":
 		return m.quit(), true
-	}
-	if !strings.Contains(text, " ") && strings.Count(text, "/") == 1 {
-		m.flash = "Unknown command " + word + " (/help lists them)."
-		return nil, true
 	}
 	return nil, false
 }

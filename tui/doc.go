@@ -29,9 +29,12 @@
 // busy; alt+enter queues the message for the next turn instead (shown as a
 // chip until the turn takes it); ctrl+x withdraws the newest message not yet
 // applied. ctrl+j (or shift+enter, or a trailing backslash) breaks a line;
-// ↑/↓ on the first/last line recall sent messages. Ctrl+C cancels a running
-// turn (twice: quit without waiting) and quits an idle screen. pgup/pgdn
-// scroll, alt+↑/↓ select a card, ctrl+o expands or collapses it (the last
+// ↑/↓ on the first/last line recall sent messages (those of a resumed
+// session too); tab completes a slash command, and an unknown /word is
+// never sent. Esc or Ctrl+C cancels a running turn (Ctrl+C twice: quit
+// without waiting); on an idle screen Ctrl+C clears a draft first and
+// quits on the next press. pgup/pgdn, the mouse wheel and (with an empty
+// input) home/end scroll, alt+↑/↓ select a card, ctrl+o expands or collapses it (the last
 // one when none is selected). With --approve ask, a question never takes
 // keys meant for the input: typing stays in the input, and only tab gives
 // the question's box the keys (then y allows once, a allows the tool for

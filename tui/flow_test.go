@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
@@ -412,13 +414,102 @@ func TestOpenFailureKeepsScreenUsable(t *testing.T) {
 func TestUnknownCommandAndPathsAreMessages(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	s.resetCalls()
-	s.typeText("/frobnicate")
-	s.key("enter")
-	s.wantText("Unknown command /frobnicate")
-	s.key("esc")
+	for _, text := range []string{"/frobnicate", "/model gpt-5 please", "/Compact-now"} {
+		s.typeText(text)
+		s.key("enter")
+		s.wantText("Unknown command " + strings.Fields(text)[0])
+		if s.m.in.value() != text {
+			t.Errorf("the unknown command left the input: %q", s.m.in.value())
+		}
+		s.key("ctrl+c") // clears the draft
+	}
+	s.wantCalls()
 	s.typeText("/usr/local/bin is not on PATH")
 	s.key("enter")
-	s.wantCalls(`start "/usr/local/bin is not on PATH" → run-1`)
+	s.typeText(" /tmp is full")
+	s.key("enter")
+	s.wantCalls(`start "/usr/local/bin is not on PATH" → run-1`, `steer run-1 " /tmp is full"`)
+}
+
+// Esc interrupts a running turn; ctrl+c on an idle screen clears a draft
+// first (↑ brings it back) and quits only on the next press.
+func TestEscCancelsAndCtrlCClearsTheDraft(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.resetCalls()
+	s.key("esc")
+	s.wantCalls("cancel run-1")
+	s.wantText("Canceling the turn")
+	s.events(ev(50, event.TurnCompleted{RunID: "run-1", Status: event.StatusCanceled}))
+
+	s.typeText("half a thought")
+	s.key("ctrl+c")
+	if s.quit || s.m.in.value() != "" {
+		t.Fatalf("ctrl+c with a draft: quit %v, input %q", s.quit, s.m.in.value())
+	}
+	s.wantText("Draft cleared", "ctrl+c again quits")
+	s.key("up")
+	if s.m.in.value() != "half a thought" {
+		t.Errorf("↑ after clearing = %q, want the draft back", s.m.in.value())
+	}
+	s.key("ctrl+c")
+	s.key("ctrl+c")
+	if !s.quit {
+		t.Error("the second ctrl+c on an empty input did not quit")
+	}
+}
+
+// Tab completes a slash command; Home and End jump through the transcript
+// when the input is empty; the mouse wheel scrolls it.
+func TestTabHomeEndWheel(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 80, 12)
+	for _, c := range []struct{ typed, want string }{{"/d", "/diff "}, {"/s", "/sessions "}, {"/", "/"}, {"/zz", "/zz"}} {
+		s.typeText(c.typed)
+		s.key("tab")
+		if s.m.in.value() != c.want {
+			t.Errorf("tab after %q = %q, want %q", c.typed, s.m.in.value(), c.want)
+		}
+		s.m.in.take()
+	}
+	startTurn(s, "run-1", "go")
+	for i := range 30 {
+		s.events(ev(10+i, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a" + itoa(i), Role: model.RoleAssistant, Content: "line " + itoa(i)}))
+	}
+	s.key("home")
+	s.wantText("you  go")
+	s.key("end")
+	s.wantText("line 29")
+	s.send(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	s.send(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	if s.m.vp.Following() || strings.Contains(s.text(), "line 29") {
+		t.Error("the wheel did not scroll up")
+	}
+	for range 10 {
+		s.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	}
+	if !s.m.vp.Following() {
+		t.Error("the wheel did not scroll back to the bottom")
+	}
+}
+
+// ↑ recalls the messages of a resumed session.
+func TestHistorySurvivesResume(t *testing.T) {
+	eng := idleEngine()
+	eng.sess.History = []Record{
+		{Seq: 0, Event: ev(0, event.TurnStarted{RunID: "run-0", SessionID: sessID, InputMessageID: "msg-u0"})},
+		{Seq: 1, Event: ev(1, event.MessageCompleted{RunID: "run-0", MessageID: "msg-u0", Role: model.RoleUser, Content: "first ask"})},
+		{Seq: 2, Event: ev(2, event.SteeringQueued{RunID: "run-0", MessageID: "msg-s0", Content: "a steer"})},
+		{Seq: 3, Event: ev(3, event.TurnCompleted{RunID: "run-0", Status: event.StatusCompleted})},
+	}
+	s := newScreen(t, eng, Options{Open: OpenRequest{ID: sessID}}, 100, 30)
+	s.key("up")
+	if s.m.in.value() != "a steer" {
+		t.Fatalf("↑ = %q, want the last message sent before the resume", s.m.in.value())
+	}
+	s.key("up")
+	if s.m.in.value() != "first ask" {
+		t.Fatalf("↑↑ = %q", s.m.in.value())
+	}
 }
 
 func TestScrollAndNewBelow(t *testing.T) {

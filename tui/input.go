@@ -73,6 +73,19 @@ func (in *input) setValue(s string) {
 	in.ta.MoveToEnd()
 }
 
+// seed puts the messages of a resumed session in the history, oldest
+// first, before anything typed here.
+func (in *input) seed(sent []string) {
+	var h []string
+	for _, s := range sent {
+		if strings.TrimSpace(s) != "" && (len(h) == 0 || h[len(h)-1] != s) {
+			h = append(h, s)
+		}
+	}
+	in.history = append(h, in.history...)
+	in.recall = len(in.history)
+}
+
 // take returns the text and clears the editor, remembering the text in the
 // history.
 func (in *input) take() string {

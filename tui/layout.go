@@ -99,6 +99,7 @@ func (m *Model) bodyHeight() int {
 func (m *Model) View() tea.View {
 	var v tea.View
 	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion // the wheel scrolls the transcript
 	if m.width <= 0 || m.height <= 0 {
 		return v
 	}

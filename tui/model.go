@@ -8,10 +8,15 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/tui/theme"
 	"github.com/harness-dev/harness/tui/transcript"
 )
+
+// wheelLines is how far one notch of the mouse wheel scrolls.
+const wheelLines = 3
 
 // cancelFlash is shown while a cancel is under way.
 const cancelFlash = "Canceling the turn… ctrl+c again quits without waiting."
@@ -162,6 +167,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
+	case tea.MouseWheelMsg:
+		if m.pager == nil && m.picker == nil && m.sess != nil {
+			h, c := m.bodyHeight(), m.ctxFor()
+			switch msg.Button {
+			case tea.MouseWheelUp:
+				m.vp.ScrollUp(m.tr, c, h, wheelLines)
+			case tea.MouseWheelDown:
+				m.vp.ScrollDown(m.tr, c, h, wheelLines)
+				if m.vp.Following() {
+					m.unseen = false
+				}
+			}
+		} else if m.pager != nil {
+			return m, m.pager.update(msg)
+		}
+		return m, nil
 	case tea.PasteMsg:
 		if m.pager == nil && m.picker == nil {
 			return m, m.in.update(msg)
@@ -349,12 +370,22 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.vp.Reset()
 	m.lastSeq = -1
 	m.runID, m.starting, m.canceling, m.deferred, m.asking, m.unseen = "", false, false, nil, nil, false
+	var sent []string
 	for _, r := range s.History {
 		if r.Seq > m.lastSeq {
 			m.lastSeq = r.Seq
 			m.tr.Apply(r.Event)
+			switch d := r.Event.Data.(type) {
+			case event.MessageCompleted:
+				if d.Role == model.RoleUser {
+					sent = append(sent, d.Content)
+				}
+			case event.SteeringQueued:
+				sent = append(sent, d.Content)
+			}
 		}
 	}
+	m.in.seed(sent) // ↑ recalls what was sent before the resume
 	if s.Usage.TotalTokens > m.tr.Usage().TotalTokens {
 		m.tr.SetUsage(s.Usage)
 	}

@@ -167,7 +167,7 @@ func TestViewBusy(t *testing.T) {
 	eachWidth(t, func(t *testing.T, w, h int) *screen {
 		s := busyScreen(t, w, h)
 		s.wantText("you · steering · queued", "running 2.3 s", "[steer · queued]", "[next turn · queued]", "[next turn · waiting]",
-			"3 queued", "12.4k/200k tok", "ctx 31%", "enter steer", "alt+enter queue after turn", "ctrl+c cancel")
+			"3 queued", "12.4k/200k tok", "ctx 31%", "enter steer", "alt+enter queue after turn", "esc cancel")
 		return s
 	})
 }

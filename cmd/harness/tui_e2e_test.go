@@ -52,7 +52,7 @@ func TestTUIEndToEnd(t *testing.T) {
 
 	// A turn that hangs, canceled with Ctrl+C.
 	tm.line("now the slow part")
-	tm.waitFor("Starting the slow part", "ctrl+c cancel")
+	tm.waitFor("Starting the slow part", "esc cancel")
 	tm.keys("C-c")
 	tm.waitFor("⊘ canceled", "(interrupted)", "ctrl+c quit")
 
@@ -225,6 +225,34 @@ func TestTUIWriteCardCountsTheRealFile(t *testing.T) {
 	tm.line(harnessCmd(u, "resume", id, "--image", "harness-busybox", "--fake-model", mustAbs(t, tuiScript("overwrite.json"))))
 	tm.waitFor("The README is three lines now.", "fs.write  README.md  +3 −140")
 	tm.quit(2)
+}
+
+// The keys people bring from other agents, in a real terminal: Esc
+// interrupts a running turn; Ctrl+C with a draft clears it and keeps the
+// app open (↑ brings the draft back), and the next Ctrl+C quits.
+func TestTUIEscCancelsAndCtrlCClearsTheDraft(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# keys\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--workspace", "local", "--fake-model", mustAbs(t, tuiScript("keys.json"))))
+	tm.waitFor("Ready.")
+	tm.line("do the slow thing")
+	tm.waitFor("Starting the slow part", "esc cancel")
+	tm.keys("Escape")
+	tm.waitFor("⊘ canceled", "(interrupted)", "ctrl+c quit")
+
+	tm.typeText("a draft I regret")
+	tm.waitFor("› a draft I regret")
+	tm.keys("C-c")
+	s := tm.waitFor("Draft cleared", "ctrl+c again quits")
+	if strings.Contains(s, "› a draft I regret") || strings.Contains(s, prompt) {
+		t.Fatalf("ctrl+c with a draft did not just clear it:\n%s", s)
+	}
+	tm.keys("Up")
+	tm.waitFor("› a draft I regret")
+	tm.keys("C-c")
+	tm.waitGone("› a draft I regret")
+	tm.quit(1)
 }
 
 // With no provider configured and no Docker workspace, the TUI opens on the
