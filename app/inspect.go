@@ -85,5 +85,7 @@ func Patch(ctx context.Context, r store.Reader, id string) (patch, root string, 
 	if last == nil || last.Workspace == nil {
 		return "", s.Metadata["root"], nil
 	}
-	return last.Workspace.Patch, s.Metadata["root"], nil
+	// A failed diff is refused with its code, never shown as no change.
+	patch, err = last.Workspace.PatchOrError()
+	return patch, s.Metadata["root"], err
 }

@@ -184,7 +184,15 @@ type patcher interface {
 // plus the patch recorded at the last finished turn. A host tree that
 // changed since the session started is reported, not ignored.
 func (a *App) replayWorkspace(ctx context.Context, cp *runtime.Checkpoint, s *Session) error {
-	if cp == nil || cp.Workspace == nil || cp.Workspace.Patch == "" {
+	if cp == nil || cp.Workspace == nil {
+		return nil
+	}
+	if _, err := cp.Workspace.PatchOrError(); err != nil {
+		// The last turn's diff failed: resuming on the bare tree would
+		// silently lose its work.
+		return err
+	}
+	if cp.Workspace.Patch == "" {
 		return nil
 	}
 	p, ok := s.Workspace.(patcher)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
 )
 
@@ -55,6 +56,23 @@ type Workspace struct {
 	Backend  string `json:"backend"`
 	Snapshot string `json:"snapshot,omitempty"`
 	Patch    string `json:"patch,omitempty"`
+	// DiffError is the code of an end-of-turn diff that failed: the patch
+	// is then unknown, never empty. DiffMessage says what happened and
+	// where the workspace's files were kept.
+	DiffError   string `json:"diffError,omitempty"`
+	DiffMessage string `json:"diffMessage,omitempty"`
+}
+
+// PatchOrError returns the recorded patch, or the failure of the diff that
+// should have produced it (its code, and its message saying where the
+// files are), so that no reader mistakes a failed diff for "nothing
+// changed".
+func (w *Workspace) PatchOrError() (string, error) {
+	if w.DiffError != "" {
+		return "", &errcode.Error{Code: errcode.Code(w.DiffError), Op: "workspace patch",
+			Message: "the workspace's diff failed at the end of the turn, so its patch is unknown: " + w.DiffMessage}
+	}
+	return w.Patch, nil
 }
 
 // Identity names the turn a checkpoint belongs to.

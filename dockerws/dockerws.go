@@ -130,6 +130,7 @@ type Workspace struct {
 
 	mu     sync.Mutex
 	closed bool          // guarded by mu
+	kept   string        // guarded by mu: the container's name once Keep renamed it
 	done   chan struct{} // closed by Close
 
 	// ready is closed once the container is up and the tree copied in
@@ -423,8 +424,40 @@ func (w *Workspace) ContainerID() string { return w.cid }
 // names a non-root user).
 func (w *Workspace) User() string { return w.user }
 
-// Close removes the container and its volumes and revokes the attestation.
-// Operations in flight end with WORKSPACE_DISPOSED; so does every later
+// KeptPrefix starts the name of a container that Keep set aside: Reap and
+// Close leave it for the user to review and remove.
+const KeptPrefix = "harness-kept-"
+
+// Keep sets the workspace's container aside so that its files outlive the
+// process: it is renamed KeptPrefix + a part of the workspace ID (the name
+// returned), left running, and neither Close nor Reap removes it; the user
+// does, with docker rm -f -v. The workspace stays usable until Close.
+// Keeping twice returns the same name.
+//
+// Codes: WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
+func (w *Workspace) Keep(ctx context.Context) (string, error) {
+	const op = "keep container"
+	if w.isClosed() {
+		return "", disposed(op)
+	}
+	if err := w.waitReady(ctx, op); err != nil {
+		return "", err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.kept != "" {
+		return w.kept, nil
+	}
+	name := KeptPrefix + strings.TrimPrefix(w.id, "ws-")[:12]
+	if _, err := w.cli.ContainerRename(ctx, w.cid, client.ContainerRenameOptions{NewName: name}); err != nil {
+		return "", dockerError(ctx, op, err)
+	}
+	w.kept = name
+	return name, nil
+}
+
+// Close removes the container and its volumes (unless Keep set it aside)
+// and revokes the attestation. Operations in flight end with WORKSPACE_DISPOSED; so does every later
 // call, a second Close included.
 //
 // Codes: WORKSPACE_DISPOSED, WORKSPACE_CONTAINER_FAILED (removal failed; the
@@ -443,9 +476,18 @@ func (w *Workspace) Close(ctx context.Context) error {
 		w.stopOpen()
 		<-w.ready // the background open has finished or given up
 	}
-	err := w.dispose(ctx)
+	var err error
+	if w.keptName() == "" {
+		err = w.dispose(ctx)
+	}
 	w.cli.Close()
 	return err
+}
+
+func (w *Workspace) keptName() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.kept
 }
 
 // dispose removes the container with its anonymous volumes. It runs even

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,8 +16,8 @@ import (
 // volumes that Harness labeled and whose creating process is gone: what a
 // crashed or killed run left behind. Objects of a live Harness process, on
 // this machine or another one sharing the daemon, are left alone; so is a
-// running container whose owner cannot be checked (another machine). It
-// returns how many containers and volumes it removed. Open calls it too.
+// running container whose owner cannot be checked (another machine), and
+// one that Keep set aside (named KeptPrefix…). It returns how many containers and volumes it removed. Open calls it too.
 //
 // Code: WORKSPACE_CONTAINER_FAILED.
 func Reap(ctx context.Context, dockerHost string) (int, error) {
@@ -37,6 +38,9 @@ func reap(ctx context.Context, cli *client.Client) (int, error) {
 	}
 	n := 0
 	for _, c := range list.Items {
+		if slices.ContainsFunc(c.Names, func(n string) bool { return strings.HasPrefix(strings.TrimPrefix(n, "/"), KeptPrefix) }) {
+			continue // set aside by Keep: the user removes it
+		}
 		if ownerAlive(c.Labels[LabelOwner], c.State == container.StateRunning) {
 			continue
 		}

@@ -21,6 +21,13 @@ func (t *turn) finish() {
 			t.err = errcode.New(errcode.Internal, "turn ended without a status")
 		}
 	}
+	var diffErr error
+	t.wsState, diffErr = s.workspaceState(t.ctx)
+	if diffErr != nil && t.status == StatusCompleted {
+		// The work is done but its patch is unknown: that is a failure,
+		// never "nothing changed".
+		t.status, t.err = StatusFailed, diffErr
+	}
 	var code errcode.Code
 	msg := ""
 	if t.err != nil && t.status != StatusCanceled {
@@ -28,7 +35,6 @@ func (t *turn) finish() {
 		msg = errcode.Message(t.err)
 	}
 	term := &terminalStatus{Status: string(t.status), ErrorCode: string(code)}
-	t.wsState = s.workspaceState(t.ctx)
 	// The terminal checkpoint and the events after it are best effort when
 	// the store itself failed; the outcome says so.
 	if err := t.checkpoint(phaseTerminal, nil, term); err != nil && t.err == nil {
@@ -60,18 +66,52 @@ func (t *turn) finish() {
 // snapshot's identity (the Docker workspace).
 type snapshotter interface{ Snapshot() string }
 
+// keeper is implemented by workspaces whose files can outlive Close (the
+// Docker workspace keeps its container): Keep returns the name under which
+// they stay.
+type keeper interface {
+	Keep(ctx context.Context) (string, error)
+}
+
+// diffTimeout bounds the end-of-turn diff; a diff that runs out of time
+// fails like any other, it is never taken for an empty patch.
+var diffTimeout = 2 * time.Minute
+
 // workspaceState records the workspace's patch for resume. A diff that
-// fails is recorded as missing rather than ending the turn a second time.
-func (s *Session) workspaceState(ctx context.Context) *WorkspaceState {
+// fails is recorded as failed, with its code and message, and returned: the
+// patch is unknown, not empty. The workspace's files are then kept (the
+// Docker workspace's container outlives the process, under a name the
+// message gives) so that the work can still be reviewed or recovered.
+func (s *Session) workspaceState(ctx context.Context) (*WorkspaceState, error) {
 	ws := s.rt.cfg.Workspace
 	st := &WorkspaceState{Backend: ws.Info().Backend}
 	if sn, ok := ws.(snapshotter); ok {
 		st.Snapshot = sn.Snapshot()
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), diffTimeout)
 	defer cancel()
-	if patch, err := ws.Diff(dctx); err == nil {
+	patch, err := ws.Diff(dctx)
+	if err == nil {
 		st.Patch = patch
+		return st, nil
 	}
-	return st
+	code, msg := errcode.Of(err), errcode.Message(err)
+	if dctx.Err() != nil {
+		code, msg = errcode.WorkspaceLimit, "the diff did not finish within "+diffTimeout.String()
+	}
+	msg = "git.diff failed: " + msg
+	if k, ok := ws.(keeper); ok {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		name, kerr := k.Keep(kctx)
+		cancel()
+		if kerr == nil {
+			msg += "; the workspace's files are kept in Docker container " + name +
+				" (look with `docker exec " + name + " ls /workspace`, copy out with `docker cp " + name + ":/workspace DIR`," +
+				" remove with `docker rm -f -v " + name + "`)"
+		} else {
+			msg += "; the workspace's files could not be kept: " + errcode.Message(kerr)
+		}
+	}
+	st.DiffError, st.DiffMessage = string(code), msg
+	return st, &errcode.Error{Code: code, Op: "end-of-turn diff", Message: msg, Err: err}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -260,5 +261,63 @@ func TestCopyInLimitFlags(t *testing.T) {
 	r := u.run("", "exec", "--image", "harness-busybox", "--max-files", "1", "--fake-model", s, "hi")
 	if r.code != 1 || !strings.Contains(r.stderr, string(errcode.WorkspaceLimit)) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A process writes more text than the diff may hold: the turn fails with
+// WORKSPACE_LIMIT instead of completing with "no changes"; diff, apply and
+// resume refuse with that code; the workspace's container is kept, named in
+// the message, with the files (the earlier fs.write included) in it. The
+// host tree is untouched.
+func TestFailedDiffKeepsTheWork(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "one\n")
+	before := treeHash(t, u.project)
+	s := u.script(`[{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"keep.txt","contents":"keep me\n"}}]},` +
+		`{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c","for i in 1 2 3 4; do yes abcdefg | head -c 900000 > big$i.txt; done"]}}]},` +
+		`{"content":"done"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--max-total-bytes", "1000000", "--fake-model", s, "write a lot")
+	if r.code != 1 {
+		t.Fatalf("exec: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	var done *event.TurnCompleted
+	for _, e := range r.events {
+		if d, ok := e.Data.(event.TurnCompleted); ok {
+			done = &d
+		}
+	}
+	if done == nil || done.Status != "failed" || done.ErrorCode != string(errcode.WorkspaceLimit) {
+		t.Fatalf("turn.completed = %+v", done)
+	}
+	name := regexp.MustCompile(dockerws.KeptPrefix + `[0-9a-f-]{12}`).FindString(done.Note)
+	if name == "" {
+		t.Fatalf("the note names no kept container: %s", done.Note)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", "-v", name).Run() })
+	out, err := exec.Command("docker", "exec", name, "cat", "/workspace/keep.txt").CombinedOutput()
+	if err != nil || string(out) != "keep me\n" {
+		t.Fatalf("the kept container lost keep.txt: %v %q", err, out)
+	}
+	id := sessionOf(t, r.events)
+	for _, args := range [][]string{{"diff", id}, {"apply", id, "--yes"}} {
+		res := u.run("", args...)
+		if res.code == 0 || !strings.Contains(res.stderr, string(errcode.WorkspaceLimit)) || !strings.Contains(res.stderr, name) {
+			t.Errorf("%s: exit %d, want WORKSPACE_LIMIT naming %s\n%s%s", args[0], res.code, name, res.stdout, res.stderr)
+		}
+	}
+	res := u.run("", "exec", "--image", "harness-busybox", "--fake-model", u.script(`[{"content":"ok"}]`), "--resume", id, "go on")
+	if res.code == 0 || !strings.Contains(res.stderr, string(errcode.WorkspaceLimit)) {
+		t.Errorf("resume: exit %d, want WORKSPACE_LIMIT\n%s", res.code, res.stderr)
+	}
+	// A later open's reaping leaves the kept container alone.
+	if _, err := dockerws.Reap(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("docker", "inspect", "-f", "{{.State.Running}}", name).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "true" {
+		t.Fatalf("the kept container is gone after Reap: %v %s", err, out)
+	}
+	if got := treeHash(t, u.project); got != before {
+		t.Error("the host tree changed")
 	}
 }
