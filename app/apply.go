@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,33 +15,61 @@ import (
 type ApplyPlan struct {
 	Root     string // the host directory the patch applies to
 	Patch    string
-	Stat     string // git apply --stat, when the check passed
-	Conflict string // why the check failed; "" when it passed
+	Stat     string  // git apply --stat, when the check passed
+	Refused  Refusal // why the check failed; "" when it passed
+	Conflict string  // what to tell the user when it failed, with git's words
 }
 
+// Refusal says why the host tree refused a patch.
+type Refusal string
+
+// Refusals.
+const (
+	RefusedChanged Refusal = "changed" // the host files differ from what the patch expects
+	RefusedApplied Refusal = "applied" // the host tree already has these changes
+	RefusedSymlink Refusal = "symlink" // the patch would write through a symbolic link
+)
+
 // CheckApply checks patch against the host tree at root with `git apply
-// --check` and, when it applies cleanly, describes it with --stat.
+// --check` and, when it applies cleanly, describes it with --stat. A
+// refused patch says whether it was already applied, goes through a
+// symbolic link, or meets changed files.
 func CheckApply(ctx context.Context, root, patch string) ApplyPlan {
 	plan := ApplyPlan{Root: root, Patch: patch}
 	if strings.TrimSpace(patch) == "" {
 		return plan
 	}
 	if out, err := gitApply(ctx, root, patch, "--check"); err != nil {
-		plan.Conflict = out
-		if plan.Conflict == "" {
-			plan.Conflict = err.Error()
-		}
+		plan.Refused, plan.Conflict = refusal(ctx, root, patch, out, err)
 		return plan
 	}
 	plan.Stat, _ = gitApply(ctx, root, patch, "--stat")
 	return plan
 }
 
+func refusal(ctx context.Context, root, patch, out string, err error) (Refusal, string) {
+	why := strings.TrimSpace(out)
+	if why == "" {
+		why = err.Error()
+	}
+	switch {
+	case strings.Contains(out, "beyond a symbolic link"):
+		return RefusedSymlink, fmt.Sprintf("the patch writes through a symbolic link in %s, which harness never follows on the host; nothing was applied: %s", root, why)
+	default:
+		if _, rerr := gitApply(ctx, root, patch, "--check", "--reverse"); rerr == nil {
+			return RefusedApplied, fmt.Sprintf("already applied: the host tree at %s already has these changes; nothing was applied", root)
+		}
+		return RefusedChanged, fmt.Sprintf("the host tree at %s changed under this patch; nothing was applied: %s", root, why)
+	}
+}
+
 // Apply checks the plan's patch again (the host may have changed since)
-// and applies it. Codes: WORKSPACE_SCOPE when the host tree refuses it.
+// and applies it. Codes: WORKSPACE_SCOPE when the host tree refuses it,
+// with the reason CheckApply would give.
 func Apply(ctx context.Context, plan ApplyPlan) error {
 	if out, err := gitApply(ctx, plan.Root, plan.Patch, "--check"); err != nil {
-		return errcode.Errorf(errcode.WorkspaceScope, "the host tree at %s changed under this patch; nothing was applied: %s", plan.Root, strings.TrimSpace(out))
+		_, msg := refusal(ctx, plan.Root, plan.Patch, out, err)
+		return errcode.New(errcode.WorkspaceScope, msg)
 	}
 	if out, err := gitApply(ctx, plan.Root, plan.Patch); err != nil {
 		return errcode.Errorf(errcode.WorkspaceScope, "git apply failed in %s: %s", plan.Root, strings.TrimSpace(out))

@@ -89,3 +89,21 @@ func Patch(ctx context.Context, r store.Reader, id string) (patch, root string, 
 	patch, err = last.Workspace.PatchOrError()
 	return patch, s.Metadata["root"], err
 }
+
+// Sessions lists the stored sessions, most recently updated first; with
+// root set, only those of that project. Sessions without a single event
+// (a process killed while creating one) are left out.
+func Sessions(ctx context.Context, r store.Reader, root string) ([]store.Session, error) {
+	list, err := r.ListSessions(ctx, store.MaxPage)
+	if err != nil {
+		return nil, err
+	}
+	out := list[:0]
+	for _, s := range list {
+		if s.LastSeq < 0 || root != "" && s.Metadata[metaRoot] != root {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

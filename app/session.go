@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"maps"
+	"os"
 	"time"
 
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model/openai"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/workspace"
@@ -26,8 +29,16 @@ type Session struct {
 	*runtime.Session
 	Runtime   *runtime.Runtime
 	Workspace workspace.Workspace
+	Root      string // the project the session works on (recorded when it started)
+	Demo      bool   // the built-in demo model answers
+	Ask       bool   // mutating tools ask first (--approve ask)
 	Note      string // why the workspace is read-only, or what its rebuild skipped
+	Moved     string // set when Root is not the current directory: says so
+	// Lost is closed when another process takes the session over; this one
+	// must stop writing to it.
+	Lost <-chan struct{}
 
+	owner   store.Owner
 	closers []func()
 }
 
@@ -40,11 +51,24 @@ func (s *Session) Close() {
 
 // Open creates a session, or reopens req.ResumeID at its last finished
 // turn; either way it takes the session's lease, opens the workspace and
-// the runtime. A session whose last turn was interrupted is refused with
-// RUNTIME_CHECKPOINT_INTERRUPTED unless req.Fork is set, which continues in
-// a new session from the last finished turn. On error nothing stays open.
+// the runtime. A session whose last turn was interrupted (or is running in
+// another process) is refused with RUNTIME_CHECKPOINT_INTERRUPTED before
+// its lease is touched, unless req.Fork is set, which continues in a new
+// session from the last finished turn.
+//
+// Flags given explicitly (Options: model, base URL, scripted model, context
+// window, compact-at, compact-tail, budget, approve) override what a
+// resumed or forked session recorded, and the change is recorded as
+// settings.changed before any request. A resumed session works on the
+// project it recorded, from whatever directory it is opened:
+// SESS_PROJECT_MISSING when that directory is gone.
+//
+// Everything that can fail before the session is written (the model, the
+// settings, the project, the workspace of a new session) is checked
+// first, so a failed open leaves no new session behind. On error nothing
+// stays open.
 func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
-	s := &Session{}
+	s := &Session{Root: a.Root}
 	if err := a.open(ctx, req, s); err != nil {
 		s.Close()
 		return nil, err
@@ -53,78 +77,128 @@ func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
 }
 
 func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
+	resumeID, fork := req.ResumeID, req.Fork && req.ResumeID != ""
 	var (
-		id        string
 		cp        *runtime.Checkpoint
 		abandoned string
-		from      string
+		md        = map[string]string{}
+		b         built
+		err       error
 	)
-	resumeID, fork := req.ResumeID, req.Fork && req.ResumeID != ""
-	switch {
-	case fork:
-		if _, err := a.Store.Session(ctx, resumeID); err != nil {
-			return err
-		}
-		last, ab, err := runtime.LastFinished(ctx, a.Store, resumeID)
+	if resumeID != "" {
+		row, err := a.Store.Session(ctx, resumeID)
 		if err != nil {
 			return err
 		}
-		cp, abandoned, from = last, ab, resumeID
-		id = event.NewID("sess")
-		if _, err := a.Store.CreateSession(ctx, store.SessionInit{ID: id, Metadata: map[string]string{"root": a.Root, "model": a.ModelID, "forkedFrom": resumeID}}); err != nil {
+		maps.Copy(md, row.Metadata)
+		if err := a.project(resumeID, md[metaRoot], s); err != nil {
 			return err
 		}
-	case resumeID != "":
-		id = resumeID
-		if _, err := a.Store.Session(ctx, id); err != nil {
-			return err
+		if fork {
+			cp, abandoned, err = runtime.LastFinished(ctx, a.Store, resumeID)
+		} else {
+			cp, err = a.resume(ctx, resumeID, s)
 		}
-	default:
-		id = event.NewID("sess")
-		if _, err := a.Store.CreateSession(ctx, store.SessionInit{ID: id, Metadata: map[string]string{"root": a.Root, "model": a.ModelID}}); err != nil {
-			return err
-		}
-	}
-	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver})
-	if err != nil {
-		return err
-	}
-	a.owner = owner
-	s.closers = append(s.closers, func() { _ = a.Store.Release(context.WithoutCancel(ctx), id, owner) })
-	s.closers = append(s.closers, a.keepLease(ctx, id, owner))
-	if resumeID != "" && !fork {
-		rp, err := runtime.LatestTerminal(ctx, a.Store, id)
 		if err != nil {
 			return err
 		}
-		cp = rp.Checkpoint
+		if b, err = a.rebuildModel(resumeID, md); err != nil {
+			return err
+		}
+	} else {
+		if b, err = a.buildModel(); err != nil {
+			return err
+		}
+		if c, ok := b.model.(*openai.Client); ok {
+			a.Conf = WithServerWindow(a.Conf, ServerWindow(ctx, c, b.id))
+		}
 	}
-	log, err := store.NewSessionLog(ctx, a.Store, id, owner)
+	s.Demo = b.demo
+	settings, err := a.freshSettings(md[metaModel])
 	if err != nil {
 		return err
 	}
-	if err := a.openWorkspace(ctx, id, s); err != nil {
+	if resumeID == "" {
+		settings.Model = b.id
+	} else if cp != nil {
+		settings = cp.Settings
+	}
+	var change *event.SettingsChanged
+	if resumeID != "" {
+		if change, err = a.override(settings, md, b); err != nil {
+			return err
+		}
+	}
+	approve := approveOr(a.Opts.Approve)
+	if a.Opts.Approve == "" {
+		approve = approveOr(md[metaApprove])
+	}
+	s.Ask = approve == "ask"
+
+	id := resumeID
+	if resumeID == "" || fork {
+		// A new session (or fork) is written only once its workspace is up.
+		id = event.NewID("sess")
+		if err := a.openWorkspace(ctx, id, s); err != nil {
+			return err
+		}
+		init := map[string]string{metaRoot: s.Root, metaModel: b.id}
+		if b.baseURL != "" {
+			init[metaBaseURL] = b.baseURL
+		}
+		if s.Ask {
+			init[metaApprove] = "ask"
+		}
+		if fork {
+			init[metaForkedFrom] = resumeID
+			init[metaModel] = settings.Model // the fork starts on the saved settings; a change follows
+		}
+		if _, err := a.Store.CreateSession(ctx, store.SessionInit{ID: id, Metadata: init}); err != nil {
+			return err
+		}
+	}
+	if resumeID == "" || fork {
+		if err := a.acquire(ctx, id, s); err != nil {
+			return err
+		}
+	} else if err := a.openWorkspace(ctx, id, s); err != nil {
+		return err
+	}
+	log, err := store.NewSessionLog(ctx, a.Store, id, s.owner)
+	if err != nil {
 		return err
 	}
 	if err := a.replayWorkspace(ctx, cp, s); err != nil {
 		return err
 	}
 	policy := runtime.Policy(runtime.AllowAll)
-	if a.Opts.Approve == "ask" {
+	if s.Ask {
 		policy = runtime.AskForMutations
 	}
-	rt, err := runtime.New(runtime.Config{Model: a.Model, Workspace: s.Workspace, Policy: policy, Resolver: req.Resolver})
+	rt, err := runtime.New(runtime.Config{Model: b.model, Workspace: s.Workspace, Policy: policy, Resolver: req.Resolver})
 	if err != nil {
 		return err
 	}
 	s.Runtime = rt
 	if fork {
-		s.Session, err = rt.Fork(ctx, log, from, cp, abandoned, a.Settings)
+		s.Session, err = rt.Fork(ctx, log, resumeID, cp, abandoned, settings)
 	} else {
-		s.Session, err = rt.RestoreSession(ctx, log, cp, a.Settings)
+		s.Session, err = rt.RestoreSession(ctx, log, cp, settings)
 	}
 	if err != nil {
 		return err
+	}
+	if change != nil {
+		if err := s.ChangeSettings(ctx, *change); err != nil {
+			return err
+		}
+		upd := map[string]string{metaModel: change.Model, metaBaseURL: change.BaseURL, metaApprove: ""}
+		if change.Approve == "ask" {
+			upd[metaApprove] = "ask"
+		}
+		if err := a.Store.SetMetadata(ctx, id, s.owner, upd); err != nil {
+			return err
+		}
 	}
 	phase := "opened"
 	if cp != nil {
@@ -138,13 +212,68 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 	return nil
 }
 
-// openWorkspace opens the Docker workspace, or the read-only local one when
-// asked, or when Docker is not available and the user did not insist.
+// resume takes the lease of session id and returns its last finished
+// state. A take-over first checks that no turn is running or was
+// interrupted, so a refused take-over takes nothing from the process that
+// runs the turn; then the check is repeated under the lease, where the log
+// can no longer move.
+func (a *App) resume(ctx context.Context, id string, s *Session) (*runtime.Checkpoint, error) {
+	if a.Opts.TakeOver {
+		if _, err := runtime.LatestTerminal(ctx, a.Store, id); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.acquire(ctx, id, s); err != nil {
+		return nil, err
+	}
+	rp, err := runtime.LatestTerminal(ctx, a.Store, id)
+	return rp.Checkpoint, err
+}
+
+// acquire takes the session's lease for s, renews it while s is open and
+// releases it when s closes. SESS_BUSY names --take-over.
+func (a *App) acquire(ctx context.Context, id string, s *Session) error {
+	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver})
+	if err != nil {
+		if errcode.Of(err) == errcode.SessBusy {
+			return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+				"session %s is open in another live process (%s): close it there, or pass --take-over to take it", id, errcode.Message(err))}
+		}
+		return err
+	}
+	a.owner, s.owner = owner, owner
+	s.closers = append(s.closers, func() { _ = a.Store.Release(context.WithoutCancel(ctx), id, owner) })
+	lost, stop := a.keepLease(ctx, id, owner)
+	s.Lost = lost
+	s.closers = append(s.closers, stop)
+	return nil
+}
+
+// project binds s to the project directory a session recorded. Opened
+// from another directory it works there and says so; a recorded directory
+// that is gone is SESS_PROJECT_MISSING: no workspace is ever rebuilt from
+// the wrong tree.
+func (a *App) project(id, root string, s *Session) error {
+	if root == "" || root == a.Root {
+		return nil
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return &errcode.Error{Code: errcode.SessProjectMissing, Err: err, Message: fmt.Sprintf(
+			"session %s belongs to the project %s, which is gone: restore that directory to resume it (nothing was rebuilt from %s)", id, root, a.Root)}
+	}
+	s.Root = root
+	s.Moved = fmt.Sprintf("session %s belongs to the project %s: working there, not in %s", id, root, a.Root)
+	return nil
+}
+
+// openWorkspace opens the Docker workspace on s.Root, or the read-only
+// local one when asked, or when Docker is not available and the user did
+// not insist.
 func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) error {
 	if a.Conf.Workspace != "local" {
 		err := dockerws.Ping(ctx, "")
 		if err == nil {
-			ws, err := dockerws.Start(ctx, dockerws.Options{Root: a.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
+			ws, err := dockerws.Start(ctx, dockerws.Options{Root: s.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
 				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes})
 			if err != nil {
 				return err
@@ -164,7 +293,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 	} else {
 		s.Note = "--workspace local: this session is read-only (writes and commands need the Docker workspace)"
 	}
-	ws, err := workspace.OpenLocal(a.Root)
+	ws, err := workspace.OpenLocal(s.Root)
 	if err != nil {
 		return err
 	}
@@ -180,9 +309,10 @@ type patcher interface {
 	Snapshot() string
 }
 
-// replayWorkspace rebuilds a resumed Docker workspace: the current host tree
-// plus the patch recorded at the last finished turn. A host tree that
-// changed since the session started is reported, not ignored.
+// replayWorkspace rebuilds a resumed Docker workspace: the session's
+// project tree as it is now plus the patch recorded at the last finished
+// turn. A tree that changed since the session started is reported, not
+// ignored.
 func (a *App) replayWorkspace(ctx context.Context, cp *runtime.Checkpoint, s *Session) error {
 	if cp == nil || cp.Workspace == nil {
 		return nil
@@ -201,31 +331,54 @@ func (a *App) replayWorkspace(ctx context.Context, cp *runtime.Checkpoint, s *Se
 		return nil
 	}
 	if cp.Workspace.Snapshot != "" && p.Snapshot() != cp.Workspace.Snapshot {
-		fmt.Fprintln(a.Warn, "harness: warning: the project tree changed since this session started; replaying its patch on the current tree")
+		fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
 	}
 	if err := p.ApplyPatch(ctx, cp.Workspace.Patch); err != nil {
-		return errcode.Wrap(errcode.Of(err), "replay the session's patch on the current tree (the host changed under it?)", err)
+		return &errcode.Error{Code: errcode.Of(err), Err: err, Message: fmt.Sprintf(
+			"replay the session's patch on the project tree at %s: it no longer applies (the files changed under it?): %s", s.Root, errcode.Message(err))}
 	}
 	return nil
 }
 
-// keepLease renews the session lease in the background until the returned
-// function is called.
-func (a *App) keepLease(ctx context.Context, id string, owner store.Owner) func() {
-	stop := make(chan struct{})
+// leasePoll is how often a held session is checked for a take-over.
+const leasePoll = time.Second
+
+// keepLease renews the session lease in the background and watches for a
+// take-over, until stop is called. lost is closed, and a warning printed,
+// as soon as another process holds the session.
+func (a *App) keepLease(ctx context.Context, id string, owner store.Owner) (lost <-chan struct{}, stop func()) {
+	done := make(chan struct{})
+	gone := make(chan struct{})
 	go func() {
-		tick := time.NewTicker(store.DefaultLease / 3)
-		defer tick.Stop()
+		poll := time.NewTicker(leasePoll)
+		defer poll.Stop()
+		renewed := time.Now()
 		for {
 			select {
-			case <-stop:
+			case <-done:
 				return
-			case <-tick.C:
-				if err := a.Store.Renew(context.WithoutCancel(ctx), id, owner, 0); err != nil {
-					fmt.Fprintf(a.Warn, "harness: lease renewal failed: %s\n", errcode.Of(err))
+			case <-poll.C:
+			}
+			var err error
+			if time.Since(renewed) >= store.DefaultLease/3 {
+				err = a.Store.Renew(context.WithoutCancel(ctx), id, owner, 0)
+				renewed = time.Now()
+			} else if row, serr := a.Store.Session(context.WithoutCancel(ctx), id); serr == nil && row.Lease != nil && row.Lease.Owner.ID != owner.ID {
+				err = errcode.New(errcode.SessOwnershipLost, "")
+			}
+			if errcode.Of(err) == errcode.SessOwnershipLost {
+				who := "another process"
+				if row, serr := a.Store.Session(context.WithoutCancel(ctx), id); serr == nil && row.Lease != nil {
+					who = fmt.Sprintf("pid %d on host %s", row.Lease.Owner.PID, row.Lease.Owner.Host)
 				}
+				fmt.Fprintf(a.Warn, "harness: session %s was taken over by %s: this process no longer writes to it\n", id, who)
+				close(gone)
+				return
+			}
+			if err != nil {
+				fmt.Fprintf(a.Warn, "harness: lease renewal failed: %s\n", errcode.Of(err))
 			}
 		}
 	}()
-	return func() { close(stop) }
+	return gone, func() { close(done) }
 }

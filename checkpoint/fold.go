@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
@@ -112,8 +113,32 @@ func (s *Scan) Add(r Record) error {
 		s.Abandoned = event.TurnOf(r.Body)
 	case event.TypeSessionForked:
 		s.forked = true
+	case event.TypeSettingsChanged:
+		// A change after the finished turn is where a fork starts from.
+		if s.Finished != nil && s.candidate == nil {
+			next, err := withChange(s.Finished, r.Body)
+			if err != nil {
+				return err
+			}
+			s.Finished = next
+		}
 	}
 	return nil
+}
+
+// withChange returns a copy of cp with a recorded settings.changed applied.
+func withChange(cp *Checkpoint, body []byte) (*Checkpoint, error) {
+	ev, err := event.Decode(body)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := ev.Data.(event.SettingsChanged)
+	if !ok {
+		return nil, errcode.New(errcode.RuntimeCheckpointInvalid, "fold settings: not a settings.changed event")
+	}
+	c := *cp
+	c.Settings = c.Settings.WithChange(d)
+	return &c, nil
 }
 
 func (s *Scan) finish() {
@@ -139,7 +164,8 @@ type Restored struct {
 // after event afterSeq (cp nil, afterSeq -1: none yet), can be resumed:
 // cp must be terminal, and tail — the events from afterSeq-1 on — may
 // after it hold only that turn's turn.completed and agent.stopped,
-// workspace.lifecycle and session.forked events; its turn.completed (or a
+// workspace.lifecycle, session.forked and settings.changed events (the
+// last fold into the returned checkpoint's settings); its turn.completed (or a
 // session.forked just before a fork's checkpoint) must be there.
 // Otherwise RUNTIME_CHECKPOINT_INTERRUPTED says what was interrupted.
 func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
@@ -166,6 +192,15 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 				continue
 			}
 		case event.TypeSessionForked, event.TypeWorkspaceLifecycle:
+			continue
+		case event.TypeSettingsChanged:
+			if cp != nil {
+				next, err := withChange(cp, rec.Body)
+				if err != nil {
+					return Restored{}, err
+				}
+				cp = next
+			}
 			continue
 		}
 		return Restored{}, errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
@@ -201,4 +236,16 @@ func RestoreLog(log []Record) (Restored, error) {
 		from = 0
 	}
 	return Restore(s.Latest, s.LatestSeq, log[from:])
+}
+
+// WithChange returns set with a recorded settings.changed applied: the
+// model, the context policy, the token budget and the answer limit it
+// names. System text, tools and provider options stay as they were.
+func (set Settings) WithChange(d event.SettingsChanged) Settings {
+	set.Model = d.Model
+	set.Context = compaction.Policy{WindowTokens: d.WindowTokens, ThresholdTokens: d.ThresholdTokens,
+		TailMessages: d.TailMessages, ReserveTokens: d.ReserveTokens}
+	set.Budget.MaxModelTokens = int64(d.BudgetTokens)
+	set.MaxTokens = d.MaxTokens
+	return set
 }

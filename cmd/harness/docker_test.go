@@ -119,9 +119,9 @@ func TestFiveToolFixtureDocker(t *testing.T) {
 	if !strings.Contains(string(got), "// verbose logging") {
 		t.Errorf("main.go after apply = %q", got)
 	}
-	// Applying again is refused cleanly: the host no longer matches.
-	if again := u.run("", "apply", id, "--yes"); again.code == 0 {
-		t.Error("a second apply was not refused")
+	// Applying again is refused cleanly, and says why.
+	if again := u.run("", "apply", id, "--yes"); again.code == 0 || !strings.Contains(again.stderr, "already applied") {
+		t.Errorf("a second apply: exit %d\n%s", again.code, again.stderr)
 	}
 }
 

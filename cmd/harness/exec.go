@@ -46,17 +46,17 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 			from = s.LastSeq
 		}
 	}
-	var asker *lineAsker
-	req0 := app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork}
-	if a.opts.Approve == "ask" {
-		asker = newLineAsker() // main refused ask without a terminal
-		req0.Resolver = asker
-	}
-	sess, err := a.Open(ctx, req0)
+	// Asked only when the session's approval is ask (--approve ask, or
+	// saved so); main refused --approve ask without a terminal.
+	asker := newLineAsker()
+	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork, Resolver: asker})
 	if err != nil {
 		return a.fail(err)
 	}
 	defer sess.Close()
+	if sess.Moved != "" {
+		fmt.Fprintln(a.stderr, "harness: "+sess.Moved)
+	}
 	if sess.Note != "" && !a.opts.JSON {
 		fmt.Fprintln(a.stderr, "harness: "+sess.Note)
 	}
@@ -107,7 +107,7 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 		if err != nil && runID == "" {
 			return a.fail(err)
 		}
-		out := a.drive(ctx, sess.Runtime, runID, lines, interrupts, asker)
+		out := a.drive(ctx, sess, runID, lines, interrupts, asker)
 		code = exitFor(out.Status)
 		if !a.opts.JSON {
 			a.printOutcome(out)
@@ -128,9 +128,11 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 // SIGTERM and SIGHUP (ctx ending) cancel the run like an interrupt does.
 // With --approve ask (asker set), a question is printed and the next line
 // typed answers it.
-func (a *cli) drive(ctx context.Context, rt *runtime.Runtime, runID string, lines <-chan string, interrupts <-chan struct{}, asker *lineAsker) runtime.Outcome {
+// A take-over by another process cancels the run at once.
+func (a *cli) drive(ctx context.Context, sess *app.Session, runID string, lines <-chan string, interrupts <-chan struct{}, asker *lineAsker) runtime.Outcome {
+	rt := sess.Runtime
 	done := rt.Done(runID)
-	stop := ctx.Done()
+	stop, lost := ctx.Done(), sess.Lost
 	var asks chan question
 	if asker != nil {
 		asks = asker.asks
@@ -146,6 +148,9 @@ func (a *cli) drive(ctx context.Context, rt *runtime.Runtime, runID string, line
 			return out
 		case <-stop:
 			stop = nil
+			_ = rt.Cancel(runID)
+		case <-lost:
+			lost = nil
 			_ = rt.Cancel(runID)
 		case <-interrupts:
 			_ = rt.Cancel(runID)

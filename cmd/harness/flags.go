@@ -21,6 +21,7 @@ type options struct {
 	Resume string
 	Fork   bool
 	Yes    bool
+	Here   bool
 }
 
 // readEnv reads the process environment, only in main.
@@ -59,6 +60,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Fork, "fork", false, "with --resume: continue an interrupted session in a new session from its last finished turn")
 	case "sessions":
 		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
+		fs.BoolVar(&o.Here, "here", false, "only the sessions of the project in the current directory")
 	case "resume":
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":
@@ -101,7 +103,7 @@ Usage:
   harness resume [ID] [--fork]          the TUI on an existing session (no ID: pick one)
   harness exec [--resume ID [--fork]] [--json] PROMPT
                                         one turn headless; stdin lines steer it (">>" queues for the next turn)
-  harness sessions [--json]             list sessions
+  harness sessions [--json] [--here]    list sessions (--here: of this directory's project)
   harness sessions export ID            a session as JSON lines (header, then its events)
   harness sessions import FILE|-        store an export in --db (e.g. SQLite → Postgres)
   harness events ID                     the stored events as JSON lines

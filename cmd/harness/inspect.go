@@ -15,26 +15,29 @@ import (
 	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/store"
 )
 
 func (a *cli) listSessions(ctx context.Context) int {
-	list, err := a.Store.ListSessions(ctx, store.MaxPage)
+	here := ""
+	if a.opts.Here {
+		here = a.Root
+	}
+	list, err := app.Sessions(ctx, a.Store, here)
 	if err != nil {
 		return a.fail(err)
 	}
 	if a.opts.JSON {
 		for _, s := range list {
 			b, _ := model.MarshalCanonical(map[string]any{"id": s.ID, "title": s.Title, "updated": s.UpdatedAt.UTC().Format(time.RFC3339),
-				"turns": s.Turns, "tokens": s.Tokens, "status": s.Status})
+				"turns": s.Turns, "tokens": s.Tokens, "status": s.Status, "dir": s.Metadata["root"]})
 			fmt.Fprintln(a.stdout, string(b))
 		}
 		return 0
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tTITLE\tUPDATED\tTURNS\tTOKENS\tSTATUS")
+	fmt.Fprintln(w, "ID\tTITLE\tUPDATED\tTURNS\tTOKENS\tSTATUS\tDIRECTORY")
 	for _, s := range list {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, short(s.Title, 48), s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.Turns, s.Tokens, s.Status)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, short(s.Title, 48), s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.Turns, s.Tokens, s.Status, s.Metadata["root"])
 	}
 	w.Flush()
 	return 0
@@ -86,8 +89,8 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 		root = a.Root
 	}
 	plan := app.CheckApply(ctx, root, patch)
-	if plan.Conflict != "" {
-		fmt.Fprintf(a.stderr, "harness: %s: the host tree at %s changed under this patch; nothing was applied\n%s", errcode.WorkspaceScope, root, plan.Conflict)
+	if plan.Refused != "" {
+		fmt.Fprintf(a.stderr, "harness: %s: %s\n", errcode.WorkspaceScope, plan.Conflict)
 		return exitFailed
 	}
 	fmt.Fprint(a.stderr, plan.Stat)

@@ -14,8 +14,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/event"
 )
 
 func main() {
@@ -62,6 +64,10 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		}
 		return exitUsage
 	}
+	if o.Fork && o.Resume == "" && cmd == "exec" {
+		fmt.Fprintln(stderr, "harness: exec --fork continues an earlier session: pass --resume ID with it")
+		return exitUsage
+	}
 	if cmd == "doctor" {
 		return runDoctor(ctx, o, e, stdout)
 	}
@@ -80,6 +86,10 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 	case "exec":
 		if len(pos) != 1 || pos[0] == "" {
 			fmt.Fprintln(stderr, "harness: exec takes one PROMPT argument")
+			return exitUsage
+		}
+		if !utf8.ValidString(pos[0]) || utf8.RuneCountInString(pos[0]) > event.MaxContentRunes {
+			fmt.Fprintf(stderr, "harness: the prompt must be UTF-8 text of at most %d characters\n", event.MaxContentRunes)
 			return exitUsage
 		}
 		return runExec(ctx, a, pos[0], stdin, interrupts)

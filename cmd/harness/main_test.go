@@ -44,6 +44,7 @@ type userEnv struct {
 	home    string
 	project string
 	db      string
+	extra   []string // more environment, KEY=VALUE
 }
 
 func newUser(t *testing.T) *userEnv {
@@ -54,13 +55,13 @@ func newUser(t *testing.T) *userEnv {
 }
 
 func (u *userEnv) environ() []string {
-	return []string{
+	return append([]string{
 		"HOME=" + u.home,
 		"XDG_DATA_HOME=" + filepath.Join(u.home, "data"),
 		"XDG_CONFIG_HOME=" + filepath.Join(u.home, "config"),
 		"PATH=" + os.Getenv("PATH"),
 		"DOCKER_HOST=" + os.Getenv("DOCKER_HOST"),
-	}
+	}, u.extra...)
 }
 
 func (u *userEnv) write(name, body string) {

@@ -166,11 +166,7 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 	e.openMu.Lock()
 	defer e.openMu.Unlock()
 	a := e.a
-	var resolver runtime.Resolver
-	if a.opts.Approve == "ask" {
-		resolver = e
-	}
-	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork, Resolver: resolver})
+	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork, Resolver: e})
 	if err != nil {
 		return tui.Session{}, err
 	}
@@ -199,7 +195,7 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 	}
 
 	set := sess.Settings()
-	note := opened.Note
+	note := strings.TrimSpace(opened.Moved + " " + opened.Note)
 	if extra := strings.TrimSpace(e.held.take()); extra != "" {
 		note = strings.TrimSpace(note + " " + strings.ReplaceAll(strings.TrimPrefix(extra, "harness: "), "\nharness: ", " · "))
 	}
@@ -210,12 +206,12 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 		Workspace: workspaceLabel(info),
 		ReadOnly:  !workspace.Attested(next.ws),
 		Note:      note,
-		Demo:      a.Demo,
+		Demo:      opened.Demo,
 		Budget:    set.Budget.MaxModelTokens,
 		Window:    set.Context.WindowTokens,
 		Usage:     sess.Usage(),
 		Occupancy: sess.Occupancy(),
-		Approve:   a.opts.Approve == "ask",
+		Approve:   opened.Ask,
 		History:   hist,
 	}, nil
 }

@@ -102,6 +102,10 @@ const (
 	SessSchemaVersion Code = "SESS_SCHEMA_VERSION"
 	// SessBusy: store; another live process holds the session. Wait, or take over explicitly.
 	SessBusy Code = "SESS_BUSY"
+	// SessProjectMissing: app; the project directory a session recorded is
+	// gone, so its workspace cannot be rebuilt. Restore the directory, or
+	// fork the session from inside the project it should work on.
+	SessProjectMissing Code = "SESS_PROJECT_MISSING"
 
 	// EventNotObject: event; a frame that is not one JSON object.
 	EventNotObject Code = "EVENT_NOT_OBJECT"
@@ -154,6 +158,7 @@ var All = []Code{
 	WorkspaceContainerFailed, WorkspaceCredentialInput, WorkspaceDisposed,
 	SessNotFound, SessInvalidRecord, SessClosed, SessEventConflict, SessInvalidCursor,
 	SessCheckpointConflict, SessOwnershipLost, SessSchemaVersion, SessBusy,
+	SessProjectMissing,
 	EventNotObject, EventUnknownKey, EventMissingField, EventVersion, EventUnknownType,
 	EventInvalidField, EventNonCanonical,
 	ModelInvalidConfig, ModelInvalidRequest, ModelInvalidResponse, ModelAuthError,

@@ -1,0 +1,79 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/errcode"
+)
+
+const notesPatch = `diff --git a/notes.txt b/notes.txt
+--- a/notes.txt
++++ b/notes.txt
+@@ -1 +1 @@
+-milk
++oat milk
+`
+
+func mustWrite(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApplyTwiceSaysAlreadyApplied(t *testing.T) {
+	root := t.TempDir()
+	mustWrite(t, filepath.Join(root, "notes.txt"), "milk\n")
+	plan := CheckApply(t.Context(), root, notesPatch)
+	if plan.Refused != "" || plan.Stat == "" {
+		t.Fatalf("first check: refused %q (%s), stat %q", plan.Refused, plan.Conflict, plan.Stat)
+	}
+	if err := Apply(t.Context(), plan); err != nil {
+		t.Fatal(err)
+	}
+	again := CheckApply(t.Context(), root, notesPatch)
+	if again.Refused != RefusedApplied {
+		t.Fatalf("second check: refused %q, want %q (%s)", again.Refused, RefusedApplied, again.Conflict)
+	}
+	if err := Apply(t.Context(), plan); errcode.Of(err) != errcode.WorkspaceScope {
+		t.Fatalf("second apply: %v, want %s", err, errcode.WorkspaceScope)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "notes.txt")); string(b) != "oat milk\n" {
+		t.Fatalf("notes.txt = %q", b)
+	}
+}
+
+func TestApplyThroughSymlinkIsRefusedAsSuch(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	mustWrite(t, filepath.Join(elsewhere, "notes.txt"), "milk\n")
+	if err := os.Symlink(elsewhere, filepath.Join(root, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	patch := `diff --git a/docs/notes.txt b/docs/notes.txt
+--- a/docs/notes.txt
++++ b/docs/notes.txt
+@@ -1 +1 @@
+-milk
++oat milk
+`
+	plan := CheckApply(t.Context(), root, patch)
+	if plan.Refused != RefusedSymlink {
+		t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedSymlink, plan.Conflict)
+	}
+	if b, _ := os.ReadFile(filepath.Join(elsewhere, "notes.txt")); string(b) != "milk\n" {
+		t.Fatalf("the file behind the link changed: %q", b)
+	}
+}
+
+func TestApplyOnChangedTreeIsRefused(t *testing.T) {
+	root := t.TempDir()
+	mustWrite(t, filepath.Join(root, "notes.txt"), "bread\n")
+	if plan := CheckApply(t.Context(), root, notesPatch); plan.Refused != RefusedChanged {
+		t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedChanged, plan.Conflict)
+	}
+}

@@ -1,0 +1,200 @@
+package app
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/model/fake"
+	"github.com/harness-dev/harness/model/openai"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/tools"
+)
+
+// Session metadata keys: what a session records of how it was started,
+// beyond the settings its checkpoints carry.
+const (
+	metaRoot       = "root"       // the project directory
+	metaModel      = "model"      // the model's ID: a provider model, fake:FILE or demo
+	metaBaseURL    = "baseUrl"    // the provider's base URL, when one was given
+	metaApprove    = "approve"    // ask, or absent for auto
+	metaForkedFrom = "forkedFrom" // the session a fork continues
+)
+
+// built is a model and the ID sessions record for it.
+type built struct {
+	model   model.Model
+	id      string
+	baseURL string
+	demo    bool
+}
+
+// buildModel builds the model new sessions start with: a scripted one, a
+// provider's (flags > environment > config file), else the demo.
+func (a *App) buildModel() (built, error) {
+	r := a.Conf
+	switch {
+	case a.Opts.FakeModel != "":
+		return loadFake(a.Opts.FakeModel)
+	case r.Model != "" || r.BaseURL != "" || r.APIKey != "":
+		if r.Model == "" {
+			return built{}, usageErr("a provider is configured but no model: pass --model or set HARNESS_MODEL")
+		}
+		return provider(r.Model, r.BaseURL, r.APIKey)
+	default:
+		return built{model: fake.NewDemo(), id: demoModelName, demo: true}, nil
+	}
+}
+
+// rebuildModel builds the model of a resumed session: the one it recorded,
+// unless --fake-model, --model or --base-url say otherwise. A recorded model
+// that cannot be rebuilt is MODEL_INVALID_CONFIG naming what to pass.
+func (a *App) rebuildModel(sessionID string, md map[string]string) (built, error) {
+	saved, savedBase := md[metaModel], md[metaBaseURL]
+	o := a.Opts
+	switch {
+	case o.FakeModel != "":
+		return loadFake(o.FakeModel)
+	case o.Model != "" || o.BaseURL != "":
+		name := o.Model
+		if name == "" && saved != demoModelName && !strings.HasPrefix(saved, "fake:") {
+			name = saved
+		}
+		if name == "" {
+			return built{}, usageErr("--base-url on session %s, which ran on %s: pass --model too", sessionID, saved)
+		}
+		base := o.BaseURL
+		if base == "" && o.Model == "" {
+			base = savedBase
+		}
+		return provider(name, base, a.Conf.APIKey)
+	}
+	switch {
+	case saved == "" || saved == demoModelName:
+		return built{model: fake.NewDemo(), id: demoModelName, demo: true}, nil
+	case strings.HasPrefix(saved, "fake:"):
+		return built{}, errcode.Errorf(errcode.ModelInvalidConfig,
+			"session %s ran on the scripted model %s: pass --fake-model with that file again (or --model NAME to switch models)", sessionID, strings.TrimPrefix(saved, "fake:"))
+	}
+	b, err := provider(saved, savedBase, a.Conf.APIKey)
+	if err != nil {
+		where := savedBase
+		if where == "" {
+			where = openai.DefaultBaseURL
+		}
+		return built{}, &errcode.Error{Code: errcode.Of(err), Err: err, Message: "rebuild the model " + saved + " at " + where + " that session " + sessionID + " ran on: " +
+			errcode.Message(err) + " (or pass --model, --base-url or --fake-model to switch models)"}
+	}
+	return b, nil
+}
+
+func loadFake(file string) (built, error) {
+	m, err := fake.Load(file)
+	if err != nil {
+		return built{}, err
+	}
+	return built{model: m, id: "fake:" + filepath.Base(file)}, nil
+}
+
+func provider(name, baseURL, key string) (built, error) {
+	base := baseURL
+	if base == "" {
+		base = openai.DefaultBaseURL
+	}
+	m, err := openai.New(openai.Config{BaseURL: base, APIKey: key, Model: name})
+	if err != nil {
+		return built{}, err
+	}
+	return built{model: m, id: name, baseURL: baseURL}, nil
+}
+
+// freshSettings are the settings of a session that has none recorded.
+func (a *App) freshSettings(modelID string) (runtime.Settings, error) {
+	r := a.Conf
+	policy, err := compaction.PolicyFor(r.Window, r.CompactAt, r.CompactTail, min(compaction.DefaultReserveCap, r.Window/8))
+	if err != nil {
+		return runtime.Settings{}, usageErr("context settings: %s", errcode.Message(err))
+	}
+	return runtime.Settings{
+		Model:          modelID,
+		System:         openai.DefaultSystemPrompt,
+		ModelTimeoutMs: defaultModelTimeout.Milliseconds(),
+		Tools:          tools.ModelSpecs(),
+		Budget:         runtime.Budget{MaxModelTokens: r.Budget},
+		Context:        policy,
+	}, nil
+}
+
+// override compares the flags given explicitly with what the session
+// recorded (its settings, its metadata) and returns the change to record,
+// or nil when nothing changed. Flags not given keep the recorded value.
+func (a *App) override(saved runtime.Settings, md map[string]string, b built) (*event.SettingsChanged, error) {
+	o := a.Opts
+	var changed []string
+	if b.id != saved.Model {
+		changed = append(changed, "model")
+	}
+	if b.baseURL != md[metaBaseURL] && (o.BaseURL != "" || o.Model != "" || o.FakeModel != "") {
+		changed = append(changed, "baseUrl")
+	}
+	p := saved.Context
+	window, pct, tail := p.WindowTokens, compaction.DefaultCompactAtPercent, p.TailMessages
+	if window > 0 {
+		pct = (p.ThresholdTokens*100 + window/2) / window
+	} else {
+		window, tail = a.Conf.Window, a.Conf.CompactTail
+	}
+	if tail < 1 {
+		tail = DefaultCompactTail
+	}
+	n := len(changed)
+	if o.ContextWindow > 0 && o.ContextWindow != p.WindowTokens {
+		window = o.ContextWindow
+		changed = append(changed, "contextWindow")
+	}
+	if o.CompactAt != 0 && o.CompactAt != pct {
+		pct = o.CompactAt
+		changed = append(changed, "compactAt")
+	}
+	if o.CompactTail > 0 && o.CompactTail != p.TailMessages {
+		tail = o.CompactTail
+		changed = append(changed, "compactTail")
+	}
+	policy := p
+	if p.WindowTokens == 0 || len(changed) > n {
+		var err error
+		policy, err = compaction.PolicyFor(window, pct, tail, min(compaction.DefaultReserveCap, window/8))
+		if err != nil {
+			return nil, usageErr("context settings: %s", errcode.Message(err))
+		}
+	}
+	budget := saved.Budget.MaxModelTokens
+	if o.BudgetTokens > 0 && o.BudgetTokens != budget {
+		budget = o.BudgetTokens
+		changed = append(changed, "budgetTokens")
+	}
+	approve := md[metaApprove]
+	if o.Approve != "" && o.Approve != approveOr(approve) {
+		approve = o.Approve
+		changed = append(changed, "approve")
+	}
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	return &event.SettingsChanged{
+		Changed: changed, Model: b.id, BaseURL: b.baseURL,
+		WindowTokens: policy.WindowTokens, ThresholdTokens: policy.ThresholdTokens,
+		TailMessages: policy.TailMessages, ReserveTokens: policy.ReserveTokens,
+		BudgetTokens: int(budget), MaxTokens: saved.MaxTokens, Approve: approveOr(approve),
+	}, nil
+}
+
+func approveOr(v string) string {
+	if v == "" {
+		return "auto"
+	}
+	return v
+}

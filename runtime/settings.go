@@ -1,0 +1,31 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+)
+
+// ChangeSettings records settings.changed and makes its settings the
+// session's from the next model request on (Settings.WithChange). The
+// session must be idle: with a turn running it fails with
+// RUNTIME_RUN_EXISTS and changes nothing. A policy that does not validate
+// is RUNTIME_INVALID_INPUT.
+func (s *Session) ChangeSettings(ctx context.Context, d event.SettingsChanged) error {
+	next := s.settings.WithChange(d)
+	if err := next.Context.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active != nil {
+		return errcode.Errorf(errcode.RuntimeRunExists, "change settings of %s: a turn is running", s.id)
+	}
+	d.SessionID = s.id
+	if _, err := s.append(ctx, d); err != nil {
+		return err
+	}
+	s.settings = next
+	return nil
+}
