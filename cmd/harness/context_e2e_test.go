@@ -417,6 +417,9 @@ func TestWedgedSessionContinues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The session recorded the fixture maker's project directory, long
+	// gone: bind it to this test's project, as a user would move it back.
+	rebindProject(t, u.db, strings.TrimSpace(string(id)), u.project)
 	srv := newUsageServer(t, 0, readsThenDone(nil))
 	run := execContext(t, u, srv, "--resume", strings.TrimSpace(string(id)), "Now summarize what the five files do.")
 	tc := turnStatus(t, run.res.events)

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/sqlite"
 )
 
 func eventsOf[T event.Data](evs []event.Event) []T {
@@ -196,5 +199,26 @@ func TestBusySessionNamesTakeOverAndARefusedTakeOverKeepsTheTurn(t *testing.T) {
 	done := eventsOf[event.TurnCompleted](r.events)
 	if r.code != exitCanceled || len(done) != 1 || done[0].Status != event.StatusCanceled {
 		t.Fatalf("the live turn after a refused take-over: exit %d, %+v\n%s", r.code, done, r.stderr)
+	}
+}
+
+// rebindProject records dir as the project of session id in the SQLite
+// store at db.
+func rebindProject(t *testing.T, db, id, dir string) {
+	t.Helper()
+	st, err := sqlite.Open(db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	who, err := st.Acquire(t.Context(), id, app.NewOwner(store.HostID()), store.AcquireOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetMetadata(t.Context(), id, who, map[string]string{"root": dir}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Release(t.Context(), id, who); err != nil {
+		t.Fatal(err)
 	}
 }
