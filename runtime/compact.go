@@ -51,6 +51,15 @@ func (t *turn) maybeCompact() error {
 	if p == (compaction.Policy{}) {
 		return nil
 	}
+	if focus, ok := s.takeCompaction(); ok {
+		err := t.compact(focus)
+		if errcode.Of(err) == errcode.RuntimeContextOverflow && !compaction.Due(p, s.Occupancy()) {
+			// Asked for, not needed: nothing (more) to summarize is no
+			// reason to end the turn.
+			return nil
+		}
+		return err
+	}
 	before, _ := s.state.estimate(s.settings.Model, s.state.meter.Tokens())
 	if !compaction.Due(p, before) {
 		return nil
@@ -73,7 +82,7 @@ func (t *turn) compact(focus string) error {
 	before, _ := s.state.estimate(mdl, s.state.meter.Tokens())
 	view := s.state.view()
 	head := len(view) - (len(s.state.messages) - s.state.compact.TailStart)
-	b, err := t.boundary(view, head)
+	b, err := t.boundary(view, head, before)
 	if err != nil {
 		return err
 	}
@@ -131,10 +140,12 @@ func (t *turn) compact(focus string) error {
 // down to 1 message (Boundary keeps tool calls with their results, so the
 // shortest tail is the newest complete round) and takes the longest one
 // that leaves a message after head to summarize and whose view, with room
-// for the summary, stays under the threshold; when none stays under it,
-// the shortest one. RUNTIME_CONTEXT_OVERFLOW when nothing new lies before
-// even the newest round.
-func (t *turn) boundary(view []model.Message, head int) (int, error) {
+// for the summary, stays under the threshold and under half of before
+// (the occupancy it replaces, so that a compaction buys room and an
+// on-demand one of a short history summarizes more than its first
+// message); when none does, the shortest one. RUNTIME_CONTEXT_OVERFLOW
+// when nothing new lies before even the newest round.
+func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	s := t.s
 	p := s.settings.Context
 	fixed := compaction.Occupancy(s.settings.System, s.settings.Tools, nil)
@@ -154,7 +165,7 @@ func (t *turn) boundary(view []model.Message, head int) (int, error) {
 			kept += compaction.Occupancy("", nil, []model.Message{compaction.Pin(*s.state.firstUser)})
 		}
 		tokens, _ := s.state.estimate(s.settings.Model, kept)
-		if tokens+summaryRoom < p.ThresholdTokens {
+		if tokens+summaryRoom < min(p.ThresholdTokens, before/2) {
 			return b, nil
 		}
 	}

@@ -233,3 +233,57 @@ func TestCalibratedAccounting(t *testing.T) {
 		t.Fatalf("checkpoint calibration = %+v", c)
 	}
 }
+
+// An on-demand compaction (/compact focus) runs before the next model
+// request although the occupancy is far below the threshold; the focus
+// reaches the summarizer, and the checkpoint rebuilds that request.
+func TestRequestCompaction(t *testing.T) {
+	js := `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},
+ {"content":"read it"},
+ {"content":"SUMMARY: big.txt holds a's."},
+ {"content":"done"}]`
+	f := compactFixture(t, js, compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}, 0)
+	if out := f.wait(f.start("read big.txt")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if err := f.sess.RequestCompaction("the contents of big.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.wait(f.start("and now?")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	reqs := f.model.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if !strings.Contains(reqs[2].Messages[0].Content, "what concerns: the contents of big.txt") {
+		t.Errorf("summary instruction = %q", reqs[2].Messages[0].Content)
+	}
+	last := reqs[3].Messages
+	if len(last) != 4 || !compaction.IsSummary(last[0]) || last[1].Content != "read big.txt" || last[3].Content != "and now?" {
+		t.Errorf("compacted view = %+v", last)
+	}
+	if n := count(f.events(), event.TypeContextCompacted); n != 1 {
+		t.Errorf("compacted %d times", n)
+	}
+	received := f.model.RequestsJSON()
+	for _, cp := range f.checkpoints() {
+		if cp.NextRequest == nil || cp.NextRequest.Focus == "" {
+			continue
+		}
+		req, err := runtime.ReconstructModelRequest(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := model.MarshalCanonical(req)
+		if !bytes.Equal(b, received[2]) {
+			t.Errorf("the summary request is not rebuilt:\n%s\n%s", b, received[2])
+		}
+	}
+	// A session without a policy refuses.
+	g := newFixture(t, script(t, `[{"content":"x"}]`), nil, func(_ *runtime.Config, s *runtime.Settings) { s.Context = compaction.Policy{} })
+	if err := g.sess.RequestCompaction(""); errcode.Of(err) != errcode.RuntimeInvalidInput {
+		t.Errorf("no policy: %v", err)
+	}
+}

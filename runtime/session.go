@@ -30,6 +30,9 @@ type Session struct {
 	active  *run    // the running turn, or nil
 	pending []input // steering for the next model request, FIFO
 	next    []input // inputs queued for the next turn, FIFO
+	// compactAsked holds the focus of an on-demand compaction (see
+	// RequestCompaction) until the next model request takes it.
+	compactAsked *string
 
 	// appendMu orders append-then-publish, so subscribers see events in
 	// seq order. It is always taken after mu, never before.
@@ -210,4 +213,36 @@ func (s *Session) HasQueued() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.next) > 0
+}
+
+// RequestCompaction asks for the context to be compacted before the next
+// model request, whatever the occupancy: at the next round of the running
+// turn, or before the first request of the next turn. focus (may be empty)
+// tells the summarizer what to keep in most detail; it is cut at
+// compaction.FocusBound. The compaction is recorded as any other
+// (context.accounted with summaryRequest, context.checkpoint,
+// context.compacted); when there is nothing to summarize it is skipped
+// and nothing is recorded. A later request replaces an earlier one not yet
+// run. It is not persisted: a session resumed in another process does not
+// inherit it. RUNTIME_INVALID_INPUT when the session has no context policy.
+func (s *Session) RequestCompaction(focus string) error {
+	if s.settings.Context == (compaction.Policy{}) {
+		return errcode.New(errcode.RuntimeInvalidInput, "compact context: this session has no context policy")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.compactAsked = &focus
+	return nil
+}
+
+// takeCompaction returns and clears an on-demand compaction request.
+func (s *Session) takeCompaction() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.compactAsked == nil {
+		return "", false
+	}
+	f := *s.compactAsked
+	s.compactAsked = nil
+	return f, true
 }

@@ -257,6 +257,12 @@ func (m *Model) runCommand(word string) (tea.Cmd, bool) {
 		}
 		m.opening = true
 		return m.open(OpenRequest{}), true
+	case "/compact":
+		if m.sess == nil {
+			m.flash = "No session is open."
+			return nil, true
+		}
+		return m.compact(strings.TrimSpace(strings.TrimPrefix(text, word))), true
 	case "/help":
 		m.openHelp()
 		return nil, true

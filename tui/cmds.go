@@ -43,6 +43,10 @@ type (
 		out string
 		err error
 	}
+	compactMsg struct {
+		focus string
+		err   error
+	}
 	sessionsMsg struct {
 		list []SessionSummary
 		now  time.Time
@@ -122,6 +126,13 @@ func (m *Model) diff() tea.Cmd {
 	return func() tea.Msg {
 		p, err := eng.Diff(ctx)
 		return diffMsg{patch: p, err: err}
+	}
+}
+
+func (m *Model) compact(focus string) tea.Cmd {
+	eng, ctx := m.eng, m.ctx
+	return func() tea.Msg {
+		return compactMsg{focus: focus, err: eng.Compact(ctx, focus)}
 	}
 }
 

@@ -36,6 +36,10 @@ type Engine interface {
 	Withdraw(ctx context.Context, runID, messageID string) error
 	// Cancel cancels the running turn.
 	Cancel(runID string) error
+	// Compact asks for the context to be compacted before the next model
+	// request (of the running turn, or of the next one), keeping in most
+	// detail what concerns focus (may be empty).
+	Compact(ctx context.Context, focus string) error
 
 	// Diff is the workspace patch against its initial snapshot.
 	Diff(ctx context.Context) (string, error)

@@ -329,6 +329,19 @@ func TestDiffAndApply(t *testing.T) {
 	s.wantText("applied the patch to /src/app")
 }
 
+// /compact passes its focus to the engine and says when it runs; the
+// compaction itself shows in the transcript as its events arrive.
+func TestCompactCommand(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	endTurn(s, "run-1", event.StatusCompleted)
+	s.resetCalls()
+	s.typeText("/compact the parser changes")
+	s.key("enter")
+	s.wantCalls("compact the parser changes")
+	s.wantText("Compaction asked")
+}
+
 func TestApplyRefusedWhenHostChanged(t *testing.T) {
 	eng := idleEngine()
 	eng.plan = ApplyPlan{Root: "/src/app", Patch: samplePatch, Conflict: "error: patch does not apply"}

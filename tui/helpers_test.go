@@ -106,6 +106,10 @@ func (f *fakeEngine) Cancel(runID string) error {
 	f.record("cancel %s", runID)
 	return nil
 }
+func (f *fakeEngine) Compact(_ context.Context, focus string) error {
+	f.record("compact %s", focus)
+	return nil
+}
 func (f *fakeEngine) Diff(context.Context) (string, error) {
 	f.record("diff")
 	return f.patch, nil

@@ -255,6 +255,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.pager.vp.SetContentLines(applyLines(msg.plan, m.width, m.th))
 		}
 		return m, nil
+	case compactMsg:
+		switch {
+		case msg.err != nil:
+			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "compact: "+errcode.Message(msg.err))
+		case m.busy():
+			m.flash = "Compaction asked: it runs before the turn's next model request."
+		default:
+			m.flash = "Compaction asked: it runs before your next message goes to the model."
+		}
+		return m, nil
 	case appliedMsg:
 		if msg.err != nil {
 			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "apply: "+errcode.Message(msg.err))

@@ -456,6 +456,14 @@ func (s *tuiSession) settle(ctx context.Context) error {
 	}
 }
 
+func (e *tuiEngine) Compact(_ context.Context, focus string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return cur.sess.RequestCompaction(focus)
+}
+
 func (e *tuiEngine) Steer(ctx context.Context, runID, text string) (string, error) {
 	cur, err := e.current()
 	if err != nil {
