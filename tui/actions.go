@@ -204,7 +204,7 @@ func (m *Model) command(text string) (cmd tea.Cmd, ok, known bool) {
 	if !commandWord(word) {
 		return nil, false, false
 	}
-	cmd, ok = m.runCommand(word)
+	cmd, ok = m.runCommand(word, strings.TrimSpace(strings.TrimPrefix(text, word)))
 	if !ok {
 		m.flash = "Unknown command " + word + " (/help lists them; start the line with a space to send it as a message)."
 		return nil, true, false
@@ -226,8 +226,9 @@ func commandWord(word string) bool {
 	return true
 }
 
-// runCommand runs a known command; ok is false for an unknown one.
-func (m *Model) runCommand(word string) (tea.Cmd, bool) {
+// runCommand runs a known command with the text after it (args); ok is
+// false for an unknown one.
+func (m *Model) runCommand(word, args string) (tea.Cmd, bool) {
 	switch word {
 	case "/diff":
 		if m.sess == nil {
@@ -262,7 +263,7 @@ func (m *Model) runCommand(word string) (tea.Cmd, bool) {
 			m.flash = "No session is open."
 			return nil, true
 		}
-		return m.compact(strings.TrimSpace(strings.TrimPrefix(text, word))), true
+		return m.compact(args), true
 	case "/help":
 		m.openHelp()
 		return nil, true
