@@ -3,12 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/workspace"
 )
 
 // ApplyPlan is a session's patch checked against the host tree.
@@ -85,7 +85,7 @@ func gitApply(ctx context.Context, dir, patch string, flags ...string) (string, 
 	cmd := exec.CommandContext(ctx, "git", append([]string{"apply"}, flags...)...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(patch)
-	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(filepath.Clean(dir)))
+	cmd.Env = workspace.HostEnv(nil, "GIT_CEILING_DIRECTORIES="+filepath.Dir(filepath.Clean(dir)))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -36,6 +36,7 @@ const (
 	skipLimit    = "limit"      // larger than Options.MaxFileBytes
 	skipName     = "name"       // a name no tool could send back (control character, backslash)
 	skipIgnored  = "gitignored" // ignored by the project's git (.gitignore, info/exclude)
+	skipHardLink = "hardlink"   // has other hard links, possibly outside the project
 )
 
 // gitCheckIgnore reports which of paths (relative to root) the project's git
@@ -48,7 +49,7 @@ func gitCheckIgnore(ctx context.Context, root string, paths []string) map[string
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, "git", "-C", root, "check-ignore", "-z", "--stdin", "--no-index")
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	cmd.Env = workspace.HostEnv(nil, "GIT_OPTIONAL_LOCKS=0")
 	cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
 	out, _ := cmd.Output() // exit 1: none ignored; 128: not a work tree
 	set := map[string]bool{}
@@ -69,7 +70,7 @@ func gitIgnored(ctx context.Context, root string) map[string]bool {
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	cmd.Env = workspace.HostEnv(nil, "GIT_OPTIONAL_LOCKS=0")
 	out, err := cmd.Output()
 	if err != nil {
 		return nil // not a work tree
@@ -96,18 +97,36 @@ type snapshot struct {
 	mtimes  map[string]time.Time
 	dirs    []string // every directory, parents first, empty ones included
 	skipped []workspace.Skipped
-	digest  string
-	bytes   int64
+	// hardLinks are the files skipped for their other hard links: reading
+	// one in the workspace is WORKSPACE_SCOPE, as in the local workspace.
+	hardLinks map[string]bool
+	digest    string
+	bytes     int64
 }
 
-// credentialNames are base names that look like secrets; DESIGN §6.
+// credentialNames are base names that look like secrets (DESIGN §6, and
+// the ones adversarial runs found); a backup of one (".npmrc.bak",
+// "id_rsa.orig", ".netrc~") counts too.
+var credentialNames = []string{
+	".env", ".npmrc", ".netrc", "_netrc", ".ssh", ".aws", ".docker", ".kube",
+	".git-credentials", ".pgpass", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+}
+
+// isCredential reports whether a base name looks like a secret: a name
+// above or a backup of one, ".env.*", "credentials*", or a private key
+// ("*.pem", "*.key"). Public keys ("id_rsa.pub") are not secrets.
 func isCredential(name string) bool {
 	n := strings.ToLower(name)
-	switch n {
-	case ".env", ".npmrc", ".netrc", ".ssh", ".aws", ".docker", "id_rsa", "id_ed25519":
+	if strings.HasPrefix(n, ".env.") || strings.HasPrefix(n, "credentials") ||
+		strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") {
 		return true
 	}
-	return strings.HasPrefix(n, ".env.") || strings.HasPrefix(n, "credentials")
+	for _, c := range credentialNames {
+		if n == c || n == c+"~" || (strings.HasPrefix(n, c+".") && !strings.HasSuffix(n, ".pub")) {
+			return true
+		}
+	}
+	return false
 }
 
 // scan reads the text tree under opts.Root through an os.Root, so nothing
@@ -123,7 +142,7 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 		return nil, &errcode.Error{Code: errcode.ToolExecutionFailed, Op: op, Message: "open directory " + opts.Root, Err: err}
 	}
 	defer root.Close()
-	s := &snapshot{files: map[string]*entry{}, mtimes: map[string]time.Time{}}
+	s := &snapshot{files: map[string]*entry{}, mtimes: map[string]time.Time{}, hardLinks: map[string]bool{}}
 	ignored := gitIgnored(ctx, opts.Root)
 	var creds []string
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -231,6 +250,11 @@ func (s *snapshot) add(root *os.Root, p string, opts Options) error {
 	}
 	if !fi.Mode().IsRegular() {
 		s.skip(p, skipSpecial)
+		return nil
+	}
+	if workspace.HasOtherLinks(fi) {
+		s.skip(p, skipHardLink)
+		s.hardLinks[p] = true
 		return nil
 	}
 	if fi.Size() > opts.MaxFileBytes {

@@ -16,10 +16,15 @@
 // before any Docker call, then streams it as a tar into `tar -x` running in
 // the container as the sandbox user: no mount, no host path in the
 // container. .git (any letter case, any depth) is skipped silently.
-// Credential-like names (.env, .env.*, .npmrc, .netrc, .ssh, .aws, .docker,
-// credentials*, id_rsa, id_ed25519) fail Open with
-// WORKSPACE_CREDENTIAL_INPUT naming them, unless Options.Exclude covers
-// them. Left out and reported in Info().Skipped: symlinks, special files,
+// Credential-like names (.env, .env.*, .npmrc, .netrc, _netrc, .ssh, .aws,
+// .docker, .kube, .git-credentials, .pgpass, credentials*, id_rsa, id_dsa,
+// id_ecdsa, id_ed25519, a backup of any of them such as .npmrc.bak, and
+// private keys *.pem, *.key) fail Open with WORKSPACE_CREDENTIAL_INPUT
+// naming them, unless Options.Exclude covers them. The host git that lists
+// ignored paths runs without the environment's secrets (workspace.HostEnv).
+// Left out and reported in Info().Skipped: symlinks, special files, files
+// with other hard links ("hardlink": the other name may lie outside the
+// project; ReadFile of one is WORKSPACE_SCOPE, as in the local workspace),
 // binary (a NUL byte) and non-UTF-8 files, excluded paths, files over
 // MaxFileBytes ("limit"), and names no tool could send back ("name").
 // More than MaxFiles text files or MaxTotalBytes of text fail with

@@ -23,7 +23,8 @@ import (
 // workspace or into .git, through its last component or a parent
 // directory, is refused.
 //
-// Codes: WORKSPACE_PATH, WORKSPACE_SCOPE, WORKSPACE_NOT_FOUND (missing, or
+// Codes: WORKSPACE_PATH, WORKSPACE_SCOPE (also a project file left out of
+// the copy for its other hard links), WORKSPACE_NOT_FOUND (missing, or
 // not a regular file), WORKSPACE_LIMIT (over 16 MiB), WORKSPACE_DISPOSED,
 // WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED.
 func (w *Workspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
@@ -41,6 +42,11 @@ func (w *Workspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, err
 	}
 	data, target, err := w.readOnce(ctx, op, p)
+	if errcode.Of(err) == errcode.WorkspaceNotFound && w.base.hardLinks[p] {
+		// Not copied in: the project's file has other hard links.
+		return nil, &errcode.Error{Code: errcode.WorkspaceScope, Op: op,
+			Message: "file " + p + " has other hard links, which may lie outside the workspace; it was not copied in"}
+	}
 	if err != nil || target == "" {
 		return data, err
 	}

@@ -1,10 +1,14 @@
 package dockerws
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/workspace"
 )
 
@@ -120,5 +124,66 @@ func TestDefaultNanoCPUs(t *testing.T) {
 		if got := DefaultNanoCPUs(cpus); got != want {
 			t.Errorf("DefaultNanoCPUs(%d) = %d, want %d", cpus, got, want)
 		}
+	}
+}
+
+// TestHardLinkedFileStaysOut: a project file hard-linked to a file outside
+// the project is not copied in, is reported, and reading it fails with
+// WORKSPACE_SCOPE in both workspaces; the host tree is untouched.
+func TestHardLinkedFileStaysOut(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("outside the project\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"plain.txt": "plain\n"})
+	if err := os.Link(secret, filepath.Join(root, "linked.txt")); err != nil {
+		t.Fatal(err)
+	}
+	before := treeDigest(t, root)
+	w := open(t, root, busyboxImage)
+	if !slices.Contains(w.Info().Skipped, workspace.Skipped{Path: "linked.txt", Reason: skipHardLink}) {
+		t.Errorf("skipped = %v, want linked.txt reported as %q", w.Info().Skipped, skipHardLink)
+	}
+	_, err := w.ReadFile(t.Context(), "linked.txt")
+	wantCode(t, err, errcode.WorkspaceScope)
+	if got := mustExec(t, w, "cat", "plain.txt"); got.Stdout != "plain\n" {
+		t.Fatalf("plain.txt: %+v", got)
+	}
+	local, err := workspace.OpenLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = local.ReadFile(t.Context(), "linked.txt")
+	wantCode(t, err, errcode.WorkspaceScope)
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
+	}
+}
+
+// TestHostGitGetsNoSecrets: the git Harness runs on the host (listing
+// ignored paths) does not inherit OPENAI_API_KEY or another secret.
+func TestHostGitGetsNoSecrets(t *testing.T) {
+	bin := t.TempDir()
+	dump := filepath.Join(bin, "env.txt")
+	script := "#!/bin/sh\nenv > " + dump + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("OPENAI_API_KEY", "sk-test-must-not-leak")
+	t.Setenv("GITHUB_TOKEN", "ghp-must-not-leak")
+	t.Setenv("HARNESS_TEST_PLAIN", "kept")
+	gitIgnored(t.Context(), t.TempDir())
+	env, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatalf("the git stand-in did not run: %v", err)
+	}
+	if strings.Contains(string(env), "must-not-leak") {
+		t.Errorf("host git saw a secret:\n%s", env)
+	}
+	if !strings.Contains(string(env), "HARNESS_TEST_PLAIN=kept") || !strings.Contains(string(env), "GIT_OPTIONAL_LOCKS=0") {
+		t.Errorf("host git lost its ordinary environment:\n%s", env)
 	}
 }
