@@ -93,6 +93,9 @@ func Load(row []byte) (*Checkpoint, Row, error) {
 	i := bytes.LastIndexByte(row, '\n')
 	if i < 0 {
 		cp, err := Parse(row)
+		if err == nil && cp.History.Base != 0 {
+			return nil, Row{}, bad("a delta of %d messages, not a whole checkpoint", cp.History.Base)
+		}
 		return cp, Row{}, err
 	}
 	msgs, head := row[:i+1], row[i+1:]

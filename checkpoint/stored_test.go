@@ -105,6 +105,7 @@ func TestLoadRejects(t *testing.T) {
 		{"no head", good[:nl+1], errcode.RuntimeCheckpointInvalid},
 		{"message not canonical", bytes.Replace(good, []byte(`{"id":`), []byte(`{ "id":`), 1), errcode.RuntimeCheckpointInvalid},
 		{"future version", bytes.Replace(good, []byte("\n{\"version\":1,"), []byte("\n{\"version\":2,"), 1), errcode.RuntimeCheckpointVersion},
+		{"a delta as the row", deltaOf(t), errcode.RuntimeCheckpointInvalid},
 		{"usage", bytes.Replace(good, []byte(`"totalTokens":57`), []byte(`"totalTokens":58`), 1), errcode.RuntimeCheckpointInvalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,4 +118,22 @@ func TestLoadRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deltaOf returns a recorded delta payload (history.base > 0).
+func deltaOf(t *testing.T) []byte {
+	log, err := readLog(t, filepath.Join("testdata", "logs", "good-two-turns.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range log {
+		if r.Type != "runtime.checkpoint" {
+			continue
+		}
+		if p := payloadOf(t, r.Body); bytes.Contains(p, []byte(`"base":`)) {
+			return p
+		}
+	}
+	t.Fatal("no delta in the log")
+	return nil
 }

@@ -253,3 +253,114 @@ func BenchmarkRestore10k(b *testing.B) {
 	b.ReportMetric(float64(mw.Microseconds())/1000, "raw-read-ms")
 	b.ReportMetric(float64(mr)/float64(mw), "ratio")
 }
+
+// roundLog times the store adapter's appends and checkpoint saves per
+// model round: round k runs from its model.request to the next one.
+type roundLog struct {
+	*store.SessionLog
+	round     int
+	spent     map[int]time.Duration
+	keepAt200 int64
+}
+
+func (l *roundLog) Append(ctx context.Context, e event.Event) (store.Record, error) {
+	if e.Type == event.TypeModelRequest {
+		l.round++
+	}
+	t0 := time.Now()
+	r, err := l.SessionLog.Append(ctx, e)
+	l.spent[l.round] += time.Since(t0)
+	return r, err
+}
+
+func (l *roundLog) AppendCheckpoint(ctx context.Context, after, keep int64, tail []byte) (store.Checkpoint, error) {
+	t0 := time.Now()
+	c, err := l.SessionLog.AppendCheckpoint(ctx, after, keep, tail)
+	l.spent[l.round] += time.Since(t0)
+	if l.round == 200 {
+		l.keepAt200 = keep
+	}
+	return c, err
+}
+
+// BenchmarkRoundStoreCost runs a 201-round turn over a SQLite file, each
+// round but the last reading a 10 KB file, so the history holds 2 MB at
+// round 200, and times the store adapter's work (every append and the
+// checkpoint save) per round; the last round, which also ends the turn,
+// is not compared. Target: round 200's store time ≤ 1.3× round 2's, in the same
+// turn (medians over the iterations). For scale, it also times saving the
+// round-200 checkpoint whole, as every round did before the row was kept
+// by appends.
+func BenchmarkRoundStoreCost(b *testing.B) {
+	ctx := b.Context()
+	root := b.TempDir()
+	writeFile(b, root, "big.txt", strings.Repeat("0123456789abcdef\n", 10000/17))
+	var steps []string
+	for i := range 200 {
+		steps = append(steps, fmt.Sprintf(`{"toolCalls":[{"id":"c%d","name":"fs.read","arguments":{"path":"big.txt"}}],"usage":{"promptTokens":1,"completionTokens":1}}`, i))
+	}
+	steps = append(steps, `{"content":"done"}`)
+	js := "[" + strings.Join(steps, ",") + "]"
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "h.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	var r2, r200, w2, w200, whole []time.Duration
+	var history int64
+	for b.Loop() {
+		b.StopTimer()
+		id := event.NewID("sess")
+		if _, err := st.CreateSession(ctx, store.SessionInit{ID: id}); err != nil {
+			b.Fatal(err)
+		}
+		who, _ := st.Acquire(ctx, id, store.Owner{ID: "bench"}, store.AcquireOptions{})
+		sl, err := store.NewSessionLog(ctx, st, id, who)
+		if err != nil {
+			b.Fatal(err)
+		}
+		log := &roundLog{SessionLog: sl, spent: map[int]time.Duration{}}
+		m, _ := fake.Parse([]byte(js))
+		rt, _ := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(b, root)})
+		sess, err := rt.OpenSession(ctx, log, runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		runID, err := sess.Start(ctx, runtime.StartRequest{Input: "read it 200 times"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out, err := rt.Wait(ctx, runID); err != nil || out.Status != runtime.StatusCompleted || out.ModelRequests != 201 {
+			b.Fatalf("outcome %+v %v", out, err)
+		}
+		b.StopTimer()
+		r2, r200 = append(r2, log.spent[2]), append(r200, log.spent[200])
+		var lo, hi []time.Duration
+		for k := 2; k <= 11; k++ {
+			lo, hi = append(lo, log.spent[k]), append(hi, log.spent[k+189])
+		}
+		// The row at round 200 (what its checkpoint save appended to).
+		if log.keepAt200 < 1<<20 {
+			b.Fatalf("round 200 kept %d bytes of the row: the history is not 2 MB", log.keepAt200)
+		}
+		w2, w200 = append(w2, median(lo)), append(w200, median(hi))
+		cp, err := st.LoadCheckpoint(ctx, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		history = int64(len(cp.Payload))
+		t0 := time.Now()
+		if _, err := st.SaveCheckpoint(ctx, id, who, cp.Revision, cp.AfterSeq, cp.Payload); err != nil {
+			b.Fatal(err)
+		}
+		whole = append(whole, time.Since(t0))
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(history)/(1<<20), "row-MiB")
+	b.ReportMetric(float64(median(r2).Microseconds()), "round2-µs")
+	b.ReportMetric(float64(median(r200).Microseconds()), "round200-µs")
+	b.ReportMetric(float64(median(r200))/float64(median(r2)), "ratio")
+	b.ReportMetric(float64(median(w200))/float64(median(w2)), "ratio-rounds191-200/2-11")
+	b.ReportMetric(float64(median(whole).Microseconds()), "whole-save-µs")
+}
