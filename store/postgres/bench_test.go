@@ -217,3 +217,8 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 	b.ReportMetric(rate("16", 16)/rate("1", 1), "x16/1")
 	b.ReportMetric(rate("bare-16", 16)/rate("bare-1", 1), "bare-x16/1")
 }
+
+func BenchmarkCheckpointAppend(b *testing.B) {
+	s, who := benchStore(b)
+	storetest.BenchCheckpointAppend(b, s, who)
+}

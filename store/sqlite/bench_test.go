@@ -169,3 +169,8 @@ func BenchmarkCheckpoint1MiB(b *testing.B) {
 	s, who := benchStore(b)
 	storetest.BenchCheckpoint1MiB(b, s, who)
 }
+
+func BenchmarkCheckpointAppend(b *testing.B) {
+	s, who := benchStore(b)
+	storetest.BenchCheckpointAppend(b, s, who)
+}

@@ -111,3 +111,60 @@ func BenchCheckpoint1MiB(b *testing.B, s store.Store, who store.Owner) {
 		rev = cp.Revision
 	}
 }
+
+// BenchCheckpointAppend measures AppendCheckpoint as the runtime uses it
+// once a round: cut the row's old head, append the round's messages and a
+// new head (16 KiB), on a row of 2 MiB and, alternating in the same loop,
+// on a row of 20 KiB of another session. It reports both medians and their
+// ratio: a round's save costs what it adds, not the row's size.
+func BenchCheckpointAppend(b *testing.B, s store.Store, who store.Owner) {
+	ctx := b.Context()
+	small := BenchSession + "-small"
+	if _, err := s.CreateSession(ctx, store.SessionInit{ID: small}); err != nil {
+		b.Fatal(err)
+	}
+	whoSmall, err := s.Acquire(ctx, small, who, store.AcquireOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	type row struct {
+		id   string
+		who  store.Owner
+		rev  int64
+		keep int64
+	}
+	rows := []*row{{id: BenchSession, who: who}, {id: small, who: whoSmall}}
+	for i, r := range rows {
+		if _, err := s.Append(ctx, r.id, r.who, BenchEvent(1_000_000*(i+1))); err != nil {
+			b.Fatal(err)
+		}
+		size := []int{2 << 20, 20 << 10}[i]
+		cp, err := s.SaveCheckpoint(ctx, r.id, r.who, 0, 0, []byte(strings.Repeat("m", size)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.rev, r.keep = cp.Revision, int64(size-(6<<10))
+	}
+	tail := []byte(strings.Repeat("x", 16<<10))
+	var big, sm []time.Duration
+	for b.Loop() {
+		for i, r := range rows {
+			tail[0] = byte('a' + r.rev%26)
+			t0 := time.Now()
+			cp, err := s.AppendCheckpoint(ctx, r.id, r.who, r.rev, 0, r.keep, tail)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if i == 0 {
+				big = append(big, time.Since(t0))
+			} else {
+				sm = append(sm, time.Since(t0))
+			}
+			r.rev = cp.Revision
+		}
+	}
+	mb, ms := Median(big), Median(sm)
+	b.ReportMetric(float64(mb.Microseconds()), "2MiB-row-µs")
+	b.ReportMetric(float64(ms.Microseconds()), "20KiB-row-µs")
+	b.ReportMetric(float64(mb)/float64(ms), "ratio")
+}
