@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 
 	"github.com/harness-dev/harness/event"
@@ -107,3 +108,64 @@ func Sessions(ctx context.Context, r store.Reader, root string) ([]store.Session
 	}
 	return out, nil
 }
+
+// maxForkDepth bounds how many forks back Inherited follows.
+const maxForkDepth = 32
+
+// Inherited returns, for a fork, the log it continues: the forked
+// session's events up to the end of the turn the fork starts from (and,
+// when that session is itself a fork, what it inherited), oldest first.
+// A session that is no fork inherits nothing.
+func Inherited(ctx context.Context, r store.Reader, id string) ([]store.Record, error) {
+	var chain [][]store.Record
+	for range maxForkDepth {
+		s, err := r.Session(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		from := s.Metadata[metaForkedFrom]
+		if from == "" {
+			break
+		}
+		turn := ""
+		err = store.Each(ctx, r, id, -1, func(rec store.Record) error {
+			if rec.Type == string(event.TypeSessionForked) && turn == "" {
+				ev, err := event.Decode(rec.Body)
+				if err != nil {
+					return err
+				}
+				turn = ev.Data.(event.SessionForked).FromTurnID
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			return nil, err
+		}
+		if turn == "" {
+			break // the fork started before any finished turn
+		}
+		var part []store.Record
+		cut := 0
+		err = store.Each(ctx, r, from, -1, func(rec store.Record) error {
+			part = append(part, rec)
+			if (rec.Type == string(event.TypeTurnCompleted) || rec.Type == string(event.TypeAgentStopped)) && event.TurnOf(rec.Body) == turn {
+				cut = len(part)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, part[:cut])
+		id = from
+	}
+	var out []store.Record
+	for i := len(chain) - 1; i >= 0; i-- {
+		out = append(out, chain[i]...)
+	}
+	return out, nil
+}
+
+// errStop ends a store.Each early.
+var errStop = errors.New("stop")

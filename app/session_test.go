@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/runtime"
 )
 
 // newTestApp is an App on a SQLite file in dir, the read-only local
@@ -56,5 +58,49 @@ func TestTakeOverTellsTheLoserAtOnce(t *testing.T) {
 	case <-s2.Lost:
 		t.Fatal("the process that took the session over was told it lost it")
 	default:
+	}
+}
+
+func TestForkInheritsTheTranscriptItContinues(t *testing.T) {
+	dir := t.TempDir()
+	a := newTestApp(t, dir, false)
+	s, err := a.Open(t.Context(), OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := s.Start(t.Context(), runtime.StartRequest{Input: "remember the milk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.Runtime.Wait(t.Context(), run); err != nil || out.Status != runtime.StatusCompleted {
+		t.Fatalf("turn: %+v, %v", out, err)
+	}
+	parent := s.ID()
+	s.Close()
+
+	f, err := a.Open(t.Context(), OpenRequest{ResumeID: parent, Fork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	inh, err := Inherited(t.Context(), a.Store, f.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var user []string
+	for _, rec := range inh {
+		ev, err := event.Decode(rec.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := ev.Data.(event.MessageCompleted); ok && d.Role == "user" {
+			user = append(user, d.Content)
+		}
+	}
+	if len(user) != 1 || user[0] != "remember the milk" || inh[len(inh)-1].Type != string(event.TypeAgentStopped) {
+		t.Fatalf("inherited %d records, user messages %q", len(inh), user)
+	}
+	if own, err := Inherited(t.Context(), a.Store, parent); err != nil || len(own) != 0 {
+		t.Fatalf("a session that is no fork inherits %d records (%v)", len(own), err)
 	}
 }

@@ -144,13 +144,20 @@ func ReconstructModelRequest(cp *Checkpoint) (model.Request, error) {
 		}
 		return summaryRequest(cp.Settings, nr.RequestID, nr.MaxTokens, view[:nr.Boundary], nr.Focus), nil
 	}
+	return roundRequest(cp.Settings, nr.RequestID, view, nr.MaxTokens), nil
+}
+
+// roundRequest is the request of a model round: the one place it is
+// assembled, for the turn that sends it and for ReconstructModelRequest
+// (harness request), so the rebuilt request is the request sent.
+func roundRequest(set Settings, requestID string, view []model.Message, maxTokens int) model.Request {
 	return model.Request{
-		RequestID:       nr.RequestID,
-		Model:           cp.Settings.Model,
-		System:          cp.Settings.System,
+		RequestID:       requestID,
+		Model:           set.Model,
+		System:          set.System,
 		Messages:        view,
-		Tools:           cp.Settings.Tools,
-		MaxTokens:       nr.MaxTokens,
-		ProviderOptions: cp.Settings.ProviderOptions,
-	}, nil
+		Tools:           set.Tools,
+		MaxTokens:       maxTokens,
+		ProviderOptions: set.ProviderOptions,
+	}
 }

@@ -187,15 +187,7 @@ func (t *turn) request(requestID string) (model.Request, error) {
 	if err := checkMessageState(view); err != nil {
 		return model.Request{}, err
 	}
-	return model.Request{
-		RequestID:       requestID,
-		Model:           s.settings.Model,
-		System:          s.settings.System,
-		Messages:        view,
-		Tools:           s.settings.Tools,
-		MaxTokens:       t.outputLimit(),
-		ProviderOptions: s.settings.ProviderOptions,
-	}, nil
+	return roundRequest(s.settings, requestID, view, t.outputLimit()), nil
 }
 
 func (t *turn) outputLimit() int {

@@ -264,6 +264,21 @@ func (m *Model) runCommand(word, args string) (tea.Cmd, bool) {
 			return nil, true
 		}
 		return m.compact(args), true
+	case "/fork":
+		id := m.interrupted
+		if id == "" && m.sess != nil {
+			id = m.sess.ID
+		}
+		switch {
+		case id == "":
+			m.flash = "No session to fork: /sessions picks one."
+			return nil, true
+		case m.busy():
+			m.flash = "A turn is running: ctrl+c cancels it first."
+			return nil, true
+		}
+		m.opening = true
+		return m.open(OpenRequest{ID: id, Fork: true}), true
 	case "/help":
 		m.openHelp()
 		return nil, true

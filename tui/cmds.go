@@ -13,6 +13,7 @@ type (
 		err error
 	}
 	openedMsg struct {
+		req  OpenRequest
 		sess Session
 		err  error
 	}
@@ -71,7 +72,7 @@ func (m *Model) open(req OpenRequest) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
 		s, err := eng.Open(ctx, req)
-		return openedMsg{sess: s, err: err}
+		return openedMsg{req: req, sess: s, err: err}
 	}
 }
 

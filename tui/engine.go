@@ -74,6 +74,10 @@ type Session struct {
 	// History is the session's stored log, oldest first; events the
 	// Next stream delivers later have larger sequence numbers.
 	History []Record
+	// Inherited is, for a fork, the transcript it continues: the forked
+	// session's log up to the turn it continues from, shown before
+	// History. Its sequence numbers are the other session's.
+	Inherited []Record
 }
 
 // Record is one event with its sequence number in the session's log.

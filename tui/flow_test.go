@@ -576,3 +576,39 @@ func TestTypedDuringAdmissionSteers(t *testing.T) {
 	s.run(cmd, 0)
 	s.wantCalls(`start "go" → run-1`, `steer run-1 "quick one"`, `queue run-1 "later"`)
 }
+
+// A session whose last turn was interrupted opens on an offer: /fork
+// continues it in a new session from its last finished turn.
+func TestForkOffersToContinueAnInterruptedSession(t *testing.T) {
+	eng := idleEngine()
+	eng.openErr = errInterrupted
+	s := newScreen(t, eng, Options{Open: OpenRequest{ID: "sess-x"}}, 100, 30)
+	eng.openErr = nil
+	s.eng.calls = nil
+	s.typeText("/fork")
+	s.key("enter")
+	s.wantCalls(`open "sess-x" fork=true`)
+	if s.m.OpenErr() != nil || s.m.SessionID() != "sess-x" {
+		t.Fatalf("after /fork: OpenErr %v, SessionID %q", s.m.OpenErr(), s.m.SessionID())
+	}
+}
+
+// A fork shows the transcript it continues before its own events, whose
+// sequence numbers start again from 0.
+func TestForkShowsItsInheritedTranscript(t *testing.T) {
+	eng := idleEngine()
+	eng.sess.Inherited = []Record{
+		{Seq: 7, Event: ev(7, event.TurnStarted{RunID: "run-0", SessionID: "sess-parent", InputMessageID: "msg-u0"})},
+		{Seq: 8, Event: ev(8, event.MessageCompleted{RunID: "run-0", MessageID: "msg-u0", Role: model.RoleUser, Content: "the question before the fork"})},
+		{Seq: 9, Event: ev(9, event.MessageCompleted{RunID: "run-0", MessageID: "msg-a0", Role: model.RoleAssistant, Content: "the answer before the fork"})},
+		{Seq: 10, Event: ev(10, event.TurnCompleted{RunID: "run-0", Status: event.StatusCompleted})},
+	}
+	eng.sess.History = []Record{
+		{Seq: 0, Event: ev(0, event.SessionForked{SessionID: sessID, FromSessionID: "sess-parent", FromTurnID: "turn-0"})},
+	}
+	s := newScreen(t, eng, Options{Open: OpenRequest{ID: sessID}}, 100, 30)
+	s.wantText("the question before the fork", "the answer before the fork")
+	startTurn(s, "run-1", "go")
+	s.events(ev(3, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a1", Role: model.RoleAssistant, Content: "after the fork"}))
+	s.wantText("the answer before the fork", "after the fork")
+}

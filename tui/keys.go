@@ -72,6 +72,7 @@ var slashCommands = []struct{ name, help string }{
 	{"/compact", "[focus] compact the context before the next model request, keeping the focus in detail"},
 	{"/sessions", "pick another session to resume"},
 	{"/new", "start a new session"},
+	{"/fork", "continue in a new session from the last finished turn"},
 	{"/help", "keys and commands"},
 	{"/quit", "leave (the session can be resumed)"},
 }

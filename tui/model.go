@@ -55,6 +55,10 @@ type Model struct {
 	sess    *Session
 	opening bool
 	openErr error
+	// interrupted is a session that could not be opened because its last
+	// turn was interrupted: /fork continues it in a new session.
+	interrupted string
+
 	tr      *transcript.Transcript
 	vp      *transcript.Viewport
 	lastSeq int64
@@ -367,13 +371,21 @@ func (m *Model) tick() tea.Cmd {
 func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.opening = false
 	if msg.err != nil {
+		if errcode.Of(msg.err) == errcode.RuntimeCheckpointInterrupted && msg.req.ID != "" && !msg.req.Fork {
+			m.interrupted = msg.req.ID
+		}
 		if m.sess == nil {
 			m.openErr = msg.err
 		} else {
-			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "could not open the session: "+errcode.Message(msg.err))
+			text := "could not open the session: " + errcode.Message(msg.err)
+			if m.interrupted == msg.req.ID && m.interrupted != "" {
+				text += " — /fork continues it from its last finished turn in a new session"
+			}
+			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), text)
 		}
 		return nil
 	}
+	m.interrupted = ""
 	s := msg.sess
 	m.sess, m.openErr = &s, nil
 	m.tr = transcript.New()
@@ -381,6 +393,9 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.lastSeq = -1
 	m.runID, m.starting, m.canceling, m.deferred, m.asking, m.unseen = "", false, false, nil, nil, false
 	var sent []string
+	for _, r := range s.Inherited {
+		m.tr.Apply(r.Event)
+	}
 	for _, r := range s.History {
 		if r.Seq > m.lastSeq {
 			m.lastSeq = r.Seq

@@ -133,8 +133,8 @@ func (m *Model) banners(width int) []string {
 	if m.openErr != nil {
 		add(th.ErrBanner, th.Err.Render("✗"), string(errcode.Of(m.openErr))+": "+errcode.Message(m.openErr))
 		hint := "/sessions picks another session · /new starts one · ctrl+c quits"
-		if errcode.Of(m.openErr) == errcode.RuntimeCheckpointInterrupted && m.opts.Open.ID != "" {
-			hint = "its last turn was interrupted: harness resume --fork " + m.opts.Open.ID + " continues from the last finished turn · " + hint
+		if m.interrupted != "" {
+			hint = "its last turn was interrupted: /fork continues it from the last finished turn in a new session · " + hint
 		}
 		add(th.Muted, " ", hint)
 	}

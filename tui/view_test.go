@@ -134,7 +134,7 @@ func TestViewOpenFailed(t *testing.T) {
 		eng := idleEngine()
 		eng.openErr = errInterrupted
 		s := newScreen(t, eng, Options{Open: OpenRequest{ID: "sess-x"}}, w, h)
-		s.wantText("RUNTIME_CHECKPOINT_INTERRUPTED", "harness resume --fork sess-x")
+		s.wantText("RUNTIME_CHECKPOINT_INTERRUPTED", "/fork continues it")
 		if s.m.OpenErr() == nil || s.m.SessionID() != "" {
 			t.Errorf("OpenErr %v, SessionID %q", s.m.OpenErr(), s.m.SessionID())
 		}

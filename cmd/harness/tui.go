@@ -173,6 +173,10 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 	sess := opened.Session
 	next := &tuiSession{id: sess.ID(), rt: opened.Runtime, sess: sess, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{})}
 	hist, err := readHistory(ctx, a.Store, next.id)
+	var inherited []store.Record
+	if err == nil {
+		inherited, err = app.Inherited(ctx, a.Store, next.id)
+	}
 	if err != nil {
 		opened.Close()
 		return tui.Session{}, err
@@ -213,6 +217,7 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 		Occupancy: sess.Occupancy(),
 		Approve:   opened.Ask,
 		History:   hist,
+		Inherited: records(inherited),
 	}, nil
 }
 
@@ -238,6 +243,17 @@ func readHistory(ctx context.Context, r store.Reader, id string) ([]tui.Record, 
 		return nil
 	})
 	return out, err
+}
+
+// records decodes stored records for the screen (they decoded when stored).
+func records(recs []store.Record) []tui.Record {
+	out := make([]tui.Record, 0, len(recs))
+	for _, rec := range recs {
+		if ev, err := event.Decode(rec.Body); err == nil {
+			out = append(out, tui.Record{Seq: rec.Seq, Event: ev})
+		}
+	}
+	return out
 }
 
 // close ends the session's running turn (so that it stays resumable),
