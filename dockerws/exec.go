@@ -122,12 +122,17 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 
 	stdout := &capped{max: limit}
 	stderr := &capped{max: limit}
-	hdr := &pidHeader{next: stderr, pid: make(chan int, 1)}
+	var out, errw io.Writer = stdout, stderr
+	if req.OnOutput != nil {
+		out = &teed{next: stdout, stream: "stdout", f: req.OnOutput}
+		errw = &teed{next: stderr, stream: "stderr", f: req.OnOutput}
+	}
+	hdr := &pidHeader{next: errw, pid: make(chan int, 1)}
 	argv := append([]string{"sh", "-c", execWrapper, "sh", dir}, req.Argv...)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 
-	e, err := w.start(ctx, proc{argv: argv, stdout: stdout, stderr: hdr})
+	e, err := w.start(ctx, proc{argv: argv, stdout: out, stderr: hdr})
 	if err != nil {
 		return workspace.ExecResult{}, w.opError(ctx, op, err)
 	}
@@ -432,6 +437,18 @@ func (c *capped) Write(p []byte) (int, error) {
 
 func (c *capped) String() string  { return c.buf.String() }
 func (c *capped) truncated() bool { return c.extra > 0 }
+
+// teed passes a command's output on and shows it to f as it comes.
+type teed struct {
+	next   io.Writer
+	stream string
+	f      func(stream string, p []byte)
+}
+
+func (t *teed) Write(p []byte) (int, error) {
+	t.f(t.stream, p)
+	return t.next.Write(p)
+}
 
 // pidHeader takes the wrapper's first stderr line (its PID) off the stream
 // and passes the rest on. Written by the copying goroutine only; pid is

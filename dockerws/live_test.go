@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -343,6 +344,49 @@ func TestExec(t *testing.T) {
 			_, err := w.Exec(ctx, tc.req)
 			wantCode(t, err, tc.want)
 		})
+	}
+}
+
+// TestExecStreamsOutput: OnOutput sees the output while the command still
+// runs (the wrapper's PID header never), and the result keeps all of it.
+func TestExecStreamsOutput(t *testing.T) {
+	w := open(t, t.TempDir(), busyboxImage)
+	var (
+		mu       sync.Mutex
+		got      = map[string]string{}
+		returned atomic.Bool
+		early    = make(chan struct{})
+		once     sync.Once
+	)
+	req := workspace.ExecRequest{
+		Argv: []string{"sh", "-c", "echo first; echo err1 >&2; sleep 2; echo second"},
+		OnOutput: func(stream string, p []byte) {
+			mu.Lock()
+			got[stream] += string(p)
+			seen := strings.Contains(got["stdout"], "first")
+			mu.Unlock()
+			if seen && !returned.Load() {
+				once.Do(func() { close(early) })
+			}
+		},
+	}
+	res, err := w.Exec(t.Context(), req)
+	returned.Store(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-early:
+	default:
+		t.Fatal("the first line reached OnOutput only after the command ended")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got["stdout"] != "first\nsecond\n" || got["stderr"] != "err1\n" {
+		t.Errorf("streamed %q, want stdout first+second and stderr err1 (no PID header)", got)
+	}
+	if res.Stdout != "first\nsecond\n" || res.Stderr != "err1\n" {
+		t.Errorf("result %+v lost output", res)
 	}
 }
 

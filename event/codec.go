@@ -78,6 +78,7 @@ var registry = map[Type]typeInfo{
 	TypeModelRetry:          entry[ModelRetry](),
 	TypeSessionForked:       entry[SessionForked](),
 	TypeSettingsChanged:     entry[SettingsChanged](),
+	TypeToolOutput:          entry[ToolOutput](),
 }
 
 const (

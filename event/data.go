@@ -399,3 +399,26 @@ func (SessionForked) EventType() Type { return TypeSessionForked }
 
 // EventType implements Data.
 func (SettingsChanged) EventType() Type { return TypeSettingsChanged }
+func (ToolOutput) EventType() Type      { return TypeToolOutput }
+
+// ToolOutput: tool.output. Output of a running process.exec as it came,
+// coalesced (a chunk per stream every ~100 ms or 8 KiB) and bounded per
+// call (MaxToolOutputBytes; the chunk that reaches the bound says so with
+// truncated). For the screen and the audit: the model gets the tool.result.
+// Offset is where text starts in the stream's recorded output.
+type ToolOutput struct {
+	CallID    string `json:"callId"`
+	Stream    string `json:"stream"`
+	Offset    int    `json:"offset"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// MaxToolOutputBytes bounds the text tool.output events record per call.
+const MaxToolOutputBytes = 64 << 10
+
+// Streams of tool.output.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+)

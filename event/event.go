@@ -39,6 +39,7 @@ const (
 	TypeModelRetry      Type = "model.retry"
 	TypeSessionForked   Type = "session.forked"
 	TypeSettingsChanged Type = "settings.changed"
+	TypeToolOutput      Type = "tool.output"
 )
 
 var catalogue = [...]Type{
@@ -48,7 +49,7 @@ var catalogue = [...]Type{
 	TypeToolCall, TypePolicyDecision, TypePermissionRequested, TypePermissionResolved,
 	TypeToolResult, TypeBudgetWarning, TypeWorkspaceLifecycle, TypeTurnCompleted,
 	TypeAgentStopped, TypeInputQueued, TypeInputWithdrawn, TypeModelRetry, TypeSessionForked,
-	TypeSettingsChanged,
+	TypeSettingsChanged, TypeToolOutput,
 }
 
 // Types returns every event type in catalogue order. The slice is a fresh

@@ -161,6 +161,9 @@ func goldenEvents() []named {
 			SessionID: sess, Changed: []string{"model", "contextWindow"}, Model: "fake:b.json",
 			WindowTokens: 64000, ThresholdTokens: 51200, TailMessages: 12, ReserveTokens: 8000, Approve: "ask",
 		})},
+		{"tool.output", ev(event.TypeToolOutput, event.ActorTool, event.ToolOutput{
+			CallID: "call-2", Stream: event.StreamStdout, Offset: 0, Text: "ok  \tgithub.com/x/y\t0.2s\n",
+		})},
 		{"tool.result/write", ev(event.TypeToolResult, event.ActorTool, event.ToolResult{
 			CallID: "call-3", Tool: "fs.write", OK: true, Output: json.RawMessage(`{"path":"README.md","bytes":8}`), DurationMs: 9,
 			Patch: "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1 @@\n-# Demo\n-A CLI.\n+# demo\n",
@@ -276,6 +279,7 @@ func TestTypes(t *testing.T) {
 		"workspace.lifecycle", "turn.completed", "agent.stopped",
 		"input.queued", "input.withdrawn", "model.retry", "session.forked",
 		"settings.changed",
+		"tool.output",
 	}
 	got := event.Types()
 	if diff := cmp.Diff(want, got); diff != "" {

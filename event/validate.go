@@ -463,6 +463,21 @@ func (d SettingsChanged) validate(c *checker) {
 	}
 }
 
+func (d ToolOutput) validate(c *checker) {
+	c.nonEmpty("data.callId", d.CallID)
+	c.oneOf("data.stream", d.Stream, []string{StreamStdout, StreamStderr})
+	c.atLeast("data.offset", d.Offset, 0)
+	if c.ok() && d.Text == "" && !d.Truncated {
+		c.failf(errcode.EventInvalidField, "validate data.text: must not be empty (unless truncated)")
+	}
+	if c.ok() && len(d.Text) > MaxToolOutputBytes {
+		c.failf(errcode.EventInvalidField, "validate data.text: %d bytes, over %d", len(d.Text), MaxToolOutputBytes)
+	}
+	if c.ok() && !utf8.ValidString(d.Text) {
+		c.failf(errcode.EventInvalidField, "validate data.text: not UTF-8")
+	}
+}
+
 func (d SessionForked) validate(c *checker) {
 	c.nonEmpty("data.sessionId", d.SessionID)
 	c.nonEmpty("data.fromSessionId", d.FromSessionID)

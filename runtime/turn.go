@@ -532,7 +532,16 @@ func (t *turn) runTool(mc model.ToolCall, requestID string) error {
 			break
 		}
 		var err error
-		res, err = tools.Execute(t.ctx, s.rt.cfg.Workspace, call)
+		ctx := t.ctx
+		var out *outputRecorder
+		if call.Tool == "process.exec" {
+			out = newOutputRecorder(t, callID)
+			ctx = tools.WithOutput(ctx, out.write)
+		}
+		res, err = tools.Execute(ctx, s.rt.cfg.Workspace, call)
+		if out != nil {
+			out.stop() // its output is recorded before its result
+		}
 		if err != nil {
 			res = failed(errcode.Of(err), errcode.Message(err))
 			if rerr := t.recordResult(callID, mc, res, start); rerr != nil {

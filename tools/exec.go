@@ -80,6 +80,7 @@ var execTool = &tool{
 			Cwd:       cwd,
 			Timeout:   time.Duration(e.TimeoutMs) * time.Millisecond,
 			MaxOutput: MaxStreamBytes,
+			OnOutput:  outputOf(ctx),
 		})
 		if err != nil {
 			return nil, err

@@ -255,6 +255,43 @@ func TestTUIEscCancelsAndCtrlCClearsTheDraft(t *testing.T) {
 	tm.quit(1)
 }
 
+// A long command's output shows on its card while it still runs (not only
+// "running 10.6 s"), is recorded as tool.output events, and stays on the
+// card when the turn is canceled.
+func TestTUILiveCommandOutput(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("README.md", "# stream\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--image", "harness-busybox", "--fake-model", mustAbs(t, tuiScript("stream.json"))))
+	tm.waitFor("Ready.")
+	tm.line("run the long job")
+	s := tm.waitFor("│ first-line", "│ warming-up", "running")
+	if strings.Contains(s, "│ never-printed") || strings.Contains(s, "✓") {
+		t.Fatalf("the command finished before its output was shown:\n%s", s)
+	}
+	tm.keys("Escape")
+	s = tm.waitFor("⊘ canceled", "│ first-line")
+	if strings.Contains(s, "│ never-printed") {
+		t.Errorf("the canceled command ran on:\n%s", s)
+	}
+	id := tm.quit(1)
+
+	r := u.run("", "events", id)
+	if r.code != 0 {
+		t.Fatalf("harness events: exit %d\n%s", r.code, r.stderr)
+	}
+	var streamed string
+	for _, e := range decodeLines(t, r.stdout) {
+		if d, ok := e.Data.(event.ToolOutput); ok {
+			streamed += d.Text
+		}
+	}
+	if !strings.Contains(streamed, "first-line") || !strings.Contains(streamed, "warming-up") {
+		t.Errorf("the log's tool.output events hold %q", streamed)
+	}
+}
+
 // With no provider configured and no Docker workspace, the TUI opens on the
 // demo model with both banners: how to configure a model, and read-only.
 func TestTUIDemoAndReadOnlyBanners(t *testing.T) {

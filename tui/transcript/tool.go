@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/harness-dev/harness/tui/diffview"
+	"github.com/harness-dev/harness/tui/theme"
 )
 
 type toolStatus int
@@ -74,6 +75,46 @@ type toolCard struct {
 	policy     string // a policy or permission outcome worth showing
 	expanded   bool
 	write      *writeInfo
+	// streamed is a running command's output as tool.output events
+	// brought it (bounded by the runtime); shown until the result, and
+	// kept when the call was canceled.
+	streamed    strings.Builder
+	streamedCut bool // the runtime stopped recording at its bound
+}
+
+// streamedLines is the streamed output's last lines (all when expanded).
+func (c *toolCard) streamedLines(th *theme.Theme, width int) []string {
+	text := strings.TrimRight(c.streamed.String(), "\n")
+	if !c.expanded {
+		// Only the tail is shown: split no more than it needs.
+		n, i := 0, len(text)
+		for i > 0 && n <= collapsedLines {
+			i = strings.LastIndexByte(text[:i], '\n')
+			if i < 0 {
+				i = 0
+				break
+			}
+			n++
+		}
+		if i > 0 {
+			text = text[i+1:]
+		}
+	}
+	lines := strings.Split(text, "\n")
+	keep := collapsedLines
+	if c.streamedCut {
+		keep-- // room for the note
+	}
+	if !c.expanded && len(lines) > keep {
+		lines = lines[len(lines)-keep:]
+	}
+	for i, l := range lines {
+		lines[i] = th.Muted.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), width, "…"))
+	}
+	if c.streamedCut {
+		lines = append(lines, th.Muted.Render("(output past 64 KiB is not shown live)"))
+	}
+	return lines
 }
 
 func (*toolCard) kind() kind   { return kindTool }
@@ -276,6 +317,9 @@ func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
 		return diffview.Lines(c.patch(), width, th), true
 	}
 	if c.status != statusDone {
+		if c.streamed.Len() > 0 {
+			return c.streamedLines(th, width), true
+		}
 		return nil, false
 	}
 	if r, ok := c.exec(); ok {

@@ -207,6 +207,13 @@ func (t *Transcript) Apply(ev event.Event) {
 		}
 	case event.ToolResult:
 		t.toolResult(d)
+	case event.ToolOutput:
+		if i, ok := t.byCall[d.CallID]; ok {
+			c := t.blocks[i].b.(*toolCard)
+			c.streamed.WriteString(d.Text)
+			c.streamedCut = c.streamedCut || d.Truncated
+			t.touch(i)
+		}
 	case event.BudgetWarning:
 		t.add(&notice{level: NoteWarn, text: budgetText(d)})
 	case event.ModelRetry:

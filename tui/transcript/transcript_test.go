@@ -297,3 +297,35 @@ func TestWriteCardCountsAgainstTheWorkspaceFile(t *testing.T) {
 		t.Errorf("the replayed card differs:\n%s", text)
 	}
 }
+
+// A running command's output shows on its card as tool.output events bring
+// it, only the last lines while collapsed; a canceled call keeps what it
+// printed.
+func TestStreamedOutput(t *testing.T) {
+	tr := New()
+	tr.Apply(ev(1, event.TurnStarted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", InputMessageID: "msg-u"}))
+	tr.Apply(ev(2, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: raw(`{"argv":["make","test"]}`), RunID: "run-1"}))
+	tr.Apply(ev(3, event.ToolOutput{CallID: "call-1", Stream: event.StreamStdout, Text: "compiling\n"}))
+	if text := plain(all(tr, 100)); !strings.Contains(text, "│ compiling") || !strings.Contains(text, "running") {
+		t.Fatalf("the first output is not on the running card:\n%s", text)
+	}
+	var more strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&more, "test %d ok\n", i)
+	}
+	tr.Apply(ev(4, event.ToolOutput{CallID: "call-1", Stream: event.StreamStdout, Offset: 10, Text: more.String()}))
+	tr.Apply(ev(5, event.ToolOutput{CallID: "call-1", Stream: event.StreamStderr, Text: "warning: slow\n", Truncated: true}))
+	text := plain(all(tr, 100))
+	for _, want := range []string{"│ test 19 ok", "│ warning: slow", "not shown live"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("card lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "│ compiling") || strings.Contains(text, "test 5 ok") {
+		t.Errorf("a collapsed card shows more than the tail:\n%s", text)
+	}
+	tr.Apply(ev(6, event.ToolResult{CallID: "call-1", Tool: "process.exec", Error: &event.ToolError{Code: "TOOL_CANCELED", Message: "canceled"}}))
+	if text := plain(all(tr, 100)); !strings.Contains(text, "│ test 19 ok") || !strings.Contains(text, "canceled") {
+		t.Errorf("the canceled card lost its output:\n%s", text)
+	}
+}

@@ -1,0 +1,153 @@
+package runtime
+
+import (
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/harness-dev/harness/event"
+)
+
+const (
+	// outputFlush is how often a running command's output is recorded.
+	outputFlush = 100 * time.Millisecond
+	// outputChunk is how much waiting output records at once, without
+	// waiting for the next flush.
+	outputChunk = 8 << 10
+)
+
+// outputRecorder records a running command's output as tool.output events
+// (STYLE 13: live, coalesced, bounded). The workspace's copying goroutines
+// write; one goroutine of the recorder appends, every outputFlush or when
+// outputChunk bytes wait, up to event.MaxToolOutputBytes per call. stop
+// records what is left before the call's tool.result.
+type outputRecorder struct {
+	t      *turn
+	callID string
+
+	mu        sync.Mutex
+	pending   [2][]byte // per stream, not yet recorded; guarded by mu
+	offset    [2]int    // bytes recorded per stream; guarded by mu
+	total     int       // bytes accepted; guarded by mu
+	truncated bool      // output went past the bound; guarded by mu
+	marked    bool      // the truncated flag was recorded; guarded by mu
+
+	kick    chan struct{}
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+var streams = [2]string{event.StreamStdout, event.StreamStderr}
+
+func newOutputRecorder(t *turn, callID string) *outputRecorder {
+	o := &outputRecorder{t: t, callID: callID, kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	go o.loop()
+	return o
+}
+
+// write takes output as it comes; it never blocks on the store.
+func (o *outputRecorder) write(stream string, p []byte) {
+	i := 0
+	if stream == event.StreamStderr {
+		i = 1
+	}
+	o.mu.Lock()
+	n := min(len(p), event.MaxToolOutputBytes-o.total)
+	if n < len(p) {
+		o.truncated = true
+	}
+	o.pending[i] = append(o.pending[i], p[:n]...)
+	o.total += n
+	full := len(o.pending[i]) >= outputChunk || (o.truncated && !o.marked)
+	o.mu.Unlock()
+	if full {
+		select {
+		case o.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (o *outputRecorder) loop() {
+	defer close(o.stopped)
+	tick := time.NewTicker(outputFlush)
+	defer tick.Stop()
+	for {
+		select {
+		case <-o.kick:
+			o.flush(false)
+		case <-tick.C:
+			o.flush(false)
+		case <-o.done:
+			o.flush(true)
+			return
+		}
+	}
+}
+
+// stop records the rest and returns once it is recorded.
+func (o *outputRecorder) stop() {
+	close(o.done)
+	<-o.stopped
+}
+
+// flush records what waits. Unless final, an unfinished UTF-8 sequence at
+// the end of a stream waits for its next bytes.
+func (o *outputRecorder) flush(final bool) {
+	var evs []event.ToolOutput
+	o.mu.Lock()
+	for i := range o.pending {
+		b := o.pending[i]
+		cut := len(b)
+		if !final {
+			cut = validPrefix(b)
+		}
+		for start := 0; start < cut; {
+			end := min(start+outputChunk, cut)
+			if !final && end < cut {
+				end = start + validPrefix(b[start:end])
+				if end == start {
+					end = min(start+outputChunk, cut)
+				}
+			}
+			evs = append(evs, event.ToolOutput{CallID: o.callID, Stream: streams[i], Offset: o.offset[i],
+				Text: strings.ToValidUTF8(string(b[start:end]), "\uFFFD")})
+			o.offset[i] += end - start
+			start = end
+		}
+		o.pending[i] = append(b[:0], b[cut:]...)
+	}
+	if o.truncated && !o.marked && (final || len(o.pending[0])+len(o.pending[1]) == 0) {
+		o.marked = true
+		if len(evs) > 0 {
+			evs[len(evs)-1].Truncated = true
+		} else {
+			evs = append(evs, event.ToolOutput{CallID: o.callID, Stream: event.StreamStdout, Offset: o.offset[0], Truncated: true})
+		}
+	}
+	o.mu.Unlock()
+	for _, e := range evs {
+		if _, err := o.t.append(e); err != nil {
+			return // the store failed: the turn's next append reports it
+		}
+	}
+}
+
+// validPrefix is the length of b without an unfinished UTF-8 sequence at
+// its end (b itself when it ends on a whole rune or is not UTF-8).
+func validPrefix(b []byte) int {
+	for k := 1; k <= utf8.UTFMax-1 && k <= len(b); k++ {
+		r := b[len(b)-k]
+		if r < utf8.RuneSelf {
+			return len(b)
+		}
+		if utf8.RuneStart(r) {
+			if utf8.FullRune(b[len(b)-k:]) {
+				return len(b)
+			}
+			return len(b) - k
+		}
+	}
+	return len(b)
+}
