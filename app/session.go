@@ -279,10 +279,12 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 				return err
 			}
 			s.Workspace = ws
+			// Leaving never waits for the container's removal: the daemon
+			// finishes it (and the reaper, should it not).
 			s.closers = append(s.closers, func() {
-				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				defer cancel()
-				ws.Close(cctx)
+				_ = ws.Abandon(cctx)
 			})
 			return nil
 		}

@@ -47,6 +47,7 @@ func (w *Workspace) ApplyPatch(ctx context.Context, patch string) error {
 		}
 		return nil
 	}
+	w.touch()
 	if err := w.acquire(ctx, op); err != nil {
 		return err
 	}

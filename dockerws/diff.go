@@ -124,10 +124,19 @@ type listing struct {
 // symlinks and special files, names no tool could send back, and files that
 // are not UTF-8 text or are larger than MaxFileBytes (a patch could not
 // carry them). Files are in path order; an unchanged tree gives "".
+// A workspace nothing was ever written, run or patched in answers "" at
+// once, without waiting for its container: a turn that never used the
+// workspace does not wait for it to finish starting.
 //
 // Codes: WORKSPACE_LIMIT (the tree's text passed twice MaxTotalBytes),
 // WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
 func (w *Workspace) Diff(ctx context.Context) (string, error) {
+	if w.isClosed() {
+		return "", disposed("diff")
+	}
+	if w.untouched() {
+		return "", nil
+	}
 	if err := w.acquire(ctx, "diff"); err != nil {
 		return "", err
 	}

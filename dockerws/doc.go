@@ -52,8 +52,10 @@
 // 64 MiB tmpfs on /tmp; no host mounts. The environment is the image's own
 // plus HOME, TMPDIR, TERM=dumb and PYTHONDONTWRITEBYTECODE=1; nothing comes
 // from the host. Container and volumes carry labels naming the workspace,
-// the session and the owning process; Close removes them, and Open (and
-// Reap) remove those whose owner process is gone.
+// the session and the owning process; Close removes them, Abandon (for a
+// process about to exit) hands their removal to the daemon without waiting
+// for it, and Open (and Reap, which harness doctor runs) remove those whose
+// owner process is gone.
 //
 // The image needs a POSIX sh and busybox or coreutils, findutils and an
 // awk (tar, stat printing nanosecond change times, find, sleep): busybox-

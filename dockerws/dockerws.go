@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http/httptrace"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
@@ -128,10 +129,11 @@ type Workspace struct {
 	lock chan struct{}
 	cur  *tree // guarded by lock: the tree as of the last refresh
 
-	mu     sync.Mutex
-	closed bool          // guarded by mu
-	kept   string        // guarded by mu: the container's name once Keep renamed it
-	done   chan struct{} // closed by Close
+	mu      sync.Mutex
+	closed  bool          // guarded by mu
+	kept    string        // guarded by mu: the container's name once Keep renamed it
+	done    chan struct{} // closed by Close
+	touched bool          // guarded by mu: a write, exec or patch was asked for
 
 	// ready is closed once the container is up and the tree copied in
 	// (at once for Open; in the background for Start); openErr is then
@@ -502,6 +504,80 @@ func (w *Workspace) dispose(ctx context.Context) error {
 	_, err := w.cli.ContainerRemove(ctx, w.cid, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !isNotFound(err) {
 		return dockerError(ctx, "remove container", err)
+	}
+	return nil
+}
+
+// touch records that the tree may change: from now on Diff must look.
+func (w *Workspace) touch() {
+	w.mu.Lock()
+	w.touched = true
+	w.mu.Unlock()
+}
+
+// untouched reports whether nothing could have changed the tree since it
+// was copied in: no write, exec or patch was ever asked for.
+func (w *Workspace) untouched() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.touched
+}
+
+// Abandon is Close for a process about to exit: it ends the workspace as
+// Close does (operations in flight and later calls fail with
+// WORKSPACE_DISPOSED, the attestation is revoked, a container Keep set
+// aside stays) but waits for neither
+// the background open nor the removal. The removal request is sent, and
+// Abandon returns once it is on the wire: the daemon removes the container
+// and its volumes on its own, whether or not this process is still there
+// to read the answer. A background open still in flight is canceled; the
+// container it may still create, or one whose removal the daemon did not
+// finish, carries this process as owner and is removed by the next Open
+// or Reap (harness doctor) once the process is gone. Code:
+// WORKSPACE_DISPOSED (already closed).
+func (w *Workspace) Abandon(ctx context.Context) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return disposed("close")
+	}
+	w.closed = true
+	close(w.done)
+	w.mu.Unlock()
+	attest.Revoke(w)
+	if w.stopOpen != nil {
+		w.stopOpen()
+	}
+	select {
+	case <-w.ready:
+	default:
+		// Still opening: the open, canceled, removes what it made (or
+		// leaves it to the reaper if the process exits first).
+		go func() {
+			<-w.ready
+			_ = w.cli.Close()
+		}()
+		return nil
+	}
+	if w.cid == "" || w.keptName() != "" { // nothing made, or set aside by Keep
+		_ = w.cli.Close()
+		return nil
+	}
+	sent := make(chan struct{})
+	var once sync.Once
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { once.Do(func() { close(sent) }) }}
+	rctx, cancel := context.WithTimeout(httptrace.WithClientTrace(context.WithoutCancel(ctx), trace), 30*time.Second)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		defer cancel()
+		_, _ = w.cli.ContainerRemove(rctx, w.cid, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		_ = w.cli.Close()
+	}()
+	select {
+	case <-sent:
+	case <-finished:
+	case <-ctx.Done():
 	}
 	return nil
 }

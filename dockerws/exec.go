@@ -115,6 +115,7 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 	if limit <= 0 {
 		limit = DefaultMaxOutput
 	}
+	w.touch()
 	if err := w.acquire(ctx, op); err != nil {
 		return workspace.ExecResult{}, err
 	}

@@ -197,6 +197,7 @@ func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte) error 
 	if err := checkFilePath(p); err != nil {
 		return err
 	}
+	w.touch()
 	if err := w.acquire(ctx, op); err != nil {
 		return err
 	}

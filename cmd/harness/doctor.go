@@ -34,11 +34,15 @@ func runDoctor(ctx context.Context, o options, e app.Env, w io.Writer) int {
 	if dockerErr == nil {
 		_, err := dockerws.ImageID(ctx, "", r.Image)
 		report("sandbox image "+r.Image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
+		// Workspaces of processes that are gone (killed, crashed, or exited
+		// before the daemon finished removing their container).
+		n, err := dockerws.Reap(ctx, "")
+		report(fmt.Sprintf("leftover workspaces (%d removed)", n), err, "check the Docker daemon; `docker ps -a --filter label="+dockerws.LabelWorkspace+"` lists them")
 	}
 	st, err := app.OpenStore(ctx, r.DB, r.HostID)
 	report("session store "+redactDSN(r.DB), err, "check that the directory is writable or the server reachable (scripts/postgres.sh starts a local one), or pass --db")
 	if err == nil {
-		st.Close()
+		_ = st.Close()
 	}
 	switch {
 	case o.FakeModel != "":

@@ -86,6 +86,11 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 		}
 	}()
 	defer func() {
+		// Close the session while the printer still runs: what closing
+		// stores (the workspace's "disposed" record) is printed too. The
+		// workspace is abandoned, not waited for: its removal is the
+		// daemon's.
+		sess.Close()
 		close(stopPrint)
 		<-printed
 	}()

@@ -111,6 +111,7 @@ Usage:
   harness diff ID                       the workspace patch of a session
   harness apply ID [--yes]              apply that patch to the host tree after a clean check
   harness doctor                        check Docker, the sandbox image, the provider and the store
+  harness --version                     the version, commit and Go toolchain of this binary
 
 Exit codes of exec: 0 completed, 1 failed, 2 usage, 3 budget exceeded, 130 canceled.
 

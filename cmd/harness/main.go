@@ -25,6 +25,11 @@ func main() {
 }
 
 func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) int {
+	// First, before anything is set up: the answer must be instant.
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		printVersion(stdout)
+		return 0
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	interrupts := make(chan struct{}, 1)

@@ -1,0 +1,93 @@
+package dockerws
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/attest"
+	"github.com/harness-dev/harness/internal/errcode"
+)
+
+// containersOf lists the containers labelled with workspace id.
+func containersOf(t *testing.T, id string) string {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+LabelWorkspace+"="+id).Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// waitGone waits until no container of workspace id is left.
+func waitGone(t *testing.T, id string) {
+	t.Helper()
+	for containersOf(t, id) != "" {
+		if err := t.Context().Err(); err != nil {
+			t.Fatalf("containers of %s still there: %v", id, err)
+		}
+	}
+}
+
+// An untouched workspace's diff is "" at once: it asks Docker nothing, so
+// even a canceled context gets the answer. Once something was written, the
+// diff looks in the container again.
+func TestDiffOfUntouchedWorkspaceAsksNothing(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "one\n"})
+	w := open(t, root, busyboxImage)
+	canceled, cancel := context.WithCancel(t.Context())
+	cancel()
+	if patch, err := w.Diff(canceled); err != nil || patch != "" {
+		t.Fatalf("diff of an untouched workspace = %q, %v; want \"\" at once", patch, err)
+	}
+	if err := w.WriteFile(t.Context(), "a.txt", []byte("two\n")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.Diff(canceled)
+	wantCode(t, err, errcode.ToolCanceled)
+	if patch, err := w.Diff(t.Context()); err != nil || !strings.Contains(patch, "+two") {
+		t.Fatalf("diff after a write = %q, %v", patch, err)
+	}
+}
+
+// Abandon ends a ready workspace without waiting for the removal, which
+// the daemon completes; abandoned while still opening, it returns at once
+// and nothing is left either.
+func TestAbandon(t *testing.T) {
+	needDocker(t, busyboxImage)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "one\n"})
+	w, err := Start(t.Context(), Options{Root: root, Image: busyboxImage, SessionID: "sess-abandon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	id := w.Info().ID
+	if containersOf(t, id) == "" {
+		t.Fatal("no container for a ready workspace")
+	}
+	if err := w.Abandon(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if attest.Is(w) {
+		t.Error("an abandoned workspace is still attested")
+	}
+	_, err = w.ReadFile(t.Context(), "a.txt")
+	wantCode(t, err, errcode.WorkspaceDisposed)
+	wantCode(t, w.Abandon(t.Context()), errcode.WorkspaceDisposed)
+	wantCode(t, w.Close(t.Context()), errcode.WorkspaceDisposed)
+	waitGone(t, id)
+
+	w2, err := Start(t.Context(), Options{Root: root, Image: busyboxImage, SessionID: "sess-abandon-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Abandon(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, w2.Info().ID)
+}
