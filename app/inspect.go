@@ -21,7 +21,9 @@ func WriteEvents(ctx context.Context, r store.Reader, id string, w io.Writer) er
 	}
 	bw := bufio.NewWriter(w)
 	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
-		bw.Write(rec.Body)
+		if _, err := bw.Write(rec.Body); err != nil {
+			return err
+		}
 		return bw.WriteByte('\n')
 	})
 	if err != nil {

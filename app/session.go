@@ -300,7 +300,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 		return err
 	}
 	s.Workspace = ws
-	s.closers = append(s.closers, func() { ws.Close(context.WithoutCancel(ctx)) })
+	s.closers = append(s.closers, func() { _ = ws.Close(context.WithoutCancel(ctx)) })
 	return nil
 }
 

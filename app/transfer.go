@@ -60,7 +60,8 @@ func Import(ctx context.Context, st store.Store, who store.Owner, takeOver bool,
 	if err != nil {
 		return "", 0, err
 	}
-	defer st.Release(context.WithoutCancel(ctx), h.ID, owner)
+	// A release that fails leaves a lease that expires on its own.
+	defer func() { _ = st.Release(context.WithoutCancel(ctx), h.ID, owner) }()
 	var (
 		batch     []store.EventIn
 		chain     runtime.Chain

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bufio"
-	"github.com/harness-dev/harness/internal/testenv"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // BenchmarkExecFirstRequest measures `harness exec` from process start to
@@ -68,4 +70,82 @@ func benchFirstRequest(b *testing.B, wsArgs ...string) {
 	slices.Sort(firsts)
 	b.ReportMetric(float64(firsts[len(firsts)/2].Microseconds())/1000, "ms-to-first-request")
 	b.ReportMetric(float64(peakKiB)/1024, "peak-MiB")
+}
+
+// BenchmarkExecOneAnswer measures `harness exec` answering one prompt
+// with no tool call, from process start to exit, on the Docker workspace
+// (harness-sandbox) and, alternating with it in the same run, on the
+// read-only local workspace (the baseline). Target: Docker ≤ 1.3× local:
+// a turn that never touches the workspace neither waits for its container
+// to start nor for its removal.
+func BenchmarkExecOneAnswer(b *testing.B) {
+	if err := exec.Command("docker", "image", "inspect", "harness-sandbox").Run(); err != nil {
+		testenv.Unavailable(b, testenv.RequireDocker, "docker", "no daemon or no harness-sandbox image (scripts/docker.sh, scripts/images.sh)")
+	}
+	u := &userEnv{home: b.TempDir(), project: b.TempDir()}
+	u.db = u.home + "/h.db"
+	script := u.home + "/s.json"
+	if err := os.WriteFile(script, []byte(`[{"content":"hello"}]`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 50 { // a small project to copy in
+		if err := os.WriteFile(fmt.Sprintf("%s/f%02d.go", u.project, i), []byte(strings.Repeat("package p\n", 100)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := func(ws ...string) time.Duration {
+		cmd := exec.Command(harnessBin, append(append([]string{"exec"}, ws...), "--fake-model", script, "--db", u.db, "hi")...)
+		cmd.Dir, cmd.Env = u.project, u.environ()
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("exec %v: %v\n%s", ws, err, out)
+		}
+		return time.Since(t0)
+	}
+	var local, docker []time.Duration
+	for b.Loop() {
+		local = append(local, run("--workspace", "local"))
+		docker = append(docker, run("--workspace", "docker", "--image", "harness-sandbox"))
+	}
+	l, d := median(local), median(docker)
+	b.ReportMetric(float64(l.Microseconds())/1000, "local-ms")
+	b.ReportMetric(float64(d.Microseconds())/1000, "docker-ms")
+	b.ReportMetric(float64(d)/float64(l), "ratio")
+}
+
+func median(ds []time.Duration) time.Duration {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// BenchmarkVersion measures `harness --version` from process start to
+// exit and its peak resident memory (targets: ≤ 10 ms, ≤ 20 MiB), and
+// reports the size of the binary as make build links it (symbols and
+// DWARF stripped; target ≤ 40 MiB).
+func BenchmarkVersion(b *testing.B) {
+	var walls []time.Duration
+	var peakKiB int64
+	for b.Loop() {
+		cmd := exec.Command(harnessBin, "--version")
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		walls = append(walls, time.Since(t0))
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peakKiB = max(peakKiB, ru.Maxrss)
+		}
+	}
+	b.ReportMetric(float64(median(walls).Microseconds())/1000, "wall-ms")
+	b.ReportMetric(float64(peakKiB)/1024, "peak-MiB")
+	stripped := b.TempDir() + "/harness"
+	if out, err := exec.Command("go", "build", "-ldflags", "-s -w", "-o", stripped, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	fi, err := os.Stat(stripped)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(fi.Size())/(1<<20), "binary-MiB")
 }

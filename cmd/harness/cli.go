@@ -17,6 +17,7 @@ type cli struct {
 	stdout     io.Writer
 	stderr     io.Writer
 	printedSeq int64 // exec: the last event printed
+	outFailed  bool  // exec: a write to stdout failed (reported once)
 }
 
 func newCLI(ctx context.Context, o options, e app.Env, stdout, stderr io.Writer) (*cli, error) {

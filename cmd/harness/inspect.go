@@ -39,7 +39,10 @@ func (a *cli) listSessions(ctx context.Context) int {
 	for _, s := range list {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, short(s.Title, 48), s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.Turns, s.Tokens, s.Status, s.Metadata["root"])
 	}
-	w.Flush()
+	if err := w.Flush(); err != nil {
+		fmt.Fprintf(a.stderr, "harness: write the session list: %v\n", err)
+		return exitFailed
+	}
 	return 0
 }
 
@@ -70,7 +73,10 @@ func (a *cli) printDiff(ctx context.Context, id string) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	io.WriteString(a.stdout, patch)
+	if _, err := io.WriteString(a.stdout, patch); err != nil {
+		fmt.Fprintf(a.stderr, "harness: write the patch: %v\n", err)
+		return exitFailed
+	}
 	return 0
 }
 
