@@ -160,9 +160,13 @@ func TestExecCancelOnSignals(t *testing.T) {
 			if r.code != 130 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
-			last := r.events[len(r.events)-1]
+			// The turn's last event, then the workspace's disposal at exit.
+			last, disposed := r.events[len(r.events)-2], r.events[len(r.events)-1]
 			if last.Type != event.TypeAgentStopped || last.Data.(event.AgentStopped).Status != "canceled" {
-				t.Errorf("last event %+v", last)
+				t.Errorf("last event of the turn %+v", last)
+			}
+			if d, ok := disposed.Data.(event.WorkspaceLifecycle); !ok || d.Phase != "disposed" {
+				t.Errorf("last event %+v, want the workspace disposed", disposed)
 			}
 		})
 	}
