@@ -42,6 +42,7 @@ type MessageCompleted struct {
 	ToolCalls    []model.ToolCall `json:"toolCalls,omitempty"`
 	Name         string           `json:"name,omitempty"`
 	ToolCallID   string           `json:"toolCallId,omitempty"`
+	Reasoning    string           `json:"reasoning,omitempty"` // assistant only: what a reasoning model thought first
 }
 
 // MessageDelta: message.delta. Sequence is 0-based per message.
@@ -235,7 +236,8 @@ type WorkspaceLifecycle struct {
 }
 
 // TurnCompleted: turn.completed. ErrorCode is required for failed and
-// budget_exceeded, forbidden for completed.
+// budget_exceeded, forbidden for completed. Truncated marks a completed
+// turn whose last answer was cut by the output limit (finish reason length).
 type TurnCompleted struct {
 	RunID           string      `json:"runId"`
 	SessionID       string      `json:"sessionId"`
@@ -247,6 +249,7 @@ type TurnCompleted struct {
 	ToolCalls       int         `json:"toolCalls"`
 	Usage           model.Usage `json:"usage"`
 	Note            string      `json:"note,omitempty"`
+	Truncated       bool        `json:"truncated,omitempty"`
 }
 
 // AgentStopped: agent.stopped. Status takes the turn.completed values.

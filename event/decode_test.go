@@ -206,6 +206,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"backend unknown", sub(t, ws, `"docker"`, `"podman"`), errcode.EventInvalidField},
 		{"phase unknown", sub(t, ws, `"opened"`, `"paused"`), errcode.EventInvalidField},
 		{"status unknown", sub(t, tdone, `"completed"`, `"done"`), errcode.EventInvalidField},
+		{"failed and truncated", sub(t, sub(t, tdone, `"status":"completed",`, `"status":"failed","errorCode":"INTERNAL",`), `"note":"done"`, `"note":"done","truncated":true`), errcode.EventInvalidField},
+		{"tool message with reasoning", sub(t, toolMsg, `,"name":"fs.read"`, `,"name":"fs.read","reasoning":"hm"`), errcode.EventInvalidField},
 		{"completed with errorCode", sub(t, tdone, `"status":"completed",`, `"status":"completed","errorCode":"INTERNAL",`), errcode.EventInvalidField},
 		{"failed without errorCode", sub(t, tdone, `"status":"completed",`, `"status":"failed",`), errcode.EventMissingField},
 		{"budget_exceeded without errorCode", sub(t, tdone, `"status":"completed",`, `"status":"budget_exceeded",`), errcode.EventMissingField},

@@ -239,6 +239,7 @@ func (d MessageCompleted) validate(c *checker) {
 		c.absent("data.requestId", d.RequestID != "", why)
 		c.absent("data.finishReason", d.FinishReason != "", why)
 		c.absent("data.toolCalls", len(d.ToolCalls) > 0, why)
+		c.absent("data.reasoning", d.Reasoning != "", why)
 	}
 	if tool {
 		c.present("data.name", d.Name != "", why)
@@ -404,6 +405,9 @@ func (d TurnCompleted) validate(c *checker) {
 		c.absent("data.errorCode", d.ErrorCode != "", why)
 	case StatusFailed, StatusBudgetExceeded:
 		c.present("data.errorCode", d.ErrorCode != "", why)
+	}
+	if d.Status != StatusCompleted {
+		c.absent("data.truncated", d.Truncated, why)
 	}
 	if d.ErrorCode != "" {
 		c.code("data.errorCode", d.ErrorCode)

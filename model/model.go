@@ -1,5 +1,6 @@
 // Package model is the model port: the request the runtime sends, and the
-// stream of text deltas, tool calls and one completion it gets back.
+// stream of text deltas, reasoning deltas, tool calls and one completion it
+// gets back.
 //
 // Adapters: model/fake (scripted, for tests and demos) and model/openai
 // (Chat Completions through openai-go). Tool names in this package are the
@@ -36,14 +37,26 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`  // assistant only
 	ToolCallID string     `json:"toolCallId,omitempty"` // tool only
 	Name       string     `json:"name,omitempty"`       // tool only: the tool's name
+	// Reasoning is the text a reasoning model produced before its answer
+	// (assistant only). Adapters send it back where the server requires
+	// it (DeepSeek's thinking mode, on messages with tool calls).
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
-// ToolCall is one call the model asked for. Arguments is the raw JSON the
-// model produced (it may be invalid; the tools reject it with TOOL_BAD_INPUT).
+// ToolCall is one call the model asked for. Arguments is the JSON the model
+// produced; when that was not JSON, BadArguments is set and Arguments holds
+// the text as a JSON string: the runtime answers the call with
+// TOOL_BAD_INPUT, and adapters send the text back as it came.
 type ToolCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Arguments    json.RawMessage `json:"arguments"`
+	BadArguments bool            `json:"badArguments,omitempty"`
+	// Extra holds opaque per-call fields a provider sent beside id, type
+	// and function, as one compact JSON object (Gemini's
+	// extra_content.google.thought_signature); adapters echo them on the
+	// next request.
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // ToolSpec is what is advertised to the model for one tool.
@@ -64,12 +77,15 @@ type Request struct {
 	ProviderOptions json.RawMessage `json:"providerOptions,omitempty"`
 }
 
-// Usage is what a response cost.
+// Usage is what a response cost. TotalTokens is at least PromptTokens +
+// CompletionTokens; it is more when the provider counts reasoning tokens
+// apart from the completion (xAI), and the total is what budgets charge.
 type Usage struct {
 	PromptTokens     int  `json:"promptTokens"`
 	CompletionTokens int  `json:"completionTokens"`
 	TotalTokens      int  `json:"totalTokens"`
-	Estimated        bool `json:"estimated,omitempty"` // the provider sent none; a conservative estimate
+	ReasoningTokens  int  `json:"reasoningTokens,omitempty"` // as reported, informational: part of the total
+	Estimated        bool `json:"estimated,omitempty"`       // the provider sent none; a conservative estimate
 }
 
 // Add returns u + v.
@@ -78,8 +94,16 @@ func (u Usage) Add(v Usage) Usage {
 		PromptTokens:     u.PromptTokens + v.PromptTokens,
 		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
 		TotalTokens:      u.TotalTokens + v.TotalTokens,
+		ReasoningTokens:  u.ReasoningTokens + v.ReasoningTokens,
 		Estimated:        u.Estimated || v.Estimated,
 	}
+}
+
+// Valid reports whether the counts are non-negative and the total covers
+// prompt and completion.
+func (u Usage) Valid() bool {
+	return u.PromptTokens >= 0 && u.CompletionTokens >= 0 && u.ReasoningTokens >= 0 &&
+		u.TotalTokens >= u.PromptTokens+u.CompletionTokens
 }
 
 // Finish reasons.
@@ -90,10 +114,11 @@ const (
 	FinishError     = "error"
 )
 
-// Completion closes a stream: the whole content, the tool calls, why it
-// stopped and the usage.
+// Completion closes a stream: the whole content, the reasoning, the tool
+// calls, why it stopped and the usage.
 type Completion struct {
 	Content      string     `json:"content"`
+	Reasoning    string     `json:"reasoning,omitempty"`
 	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
 	FinishReason string     `json:"finishReason"`
 	Usage        Usage      `json:"usage"`
@@ -108,12 +133,13 @@ const (
 	ChunkToolCall                        // ToolCall: one complete tool call
 	ChunkCompletion                      // Completion: the last chunk
 	ChunkRetry                           // Retry: the adapter is retrying a failed attempt
+	ChunkReasoning                       // Delta: a piece of the model's reasoning, before its answer
 )
 
 // Chunk is one item of a stream.
 type Chunk struct {
 	Kind       ChunkKind
-	Delta      string
+	Delta      string // ChunkDelta: text; ChunkReasoning: reasoning
 	ToolCall   *ToolCall
 	Completion *Completion
 	Retry      *Retry

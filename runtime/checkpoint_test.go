@@ -72,6 +72,10 @@ func TestParseCheckpointRejects(t *testing.T) {
 	if _, err := runtime.ParseCheckpoint(good); err != nil {
 		t.Fatalf("good checkpoint: %v", err)
 	}
+	// Reasoning tokens counted apart make the total larger: kept.
+	if _, err := runtime.ParseCheckpoint(bytes.Replace(good, []byte(`"totalTokens":2`), []byte(`"totalTokens":3`), 1)); err != nil {
+		t.Fatalf("checkpoint with total above prompt + completion: %v", err)
+	}
 	edit := func(fn func(map[string]any)) []byte {
 		var v map[string]any
 		json.Unmarshal(good, &v)
@@ -89,7 +93,7 @@ func TestParseCheckpointRejects(t *testing.T) {
 		{"future version", bytes.Replace(good, []byte(`{"version":1,`), []byte(`{"version":2,`), 1), errcode.RuntimeCheckpointVersion},
 		{"unknown key", bytes.Replace(good, []byte(`{"version":1,`), []byte(`{"version":1,"extra":true,`), 1), errcode.RuntimeCheckpointInvalid},
 		{"key case", bytes.Replace(good, []byte(`"identity"`), []byte(`"IDENTITY"`), 1), errcode.RuntimeCheckpointInvalid},
-		{"usage total", bytes.Replace(good, []byte(`"totalTokens":2`), []byte(`"totalTokens":3`), 1), errcode.RuntimeCheckpointInvalid},
+		{"usage total below prompt + completion", bytes.Replace(good, []byte(`"totalTokens":2`), []byte(`"totalTokens":1`), 1), errcode.RuntimeCheckpointInvalid},
 		{"turn missing", replaceTurns(good), errcode.RuntimeCheckpointInvalid},
 		{"not canonical", edit(func(map[string]any) {}), errcode.RuntimeCheckpointInvalid},
 		{"not json", []byte("{"), errcode.RuntimeCheckpointInvalid},

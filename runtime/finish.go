@@ -41,7 +41,8 @@ func (t *turn) finish() {
 		t.err, code, msg = err, errcode.Of(err), errcode.Message(err)
 	}
 	tc := event.TurnCompleted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Status: string(t.status),
-		ModelRequests: t.requests, ToolCalls: t.toolCalls, Usage: t.usage}
+		ModelRequests: t.requests, ToolCalls: t.toolCalls, Usage: t.usage,
+		Truncated: t.status == StatusCompleted && t.truncated}
 	if code != "" {
 		tc.ErrorCode = string(code)
 		tc.Note = msg
@@ -54,7 +55,7 @@ func (t *turn) finish() {
 		RunID: r.id, SessionID: s.id, TurnID: r.turnID})
 
 	r.outcome = Outcome{RunID: r.id, TurnID: r.turnID, Status: t.status, ErrorCode: code, Message: msg,
-		OutputMessageID: t.outputID, Usage: t.usage, ModelRequests: t.requests, ToolCalls: t.toolCalls}
+		OutputMessageID: t.outputID, Usage: t.usage, ModelRequests: t.requests, ToolCalls: t.toolCalls, Truncated: tc.Truncated}
 	s.mu.Lock()
 	s.active = nil
 	s.mu.Unlock()

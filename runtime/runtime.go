@@ -40,6 +40,7 @@ type Outcome struct {
 	Usage           model.Usage // this turn's usage, summaries included
 	ModelRequests   int
 	ToolCalls       int
+	Truncated       bool // completed, but the last answer was cut by the output limit
 }
 
 // Runtime owns the sessions of this process.

@@ -134,6 +134,7 @@ func (t *turn) addMessage(m model.Message, requestID string, extra ...func(*even
 	case model.RoleAssistant:
 		data.RequestID = requestID
 		data.ToolCalls = m.ToolCalls
+		data.Reasoning = m.Reasoning
 	case model.RoleTool:
 		data.Name = m.Name
 		data.ToolCallID = m.ToolCallID

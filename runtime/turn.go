@@ -31,6 +31,7 @@ type turn struct {
 	toolCalls int
 	steps     int
 
+	truncated       bool            // the latest answer was cut by the output limit
 	summaryBoundary int             // the view index a summary round cuts at, while one runs
 	summaryFocus    string          // the focus of an on-demand summary round, while one runs
 	wsState         *WorkspaceState // set for the terminal checkpoint
@@ -224,10 +225,11 @@ func (t *turn) modelRound() (assistantMessage, error) {
 		return assistantMessage{}, err
 	}
 	s.state.calibrate(s.settings.Model, bytes, comp.Usage)
-	m := model.Message{ID: msgID, Role: model.RoleAssistant, Content: comp.Content, ToolCalls: comp.ToolCalls}
+	m := model.Message{ID: msgID, Role: model.RoleAssistant, Content: comp.Content, ToolCalls: comp.ToolCalls, Reasoning: comp.Reasoning}
 	if err := t.addMessage(m, requestID, func(d *event.MessageCompleted) { d.FinishReason = comp.FinishReason }); err != nil {
 		return assistantMessage{}, err
 	}
+	t.truncated = comp.FinishReason == model.FinishLength
 	for _, c := range comp.ToolCalls {
 		s.state.seenCalls[c.ID] = true
 	}
@@ -312,6 +314,7 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 
 	var (
 		text      strings.Builder
+		reasoning strings.Builder
 		calls     []model.ToolCall
 		seq       int
 		completed *model.Completion
@@ -382,6 +385,11 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 				return nil, err
 			}
 			seq++
+		case model.ChunkReasoning:
+			if seq > 0 || len(calls) > 0 {
+				return nil, invalid("reasoning after the answer began")
+			}
+			reasoning.WriteString(c.Delta)
 		case model.ChunkToolCall:
 			if c.ToolCall == nil || c.ToolCall.ID == "" || c.ToolCall.Name == "" {
 				return nil, invalid("tool call without id or name")
@@ -417,6 +425,12 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 	if seq > 0 && completed.Content != text.String() {
 		return nil, invalid("final content differs from the streamed text")
 	}
+	switch {
+	case completed.Reasoning == "":
+		completed.Reasoning = reasoning.String()
+	case reasoning.Len() > 0 && completed.Reasoning != reasoning.String():
+		return nil, invalid("final reasoning differs from the streamed reasoning")
+	}
 	if len(calls) > 0 && len(completed.ToolCalls) == 0 {
 		completed.ToolCalls = calls
 	}
@@ -428,8 +442,11 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 		if c.ID == "" || c.Name == "" {
 			return nil, invalid("tool call without id or name")
 		}
-		if !json.Valid(c.Arguments) {
+		if !json.Valid(c.Arguments) || (c.BadArguments && c.Arguments[0] != '"') {
 			return nil, invalid("tool call %s has arguments that are not JSON", c.ID)
+		}
+		if len(c.Extra) > 0 && (c.Extra[0] != '{' || !json.Valid(c.Extra)) {
+			return nil, invalid("tool call %s has extra fields that are not a JSON object", c.ID)
 		}
 		if seen[c.ID] || s.state.seenCalls[c.ID] {
 			return nil, invalid("tool-call id %s reused", c.ID)
@@ -447,17 +464,18 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 		return nil, invalid("unknown finish reason %q", completed.FinishReason)
 	}
 	u := completed.Usage
-	if u.PromptTokens < 0 || u.CompletionTokens < 0 {
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.ReasoningTokens < 0 {
 		return nil, invalid("negative usage")
 	}
-	if u.TotalTokens != u.PromptTokens+u.CompletionTokens {
-		completed.Usage.TotalTokens = u.PromptTokens + u.CompletionTokens
-	}
+	// A total above prompt + completion (reasoning counted apart) is kept
+	// and charged; one below is raised.
+	completed.Usage.TotalTokens = max(u.TotalTokens, u.PromptTokens+u.CompletionTokens)
 	return completed, nil
 }
 
 func sameCall(a, b model.ToolCall) bool {
-	return a.ID == b.ID && a.Name == b.Name && string(a.Arguments) == string(b.Arguments)
+	return a.ID == b.ID && a.Name == b.Name && string(a.Arguments) == string(b.Arguments) &&
+		a.BadArguments == b.BadArguments && string(a.Extra) == string(b.Extra)
 }
 
 // checkTokenBudget ends the turn when the cumulative tokens exceed the
@@ -498,6 +516,11 @@ func (t *turn) runTool(mc model.ToolCall, requestID string) error {
 		return err
 	}
 	call, perr := tools.Parse(mc.Name, mc.Arguments)
+	if mc.BadArguments && (perr == nil || perr.Code == errcode.ToolBadInput) {
+		// The model sent text that is not JSON: it sees why and may retry.
+		perr = &tools.ResultError{Code: errcode.ToolBadInput,
+			Message: "the arguments are not valid JSON (" + badArgsExcerpt(mc.Arguments) + "); call " + mc.Name + " again with one JSON object"}
+	}
 	if perr != nil {
 		call = tools.Call{Tool: mc.Name}
 	}
@@ -553,6 +576,17 @@ func (t *turn) runTool(mc model.ToolCall, requestID string) error {
 	// A tool that finished as cancel arrived keeps its real result: its
 	// effect happened.
 	return t.recordResult(callID, mc, res, start)
+}
+
+// badArgsExcerpt quotes the start of arguments kept as a JSON string.
+func badArgsExcerpt(args json.RawMessage) string {
+	var text string
+	_ = json.Unmarshal(args, &text)
+	if r := []rune(text); len(r) > 120 {
+		text = string(r[:120]) + "…"
+	}
+	q, _ := model.MarshalCanonical(text)
+	return "received " + string(q)
 }
 
 func failed(code errcode.Code, msg string) tools.Result {

@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -20,27 +22,45 @@ const (
 )
 
 // assembler folds the chunks of one streamed response into a completion:
-// text in arrival order, tool calls assembled by their index, the finish
-// reason and the usage. It never sees HTTP; the stream feeds it decoded
+// text and reasoning in arrival order, tool calls assembled by their index,
+// the finish reason (the last one sent wins: some relays repeat it on every
+// chunk) and the usage (the last report wins; Groq's x_groq.usage when
+// there is no other). It never sees HTTP; the stream feeds it decoded
 // chunks. Every rule it enforces fails with MODEL_INVALID_RESPONSE.
 type assembler struct {
-	names   *aliases
-	content strings.Builder
-	calls   map[int64]*partialCall
-	last    int64 // index of the call the latest tool-call delta touched
-	finish  string
-	usage   *model.Usage
-	size    int
+	names     *aliases
+	content   strings.Builder
+	reasoning strings.Builder
+	calls     map[int64]*partialCall
+	last      int64 // index of the call the latest tool-call delta touched
+	finish    string
+	usage     *model.Usage
+	size      int
+	newID     func() string // for tool calls that arrive without one
 }
 
 type partialCall struct {
-	id   string
-	name strings.Builder
-	args strings.Builder
+	id    string
+	name  strings.Builder
+	args  strings.Builder
+	extra map[string]json.RawMessage // opaque fields beside id, type and function
+}
+
+// reasoningFields are the delta fields servers put reasoning text in:
+// reasoning_content (DeepSeek, Kimi, Qwen, xAI, llama.cpp, vLLM's reasoning
+// parsers), reasoning (newer vLLM, OpenRouter).
+var reasoningFields = []string{"reasoning_content", "reasoning"}
+
+// generatedCallID returns an id for a tool call the server sent without
+// one, as other clients do: call_ and 24 random hex digits.
+func generatedCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
 }
 
 func newAssembler(names *aliases) *assembler {
-	return &assembler{names: names, calls: map[int64]*partialCall{}}
+	return &assembler{names: names, calls: map[int64]*partialCall{}, newID: generatedCallID}
 }
 
 func invalidResponse(format string, args ...any) error {
@@ -52,53 +72,104 @@ func badField(f respjson.Field) bool {
 	return !f.Valid() && f.Raw() != "" && f.Raw() != respjson.Null
 }
 
-// add folds one chunk in and returns the text it carried.
-func (a *assembler) add(c sdk.ChatCompletionChunk) (string, error) {
+// add folds one chunk in and returns the text and the reasoning it carried.
+func (a *assembler) add(c sdk.ChatCompletionChunk) (text, reasoning string, err error) {
 	if badField(c.JSON.Choices) || badField(c.JSON.Usage) {
-		return "", invalidResponse("read chunk: choices or usage of the wrong type")
+		return "", "", invalidResponse("read chunk: choices or usage of the wrong type")
 	}
 	if c.JSON.Usage.Valid() {
-		u := c.Usage
-		if badField(u.JSON.PromptTokens) || badField(u.JSON.CompletionTokens) ||
-			u.PromptTokens < 0 || u.CompletionTokens < 0 || u.PromptTokens > math32 || u.CompletionTokens > math32 {
-			return "", invalidResponse("read usage: token counts out of range")
+		u, err := readUsage(c.Usage.PromptTokens, c.Usage.CompletionTokens, c.Usage.TotalTokens,
+			c.Usage.CompletionTokensDetails.ReasoningTokens,
+			badField(c.Usage.JSON.PromptTokens) || badField(c.Usage.JSON.CompletionTokens) || badField(c.Usage.JSON.TotalTokens))
+		if err != nil {
+			return "", "", err
 		}
-		a.usage = &model.Usage{
-			PromptTokens:     int(u.PromptTokens),
-			CompletionTokens: int(u.CompletionTokens),
-			TotalTokens:      int(u.PromptTokens + u.CompletionTokens),
+		a.usage = u
+	} else if xg, ok := c.JSON.ExtraFields["x_groq"]; ok && a.usage == nil {
+		u, err := groqUsage(xg.Raw())
+		if err != nil {
+			return "", "", err
+		}
+		if u != nil {
+			a.usage = u
 		}
 	}
-	var text strings.Builder
+	var out, think strings.Builder
 	for _, ch := range c.Choices {
 		if badField(ch.JSON.Index) || ch.Index != 0 {
-			return "", invalidResponse("read chunk: choice %d, but one choice was asked for", ch.Index)
+			return "", "", invalidResponse("read chunk: choice %d, but one choice was asked for", ch.Index)
 		}
 		d := ch.Delta
 		if badField(ch.JSON.Delta) || badField(ch.JSON.FinishReason) || badField(d.JSON.Content) ||
 			badField(d.JSON.Refusal) || badField(d.JSON.ToolCalls) {
-			return "", invalidResponse("read chunk: a delta field of the wrong type")
+			return "", "", invalidResponse("read chunk: a delta field of the wrong type")
 		}
-		piece := d.Content + d.Refusal
-		if a.finish != "" && (piece != "" || len(d.ToolCalls) > 0) {
-			return "", invalidResponse("read chunk: content after the finish reason")
+		out.WriteString(d.Content + d.Refusal)
+		for _, f := range reasoningFields {
+			if raw, ok := d.JSON.ExtraFields[f]; ok {
+				var r string
+				if json.Unmarshal([]byte(raw.Raw()), &r) == nil { // null and other shapes carry no text
+					think.WriteString(r)
+				}
+			}
 		}
-		text.WriteString(piece)
 		for _, tc := range d.ToolCalls {
 			if err := a.addCall(tc); err != nil {
-				return "", err
+				return "", "", err
 			}
 		}
 		if ch.FinishReason != "" {
 			a.finish = ch.FinishReason
 		}
 	}
-	a.size += text.Len()
+	a.size += out.Len() + think.Len()
 	if a.size > maxResponseBytes {
-		return "", invalidResponse("read response: more than %d bytes", maxResponseBytes)
+		return "", "", invalidResponse("read response: more than %d bytes", maxResponseBytes)
 	}
-	a.content.WriteString(text.String())
-	return text.String(), nil
+	a.content.WriteString(out.String())
+	a.reasoning.WriteString(think.String())
+	return out.String(), think.String(), nil
+}
+
+// readUsage checks reported token counts. A total below prompt +
+// completion is raised to it; one above is kept (reasoning tokens counted
+// apart, xAI).
+func readUsage(prompt, completion, total, reasoning int64, mistyped bool) (*model.Usage, error) {
+	if mistyped || prompt < 0 || completion < 0 || total < 0 || reasoning < 0 ||
+		prompt > math32 || completion > math32 || total > math32 || reasoning > math32 {
+		return nil, invalidResponse("read usage: token counts out of range")
+	}
+	return &model.Usage{
+		PromptTokens:     int(prompt),
+		CompletionTokens: int(completion),
+		TotalTokens:      int(max(total, prompt+completion)),
+		ReasoningTokens:  int(reasoning),
+	}, nil
+}
+
+// groqUsage reads the usage Groq sends inside x_groq; nil when there is none.
+func groqUsage(raw string) (*model.Usage, error) {
+	var x struct {
+		Usage *struct {
+			PromptTokens     json.Number `json:"prompt_tokens"`
+			CompletionTokens json.Number `json:"completion_tokens"`
+			TotalTokens      json.Number `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	if json.Unmarshal([]byte(raw), &x) != nil || x.Usage == nil {
+		return nil, nil // x_groq is informational; a shape we do not know is ignored
+	}
+	n := func(v json.Number) (int64, bool) {
+		if v == "" {
+			return 0, true
+		}
+		i, err := v.Int64()
+		return i, err == nil
+	}
+	p, ok1 := n(x.Usage.PromptTokens)
+	c, ok2 := n(x.Usage.CompletionTokens)
+	t, ok3 := n(x.Usage.TotalTokens)
+	return readUsage(p, c, t, 0, !ok1 || !ok2 || !ok3)
 }
 
 const math32 = 1<<31 - 1
@@ -148,6 +219,17 @@ func (a *assembler) addCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) error
 	p.name.WriteString(f.Name)
 	p.args.WriteString(f.Arguments)
 	a.size += len(f.Name) + len(f.Arguments)
+	for k, v := range tc.JSON.ExtraFields {
+		raw := v.Raw()
+		if raw == "" || raw == respjson.Null || !json.Valid([]byte(raw)) {
+			continue
+		}
+		if p.extra == nil {
+			p.extra = map[string]json.RawMessage{}
+		}
+		p.extra[k] = json.RawMessage(raw)
+		a.size += len(k) + len(raw)
+	}
 	if a.size > maxResponseBytes {
 		return invalidResponse("read response: more than %d bytes", maxResponseBytes)
 	}
@@ -176,7 +258,7 @@ func (a *assembler) result(sawDone bool) (model.Completion, *model.Usage, error)
 	for _, i := range idxs {
 		p := a.calls[i]
 		if p.id == "" {
-			return model.Completion{}, nil, invalidResponse("read tool call %d: no id", i)
+			p.id = a.newID() // SGLang sends none
 		}
 		if ids[p.id] {
 			return model.Completion{}, nil, invalidResponse("read tool call %d: id %q used twice", i, truncate(p.id, 80))
@@ -193,10 +275,17 @@ func (a *assembler) result(sawDone bool) (model.Completion, *model.Usage, error)
 		if args == "" {
 			args = "{}"
 		}
+		tc := model.ToolCall{ID: p.id, Name: name, Arguments: json.RawMessage(args)}
 		if !json.Valid([]byte(args)) {
-			return model.Completion{}, nil, invalidResponse("read tool call %q (%s): arguments are not valid JSON", truncate(p.id, 80), name)
+			// The model gets the call back with TOOL_BAD_INPUT and may
+			// correct it; the text is kept as a JSON string.
+			quoted, _ := model.MarshalCanonical(args)
+			tc.Arguments, tc.BadArguments = quoted, true
 		}
-		calls = append(calls, model.ToolCall{ID: p.id, Name: name, Arguments: json.RawMessage(args)})
+		if len(p.extra) > 0 {
+			tc.Extra, _ = model.MarshalCanonical(p.extra) // keys sorted, values compact: one byte form
+		}
+		calls = append(calls, tc)
 	}
 	reason := finishReason(a.finish, len(calls) > 0)
 	if reason == model.FinishToolCalls && len(calls) == 0 {
@@ -207,7 +296,7 @@ func (a *assembler) result(sawDone bool) (model.Completion, *model.Usage, error)
 		u := *a.usage
 		usage = &u
 	}
-	return model.Completion{Content: a.content.String(), ToolCalls: calls, FinishReason: reason}, usage, nil
+	return model.Completion{Content: a.content.String(), Reasoning: a.reasoning.String(), ToolCalls: calls, FinishReason: reason}, usage, nil
 }
 
 // finishReason maps a wire finish reason onto the port's. Servers that say
@@ -231,7 +320,7 @@ func finishReason(wire string, hasCalls bool) string {
 // responseBytes is the size of a completion's text and tool calls, for
 // usage estimates.
 func responseBytes(c model.Completion) int {
-	n := len(c.Content)
+	n := len(c.Content) + len(c.Reasoning)
 	for _, tc := range c.ToolCalls {
 		n += len(tc.ID) + len(tc.Name) + len(tc.Arguments)
 	}

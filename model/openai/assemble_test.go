@@ -32,19 +32,25 @@ func testAliases(t testing.TB) *aliases {
 func assemble(t testing.TB, lines []string, sawDone bool) (string, model.Completion, *model.Usage, error) {
 	t.Helper()
 	a := newAssembler(testAliases(t))
-	var text strings.Builder
+	n := 0
+	a.newID = func() string { n++; return "call_gen" + itoa(n) }
+	var text, think strings.Builder
 	for _, l := range lines {
 		var c sdk.ChatCompletionChunk
 		if err := json.Unmarshal([]byte(l), &c); err != nil {
 			t.Fatalf("decode %s: %v", l, err)
 		}
-		d, err := a.add(c)
+		d, r, err := a.add(c)
 		if err != nil {
 			return text.String(), model.Completion{}, nil, err
 		}
 		text.WriteString(d)
+		think.WriteString(r)
 	}
 	comp, u, err := a.result(sawDone)
+	if err == nil && comp.Reasoning != think.String() {
+		t.Errorf("reasoning deltas %q differ from the completion's %q", think.String(), comp.Reasoning)
+	}
 	return text.String(), comp, u, err
 }
 
@@ -88,11 +94,90 @@ func TestAssemble(t *testing.T) {
 			want:  model.Completion{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{call("a", "bash", `{}`)}},
 		},
 		{
-			name: "usage total is recomputed",
+			name: "a usage total above prompt + completion is kept (reasoning tokens)",
 			lines: []string{ch(`{"content":"x"}`, "stop"),
-				`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":99}}`},
+				`{"choices":[],"usage":{"prompt_tokens":291,"completion_tokens":26,"total_tokens":513,"completion_tokens_details":{"reasoning_tokens":196}}}`},
+			want:      model.Completion{Content: "x", FinishReason: model.FinishStop},
+			wantUsage: &model.Usage{PromptTokens: 291, CompletionTokens: 26, TotalTokens: 513, ReasoningTokens: 196},
+		},
+		{
+			name: "a usage total below prompt + completion is raised",
+			lines: []string{ch(`{"content":"x"}`, "stop"),
+				`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":1}}`},
 			want:      model.Completion{Content: "x", FinishReason: model.FinishStop},
 			wantUsage: &model.Usage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5},
+		},
+		{
+			name: "usage only in x_groq",
+			lines: []string{ch(`{"content":"x"}`, "stop"),
+				`{"choices":[],"x_groq":{"id":"req_1","usage":{"queue_time":0.06,"prompt_tokens":18,"completion_tokens":439,"total_tokens":457}}}`},
+			want:      model.Completion{Content: "x", FinishReason: model.FinishStop},
+			wantUsage: &model.Usage{PromptTokens: 18, CompletionTokens: 439, TotalTokens: 457},
+		},
+		{
+			name:      "top-level usage wins over x_groq",
+			lines:     []string{`{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}],"x_groq":{"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}},"usage":{"prompt_tokens":45,"completion_tokens":662,"total_tokens":707}}`},
+			want:      model.Completion{Content: "x", FinishReason: model.FinishStop},
+			wantUsage: &model.Usage{PromptTokens: 45, CompletionTokens: 662, TotalTokens: 707},
+		},
+		{
+			name: "the last usage report wins",
+			lines: []string{`{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],"usage":{"prompt_tokens":226,"total_tokens":226,"completion_tokens":0}}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":226,"total_tokens":246,"completion_tokens":20}}`},
+			want:      model.Completion{Content: "x", FinishReason: model.FinishStop},
+			wantUsage: &model.Usage{PromptTokens: 226, CompletionTokens: 20, TotalTokens: 246},
+		},
+		{
+			name: "finish reason on every chunk: the last wins",
+			lines: []string{ch(`{"content":"Hel"}`, "stop"), ch(`{"content":"lo"}`, "stop"),
+				ch(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"harness_6769742e64696666","arguments":"{}"}}]}`, "stop"),
+				ch(`{}`, "tool_calls")},
+			want: model.Completion{Content: "Hello", FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{call("a", "git.diff", `{}`)}},
+		},
+		{
+			name: "reasoning before the answer",
+			lines: []string{ch(`{"role":"assistant","content":null,"reasoning_content":""}`, ""),
+				ch(`{"content":null,"reasoning_content":"The user"}`, ""), ch(`{"reasoning_content":" wants x."}`, ""),
+				ch(`{"content":"x","reasoning_content":null}`, "stop")},
+			want: model.Completion{Content: "x", Reasoning: "The user wants x.", FinishReason: model.FinishStop},
+		},
+		{
+			name:  "reasoning under the name reasoning",
+			lines: []string{ch(`{"reasoning":"hmm"}`, ""), ch(`{"content":"x"}`, "stop")},
+			want:  model.Completion{Content: "x", Reasoning: "hmm", FinishReason: model.FinishStop},
+		},
+		{
+			name:  "reasoning of another shape carries no text",
+			lines: []string{ch(`{"reasoning":{"summary":"?"},"reasoning_content":5}`, ""), ch(`{"content":"x"}`, "stop")},
+			want:  model.Completion{Content: "x", FinishReason: model.FinishStop},
+		},
+		{
+			name: "opaque per-call fields are kept",
+			lines: []string{
+				ch(`{"tool_calls":[{"index":0,"id":"a","type":"function","extra_content":{"google":{"thought_signature":"c2ln"}},"function":{"name":"harness_66732e72656164","arguments":"{\"path\":"}}]}`, ""),
+				ch(`{"tool_calls":[{"index":0,"function":{"arguments":"\"x\"}"}}]}`, "tool_calls")},
+			want: model.Completion{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "a", Name: "fs.read",
+				Arguments: json.RawMessage(`{"path":"x"}`), Extra: json.RawMessage(`{"extra_content":{"google":{"thought_signature":"c2ln"}}}`)}}},
+		},
+		{
+			name: "call without id gets a generated one",
+			lines: []string{
+				ch(`{"tool_calls":[{"index":0,"function":{"name":"harness_6769742e64696666","arguments":"{}"}},{"index":1,"function":{"name":"bash","arguments":"{}"}}]}`, "tool_calls")},
+			want: model.Completion{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{call("call_gen1", "git.diff", `{}`), call("call_gen2", "bash", `{}`)}},
+		},
+		{
+			name: "arguments that are not JSON are kept as a string",
+			lines: []string{
+				ch(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"harness_66732e72656164","arguments":"{\"path\": \"README.md\""}}]}`, "tool_calls")},
+			want: model.Completion{FinishReason: model.FinishToolCalls, ToolCalls: []model.ToolCall{{ID: "a", Name: "fs.read",
+				Arguments: json.RawMessage(`"{\"path\": \"README.md\""`), BadArguments: true}}},
+		},
+		{
+			name: "arguments cut by the length limit",
+			lines: []string{
+				ch(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"bash","arguments":"{\"argv\":[\"l"}}]}`, "length")},
+			want: model.Completion{FinishReason: model.FinishLength, ToolCalls: []model.ToolCall{{ID: "a", Name: "bash",
+				Arguments: json.RawMessage(`"{\"argv\":[\"l"`), BadArguments: true}}},
 		},
 		{
 			name:  "null fields are absent",
@@ -115,14 +200,10 @@ func TestAssemble(t *testing.T) {
 		{name: "negative usage", wantCode: errcode.ModelInvalidResponse, lines: []string{
 			`{"choices":[],"usage":{"prompt_tokens":-3,"completion_tokens":2,"total_tokens":-1}}`}},
 		{name: "tool_calls without a call", wantCode: errcode.ModelInvalidResponse, lines: []string{ch(`{"content":"x"}`, "tool_calls")}},
-		{name: "call without id", wantCode: errcode.ModelInvalidResponse, lines: []string{
-			ch(`{"tool_calls":[{"index":0,"function":{"name":"bash","arguments":"{}"}}]}`, "tool_calls")}},
 		{name: "call without name", wantCode: errcode.ModelInvalidResponse, lines: []string{
 			ch(`{"tool_calls":[{"index":0,"id":"a","function":{"arguments":"{}"}}]}`, "tool_calls")}},
 		{name: "one id for two calls", wantCode: errcode.ModelInvalidResponse, lines: []string{
 			ch(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"bash","arguments":"{}"}},{"index":1,"id":"a","function":{"name":"bash","arguments":"{}"}}]}`, "tool_calls")}},
-		{name: "arguments cut by the length limit", wantCode: errcode.ModelInvalidResponse, lines: []string{
-			ch(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"bash","arguments":"{\"argv\":[\"l"}}]}`, "length")}},
 		{name: "no finish reason and no [DONE]", wantCode: errcode.ModelInvalidResponse, lines: []string{ch(`{"content":"x"}`, "")}},
 	}
 	for _, tt := range tests {
@@ -208,13 +289,13 @@ func FuzzAssemble(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data string, sawDone bool) {
 		names := testAliases(t)
 		a := newAssembler(names)
-		var text strings.Builder
+		var text, think strings.Builder
 		for _, line := range strings.Split(data, "\n") {
 			var c sdk.ChatCompletionChunk
 			if json.Unmarshal([]byte(line), &c) != nil {
 				return // the stream refuses such an event before the assembler sees it
 			}
-			d, err := a.add(c)
+			d, r, err := a.add(c)
 			if err != nil {
 				if code := errcode.Of(err); code != errcode.ModelInvalidResponse {
 					t.Fatalf("add: code %q: %v", code, err)
@@ -222,6 +303,7 @@ func FuzzAssemble(f *testing.F) {
 				return
 			}
 			text.WriteString(d)
+			think.WriteString(r)
 		}
 		comp, u, err := a.result(sawDone)
 		if err != nil {
@@ -230,8 +312,8 @@ func FuzzAssemble(f *testing.F) {
 			}
 			return
 		}
-		if comp.Content != text.String() {
-			t.Fatalf("content %q differs from the deltas %q", comp.Content, text.String())
+		if comp.Content != text.String() || comp.Reasoning != think.String() {
+			t.Fatalf("content %q / reasoning %q differ from the deltas %q / %q", comp.Content, comp.Reasoning, text.String(), think.String())
 		}
 		switch comp.FinishReason {
 		case model.FinishStop, model.FinishLength, model.FinishError:
@@ -251,14 +333,17 @@ func FuzzAssemble(f *testing.F) {
 				t.Fatalf("tool call id %q empty or reused", c.ID)
 			}
 			ids[c.ID] = true
-			if !json.Valid(c.Arguments) {
+			if !json.Valid(c.Arguments) || (c.BadArguments && c.Arguments[0] != '"') {
 				t.Fatalf("tool call %s: invalid arguments %q", c.ID, c.Arguments)
+			}
+			if len(c.Extra) > 0 && (c.Extra[0] != '{' || !json.Valid(c.Extra)) {
+				t.Fatalf("tool call %s: extra fields %q", c.ID, c.Extra)
 			}
 			if c.Name == "" || (strings.HasPrefix(c.Name, AliasPrefix) && !names.known(c.Name)) {
 				t.Fatalf("tool call %s: name %q is an unknown alias", c.ID, c.Name)
 			}
 		}
-		if u != nil && (u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens || u.Estimated) {
+		if u != nil && (u.PromptTokens < 0 || u.CompletionTokens < 0 || !u.Valid() || u.Estimated) {
 			t.Fatalf("usage %+v", *u)
 		}
 	})

@@ -18,13 +18,27 @@
 //     assistant tool calls alike; an aliased tool's description starts
 //     with its real name. Names are translated back on the way in, so
 //     chunks, events, policy and the store only see dotted names.
-//   - Stream assembly. Text deltas are passed on as they arrive; tool
-//     calls are assembled by their index and handed out only once the
-//     response is complete, each with valid JSON arguments ("" becomes
-//     {}); the finish reason is mapped onto the port's (stop with tool
-//     calls means tool_calls; content_filter is error). When the server
-//     sends no usage, it is estimated as request bytes / 3 and response
-//     bytes / 3 rounded up, and marked Estimated.
+//   - Stream assembly. Text and reasoning deltas (reasoning_content or
+//     reasoning) are passed on as they arrive; tool calls are assembled by
+//     their index and handed out only once the response is complete ("" as
+//     arguments becomes {}; text that is not JSON is kept as a JSON string
+//     with BadArguments set, for the runtime to answer with TOOL_BAD_INPUT;
+//     a call without an id gets a generated call_…; fields beside id, type
+//     and function, such as Gemini's extra_content, are kept in Extra). The
+//     last finish reason sent wins (relays repeat it on every chunk) and is
+//     mapped onto the port's (stop with tool calls means tool_calls;
+//     content_filter is error). The last usage report wins, Groq's
+//     x_groq.usage when there is no other; a total above prompt +
+//     completion is kept (reasoning tokens). When the server sends no
+//     usage, it is estimated as request bytes / 3 and response bytes / 3
+//     rounded up, and marked Estimated.
+//   - What goes back. An assistant message's reasoning is sent back as
+//     reasoning_content on messages with tool calls (DeepSeek's thinking
+//     mode refuses the tool loop without it); a call's Extra fields are
+//     echoed on it; BadArguments go back as the text the model sent.
+//   - Server-sent events, read by a decoder of its own: an "error:" field
+//     (llama.cpp) or an "error" event, a bare JSON line (Ollama's
+//     mid-stream errors), an event cut off by the end of the body.
 //   - HTTP and transport failures, translated here and only here, with a
 //     bounded retry policy.
 //   - Configuration checks (New) and the user's config file
@@ -64,12 +78,14 @@
 // MODEL_INVALID_REQUEST (Stream: an alias over 64 characters or colliding,
 // a tool listed twice, unknown or mistyped provider options, a malformed
 // message), MODEL_AUTH_ERROR (401, 403), MODEL_RATE_LIMITED (429),
-// MODEL_HTTP_ERROR (other 4xx, 5xx, an error event inside the stream),
+// MODEL_HTTP_ERROR (other 4xx, 5xx, an error inside the stream in any of
+// the shapes servers use: {"error":…}, [{"error":…}], {"object":"error"},
+// an error: field; the server's message is kept),
 // MODEL_TRANSPORT_ERROR (the connection failed or broke), MODEL_TIMEOUT
 // (Config.Timeout or the context's deadline), MODEL_ABORTED (the context
 // was canceled or the stream closed), MODEL_INVALID_RESPONSE (an event that
 // is not a chunk, a stream cut off with neither finish reason nor [DONE],
-// tool-call arguments that are not JSON, a tool call without id or name,
-// an unknown harness_ alias, a second choice, content after the finish
-// reason, more than 128 tool calls or 16 MiB).
+// [DONE] before any chunk, an HTML page where the stream should be, a tool
+// call without a name, an unknown harness_ alias, a second choice, more
+// than 128 tool calls or 16 MiB).
 package openai

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -171,26 +172,56 @@ func serverMessage(apiErr *sdk.Error, raw *http.Response) string {
 	return oneLine(string(body))
 }
 
-// errorText reads {"error":{"message":…}} or {"error":"…"}; ok reports
-// whether body is an object with a non-null "error".
+// errorText reads the error shapes servers send, in a body or as a stream
+// event: {"error":{"message":…}} and {"error":"…"} (OpenAI, Ollama), the
+// same wrapped in an array (Gemini), and a flat {"object":"error",
+// "message":…} (vLLM). ok reports whether body is one of them.
 func errorText(body []byte) (string, bool) {
-	var top struct {
-		Error json.RawMessage `json:"error"`
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var arr []json.RawMessage
+		if json.Unmarshal(body, &arr) != nil || len(arr) == 0 {
+			return "", false
+		}
+		return errorText(arr[0])
 	}
-	if json.Unmarshal(body, &top) != nil || len(top.Error) == 0 || string(top.Error) == "null" {
+	var top struct {
+		Error   json.RawMessage `json:"error"`
+		Object  string          `json:"object"`
+		Message json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(body, &top) != nil {
+		return "", false
+	}
+	if top.Object == "error" {
+		return flatMessage(top.Message), true
+	}
+	if len(top.Error) == 0 || string(top.Error) == "null" {
 		return "", false
 	}
 	var obj struct {
-		Message string `json:"message"`
+		Message json.RawMessage `json:"message"`
 	}
 	if json.Unmarshal(top.Error, &obj) == nil {
-		return obj.Message, true
+		return flatMessage(obj.Message), true
 	}
 	var str string
 	if json.Unmarshal(top.Error, &str) == nil {
 		return str, true
 	}
 	return "", true
+}
+
+// flatMessage is a message field: a string, or anything else as its JSON.
+func flatMessage(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
 }
 
 func oneLine(s string) string {
@@ -217,12 +248,24 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// streamError reads an error event inside a 200 stream.
+// streamError reads an error event inside a 200 stream: one of errorText's
+// shapes, a flat {"message":…} under an "error:" field (llama.cpp), or bare
+// text. The server's message is kept.
 func (r redactor) streamError(data []byte) error {
-	msg, _ := errorText(data)
+	msg, ok := errorText(data)
+	if !ok {
+		var flat struct {
+			Message json.RawMessage `json:"message"`
+		}
+		if json.Unmarshal(data, &flat) == nil {
+			msg = flatMessage(flat.Message)
+		} else if !json.Valid(data) {
+			msg = string(data)
+		}
+	}
 	text := "server reported an error mid-stream"
-	if msg != "" {
-		text += ": " + truncate(r.redact(oneLine(msg)), 300)
+	if msg = oneLine(msg); msg != "" {
+		text += ": " + truncate(r.redact(msg), 300)
 	}
 	return &errcode.Error{Code: errcode.ModelHTTPError, Op: op, Message: text}
 }

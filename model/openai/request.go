@@ -148,15 +148,38 @@ func wireMessage(m model.Message, names *aliases) (sdk.ChatCompletionMessagePara
 				return sdk.ChatCompletionMessageParamUnion{}, err
 			}
 			args := strings.TrimSpace(string(tc.Arguments))
+			if tc.BadArguments {
+				// The text the model sent, as it came: it gets to see
+				// what it got wrong.
+				if json.Unmarshal(tc.Arguments, &args) != nil {
+					return sdk.ChatCompletionMessageParamUnion{}, errcode.New(errcode.ModelInvalidRequest, "assistant tool call with bad arguments that are not a JSON string")
+				}
+			}
 			if args == "" {
 				args = "{}"
 			}
-			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-					ID:       tc.ID,
-					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: w, Arguments: args},
-				},
-			})
+			fc := &sdk.ChatCompletionMessageFunctionToolCallParam{
+				ID:       tc.ID,
+				Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: w, Arguments: args},
+			}
+			if len(tc.Extra) > 0 {
+				var fields map[string]json.RawMessage
+				if json.Unmarshal(tc.Extra, &fields) != nil || fields == nil {
+					return sdk.ChatCompletionMessageParamUnion{}, errcode.New(errcode.ModelInvalidRequest, "assistant tool call whose extra fields are not a JSON object")
+				}
+				extra := make(map[string]any, len(fields))
+				for k, v := range fields {
+					extra[k] = v // raw: the bytes the server sent
+				}
+				fc.SetExtraFields(extra)
+			}
+			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: fc})
+		}
+		if m.Reasoning != "" && len(m.ToolCalls) > 0 {
+			// DeepSeek's thinking mode refuses a tool loop whose assistant
+			// messages lack their reasoning; servers without reasoning
+			// never produced any, so never see the field.
+			a.SetExtraFields(map[string]any{"reasoning_content": m.Reasoning})
 		}
 		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	}

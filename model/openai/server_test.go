@@ -204,6 +204,8 @@ func checkNoSecret(t *testing.T, err error) {
 
 func delta(s string) model.Chunk { return model.Chunk{Kind: model.ChunkDelta, Delta: s} }
 
+func reasoning(s string) model.Chunk { return model.Chunk{Kind: model.ChunkReasoning, Delta: s} }
+
 func call(id, name, args string) model.ToolCall {
 	return model.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
 }

@@ -5,14 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
@@ -27,13 +28,14 @@ type stream struct {
 	req *wireRequest
 
 	// Owned by the goroutine calling Recv.
-	attempt int               // attempts started
-	wait    time.Duration     // pause before the next attempt
-	dec     ssestream.Decoder // nil while not connected
+	attempt int           // attempts started
+	wait    time.Duration // pause before the next attempt
+	dec     *sseDecoder   // nil while not connected
 	body    io.Closer
 	timer   *time.Timer
 	actx    context.Context
 	asm     *assembler
+	chunks  int           // chunks of the current attempt
 	emitted bool          // a delta reached the caller: no more retries
 	pending []model.Chunk // chunks ready to hand out
 	err     error         // terminal
@@ -141,8 +143,15 @@ func (s *stream) connect() error {
 		cancel(nil)
 		return e
 	}
+	if isHTML(raw.Header.Get("Content-Type")) {
+		timer.Stop()
+		_ = raw.Body.Close()
+		cancel(nil)
+		return htmlAnswer(raw.StatusCode)
+	}
 	raw.Body = &activityBody{rc: raw.Body, timer: timer, d: s.c.timeout}
-	s.dec = ssestream.NewDecoder(raw)
+	s.dec = newSSEDecoder(raw.Body)
+	s.chunks = 0
 	s.body = raw.Body
 	s.timer = timer
 	s.actx = actx
@@ -152,14 +161,26 @@ func (s *stream) connect() error {
 
 // read takes one event off the wire. ok reports a chunk for the caller.
 func (s *stream) read() (model.Chunk, bool, error) {
-	if !s.dec.Next() {
-		if err := s.dec.Err(); err != nil || s.actx.Err() != nil {
-			return model.Chunk{}, false, s.c.red.classify(s.actx, s.ctx, err, nil)
-		}
+	ev, err := s.dec.next()
+	switch {
+	case errors.Is(err, errEventTooLong):
+		return model.Chunk{}, false, &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: "read stream: " + err.Error()}
+	case err != nil && (!errors.Is(err, io.EOF) || s.actx.Err() != nil):
+		return model.Chunk{}, false, s.c.red.classify(s.actx, s.ctx, err, nil)
+	case err != nil && s.dec.html:
+		return model.Chunk{}, false, htmlAnswer(http.StatusOK)
+	case err != nil:
 		return model.Chunk{}, false, s.finish(false)
 	}
-	data := bytes.TrimSpace(s.dec.Event().Data)
+	data := bytes.TrimSpace(ev.data)
+	if ev.errField {
+		return model.Chunk{}, false, s.c.red.streamError(data)
+	}
 	if bytes.Equal(data, []byte("[DONE]")) {
+		if s.chunks == 0 {
+			return model.Chunk{}, false, &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op,
+				Message: "read stream: the server sent [DONE] before any chunk (an empty answer)"}
+		}
 		return model.Chunk{}, false, s.finish(true)
 	}
 	if _, isErr := errorText(data); isErr {
@@ -169,15 +190,37 @@ func (s *stream) read() (model.Chunk, bool, error) {
 	if err := json.Unmarshal(data, &chunk); err != nil || len(data) == 0 || data[0] != '{' {
 		return model.Chunk{}, false, &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: "read stream: an event is not a JSON object"}
 	}
-	text, err := s.asm.add(chunk)
+	s.chunks++
+	text, reasoning, err := s.asm.add(chunk)
 	if err != nil {
 		return model.Chunk{}, false, err
+	}
+	if reasoning != "" {
+		s.emitted = true
+		if text != "" {
+			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkDelta, Delta: text})
+		}
+		return model.Chunk{Kind: model.ChunkReasoning, Delta: reasoning}, true, nil
 	}
 	if text == "" {
 		return model.Chunk{}, false, nil
 	}
 	s.emitted = true
 	return model.Chunk{Kind: model.ChunkDelta, Delta: text}, true, nil
+}
+
+// isHTML reports an HTML content type.
+func isHTML(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// htmlAnswer names a web page where an event stream was expected: a base
+// URL pointing at a website, a proxy's login page, a captive portal.
+func htmlAnswer(status int) error {
+	return &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: fmt.Sprintf(
+		"the server answered %d with an HTML page, not an event stream: check the base URL (an API's usually ends in /v1)", status)}
 }
 
 // finish closes the response: tool calls, then the completion.

@@ -20,6 +20,7 @@ func TestRecordedStreams(t *testing.T) {
 		// received (estimated usage depends on its size).
 		want     func(body []byte) []model.Chunk
 		wantCode errcode.Code
+		wantText string // the server's message, kept in the error
 	}{
 		{
 			file: "plain.sse",
@@ -100,7 +101,78 @@ func TestRecordedStreams(t *testing.T) {
 			wantCode: errcode.ModelInvalidResponse,
 		},
 		{
-			file:     "invalid_args.sse",
+			file: "invalid_args.sse",
+			want: func([]byte) []model.Chunk {
+				c := model.ToolCall{ID: "call_bad", Name: "fs.read", Arguments: json.RawMessage(`"{\"path\": \"README.md\""`), BadArguments: true}
+				return []model.Chunk{{Kind: model.ChunkToolCall, ToolCall: &c},
+					completion(model.Completion{ToolCalls: []model.ToolCall{c}, FinishReason: model.FinishToolCalls, Usage: usage(100, 9)})}
+			},
+		},
+		{
+			file: "finish_every_chunk.sse",
+			want: func([]byte) []model.Chunk {
+				c := call("call_r1", "fs.read", `{"path":"README.md"}`)
+				return []model.Chunk{delta("Hel"), delta("lo"), toolChunk("call_r1", "fs.read", `{"path":"README.md"}`),
+					completion(model.Completion{Content: "Hello", ToolCalls: []model.ToolCall{c}, FinishReason: model.FinishToolCalls, Usage: usage(30, 9)})}
+			},
+		},
+		{
+			file: "xgroq_usage.sse",
+			want: func([]byte) []model.Chunk {
+				return []model.Chunk{delta("Hi"), completion(model.Completion{Content: "Hi", FinishReason: model.FinishStop, Usage: usage(18, 2)})}
+			},
+		},
+		{
+			file: "length.sse",
+			want: func([]byte) []model.Chunk {
+				return []model.Chunk{delta("The first half of a long"), delta(" answer"),
+					completion(model.Completion{Content: "The first half of a long answer", FinishReason: model.FinishLength, Usage: usage(40, 8)})}
+			},
+		},
+		{
+			file: "reasoning_tool.sse",
+			want: func([]byte) []model.Chunk {
+				c := call("call_00_ds1", "fs.read", `{"path":"README.md"}`)
+				return []model.Chunk{reasoning("The user wants"), reasoning(" the README."), toolChunk("call_00_ds1", "fs.read", `{"path":"README.md"}`),
+					completion(model.Completion{Reasoning: "The user wants the README.", ToolCalls: []model.ToolCall{c}, FinishReason: model.FinishToolCalls,
+						Usage: model.Usage{PromptTokens: 300, CompletionTokens: 40, TotalTokens: 340, ReasoningTokens: 25}})}
+			},
+		},
+		{
+			file: "thought_signature.sse",
+			want: func([]byte) []model.Chunk {
+				c := call("function-call-1", "fs.read", `{"path":"README.md"}`)
+				c.Extra = json.RawMessage(`{"extra_content":{"google":{"thought_signature":"CpUCAdHtim9Sig+x1"}}}`)
+				return []model.Chunk{{Kind: model.ChunkToolCall, ToolCall: &c},
+					completion(model.Completion{ToolCalls: []model.ToolCall{c}, FinishReason: model.FinishToolCalls, Usage: model.Usage{PromptTokens: 120, CompletionTokens: 12, TotalTokens: 170}})}
+			},
+		},
+		{
+			file:     "sse_error_field.sse",
+			want:     func([]byte) []model.Chunk { return nil },
+			wantCode: errcode.ModelHTTPError,
+			wantText: "the request exceeds the available context size",
+		},
+		{
+			file:     "flat_error.sse",
+			want:     func([]byte) []model.Chunk { return nil },
+			wantCode: errcode.ModelHTTPError,
+			wantText: "maximum context length is 4096 tokens",
+		},
+		{
+			file:     "array_error.sse",
+			want:     func([]byte) []model.Chunk { return nil },
+			wantCode: errcode.ModelHTTPError,
+			wantText: "missing a thought_signature",
+		},
+		{
+			file:     "ollama_error.sse",
+			want:     func([]byte) []model.Chunk { return []model.Chunk{delta("Let me")} },
+			wantCode: errcode.ModelHTTPError,
+			wantText: "model requires more system memory",
+		},
+		{
+			file:     "done_only.sse",
 			want:     func([]byte) []model.Chunk { return nil },
 			wantCode: errcode.ModelInvalidResponse,
 		},
@@ -112,11 +184,6 @@ func TestRecordedStreams(t *testing.T) {
 		{
 			file:     "malformed.sse",
 			want:     func([]byte) []model.Chunk { return []model.Chunk{delta("ok")} },
-			wantCode: errcode.ModelInvalidResponse,
-		},
-		{
-			file:     "content_after_finish.sse",
-			want:     func([]byte) []model.Chunk { return []model.Chunk{delta("a")} },
 			wantCode: errcode.ModelInvalidResponse,
 		},
 		{
@@ -134,6 +201,9 @@ func TestRecordedStreams(t *testing.T) {
 				t.Fatalf("code = %q, want %q (%v)", code, tt.wantCode, err)
 			}
 			checkNoSecret(t, err)
+			if err != nil && !strings.Contains(err.Error(), tt.wantText) {
+				t.Errorf("error %q lost the server's message %q", err, tt.wantText)
+			}
 			reqs := srv.requests()
 			if len(reqs) != 1 {
 				t.Fatalf("server got %d requests, want 1", len(reqs))

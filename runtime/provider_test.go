@@ -1,0 +1,136 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/runtime"
+)
+
+// chunkModel answers the n-th request with the n-th list of chunks and
+// records the requests: the shapes real providers produce that the
+// scripted model does not (reasoning, opaque call fields, broken
+// arguments, totals above prompt + completion).
+type chunkModel struct {
+	answers [][]model.Chunk
+	mu      sync.Mutex
+	reqs    []model.Request // guarded by mu
+}
+
+func (c *chunkModel) Name() string { return "chunks" }
+
+func (c *chunkModel) Stream(_ context.Context, req model.Request) (model.Stream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.reqs)
+	c.reqs = append(c.reqs, req)
+	if n >= len(c.answers) {
+		return nil, errcode.New(errcode.ModelInvalidResponse, "no more answers")
+	}
+	return &chunkStream{chunks: c.answers[n]}, nil
+}
+
+func (c *chunkModel) requests() []model.Request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]model.Request(nil), c.reqs...)
+}
+
+type chunkStream struct{ chunks []model.Chunk }
+
+func (s *chunkStream) Recv() (model.Chunk, error) {
+	if len(s.chunks) == 0 {
+		return model.Chunk{}, io.EOF
+	}
+	c := s.chunks[0]
+	s.chunks = s.chunks[1:]
+	return c, nil
+}
+
+func (s *chunkStream) Close() error { return nil }
+
+func TestProviderShapes(t *testing.T) {
+	bad := model.ToolCall{ID: "call_bad", Name: "fs.read", Arguments: json.RawMessage(`"{\"path\": \"README.md\""`), BadArguments: true}
+	good := model.ToolCall{ID: "call_sig", Name: "fs.read", Arguments: json.RawMessage(`{"path":"README.md"}`),
+		Extra: json.RawMessage(`{"extra_content":{"google":{"thought_signature":"c2ln"}}}`)}
+	round1 := model.Completion{Reasoning: "Read it.", ToolCalls: []model.ToolCall{bad, good}, FinishReason: model.FinishToolCalls,
+		Usage: model.Usage{PromptTokens: 291, CompletionTokens: 26, TotalTokens: 513, ReasoningTokens: 196}}
+	round2 := model.Completion{Content: "The README says", FinishReason: model.FinishLength,
+		Usage: model.Usage{PromptTokens: 400, CompletionTokens: 4, TotalTokens: 404}}
+	m := &chunkModel{answers: [][]model.Chunk{
+		{{Kind: model.ChunkReasoning, Delta: "Read "}, {Kind: model.ChunkReasoning, Delta: "it."},
+			{Kind: model.ChunkToolCall, ToolCall: &bad}, {Kind: model.ChunkToolCall, ToolCall: &good},
+			{Kind: model.ChunkCompletion, Completion: &round1}},
+		{{Kind: model.ChunkDelta, Delta: "The README says"}, {Kind: model.ChunkCompletion, Completion: &round2}},
+	}}
+	f := newFixture(t, m, nil, nil)
+	out := f.wait(f.start("read the README"))
+	if out.Status != runtime.StatusCompleted || !out.Truncated {
+		t.Fatalf("outcome %+v, want completed and truncated", out)
+	}
+	if out.Usage.TotalTokens != 513+404 {
+		t.Errorf("turn usage total %d, want the reported totals charged (917)", out.Usage.TotalTokens)
+	}
+	evs := f.events()
+
+	// The reasoning is kept in the log.
+	var asst []event.MessageCompleted
+	for _, d := range ofType[event.MessageCompleted](evs) {
+		if d.Role == model.RoleAssistant {
+			asst = append(asst, d)
+		}
+	}
+	if len(asst) != 2 || asst[0].Reasoning != "Read it." || asst[1].Reasoning != "" {
+		t.Fatalf("assistant messages %+v", asst)
+	}
+	// The broken call goes back as TOOL_BAD_INPUT, the other one runs.
+	res := ofType[event.ToolResult](evs)
+	if len(res) != 2 || res[0].OK || res[0].Error.Code != string(errcode.ToolBadInput) || !res[1].OK {
+		t.Fatalf("tool results %+v", res)
+	}
+	// Round two carries the reasoning, the broken arguments and the
+	// provider's fields back.
+	reqs := m.requests()
+	prev := reqs[1].Messages[1]
+	if prev.Reasoning != "Read it." || len(prev.ToolCalls) != 2 || !prev.ToolCalls[0].BadArguments ||
+		string(prev.ToolCalls[1].Extra) != string(good.Extra) {
+		t.Errorf("round two's assistant message %+v", prev)
+	}
+	resp := ofType[event.ModelResponse](evs)
+	if resp[0].Usage != round1.Usage {
+		t.Errorf("model.response usage %+v, want %+v", resp[0].Usage, round1.Usage)
+	}
+	done := ofType[event.TurnCompleted](evs)
+	if len(done) != 1 || !done[0].Truncated || done[0].Status != string(runtime.StatusCompleted) {
+		t.Errorf("turn.completed %+v, want completed and truncated", done)
+	}
+	// What the model was sent is rebuilt from the checkpoint, reasoning
+	// and provider fields included.
+	var rebuilt []model.Request
+	for _, cp := range f.checkpoints() {
+		if cp.NextRequest == nil {
+			continue
+		}
+		req, err := runtime.ReconstructModelRequest(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rebuilt = append(rebuilt, req)
+	}
+	if len(rebuilt) != 2 {
+		t.Fatalf("%d requests rebuilt, want 2", len(rebuilt))
+	}
+	for i := range rebuilt {
+		a, _ := model.MarshalCanonical(rebuilt[i])
+		b, _ := model.MarshalCanonical(reqs[i])
+		if string(a) != string(b) {
+			t.Errorf("request %d rebuilt\n%s\nsent\n%s", i, a, b)
+		}
+	}
+}
