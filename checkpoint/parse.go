@@ -12,8 +12,9 @@ import (
 )
 
 // Parse decodes a payload strictly: unknown keys, a non-canonical encoding,
-// usage whose total is below prompt + completion, a turn missing from sessionTurns, a compaction cursor
-// past the history, duplicates, wrong phase fields or more than MaxBytes are
+// usage whose total is below prompt + completion, a turn missing from
+// sessionTurns, a compaction cursor past the history, duplicates, wrong
+// phase fields or more than MaxBytes are
 // RUNTIME_CHECKPOINT_INVALID; a version other than 1 is
 // RUNTIME_CHECKPOINT_VERSION. A delta (history.base > 0) parses on its own;
 // Chain folds it into a whole checkpoint.

@@ -81,7 +81,8 @@ func main() {
 		return bytes.Replace(p, []byte(`{"version":1,`), []byte(`{"version":1,"resumeHint":true,`), 1)
 	}))
 	r.write("bad-usage", editCheckpoint(t, good, last, func(cp *checkpoint.Checkpoint) {
-		cp.Accounting.Usage.TotalTokens++
+		u := &cp.Accounting.Usage
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens - 1 // above is allowed (reasoning tokens), below is not
 	}))
 	r.write("bad-base-mismatch", editCheckpoint(t, good, last, func(cp *checkpoint.Checkpoint) {
 		cp.History.Base--
