@@ -22,24 +22,26 @@ const (
 // Options are the settings a front end passes, usually from its flags
 // (DESIGN §12). Zero values mean "not given".
 type Options struct {
-	DB            string
-	Model         string
-	BaseURL       string
-	FakeModel     string
-	Image         string
-	Workspace     string // docker or local
-	Approve       string // auto or ask
-	BudgetTokens  int64
-	ContextWindow int
-	CompactAt     int
-	CompactTail   int
-	Config        string
-	Exclude       []string
-	MaxFiles      int
-	MaxFileBytes  int64
-	MaxTotalBytes int64
-	TakeOver      bool
-	HostID        string // this machine's name in leases (default store.HostID)
+	DB                    string
+	Model                 string
+	BaseURL               string
+	FakeModel             string
+	Image                 string
+	Workspace             string // docker or local
+	Approve               string // auto or ask
+	BudgetTokens          int64
+	ContextWindow         int
+	CompactAt             int
+	CompactTail           int
+	Config                string
+	Exclude               []string
+	MaxFiles              int
+	MaxFileBytes          int64
+	MaxTotalBytes         int64
+	TakeOver              bool
+	HostID                string // this machine's name in leases (default store.HostID)
+	MaxTokens             int    // output tokens per model request; 0: min(8192, window/8)
+	NoProjectInstructions bool   // do not read AGENTS.md / CLAUDE.md
 }
 
 // Env is the process environment, read by the caller.
@@ -56,6 +58,7 @@ type Resolved struct {
 	// --context-window flag or the config file), WindowFromServer or
 	// WindowFromDefault.
 	WindowSource string
+	MaxTokens    int // 0: not set
 }
 
 // Resolve resolves the configuration. A bad value is a *UsageError.
@@ -91,6 +94,13 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	r.CompactTail = DefaultCompactTail
 	if o.CompactTail > 0 {
 		r.CompactTail = o.CompactTail
+	}
+	r.MaxTokens = fc.MaxTokens
+	if o.MaxTokens != 0 {
+		r.MaxTokens = o.MaxTokens
+	}
+	if r.MaxTokens < 0 || (r.MaxTokens > 0 && r.MaxTokens >= r.Window) {
+		return r, usageErr("--max-tokens must be between 1 and the context window (%d), not %d", r.Window-1, r.MaxTokens)
 	}
 	r.Budget = int64(fc.BudgetTokens)
 	if o.BudgetTokens > 0 {

@@ -120,6 +120,9 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 	}
 	if resumeID == "" {
 		settings.Model = b.id
+		if settings, err = a.withInstructions(settings, s.Root); err != nil {
+			return err
+		}
 	} else if cp != nil {
 		settings = cp.Settings
 	}

@@ -114,18 +114,44 @@ func provider(name, baseURL, key string) (built, error) {
 // freshSettings are the settings of a session that has none recorded.
 func (a *App) freshSettings(modelID string) (runtime.Settings, error) {
 	r := a.Conf
-	policy, err := compaction.PolicyFor(r.Window, r.CompactAt, r.CompactTail, min(compaction.DefaultReserveCap, r.Window/8))
+	policy, err := compaction.PolicyFor(r.Window, r.CompactAt, r.CompactTail, reserveFor(r.Window, r.MaxTokens))
 	if err != nil {
 		return runtime.Settings{}, usageErr("context settings: %s", errcode.Message(err))
 	}
 	return runtime.Settings{
 		Model:          modelID,
 		System:         openai.DefaultSystemPrompt,
+		MaxTokens:      r.MaxTokens,
 		ModelTimeoutMs: defaultModelTimeout.Milliseconds(),
 		Tools:          tools.ModelSpecs(),
 		Budget:         runtime.Budget{MaxModelTokens: r.Budget},
 		Context:        policy,
 	}, nil
+}
+
+// reserveFor is the room kept in the window for one answer: --max-tokens
+// when given, else min(8192, window/8).
+func reserveFor(window, maxTokens int) int {
+	if maxTokens > 0 {
+		return maxTokens
+	}
+	return min(compaction.DefaultReserveCap, window/8)
+}
+
+// withInstructions appends the project's instruction files (AGENTS.md, else
+// CLAUDE.md) to a new session's system text and records them, unless
+// --no-project-instructions.
+func (a *App) withInstructions(set runtime.Settings, root string) (runtime.Settings, error) {
+	if a.Opts.NoProjectInstructions {
+		return set, nil
+	}
+	in, err := ReadInstructions(ProjectRoot(root), root)
+	if err != nil || in.Text == "" {
+		return set, err
+	}
+	set.System += "\n\n" + in.Text
+	set.Instructions = in.Files
+	return set, nil
 }
 
 // override compares the flags given explicitly with what the session
@@ -163,10 +189,15 @@ func (a *App) override(saved runtime.Settings, md map[string]string, b built) (*
 		tail = o.CompactTail
 		changed = append(changed, "compactTail")
 	}
+	maxTokens := saved.MaxTokens
+	if o.MaxTokens > 0 && o.MaxTokens != saved.MaxTokens {
+		maxTokens = o.MaxTokens
+		changed = append(changed, "maxTokens")
+	}
 	policy := p
 	if p.WindowTokens == 0 || len(changed) > n {
 		var err error
-		policy, err = compaction.PolicyFor(window, pct, tail, min(compaction.DefaultReserveCap, window/8))
+		policy, err = compaction.PolicyFor(window, pct, tail, reserveFor(window, maxTokens))
 		if err != nil {
 			return nil, usageErr("context settings: %s", errcode.Message(err))
 		}
@@ -188,7 +219,7 @@ func (a *App) override(saved runtime.Settings, md map[string]string, b built) (*
 		Changed: changed, Model: b.id, BaseURL: b.baseURL,
 		WindowTokens: policy.WindowTokens, ThresholdTokens: policy.ThresholdTokens,
 		TailMessages: policy.TailMessages, ReserveTokens: policy.ReserveTokens,
-		BudgetTokens: int(budget), MaxTokens: saved.MaxTokens, Approve: approveOr(approve),
+		BudgetTokens: int(budget), MaxTokens: maxTokens, Approve: approveOr(approve),
 	}, nil
 }
 

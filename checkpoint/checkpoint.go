@@ -175,6 +175,9 @@ type Settings struct {
 	Tools           []model.ToolSpec  `json:"tools"`
 	Budget          Budget            `json:"budget"`
 	Context         compaction.Policy `json:"context"` // zero: no compaction
+	// Instructions are the project instruction files (AGENTS.md or
+	// CLAUDE.md, relative to the project root) whose text System ends with.
+	Instructions []string `json:"instructions,omitempty"`
 }
 
 // Accounting is the session's cumulative counters.

@@ -71,6 +71,9 @@ type Session struct {
 	Usage     model.Usage
 	Occupancy int
 	Approve   bool // mutations wait for the user's approval
+	// Instructions are the project instruction files (AGENTS.md) in the
+	// session's system prompt, relative to the project root.
+	Instructions []string
 	// History is the session's stored log, oldest first; events the
 	// Next stream delivers later have larger sequence numbers.
 	History []Record

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -416,6 +417,9 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	}
 	if s.Window > 0 && s.Occupancy > 0 {
 		m.tr.SetOccupancy(s.Occupancy, s.Window)
+	}
+	if len(s.Instructions) > 0 {
+		m.tr.Note(transcript.NoteInfo, "", "using "+strings.Join(s.Instructions, ", ")+" (project instructions, in the system prompt)")
 	}
 	return nil
 }

@@ -60,6 +60,9 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 	if sess.Note != "" && !a.opts.JSON {
 		fmt.Fprintln(a.stderr, "harness: "+sess.Note)
 	}
+	if files := sess.Settings().Instructions; len(files) > 0 && !a.opts.JSON {
+		fmt.Fprintln(a.stderr, "harness: using "+strings.Join(files, ", ")+" (project instructions; --no-project-instructions leaves them out)")
+	}
 	sub := sess.Runtime.Subscribe()
 	defer sub.Close()
 	// Events appended while the session opened, before the subscription.
@@ -261,6 +264,9 @@ func (a *cli) printOutcome(out runtime.Outcome) {
 		line += fmt.Sprintf(" · %s: %s", out.ErrorCode, out.Message)
 	}
 	fmt.Fprintln(a.stderr, line)
+	if out.Truncated {
+		fmt.Fprintln(a.stderr, "harness: the answer was cut by the output limit (finish reason length): raise --max-tokens (or maxTokens in the config file), or ask it to continue")
+	}
 }
 
 func short(s string, n int) string {

@@ -48,6 +48,8 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.ContextWindow, "context-window", 0, "context window in tokens (default 128000)")
 	fs.IntVar(&o.CompactAt, "compact-at", 0, "compact the context at this percentage of the window (default 80)")
 	fs.IntVar(&o.CompactTail, "compact-tail", 0, "messages kept word for word after a compaction (default 12)")
+	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "output tokens per model request, also reserved in the window (default min(8192, window/8); config maxTokens)")
+	fs.BoolVar(&o.NoProjectInstructions, "no-project-instructions", false, "do not read AGENTS.md (or CLAUDE.md) into the system prompt")
 	fs.IntVar(&o.MaxFiles, "max-files", 0, "most text files copied into the workspace (default 20000)")
 	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", 0, "largest file copied into the workspace; larger ones are skipped and reported (default 2 MiB)")
 	fs.Int64Var(&o.MaxTotalBytes, "max-total-bytes", 0, "most bytes copied into the workspace in all (default 128 MiB)")

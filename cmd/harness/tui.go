@@ -218,6 +218,7 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 		Approve:   opened.Ask,
 		History:   hist,
 		Inherited: records(inherited),
+		Instructions: set.Instructions,
 	}, nil
 }
 

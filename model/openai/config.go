@@ -25,6 +25,7 @@ type FileConfig struct {
 	BudgetTokens  int    `json:"budgetTokens,omitempty"`  // per session
 	Image         string `json:"image,omitempty"`         // sandbox image
 	APIKeyEnv     string `json:"apiKeyEnv,omitempty"`     // variable holding the key; default OPENAI_API_KEY
+	MaxTokens     int    `json:"maxTokens,omitempty"`     // output tokens per request
 }
 
 // Providers a config file may name.
@@ -40,7 +41,7 @@ const ConfigFileName = "harness/config.json"
 const maxConfigBytes = 64 << 10
 
 var (
-	configKeys = []string{"provider", "model", "baseUrl", "contextWindow", "budgetTokens", "image", "apiKeyEnv"}
+	configKeys = []string{"provider", "model", "baseUrl", "contextWindow", "budgetTokens", "image", "apiKeyEnv", "maxTokens"}
 	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	// secretKeys are keys that would hold a secret, compared lower-case
 	// without - and _.
@@ -119,8 +120,8 @@ func (fc FileConfig) validate() error {
 	default:
 		return bad("provider: want openai or demo")
 	}
-	if fc.ContextWindow < 0 || fc.BudgetTokens < 0 {
-		return bad("contextWindow and budgetTokens: want non-negative numbers")
+	if fc.ContextWindow < 0 || fc.BudgetTokens < 0 || fc.MaxTokens < 0 {
+		return bad("contextWindow, budgetTokens and maxTokens: want non-negative numbers")
 	}
 	if fc.BaseURL != "" {
 		if _, err := checkBaseURL(fc.BaseURL); err != nil {

@@ -171,6 +171,8 @@ type assistantBlock struct {
 	next        int // the next expected delta sequence
 	streaming   bool
 	interrupted bool
+	reasoning   string // what a reasoning model thought first: a collapsed "thinking" block
+	expanded    bool
 
 	// While streaming, the text up to its last finished paragraph is
 	// rendered once per width and kept; each delta re-renders only the
@@ -180,11 +182,11 @@ type assistantBlock struct {
 	stableLines []string
 }
 
-func (*assistantBlock) kind() kind       { return kindAssistant }
-func (*assistantBlock) live() bool       { return false }
-func (*assistantBlock) expandable() bool { return false }
-func (*assistantBlock) toggle()          {}
-func (a *assistantBlock) render(c *Ctx, _ bool) []string {
+func (*assistantBlock) kind() kind         { return kindAssistant }
+func (*assistantBlock) live() bool         { return false }
+func (a *assistantBlock) expandable() bool { return a.reasoning != "" }
+func (a *assistantBlock) toggle()          { a.expanded = !a.expanded }
+func (a *assistantBlock) render(c *Ctx, selected bool) []string {
 	th := c.Theme
 	w := c.Width - 2
 	var md []string
@@ -192,9 +194,14 @@ func (a *assistantBlock) render(c *Ctx, _ bool) []string {
 		md = a.streamed(a.text.String(), w, c)
 	} else {
 		a.stableLines = nil
-		md = markdown.Render(a.text.String(), w, th)
+		if a.text.Len() > 0 {
+			md = markdown.Render(a.text.String(), w, th)
+		}
 	}
-	out := make([]string, 0, len(md)+1)
+	out := make([]string, 0, len(md)+2)
+	if a.reasoning != "" {
+		out = append(out, a.thinking(c, selected)...)
+	}
 	for _, l := range md {
 		out = append(out, " "+l)
 	}
@@ -206,6 +213,24 @@ func (a *assistantBlock) render(c *Ctx, _ bool) []string {
 	}
 	if a.interrupted {
 		out = append(out, " "+th.Canceled.Render("(interrupted)"))
+	}
+	return out
+}
+
+// thinking renders the reasoning: one line while collapsed, the whole text
+// behind a gutter when expanded.
+func (a *assistantBlock) thinking(c *Ctx, selected bool) []string {
+	th := c.Theme
+	words := len(strings.Fields(a.reasoning))
+	head := " " + marker(th, a.expanded, selected) + th.Muted.Render("thinking · "+plural(words, "word"))
+	if !a.expanded {
+		head += th.Faint.Render(" (ctrl+o shows it)")
+		return []string{ansi.Truncate(head, c.Width, "…")}
+	}
+	out := []string{ansi.Truncate(head, c.Width, "…")}
+	gutter := "   " + th.DiffGutter.Render("│") + " "
+	for _, l := range wrapPlain(a.reasoning, c.Width-5) {
+		out = append(out, gutter+th.Muted.Render(l))
 	}
 	return out
 }
@@ -306,13 +331,14 @@ func (n *notice) render(c *Ctx, _ bool) []string {
 // ---- turn endings
 
 type turnEnd struct {
-	status   string
-	code     string
-	note     string
-	requests int
-	tools    int
-	tokens   int
-	dur      time.Duration
+	status    string
+	code      string
+	note      string
+	truncated bool // the last answer was cut by the output limit
+	requests  int
+	tools     int
+	tokens    int
+	dur       time.Duration
 }
 
 func (*turnEnd) kind() kind       { return kindTurnEnd }
@@ -357,6 +383,11 @@ func (e *turnEnd) render(c *Ctx, _ bool) []string {
 	if e.note != "" {
 		for _, l := range wrapPlain(e.note, c.Width-3) {
 			out = append(out, "   "+th.Err.Render(l))
+		}
+	}
+	if e.truncated {
+		for _, l := range wrapPlain("answer cut by the output limit: raise --max-tokens or ask to continue", c.Width-5) {
+			out = append(out, "   "+th.Warn.Render(l))
 		}
 	}
 	return out

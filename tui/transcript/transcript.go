@@ -284,11 +284,12 @@ func (t *Transcript) message(d event.MessageCompleted) {
 			a.text.Reset()
 			a.text.WriteString(d.Content)
 			a.streaming = false
+			a.reasoning = strings.TrimSpace(d.Reasoning)
 			t.touch(i)
 			return
 		}
-		if strings.TrimSpace(d.Content) != "" {
-			t.byMsg[d.MessageID] = t.add(&assistantBlock{text: builder(d.Content)})
+		if strings.TrimSpace(d.Content) != "" || strings.TrimSpace(d.Reasoning) != "" {
+			t.byMsg[d.MessageID] = t.add(&assistantBlock{text: builder(d.Content), reasoning: strings.TrimSpace(d.Reasoning)})
 		}
 	}
 }
@@ -458,7 +459,7 @@ func (t *Transcript) turnCompleted(ev event.Event, d event.TurnCompleted) {
 			}
 		}
 	}
-	t.add(&turnEnd{status: d.Status, code: d.ErrorCode, note: d.Note, requests: d.ModelRequests, tools: d.ToolCalls, tokens: d.Usage.TotalTokens, dur: dur})
+	t.add(&turnEnd{status: d.Status, code: d.ErrorCode, note: d.Note, truncated: d.Truncated, requests: d.ModelRequests, tools: d.ToolCalls, tokens: d.Usage.TotalTokens, dur: dur})
 }
 
 func permissionText(d event.PermissionResolved) string {

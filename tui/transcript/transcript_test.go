@@ -329,3 +329,40 @@ func TestStreamedOutput(t *testing.T) {
 		t.Errorf("the canceled card lost its output:\n%s", text)
 	}
 }
+
+// A reasoning model's thinking is one collapsed line above its answer;
+// the card key expands it. A length-cut answer says how to get the rest.
+func TestThinkingAndTruncation(t *testing.T) {
+	tr := New()
+	tr.Apply(ev(1, event.TurnStarted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", InputMessageID: "msg-u"}))
+	tr.Apply(ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: "why?"}))
+	tr.Apply(ev(3, event.MessageCompleted{RunID: "run-1", MessageID: "msg-t", Role: model.RoleAssistant, RequestID: "req-1",
+		FinishReason: model.FinishToolCalls, Reasoning: "The user asks why. I should read the README first."}))
+	tr.Apply(ev(4, event.MessageDelta{RunID: "run-1", RequestID: "req-2", MessageID: "msg-a", Sequence: 0, Delta: "Because the"}))
+	tr.Apply(ev(5, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a", Role: model.RoleAssistant, RequestID: "req-2",
+		FinishReason: model.FinishLength, Content: "Because the", Reasoning: "Short answer."}))
+	tr.Apply(ev(6, event.TurnCompleted{RunID: "run-1", Status: event.StatusCompleted, Usage: usage, Truncated: true}))
+
+	text := plain(all(tr, 80))
+	for _, want := range []string{"▸ thinking · 10 words (ctrl+o shows it)", "▸ thinking · 2 words", "Because the",
+		"answer cut by the output limit: raise --max-tokens"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "README first") {
+		t.Errorf("collapsed thinking shows its text:\n%s", text)
+	}
+	var v Viewport
+	v.Unselect()
+	c := ctxAt(80)
+	v.Select(tr, c, 40, -1) // the last card: the second thinking block
+	v.Select(tr, c, 40, -1)
+	if !v.Toggle(tr, c, 40) {
+		t.Fatal("nothing to expand")
+	}
+	text = plain(all(tr, 80))
+	if !strings.Contains(text, "▾ thinking · 10 words") || !strings.Contains(text, "I should read the README first.") {
+		t.Errorf("expanded thinking:\n%s", text)
+	}
+}
