@@ -370,14 +370,15 @@ func (s *Server) Problems() []string {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	if r.URL.Path != "/v1/chat/completions" {
+		// GET /models and the like: not served, not counted.
+		http.Error(w, `{"error":{"message":"unexpected path `+r.URL.Path+`"}}`, http.StatusNotFound)
+		return
+	}
 	s.mu.Lock()
 	s.requests = append(s.requests, body)
 	n := len(s.requests)
 	s.mu.Unlock()
-	if r.URL.Path != "/v1/chat/completions" {
-		http.Error(w, `{"error":{"message":"unexpected path `+r.URL.Path+`"}}`, http.StatusNotFound)
-		return
-	}
 	if p := s.check(n, body); p != "" {
 		s.mu.Lock()
 		s.problems = append(s.problems, fmt.Sprintf("request %d: %s", n, p))
