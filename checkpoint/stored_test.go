@@ -106,7 +106,7 @@ func TestLoadRejects(t *testing.T) {
 		{"message not canonical", bytes.Replace(good, []byte(`{"id":`), []byte(`{ "id":`), 1), errcode.RuntimeCheckpointInvalid},
 		{"future version", bytes.Replace(good, []byte("\n{\"version\":1,"), []byte("\n{\"version\":2,"), 1), errcode.RuntimeCheckpointVersion},
 		{"a delta as the row", deltaOf(t), errcode.RuntimeCheckpointInvalid},
-		{"usage", bytes.Replace(good, []byte(`"totalTokens":57`), []byte(`"totalTokens":58`), 1), errcode.RuntimeCheckpointInvalid},
+		{"usage total below prompt + completion", bytes.Replace(good, []byte(`"totalTokens":57`), []byte(`"totalTokens":56`), 1), errcode.RuntimeCheckpointInvalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if bytes.Equal(c.row, good) {
