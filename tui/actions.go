@@ -412,7 +412,29 @@ func (m *Model) pagerKey(k tea.KeyPressMsg) tea.Cmd {
 
 func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 	p := m.picker
+	if p.search {
+		switch ks := k.String(); {
+		case ks == "esc":
+			p.search = false
+			p.setQuery("")
+			return nil
+		case ks == "backspace":
+			if r := []rune(p.query); len(r) > 0 {
+				p.setQuery(string(r[:len(r)-1]))
+			}
+			return nil
+		case ks == "up" || ks == "down" || ks == "enter" || ks == "pgup" || ks == "pgdown" || ks == "ctrl+c":
+		case k.Text != "":
+			p.setQuery(p.query + k.Text)
+			return nil
+		default:
+			return nil
+		}
+	}
 	switch k.String() {
+	case "/":
+		p.search = true
+		return nil
 	case "up", "k":
 		p.move(-1)
 	case "down", "j":

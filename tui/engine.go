@@ -139,4 +139,5 @@ type SessionSummary struct {
 	Turns   int
 	Tokens  int64
 	Status  string
+	Dir     string // the project directory the session works on
 }

@@ -612,3 +612,29 @@ func TestForkShowsItsInheritedTranscript(t *testing.T) {
 	s.events(ev(3, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a1", Role: model.RoleAssistant, Content: "after the fork"}))
 	s.wantText("the answer before the fork", "after the fork")
 }
+
+// The picker shows each session's directory; / searches titles,
+// directories and IDs, and enter opens the match.
+func TestPickerSearch(t *testing.T) {
+	eng := idleEngine()
+	eng.sessions = []SessionSummary{
+		{ID: "sess-a", Title: "fix the parser", Dir: "/src/alpha"},
+		{ID: "sess-b", Title: "write docs", Dir: "/src/beta"},
+		{ID: "sess-c", Title: "release notes", Dir: "/src/alpha"},
+	}
+	s := newScreen(t, eng, Options{Pick: true}, 120, 30)
+	s.wantText("/src/alpha", "/src/beta")
+	s.key("/")
+	s.typeText("beta")
+	if got := s.m.picker.shown(); len(got) != 1 || got[0].ID != "sess-b" {
+		t.Fatalf("search beta: %+v", got)
+	}
+	s.key("backspace")
+	s.key("backspace")
+	s.key("backspace")
+	s.key("backspace")
+	s.typeText("notes")
+	s.eng.calls = nil
+	s.key("enter")
+	s.wantCalls(`open "sess-c" fork=false`)
+}

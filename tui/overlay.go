@@ -143,7 +143,9 @@ func helpLines(m *Model, width int) []string {
 
 // picker is the session list of `harness resume` and /sessions.
 type picker struct {
-	list    []SessionSummary
+	list    []SessionSummary // every session; shown() is what the search keeps
+	query   string           // the search typed after /
+	search  bool             // typing goes to the search
 	cursor  int
 	loading bool
 	err     error
@@ -151,22 +153,49 @@ type picker struct {
 	current string
 }
 
+// shown is the sessions whose title, directory or ID contain the search,
+// ignoring case.
+func (p *picker) shown() []SessionSummary {
+	if p.query == "" {
+		return p.list
+	}
+	q := strings.ToLower(p.query)
+	var out []SessionSummary
+	for _, s := range p.list {
+		if strings.Contains(strings.ToLower(s.Title+"\x00"+s.Dir+"\x00"+s.ID), q) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// setQuery changes the search and puts the cursor on the first match.
+func (p *picker) setQuery(q string) {
+	p.query, p.cursor = q, 0
+}
+
 func (p *picker) move(d int) {
-	if len(p.list) == 0 {
+	n := len(p.shown())
+	if n == 0 {
 		return
 	}
-	p.cursor = min(max(p.cursor+d, 0), len(p.list)-1)
+	p.cursor = min(max(p.cursor+d, 0), n-1)
 }
 
 func (p *picker) selected() (SessionSummary, bool) {
-	if p.cursor < 0 || p.cursor >= len(p.list) {
+	list := p.shown()
+	if p.cursor < 0 || p.cursor >= len(list) {
 		return SessionSummary{}, false
 	}
-	return p.list[p.cursor], true
+	return list[p.cursor], true
 }
 
 func (p *picker) view(th *theme.Theme, width, height int, now time.Time) string {
-	lines := []string{" " + th.Accent.Render("Resume a session") + th.Muted.Render("  ↑/↓ choose · enter open · esc "+map[bool]string{true: "quit", false: "close"}[p.startup]), ""}
+	lines := []string{" " + th.Accent.Render("Resume a session") + th.Muted.Render("  ↑/↓ choose · enter open · / search · esc "+map[bool]string{true: "quit", false: "close"}[p.startup]), ""}
+	if p.search || p.query != "" {
+		lines[1] = " " + th.Bold.Render("/ "+p.query) + th.Muted.Render(map[bool]string{true: "▏", false: ""}[p.search])
+	}
+	list := p.shown()
 	switch {
 	case p.loading:
 		lines = append(lines, " "+th.Muted.Render("loading…"))
@@ -174,10 +203,12 @@ func (p *picker) view(th *theme.Theme, width, height int, now time.Time) string 
 		lines = append(lines, " "+errLine(th, p.err))
 	case len(p.list) == 0:
 		lines = append(lines, " "+th.Muted.Render("No sessions yet: run harness to start one."))
+	case len(list) == 0:
+		lines = append(lines, " "+th.Muted.Render("No session matches the search."))
 	}
 	tw, long := pickerColumns(width)
-	header := fmt.Sprintf("   %-*s %9s %7s %8s  %-12s %s", tw, "TITLE", "UPDATED", "TURNS", "TOKENS", "STATUS", "ID")
-	if len(p.list) > 0 {
+	header := fmt.Sprintf("   %-*s %-*s %9s %7s %8s  %-12s %s", tw, "TITLE", dirColumn, "DIRECTORY", "UPDATED", "TURNS", "TOKENS", "STATUS", "ID")
+	if len(list) > 0 {
 		lines = append(lines, th.Muted.Render(ansi.Truncate(header, width, "")))
 	}
 	// Keep the cursor in view.
@@ -186,8 +217,8 @@ func (p *picker) view(th *theme.Theme, width, height int, now time.Time) string 
 	if p.cursor >= room {
 		first = p.cursor - room + 1
 	}
-	for i := first; i < len(p.list) && len(lines) < height; i++ {
-		s := p.list[i]
+	for i := first; i < len(list) && len(lines) < height; i++ {
+		s := list[i]
 		title := s.Title
 		if title == "" {
 			title = "(untitled)"
@@ -200,7 +231,7 @@ func (p *picker) view(th *theme.Theme, width, height int, now time.Time) string 
 		if !long && len(id) > 18 {
 			id = id[:5] + "…" + id[len(id)-12:]
 		}
-		row := fmt.Sprintf("%-*s %9s %7d %8s  %-12s %s", tw, title, age(now, s.Updated), s.Turns, transcript.Tokens(int(s.Tokens)), s.Status, id)
+		row := fmt.Sprintf("%-*s %-*s %9s %7d %8s  %-12s %s", tw, title, dirColumn, shortDir(s.Dir), age(now, s.Updated), s.Turns, transcript.Tokens(int(s.Tokens)), s.Status, id)
 		row = ansi.Truncate(row, width-3, "…")
 		if i == p.cursor {
 			lines = append(lines, " "+th.Selected.Render("▸ ")+th.Bold.Render(row))
@@ -211,9 +242,21 @@ func (p *picker) view(th *theme.Theme, width, height int, now time.Time) string 
 	return strings.Join(lines, "\n")
 }
 
+// dirColumn is the width of the picker's directory column.
+const dirColumn = 20
+
+// shortDir fits a directory in dirColumn, keeping its end.
+func shortDir(dir string) string {
+	r := []rune(dir)
+	if len(r) <= dirColumn {
+		return dir
+	}
+	return "…" + string(r[len(r)-dirColumn+1:])
+}
+
 // pickerColumns sizes the title column and says whether whole IDs fit.
 func pickerColumns(width int) (title int, longIDs bool) {
-	const fixed = 3 + 1 + 9 + 1 + 7 + 1 + 8 + 2 + 12 + 1 // margins, updated, turns, tokens, status
+	const fixed = 3 + 1 + dirColumn + 1 + 9 + 1 + 7 + 1 + 8 + 2 + 12 + 1 // margins, directory, updated, turns, tokens, status
 	if width-fixed-41 >= 24 {
 		return min(width-fixed-41, 60), true
 	}

@@ -554,13 +554,13 @@ func (e *tuiEngine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, erro
 }
 
 func (e *tuiEngine) Sessions(ctx context.Context) ([]tui.SessionSummary, error) {
-	list, err := e.a.Store.ListSessions(ctx, 200)
+	list, err := app.Sessions(ctx, e.a.Store, "")
 	if err != nil {
 		return nil, err
 	}
 	out := make([]tui.SessionSummary, len(list))
 	for i, s := range list {
-		out[i] = tui.SessionSummary{ID: s.ID, Title: s.Title, Updated: s.UpdatedAt, Turns: s.Turns, Tokens: s.Tokens, Status: s.Status}
+		out[i] = tui.SessionSummary{ID: s.ID, Title: s.Title, Updated: s.UpdatedAt, Turns: s.Turns, Tokens: s.Tokens, Status: s.Status, Dir: s.Metadata["root"]}
 	}
 	return out, nil
 }
