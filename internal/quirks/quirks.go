@@ -334,7 +334,6 @@ data: [DONE]
 type Server struct {
 	URL  string // base URL, ending in /v1
 	f    *File
-	tool string // canonical name of the tool calls
 	wire string
 	args string
 
