@@ -78,6 +78,15 @@ func (m *Meter) Add(msg model.Message) int {
 	return m.Tokens()
 }
 
+// AddEncoded counts one more message whose canonical encoding
+// (model.MarshalCanonical) the caller already holds, n bytes long, without
+// encoding it again, and returns the new total.
+func (m *Meter) AddEncoded(n int) int {
+	m.sum += n
+	m.n++
+	return m.Tokens()
+}
+
 // Tokens returns the occupancy of the messages added so far.
 func (m *Meter) Tokens() int {
 	t := m.fixed + m.sum

@@ -250,3 +250,25 @@ func TestMeterCloneIsIndependent(t *testing.T) {
 		t.Errorf("original after resetting the clone: Tokens = %d, want %d", got, want)
 	}
 }
+
+// AddEncoded with the length of MarshalCanonical counts as Add does.
+func TestMeterAddEncoded(t *testing.T) {
+	msgs := []model.Message{
+		{ID: "m1", Role: model.RoleUser, Content: "héllo \"quoted\" <tag> \u2028"},
+		{ID: "m2", Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "fs.read", Arguments: []byte(`{"path": "a.go"}`)}}},
+		{ID: "m3", Role: model.RoleTool, ToolCallID: "c1", Name: "fs.read", Content: strings.Repeat("x\n", 100)},
+	}
+	a, b := compaction.NewMeter("sys", nil), compaction.NewMeter("sys", nil)
+	for _, m := range msgs {
+		raw, err := model.MarshalCanonical(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := a.AddEncoded(len(raw)), b.Add(m); got != want {
+			t.Fatalf("AddEncoded = %d, Add = %d", got, want)
+		}
+	}
+	if a.Tokens() != compaction.Occupancy("sys", nil, msgs) {
+		t.Fatalf("meter %d, full encode %d", a.Tokens(), compaction.Occupancy("sys", nil, msgs))
+	}
+}

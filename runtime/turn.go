@@ -158,7 +158,11 @@ func (t *turn) applySteering() error {
 func (st *state) addQuiet(m model.Message) {
 	st.push(m)
 	st.transcript += int64(len(m.Content))
-	st.meter.Add(m)
+	if st.rawMsgs != nil {
+		st.meter.AddEncoded(len(st.rawMsgs[len(st.rawMsgs)-1]))
+	} else {
+		st.meter.Add(m)
+	}
 }
 
 // push appends a message and its canonical bytes.
