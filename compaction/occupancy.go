@@ -112,6 +112,11 @@ func (m *Meter) Clone() *Meter {
 	return &c
 }
 
+// MessageLen returns the length in bytes of one message's canonical
+// encoding as Meter counts it; the occupancy of messages is the sum of
+// their lengths, one comma between neighbours, plus the fixed part.
+func MessageLen(msg model.Message) int { return messageLen(msg) }
+
 // messageLen returns the length of one message's canonical encoding.
 func messageLen(msg model.Message) int {
 	if n, ok := tryEncodedLen(msg); ok {

@@ -153,6 +153,22 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	if summaryRoom <= 0 {
 		summaryRoom = p.ReserveTokens
 	}
+	// suffix[i] is the encoded length of view[i:] with its commas; the
+	// uncompacted messages' bytes are cached already.
+	suffix := make([]int, len(view)+1)
+	for i := len(view) - 1; i >= 0; i-- {
+		n := 0
+		if j := s.state.compact.TailStart + i - head; i >= head && s.state.rawMsgs != nil && j < len(s.state.rawMsgs) {
+			n = len(s.state.rawMsgs[j])
+		} else {
+			n = compaction.MessageLen(view[i])
+		}
+		suffix[i] = suffix[i+1] + n + 1
+	}
+	pin := 0
+	if s.state.firstUser != nil {
+		pin = compaction.MessageLen(compaction.Pin(*s.state.firstUser)) + 1
+	}
 	best := -1
 	for k := p.TailMessages; k >= 1; k-- {
 		b, err := compaction.Boundary(view, k)
@@ -160,10 +176,7 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 			continue
 		}
 		best = b
-		kept := compaction.Occupancy("", nil, view[b:]) + fixed
-		if s.state.firstUser != nil {
-			kept += compaction.Occupancy("", nil, []model.Message{compaction.Pin(*s.state.firstUser)})
-		}
+		kept := fixed + suffix[b] + pin
 		tokens, _ := s.state.estimate(s.settings.Model, kept)
 		if tokens+summaryRoom < min(p.ThresholdTokens, before/2) {
 			return b, nil
