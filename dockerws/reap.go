@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
@@ -41,10 +42,15 @@ func reap(ctx context.Context, cli *client.Client) (int, error) {
 		if slices.ContainsFunc(c.Names, func(n string) bool { return strings.HasPrefix(strings.TrimPrefix(n, "/"), KeptPrefix) }) {
 			continue // set aside by Keep: the user removes it
 		}
-		if ownerAlive(c.Labels[LabelOwner], c.State == container.StateRunning) {
+		if c.State == container.StateRemoving || ownerAlive(c.Labels[LabelOwner], c.State == container.StateRunning) {
 			continue
 		}
 		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if cerrdefs.IsConflict(err) {
+			// Already being removed: by the daemon, for a process that
+			// abandoned it on exit, or by another reaper.
+			continue
+		}
 		if err != nil && !isNotFound(err) {
 			return n, dockerError(ctx, op, err)
 		}
