@@ -417,6 +417,11 @@ type ToolOutput struct {
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
+// AttachmentsMarker is the first line of a user message that carries what
+// the user's own message asked of the workspace (the files of its @path
+// mentions, a !command's output) rather than typed text.
+const AttachmentsMarker = "<attachments>"
+
 // MaxToolOutputBytes bounds the text tool.output events record per call.
 const MaxToolOutputBytes = 64 << 10
 

@@ -87,7 +87,7 @@ func (s *Session) Start(ctx context.Context, req StartRequest) (string, error) {
 	}
 	s.mu.Unlock()
 
-	t := &turn{s: s, r: r, ctx: runCtx}
+	t := &turn{s: s, r: r, ctx: runCtx, input: in}
 	if err := t.admit(in); err != nil {
 		// Nothing ran; the turn still ends exactly once in the log if any
 		// of its admission events made it there.

@@ -22,6 +22,8 @@ type turn struct {
 	s   *Session
 	r   *run
 	ctx context.Context
+	// input is the user's message the turn was admitted with.
+	input input
 
 	status    Status
 	err       error // the error that ended the turn, if any
@@ -66,6 +68,12 @@ func isAppendFailure(err error) bool {
 // without tool calls and no steering is pending, or something ends it.
 func (t *turn) run() {
 	s := t.s
+	if done, err := t.userCalls(t.input.Content, t.input.MessageID); err != nil || done {
+		if err != nil {
+			t.fail(err)
+		}
+		return
+	}
 	for {
 		if t.r.canceled.Load() {
 			t.status = StatusCanceled
@@ -510,6 +518,14 @@ func (t *turn) warn(metric string, used, limit int64) {
 // runTool runs one call: tool.call, policy.decision, the permission
 // exchange when asked, tool.result and the tool message.
 func (t *turn) runTool(mc model.ToolCall, requestID string) error {
+	_, err := t.callTool(mc, requestID, true)
+	return err
+}
+
+// callTool runs one call through the policy, the permission exchange and
+// the tool, and records it; toModel adds the tool message (false for a call
+// the user made, whose result goes into the user's message).
+func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tools.Result, error) {
 	s, r := t.s, t.r
 	callID := s.rt.cfg.NewID("call")
 	t.toolCalls++
@@ -517,7 +533,7 @@ func (t *turn) runTool(mc model.ToolCall, requestID string) error {
 	t.warn("tool_calls", int64(t.toolCalls), int64(s.settings.Budget.MaxToolCalls))
 	if _, err := t.append(event.ToolCall{CallID: callID, Tool: mc.Name, Input: rawOrString(mc.Arguments), ModelCallID: mc.ID,
 		RequestID: requestID, RunID: r.id, SessionID: s.id, TurnID: r.turnID}); err != nil {
-		return err
+		return tools.Result{}, err
 	}
 	call, perr := tools.Parse(mc.Name, mc.Arguments)
 	if mc.BadArguments && (perr == nil || perr.Code == errcode.ToolBadInput) {
@@ -532,7 +548,7 @@ func (t *turn) runTool(mc model.ToolCall, requestID string) error {
 	pd := event.PolicyDecision{CallID: callID, Action: mc.Name, Subject: call.Subject, Effect: string(d.Effect), Reason: d.Reason,
 		RuleID: d.RuleID, RunID: r.id, SessionID: s.id, TurnID: r.turnID}
 	if _, err := t.append(pd); err != nil {
-		return err
+		return tools.Result{}, err
 	}
 	start := s.rt.cfg.Now()
 	var res tools.Result
@@ -542,7 +558,7 @@ func (t *turn) runTool(mc model.ToolCall, requestID string) error {
 	case d.Effect == Ask && !r.grants[mc.Name]:
 		ok, reason, err := t.askPermission(callID, call, mc)
 		if err != nil {
-			return err
+			return tools.Result{}, err
 		}
 		if !ok {
 			msg := "the user denied this call"
@@ -571,15 +587,15 @@ func (t *turn) runTool(mc model.ToolCall, requestID string) error {
 		}
 		if err != nil {
 			res = failed(errcode.Of(err), errcode.Message(err))
-			if rerr := t.recordResult(callID, mc, res, start); rerr != nil {
-				return rerr
+			if rerr := t.recordResult(callID, mc, res, start, toModel); rerr != nil {
+				return res, rerr
 			}
-			return err
+			return res, err
 		}
 	}
 	// A tool that finished as cancel arrived keeps its real result: its
 	// effect happened.
-	return t.recordResult(callID, mc, res, start)
+	return res, t.recordResult(callID, mc, res, start, toModel)
 }
 
 // badArgsExcerpt quotes the start of arguments kept as a JSON string.
@@ -597,7 +613,7 @@ func failed(code errcode.Code, msg string) tools.Result {
 	return tools.Result{Error: &tools.ResultError{Code: code, Message: msg}}
 }
 
-func (t *turn) recordResult(callID string, mc model.ToolCall, res tools.Result, start time.Time) error {
+func (t *turn) recordResult(callID string, mc model.ToolCall, res tools.Result, start time.Time, toModel bool) error {
 	s := t.s
 	dur := res.Duration
 	if dur == 0 {
@@ -616,6 +632,9 @@ func (t *turn) recordResult(callID string, mc model.ToolCall, res tools.Result, 
 	if _, err := t.append(tr); err != nil {
 		return err
 	}
+	if !toModel {
+		return nil
+	}
 	msg := model.Message{ID: s.rt.cfg.NewID("msg"), Role: model.RoleTool, Content: string(content), ToolCallID: mc.ID, Name: mc.Name}
 	return t.addMessage(msg, "")
 }
@@ -630,7 +649,7 @@ func (t *turn) abandon(calls []model.ToolCall, requestID, why string) {
 			RequestID: requestID, RunID: r.id, SessionID: s.id, TurnID: r.turnID}); err != nil {
 			return
 		}
-		if err := t.recordResult(callID, mc, failed(errcode.ToolCanceled, why), s.rt.cfg.Now()); err != nil {
+		if err := t.recordResult(callID, mc, failed(errcode.ToolCanceled, why), s.rt.cfg.Now(), true); err != nil {
 			return
 		}
 	}

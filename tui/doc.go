@@ -42,6 +42,12 @@
 // choose). Esc denies; enter with text in the input denies and sends the
 // text to the model as the reason; ctrl+o shows the whole command or diff.
 //
+// Messages: "@path" mentions attach workspace files and "!command" runs a
+// command in the sandbox; the runtime does both through the tools (the
+// same policy, approvals and refusals as the model's calls) and records
+// the result as a user message starting with event.AttachmentsMarker,
+// which the transcript shows as "attached …" or the command's output.
+//
 // Steering that reaches the runtime as its turn is already ending
 // (RUNTIME_RUN_TERMINAL) is not lost: the screen keeps it and sends it as
 // the next turn. After a completed turn, inputs queued for the next turn

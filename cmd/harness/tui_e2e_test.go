@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -290,6 +291,49 @@ func TestTUILiveCommandOutput(t *testing.T) {
 	if !strings.Contains(streamed, "first-line") || !strings.Contains(streamed, "warming-up") {
 		t.Errorf("the log's tool.output events hold %q", streamed)
 	}
+}
+
+// An @path mention attaches the workspace file: the read goes through the
+// tools (recorded as a call), the screen says what was attached, and the
+// file's text reaches the model's request on the wire.
+func TestTUIMentionReachesTheModel(t *testing.T) {
+	srv := &chatServer{streams: []string{
+		sse(`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"The notes say nothing yet."},"finish_reason":"stop"}]}`,
+			`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":80,"completion_tokens":4,"total_tokens":84}}`),
+	}}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	u := newUser(t)
+	u.write("notes.md", "# Notes\n\n- the-secret-plan-is-tea\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--workspace", "local", "--base-url", hs.URL+"/v1", "--model", "m"))
+	tm.waitFor("Ready.")
+	tm.line("what do @notes.md say?")
+	tm.waitFor("you  what do @notes.md say?", "attached @notes.md", "fs.read  notes.md", "The notes say nothing yet.")
+	tm.quit(1)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.bodies) != 1 || !strings.Contains(srv.bodies[0], "the-secret-plan-is-tea") {
+		t.Fatalf("the model request lacks the mentioned file:\n%v", srv.bodies)
+	}
+}
+
+// "!ls" runs in the sandbox through the tools and puts its output in the
+// conversation, without a model request.
+func TestTUIBangCommand(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("README.md", "# bang\n")
+	u.write("src/main.go", "package main\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--image", "harness-busybox", "--fake-model", mustAbs(t, tuiScript("keys.json"))))
+	tm.waitFor("Ready.")
+	tm.line("!ls")
+	s := tm.waitFor("you · ran ls", "README.md", "src", "process.exec  sh -c ls", "✓ completed")
+	if strings.Contains(s, "Starting the slow part") {
+		t.Fatalf("the model was asked:\n%s", s)
+	}
+	tm.quit(1)
 }
 
 // With no provider configured and no Docker workspace, the TUI opens on the

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -495,4 +496,53 @@ func nonEmpty(list []string) []string {
 		}
 	}
 	return out
+}
+
+// attachBlock is a user message the runtime composed from what the user's
+// own message asked of the workspace (event.AttachmentsMarker): the files
+// of @path mentions, or a !command's output.
+type attachBlock struct{ text string }
+
+// attachOutputLines bounds the !command output shown.
+const attachOutputLines = 20
+
+var attachFileRE = regexp.MustCompile(`<file path="([^"]*)"( error="([^"]*)")?`)
+
+func (*attachBlock) kind() kind       { return kindUser }
+func (*attachBlock) live() bool       { return false }
+func (*attachBlock) expandable() bool { return false }
+func (*attachBlock) toggle()          {}
+func (a *attachBlock) render(c *Ctx, _ bool) []string {
+	th := c.Theme
+	const indent = 6
+	pad := strings.Repeat(" ", indent)
+	lines := strings.Split(strings.TrimRight(a.text, "\n"), "\n")
+	if len(lines) > 1 && strings.HasPrefix(lines[1], "The user ran `") {
+		cmd := strings.TrimSuffix(strings.TrimPrefix(lines[1], "The user ran `"), "` in the workspace:")
+		out := []string{" " + th.User.Render("you") + th.Muted.Render(" · ran ") + th.Bold.Render(ansi.Truncate(cmd, max(c.Width-16, 8), "…"))}
+		var body []string
+		for _, l := range lines[2:] {
+			if strings.HasPrefix(l, "<command-output") || l == "</command-output>" {
+				continue
+			}
+			body = append(body, l)
+		}
+		if n := len(body) - attachOutputLines; n > 0 {
+			out = append(out, pad+th.Muted.Render("… "+plural(n, "earlier line")))
+			body = body[n:]
+		}
+		for _, l := range body {
+			out = append(out, pad+th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
+		}
+		return out
+	}
+	var names []string
+	for _, m := range attachFileRE.FindAllStringSubmatch(a.text, -1) {
+		if m[3] != "" {
+			names = append(names, th.Err.Render("@"+m[1]+" ("+strings.SplitN(m[3], ":", 2)[0]+")"))
+		} else {
+			names = append(names, th.Accent.Render("@"+m[1]))
+		}
+	}
+	return []string{pad + th.Muted.Render("attached ") + strings.Join(names, th.Muted.Render(", "))}
 }

@@ -277,6 +277,10 @@ func (t *Transcript) setSteering(id string, st userState) {
 func (t *Transcript) message(d event.MessageCompleted) {
 	switch d.Role {
 	case model.RoleUser:
+		if strings.HasPrefix(d.Content, event.AttachmentsMarker+"\n") {
+			t.add(&attachBlock{text: d.Content})
+			return
+		}
 		t.add(&userBlock{text: d.Content, fromQueue: t.fromQueue[d.MessageID]})
 	case model.RoleAssistant:
 		if i, ok := t.byMsg[d.MessageID]; ok {
