@@ -1,8 +1,8 @@
 package main
 
 import (
-	"os"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
