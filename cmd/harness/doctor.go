@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/harness-dev/harness/app"
@@ -52,9 +53,27 @@ func runDoctor(ctx context.Context, o options, e app.Env, w io.Writer) int {
 	case r.Model == "":
 		report("model", errcode.New(errcode.ModelInvalidConfig, "a provider is configured but no model"), "pass --model or set HARNESS_MODEL")
 	default:
-		fmt.Fprintf(w, "✓ model: %s at %s\n", r.Model, orDefault(r.BaseURL, "the OpenAI API"))
-		if c, err := openai.New(openai.Config{BaseURL: orDefault(r.BaseURL, openai.DefaultBaseURL), APIKey: r.APIKey, Model: r.Model}); err == nil {
-			r = app.WithServerWindow(r, app.ServerWindow(ctx, c, r.Model))
+		base := orDefault(r.BaseURL, openai.DefaultBaseURL)
+		name := "provider: model " + r.Model + " at " + redactURL(base)
+		c, err := openai.New(openai.Config{BaseURL: base, APIKey: r.APIKey, Model: r.Model, Timeout: 10 * time.Second})
+		if err != nil {
+			report(name, err, "check --base-url and OPENAI_API_KEY")
+			break
+		}
+		p, err := c.Probe(ctx)
+		switch {
+		case err != nil:
+			report(name, err, providerFix(errcode.Of(err)))
+		case !p.Found:
+			report(name, errcode.Errorf(errcode.ModelInvalidConfig, "the server is reachable and takes the key, but does not serve %s (it lists %s)", r.Model, listSome(p.Models, 8)),
+				"pass --model with one of the listed models")
+		default:
+			how := "listed by GET /models"
+			if p.Answered {
+				how = "answered a one-token request"
+			}
+			fmt.Fprintf(w, "✓ %s: reachable, key accepted, model %s\n", name, how)
+			r = app.WithServerWindow(r, p.Window)
 		}
 	}
 	fmt.Fprintf(w, "✓ context window: %d tokens (%s)\n", r.Window, windowSource(r.WindowSource))
@@ -72,6 +91,48 @@ func windowSource(src string) string {
 		return "--context-window or the config file"
 	}
 	return "default; the server states none"
+}
+
+// providerFix says what to do about a provider that failed the check.
+func providerFix(code errcode.Code) string {
+	switch code {
+	case errcode.ModelAuthError:
+		return "the server refused the key: check OPENAI_API_KEY (or the variable apiKeyEnv names in the config file)"
+	case errcode.ModelTransportError, errcode.ModelTimeout:
+		return "start the server, or check --base-url / OPENAI_BASE_URL (host, port, http on loopback only)"
+	case errcode.ModelRateLimited:
+		return "the server is rate-limiting this key: wait, or check the account's limits"
+	case errcode.ModelInvalidResponse:
+		return "the URL does not answer like an OpenAI-compatible API: check --base-url (it usually ends in /v1)"
+	}
+	return "check --base-url, --model and the server's logs"
+}
+
+// listSome names up to n items and how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	out := strings.Join(items[:min(n, len(items))], ", ")
+	if len(items) > n {
+		out += fmt.Sprintf(" and %d more", len(items)-n)
+	}
+	return out
+}
+
+// redactURL hides credentials and query values of a URL for display.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparseable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "xxxxx"
+	}
+	return u.String()
 }
 
 func orDefault(s, d string) string {

@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -35,7 +39,8 @@ var (
 // the configured key, anything shaped like an OpenAI key, bearer tokens,
 // Authorization headers and URL query values.
 type redactor struct {
-	key string
+	key  string
+	base string // the base URL, named in transport errors (it holds no secret: New refuses credentials and queries)
 }
 
 var (
@@ -109,9 +114,37 @@ func (r redactor) classify(actx, parent context.Context, err error, raw *http.Re
 		return &attemptError{err: &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: "read stream: an event line is too long"}}
 	}
 	return &attemptError{
-		err:       &errcode.Error{Code: errcode.ModelTransportError, Op: op, Message: "reach the server", Err: r.wrap(err)},
+		err:       &errcode.Error{Code: errcode.ModelTransportError, Op: op, Message: "reach " + r.base + ": " + transportCause(err), Err: r.wrap(err)},
 		retryable: true,
 	}
+}
+
+// transportCause names why a connection failed, in the user's terms.
+func transportCause(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var recordErr tls.RecordHeaderError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &dnsErr):
+		return "the host name " + dnsErr.Name + " does not resolve (DNS)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused (is the server running, on this port?)"
+	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid):
+		return "the TLS certificate was not accepted"
+	case errors.As(err, &recordErr):
+		return "the TLS handshake failed (is it a plain http server? then use http:// on loopback)"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return "the connection timed out"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the server closed the connection"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to the host (network unreachable)"
+	}
+	return "the connection failed"
 }
 
 // canceled explains why an attempt's context ended.

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// closedPort returns a loopback base URL nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/v1"
+}
+
+// harness doctor asks the provider: a server refusing the key, a closed
+// port and a good server get three different verdicts, each with the base
+// URL and what to do.
+func TestDoctorAsksTheProvider(t *testing.T) {
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"Incorrect API key provided: sk-wrong***","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	}))
+	t.Cleanup(refusing.Close)
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+			io.WriteString(w, `{"object":"list","data":[{"id":"other"},{"id":"m","object":"model","max_model_len":32768}]}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(good.Close)
+	noList := httptest.NewServer(&chatServer{streams: []string{sse(chunkJSON(`{"role":"assistant","content":"ok"}`, "length"))}})
+	t.Cleanup(noList.Close)
+	wrongModel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			io.WriteString(w, `{"data":[{"id":"llama3"},{"id":"qwen3"}]}`)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"error":{"message":"model \"m\" not found, try pulling it first"}}`)
+	}))
+	t.Cleanup(wrongModel.Close)
+	closed := closedPort(t)
+
+	cases := []struct {
+		name string
+		base string
+		want []string
+	}{
+		{"key refused", refusing.URL + "/v1", []string{"✗ provider: model m at " + refusing.URL + "/v1: MODEL_AUTH_ERROR", "Incorrect API key", "check OPENAI_API_KEY"}},
+		{"closed port", closed, []string{"✗ provider: model m at " + closed + ": MODEL_TRANSPORT_ERROR", "connection refused", "start the server"}},
+		{"good server", good.URL + "/v1", []string{"✓ provider: model m at " + good.URL + "/v1: reachable, key accepted, model listed by GET /models",
+			"context window: 32768 tokens (stated by the server)"}},
+		{"no model list", noList.URL + "/v1", []string{"✓ provider: model m at " + noList.URL + "/v1: reachable, key accepted, model answered a one-token request"}},
+		{"model not served", wrongModel.URL + "/v1", []string{"✗ provider: model m at " + wrongModel.URL + "/v1: MODEL_INVALID_CONFIG", "does not serve m (it lists llama3, qwen3)"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			u := newUser(t)
+			r := u.run("", "doctor", "--workspace", "local", "--image", "harness-busybox", "--base-url", c.base, "--model", "m")
+			for _, w := range c.want {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("doctor does not say %q:\n%s", w, r.stdout)
+				}
+			}
+			if strings.HasPrefix(c.want[0], "✗") && r.code != exitFailed {
+				t.Errorf("exit %d for a failed check", r.code)
+			}
+			if strings.Contains(r.stdout, "sk-wrong") {
+				t.Errorf("doctor shows a key:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// A transport failure in exec names the URL and the cause.
+func TestExecNamesTransportFailure(t *testing.T) {
+	u := newUser(t)
+	base := closedPort(t)
+	r := u.run("", "exec", "--workspace", "local", "--base-url", base, "--model", "m", "hi")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "MODEL_TRANSPORT_ERROR") ||
+		!strings.Contains(r.stderr, base) || !strings.Contains(r.stderr, "connection refused") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
