@@ -287,3 +287,48 @@ func TestRequestCompaction(t *testing.T) {
 		t.Errorf("no policy: %v", err)
 	}
 }
+
+// The calibration survives a restore from the checkpoint, and a switch to
+// another model starts it afresh: that model's first request is counted
+// in bytes again.
+func TestCalibrationSurvivesRestoreNotModelSwitch(t *testing.T) {
+	js := `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}],"usage":{"promptTokens":30,"completionTokens":5}},
+ {"content":"read it","usage":{"promptTokens":900,"completionTokens":5}},
+ {"content":"again","usage":{"promptTokens":950,"completionTokens":5}}]`
+	p := compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}
+	f := compactFixture(t, js, p, 0)
+	if out := f.wait(f.start("read big.txt")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	calibrated := f.sess.Occupancy()
+	cps := f.checkpoints()
+	rt2, err := runtime.New(runtime.Config{Model: f.model, Workspace: mustLocal(t, f.root)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, err := rt2.RestoreSession(t.Context(), f.log, cps[len(cps)-1], runtime.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := restored.Occupancy(); got != calibrated {
+		t.Errorf("restored occupancy %d, want the calibrated %d", got, calibrated)
+	}
+	set := f.sess.Settings()
+	if err := f.sess.ChangeSettings(t.Context(), event.SettingsChanged{Changed: []string{"model"}, Model: "another",
+		WindowTokens: p.WindowTokens, ThresholdTokens: p.ThresholdTokens, TailMessages: p.TailMessages, ReserveTokens: p.ReserveTokens,
+		MaxTokens: set.MaxTokens}); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.wait(f.start("again")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	acc := ofType[event.ContextAccounted](f.events())
+	last := acc[len(acc)-1]
+	if last.Algorithm != compaction.Algorithm || last.OccupancyTokens <= calibrated {
+		t.Errorf("after the model switch: %s %d (calibrated was %d)", last.Algorithm, last.OccupancyTokens, calibrated)
+	}
+	if acc[1].Algorithm != compaction.AlgorithmReported {
+		t.Errorf("second request of the first model: %s", acc[1].Algorithm)
+	}
+}
