@@ -321,3 +321,39 @@ func TestFailedDiffKeepsTheWork(t *testing.T) {
 		t.Error("the host tree changed")
 	}
 }
+
+// A Docker session resumed from another directory is rebuilt from its own
+// project tree plus its recorded patch, never from the current directory.
+func TestDockerResumeElsewhereReplaysOnTheProject(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "milk\n")
+	w := u.script(`[{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"notes.txt","contents":"oat milk\n"}}]},{"content":"written"}]`)
+	r1 := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", w, "change the notes")
+	if r1.code != 0 {
+		t.Fatalf("first: exit %d\n%s", r1.code, r1.stderr)
+	}
+	id := sessionOf(t, r1.events)
+
+	elsewhere := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, "notes.txt"), []byte("not this tree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rd := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"notes.txt"}}]},{"content":"read"}]`)
+	r2 := u.runIn(elsewhere, "", "exec", "--json", "--image", "harness-busybox", "--fake-model", rd, "--resume", id, "read them")
+	if r2.code != 0 {
+		t.Fatalf("resume elsewhere: exit %d\n%s", r2.code, r2.stderr)
+	}
+	var read *event.ToolResult
+	for _, e := range r2.events {
+		if d, ok := e.Data.(event.ToolResult); ok {
+			read = &d
+		}
+	}
+	if read == nil || !read.OK || !strings.Contains(string(read.Output), "oat milk") {
+		t.Fatalf("fs.read after the resume: %+v", read)
+	}
+	if b, _ := os.ReadFile(filepath.Join(u.project, "notes.txt")); string(b) != "milk\n" {
+		t.Fatalf("the host project changed: %q", b)
+	}
+}
