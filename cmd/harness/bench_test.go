@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -11,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
+	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/testenv"
 )
 
@@ -148,4 +154,100 @@ func BenchmarkVersion(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(fi.Size())/(1<<20), "binary-MiB")
+}
+
+// BenchmarkExecFirstToolRound measures the first tool round of a run of
+// `harness exec` on the Docker workspace (harness-busybox): from the model's
+// response asking for `process.exec true` (its tool.call line) to the next
+// model request (dispatch, exec, appends). The scripted model answers the
+// first request after 1.5 s, as a provider would, while the workspace is
+// copied in. Baseline, alternating in the same run: a bare exec of `true`
+// through the Docker Go client in a workspace's container. Target ≤ 1.5×.
+func BenchmarkExecFirstToolRound(b *testing.B) {
+	if err := exec.Command("docker", "image", "inspect", "harness-busybox").Run(); err != nil {
+		testenv.Unavailable(b, testenv.RequireDocker, "docker", "no daemon or no harness-busybox image (scripts/docker.sh, scripts/images.sh)")
+	}
+	u := &userEnv{home: b.TempDir(), project: b.TempDir()}
+	u.db = u.home + "/h.db"
+	script := u.home + "/s.json"
+	if err := os.WriteFile(script, []byte(`[{"delayMs":1500,"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"done"}]`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 50 {
+		if err := os.WriteFile(fmt.Sprintf("%s/f%02d.go", u.project, i), []byte(strings.Repeat("package p\n", 100)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := b.Context()
+	ws, err := dockerws.Open(ctx, dockerws.Options{Root: u.project, Image: "harness-busybox", SessionID: "sess-bench-bare"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = ws.Close(context.WithoutCancel(ctx)) }()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cli.Close() }()
+	var rounds, bares []time.Duration
+	for b.Loop() {
+		cmd := exec.Command(harnessBin, "exec", "--json", "--image", "harness-busybox", "--fake-model", script, "--db", u.db, "run true")
+		cmd.Dir, cmd.Env = u.project, u.environ()
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		var called time.Time
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case called.IsZero() && strings.Contains(line, `"type":"tool.call"`):
+				called = time.Now()
+			case !called.IsZero() && strings.Contains(line, `"type":"model.request"`):
+				rounds = append(rounds, time.Since(called))
+				called = time.Now().Add(time.Hour) // counted; ignore later requests
+			}
+		}
+		if err := cmd.Wait(); err != nil || len(rounds) == 0 {
+			b.Fatalf("exec: %v (rounds measured: %d)", err, len(rounds))
+		}
+		t0 := time.Now()
+		if err := bareExecTrue(ctx, cli, ws.ContainerID()); err != nil {
+			b.Fatal(err)
+		}
+		bares = append(bares, time.Since(t0))
+	}
+	r, bare := median(rounds), median(bares)
+	b.ReportMetric(float64(r.Microseconds())/1000, "round-ms")
+	b.ReportMetric(float64(bare.Microseconds())/1000, "bare-exec-ms")
+	b.ReportMetric(float64(r)/float64(bare), "ratio")
+}
+
+// bareExecTrue runs `true` in container cid through the Docker Go client:
+// create, attach, read to the end, inspect until it has exited.
+func bareExecTrue(ctx context.Context, cli *client.Client, cid string) error {
+	ex, err := cli.ExecCreate(ctx, cid, client.ExecCreateOptions{AttachStdout: true, AttachStderr: true, Cmd: []string{"true"}})
+	if err != nil {
+		return err
+	}
+	hr, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return err
+	}
+	_, err = stdcopy.StdCopy(io.Discard, io.Discard, hr.Reader)
+	hr.Close()
+	if err != nil {
+		return err
+	}
+	for {
+		res, err := cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+		if err != nil || !res.Running {
+			return err
+		}
+	}
 }
