@@ -18,9 +18,8 @@ import (
 
 // OpenRequest says which session to open.
 type OpenRequest struct {
-	ResumeID string           // "": a new session
-	Fork     bool             // with ResumeID: continue in a new session from its last finished turn
-	Resolver runtime.Resolver // answers permission questions with --approve ask
+	ResumeID string // "": a new session
+	Fork     bool   // with ResumeID: continue in a new session from its last finished turn
 }
 
 // Session is one open session and what it holds: its lease, its
@@ -178,7 +177,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 	if s.Ask {
 		policy = runtime.AskForMutations
 	}
-	rt, err := runtime.New(runtime.Config{Model: b.model, Workspace: s.Workspace, Policy: policy, Resolver: req.Resolver})
+	rt, err := runtime.New(runtime.Config{Model: b.model, Workspace: s.Workspace, Policy: policy})
 	if err != nil {
 		return err
 	}

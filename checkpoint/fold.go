@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"slices"
+
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -165,7 +167,8 @@ type Restored struct {
 // cp must be terminal, and tail — the events from afterSeq-1 on — may
 // after it hold only that turn's turn.completed and agent.stopped,
 // workspace.lifecycle, session.forked and settings.changed events (the
-// last fold into the returned checkpoint's settings); its turn.completed (or a
+// last fold into the returned checkpoint's settings), and input.withdrawn
+// events of commands between turns (folded into its queue); its turn.completed (or a
 // session.forked just before a fork's checkpoint) must be there.
 // Otherwise RUNTIME_CHECKPOINT_INTERRUPTED says what was interrupted.
 func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
@@ -202,6 +205,16 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 				cp = next
 			}
 			continue
+		case event.TypeInputWithdrawn:
+			// Withdrawn between turns: no longer queued.
+			if cp != nil {
+				next, err := withoutInput(cp, rec.Body)
+				if err != nil {
+					return Restored{}, err
+				}
+				cp = next
+			}
+			continue
 		}
 		return Restored{}, errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
 			"turn %s was interrupted after seq %d (%s) before reaching a terminal checkpoint; nothing is replayed: resume with --fork to continue from the last finished turn",
@@ -212,6 +225,24 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 			"turn %s wrote its terminal checkpoint but no turn.completed; resume with --fork", cp.Identity.TurnID)
 	}
 	return Restored{Checkpoint: cp, AfterSeq: afterSeq, LastSeq: last}, nil
+}
+
+// withoutInput returns a copy of cp without the queued input or pending
+// steering a recorded input.withdrawn names.
+func withoutInput(cp *Checkpoint, body []byte) (*Checkpoint, error) {
+	ev, err := event.Decode(body)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := ev.Data.(event.InputWithdrawn)
+	if !ok {
+		return nil, errcode.New(errcode.RuntimeCheckpointInvalid, "fold a withdrawal: not an input.withdrawn event")
+	}
+	c := *cp
+	drop := func(in Input) bool { return in.MessageID == d.MessageID }
+	c.Control.QueuedInputs = slices.DeleteFunc(slices.Clone(c.Control.QueuedInputs), drop)
+	c.Control.PendingSteering = slices.DeleteFunc(slices.Clone(c.Control.PendingSteering), drop)
+	return &c, nil
 }
 
 // RestoreLog is Restore over a whole log, as if the store's checkpoint

@@ -70,7 +70,8 @@
 //	                                  compactTail, budgetTokens, approve, maxTokens), model, baseUrl?,
 //	                                  windowTokens, thresholdTokens, tailMessages, reserveTokens,
 //	                                  budgetTokens, maxTokens, approve?: the settings in force from the next
-//	                                  model request on, changed by the user
+//	                                  model request on, changed by the user (window, threshold, tail and
+//	                                  reserve all 0: no compaction)
 //	tool.output       ToolOutput      callId, stream (stdout, stderr), offset, text, truncated?: output of
 //	                                  a running process.exec as it came, coalesced and bounded per call
 //	                                  (64 KiB); for the screen and the audit, not the model

@@ -456,9 +456,12 @@ func (d SettingsChanged) validate(c *checker) {
 		}
 	}
 	c.nonEmpty("data.model", d.Model)
-	c.atLeast("data.windowTokens", d.WindowTokens, 1)
-	c.atLeast("data.thresholdTokens", d.ThresholdTokens, 1)
-	c.atLeast("data.tailMessages", d.TailMessages, 1)
+	if d.WindowTokens != 0 || d.ThresholdTokens != 0 || d.TailMessages != 0 || d.ReserveTokens != 0 {
+		// All zero: a session without compaction.
+		c.atLeast("data.windowTokens", d.WindowTokens, 1)
+		c.atLeast("data.thresholdTokens", d.ThresholdTokens, 1)
+		c.atLeast("data.tailMessages", d.TailMessages, 1)
+	}
 	c.atLeast("data.reserveTokens", d.ReserveTokens, 0)
 	c.atLeast("data.budgetTokens", d.BudgetTokens, 0)
 	c.atLeast("data.maxTokens", d.MaxTokens, 0)

@@ -55,19 +55,19 @@ func BenchmarkSteerVsAppend(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() { rt.Cancel(runID); rt.Wait(ctx, runID) }()
+	defer func() { sess.Cancel(); rt.Wait(ctx, runID) }()
 	text := strings.Repeat("s", 64)
 	var steer, bare []time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		t0 := time.Now()
-		msgID, err := rt.Steer(ctx, runID, text)
+		sent, err := sess.Send(ctx, text)
 		if err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
 		// Keep the queue under its bound; not timed.
-		if err := rt.Withdraw(ctx, runID, msgID); err != nil {
+		if err := sess.Withdraw(ctx, sent.MessageID); err != nil {
 			b.Fatal(err)
 		}
 		t1b := time.Now()

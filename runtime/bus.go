@@ -14,25 +14,26 @@ type Published struct {
 	Body  []byte
 }
 
-// bus fans the ordered stream of appended events out to subscribers. It
-// never drops an event: each subscriber has an unbounded queue, so a slow
+// bus fans a session's ordered stream of appended events out to
+// subscribers. It never drops an event: each subscriber has an unbounded queue, so a slow
 // reader delays only itself. Readers drain whole batches at once.
 type bus struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{} // guarded by mu
 }
 
-// Subscription receives every event appended after Subscribe, in log order.
+// Subscription receives a session's events in log order (Session.Events).
 type Subscription struct {
 	b      *bus
 	mu     sync.Mutex
 	queue  []Published   // guarded by mu
+	after  int64         // guarded by mu: the last seq handed out; older ones are dropped
 	closed bool          // guarded by mu
 	ready  chan struct{} // signaled (non-blocking, capacity 1) when queue grows
 }
 
-func (b *bus) subscribe() *Subscription {
-	s := &Subscription{b: b, ready: make(chan struct{}, 1)}
+func (b *bus) subscribe(after int64) *Subscription {
+	s := &Subscription{b: b, after: after, ready: make(chan struct{}, 1)}
 	b.mu.Lock()
 	if b.subs == nil {
 		b.subs = map[*Subscription]struct{}{}
@@ -51,21 +52,43 @@ func (b *bus) publish(p Published) {
 			s.queue = append(s.queue, p)
 		}
 		s.mu.Unlock()
-		select {
-		case s.ready <- struct{}{}:
-		default:
-		}
+		s.signal()
+	}
+}
+
+// prepend puts the events read from the store before those published
+// since the subscription began; the overlap is dropped by Drain.
+func (s *Subscription) prepend(backlog []Published) {
+	if len(backlog) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.queue = append(backlog, s.queue...)
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) signal() {
+	select {
+	case s.ready <- struct{}{}:
+	default:
 	}
 }
 
 // Ready is signaled when events may be waiting; call Drain after it fires.
 func (s *Subscription) Ready() <-chan struct{} { return s.ready }
 
-// Drain returns and clears everything queued so far.
+// Drain returns and clears everything queued so far, each event once.
 func (s *Subscription) Drain() []Published {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := s.queue
+	q := s.queue[:0] // filtered in place
+	for _, p := range s.queue {
+		if p.Seq > s.after {
+			q = append(q, p)
+			s.after = p.Seq
+		}
+	}
 	s.queue = nil
 	return q
 }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/harness-dev/harness/event"
@@ -77,39 +76,23 @@ const (
 	ScopeRun  Scope = "run"
 )
 
-// PermissionRequest is what a resolver is asked.
-type PermissionRequest struct {
-	PermissionID string
-	RunID        string
-	CallID       string
-	Tool         string
-	Subject      string
-	Input        json.RawMessage
-}
-
-// PermissionAnswer is a resolver's answer. Scope run remembers the grant for
-// the rest of the run for that tool.
+// PermissionAnswer answers a permission question (Session.Answer). Scope
+// run remembers the grant for that tool for the rest of the run. Note is
+// recorded in permission.resolved. Reason, when given, is the user's word
+// to the model: a denied call's result carries it; with an approval it is
+// steering for the next request.
 type PermissionAnswer struct {
-	Allow bool
-	Scope Scope
-	Note  string
-	// Reason is the user's word to the model with a denial; the denied
-	// call's result carries it.
+	Allow  bool
+	Scope  Scope
+	Note   string
 	Reason string
-}
-
-// Resolver answers permission requests (the TUI is one). It must return when
-// ctx is done.
-type Resolver interface {
-	Resolve(ctx context.Context, req PermissionRequest) (PermissionAnswer, error)
 }
 
 // Config builds a Runtime.
 type Config struct {
 	Model     model.Model
 	Workspace workspace.Workspace
-	Policy    Policy   // nil: AllowAll
-	Resolver  Resolver // nil: every ask is denied
+	Policy    Policy // nil: AllowAll; Ask effects wait for Session.Answer
 	Now       func() time.Time
 	NewID     func(prefix string) string
 }

@@ -2,14 +2,53 @@
 // at model-request boundaries, cancels, continues sessions in follow-up
 // turns, enforces budgets and writes checkpoints.
 //
-// Ownership. A Runtime owns the sessions opened in this process. Each live
-// turn is run by one goroutine, which owns the session's message state,
-// usage and budget counters while the turn runs. The only state shared with
-// other goroutines is the session's input queue (pending steering, inputs
-// queued for the next turn, the active run and its terminal flag); it is
-// guarded by session.mu, and every append that changes it happens while
-// holding that lock, so the log order is the order in which input was
-// accepted.
+// Ownership. A Runtime owns the sessions opened in this process. A Session
+// is the one owner of what decides what happens next in it: pending
+// steering, inputs queued for the next turn, the active turn, starting the
+// queued next turn, permission questions, settings changes and
+// cancellation. That state is guarded by the session's mutex, which every
+// command takes and holds across the append that records its decision, so
+// the log order is the order in which the session accepted input. Each
+// live turn is run by one goroutine, which owns the session's message
+// state, usage and budget counters while the turn runs, and meets the
+// owner only at request boundaries (steering, settings), to ask a question
+// and to end.
+//
+// Commands (commands.go). Front ends — the TUI engine, harness exec — use
+// only these; none of them tracks run IDs to route text:
+//
+//	Send(text)          steering while a turn runs; a new turn while idle;
+//	                    waits for a turn being admitted (then steers) or
+//	                    ending (then steers the queued turn the session
+//	                    started, or starts one)
+//	Queue(text)         input of the turn after the running one; a new turn
+//	                    while idle
+//	StartQueued()       the oldest queued input as a turn, while idle
+//	Withdraw(msgID)     drop pending steering or a queued input
+//	Cancel()            end the active turn now (never waits on the lock)
+//	Answer(permID, a)   answer a permission.requested question; a note
+//	                    reaches the model
+//	SetSettings(change) model and settings of the following requests
+//	                    (settings.changed, recorded before they apply);
+//	                    ChangeSettings(event) records one built by the
+//	                    application (resume flags), between turns
+//	Events(afterSeq)    the stored events after afterSeq, then live ones,
+//	                    without gaps or repeats
+//	Idle(), Wait()      the end of the current busy spell, and its outcome
+//	Close()             cancel, wait for the end, refuse later commands
+//
+// Send, Queue, Withdraw and SetSettings return once their event is
+// durable. When a turn completes and an input is queued, the session
+// starts the next turn itself; after a turn that did not complete the
+// queue waits for StartQueued. Commands never write after a turn's
+// terminal checkpoint except between turns (input.withdrawn,
+// settings.changed), which restore folds into the checkpoint it resumes.
+//
+// Adding a command: a method on Session that takes s.mu, asks
+// activeLocked whether a turn accepts input (or what to wait on before
+// asking again), appends its event while holding s.mu, and changes the
+// guarded state only once the append is durable. Document it in the list
+// above and name the codes it returns.
 //
 // Ordering. Events of a turn are appended in the order of DESIGN §3:
 // agent.started, turn.started, message.completed(user); then per round
@@ -22,16 +61,20 @@
 // per turn whatever races: only the turn goroutine writes it, once, on its
 // way out.
 //
-// Steering. Steer appends steering.queued and returns only when the append
-// is durable. Pending steering is applied, oldest first, at the next model
+// Steering. Pending steering is applied, oldest first, at the next model
 // request, never into a request already sent, and recorded by
-// steering.applied. Steering accepted while the final answer streams causes
-// another round. Once Cancel has been called, or the turn has decided to
-// complete, Steer fails with RUNTIME_RUN_TERMINAL; a Steer whose append had
-// already begun completes, stays in the log, and is inherited by the next
-// turn as pending steering. QueueNext stores a message for the next turn
-// (input.queued); the driver (harness exec, the TUI) starts that turn when
-// the current one ends.
+// steering.applied. Steering accepted while the final answer streams
+// causes another round. Once Cancel has been called, or the turn has
+// decided to complete, text is no longer steering: Send waits for the end
+// and then starts (or steers) the next turn. A steering append that had
+// already begun when Cancel came completes, stays in the log, and is
+// inherited by the next turn as pending steering.
+//
+// Permissions. A policy's Ask effect appends permission.requested and
+// waits for Session.Answer or for the turn to be canceled (then it is
+// denied with the note "turn canceled"); permission.resolved records the
+// answer. Every front end learns the question from the event; harness exec,
+// which cannot ask, answers deny.
 //
 // Codes returned: RUNTIME_INVALID_INPUT, RUNTIME_RUN_EXISTS,
 // RUNTIME_RUN_NOT_FOUND, RUNTIME_RUN_TERMINAL, RUNTIME_EVENT_APPEND_FAILED,

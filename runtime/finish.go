@@ -9,11 +9,17 @@ import (
 )
 
 // finish writes the terminal checkpoint, turn.completed and agent.stopped,
-// exactly once per turn, and releases the session for the next turn.
-func (t *turn) finish() {
+// exactly once per turn, and releases the session. When the turn completed
+// and an input waits in the queue, the session starts the next turn at once
+// and finish returns it, to be admitted and driven by the caller.
+func (t *turn) finish() *turn {
 	s, r := t.s, t.r
 	s.mu.Lock()
 	r.completing = true
+	if s.changed != nil {
+		// Recorded while the turn ran: the terminal checkpoint carries it.
+		s.settings, s.changed = *s.changed, nil
+	}
 	s.mu.Unlock()
 	if t.status == "" {
 		t.status = StatusFailed
@@ -57,10 +63,11 @@ func (t *turn) finish() {
 	r.outcome = Outcome{RunID: r.id, TurnID: r.turnID, Status: t.status, ErrorCode: code, Message: msg,
 		OutputMessageID: t.outputID, Usage: t.usage, ModelRequests: t.requests, ToolCalls: t.toolCalls, Truncated: tc.Truncated}
 	s.mu.Lock()
-	s.active = nil
+	next := s.releaseLocked(t)
 	s.mu.Unlock()
 	r.cancel(nil)
 	close(r.done)
+	return next
 }
 
 // snapshotter is implemented by workspaces that know their initial

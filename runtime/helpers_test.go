@@ -217,3 +217,20 @@ func mustCode(t *testing.T, err error, want errcode.Code) {
 		t.Fatalf("code = %s, want %s (err: %v)", got, want, err)
 	}
 }
+
+// waitEvent drains sub until an event of type T arrives and returns it.
+func waitEvent[T event.Data](t testing.TB, sub *runtime.Subscription) T {
+	t.Helper()
+	for {
+		select {
+		case <-sub.Ready():
+		case <-t.Context().Done():
+			t.Fatal("no event before the test ended")
+		}
+		for _, p := range sub.Drain() {
+			if d, ok := p.Event.Data.(T); ok {
+				return d
+			}
+		}
+	}
+}

@@ -111,6 +111,7 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpo
 	st.meter.Reset(st.view())
 	s.pending = append([]input(nil), cp.Control.PendingSteering...)
 	s.next = append([]input(nil), cp.Control.QueuedInputs...)
+	s.lastIDs = [2]string{cp.Identity.RunID, cp.Identity.TurnID}
 	return s, nil
 }
 

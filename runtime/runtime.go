@@ -46,7 +46,6 @@ type Outcome struct {
 // Runtime owns the sessions of this process.
 type Runtime struct {
 	cfg Config
-	bus bus
 
 	mu       sync.Mutex
 	sessions map[string]*Session // guarded by mu
@@ -64,16 +63,14 @@ func New(cfg Config) (*Runtime, error) {
 // Model returns the model the runtime sends requests to.
 func (rt *Runtime) Model() model.Model { return rt.cfg.Model }
 
-// Subscribe returns every event appended from now on, in log order.
-func (rt *Runtime) Subscribe() *Subscription { return rt.bus.subscribe() }
-
 // run is one turn's control block.
 type run struct {
 	id, turnID, agentID string
 	sess                *Session
 	canceled            atomic.Bool
 	cancel              context.CancelCauseFunc
-	done                chan struct{}
+	admitted            chan struct{}   // closed when the admission events are durable (or failed)
+	done                chan struct{}   // closed when the turn has released the session
 	outcome             Outcome         // written by the turn goroutine before done closes
 	completing          bool            // guarded by session.mu: no more steering
 	grants              map[string]bool // tools granted for this run; turn goroutine only
@@ -81,61 +78,8 @@ type run struct {
 
 var errCanceled = errors.New("turn canceled by the user")
 
-func (rt *Runtime) lookupRun(runID string) (*run, *Session, error) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	r, ok := rt.runs[runID]
-	if !ok {
-		return nil, nil, errcode.Errorf(errcode.RuntimeRunNotFound, "find run %s", runID)
-	}
-	return r, r.sess, nil
-}
-
-// Steer queues text for the run's next model request and returns once
-// steering.queued is durable.
-func (rt *Runtime) Steer(ctx context.Context, runID, text string) (string, error) {
-	r, s, err := rt.lookupRun(runID)
-	if err != nil {
-		return "", err
-	}
-	return s.enqueue(ctx, r, text, false)
-}
-
-// QueueNext stores text as the input of the turn after this one and returns
-// once input.queued is durable.
-func (rt *Runtime) QueueNext(ctx context.Context, runID, text string) (string, error) {
-	r, s, err := rt.lookupRun(runID)
-	if err != nil {
-		return "", err
-	}
-	return s.enqueue(ctx, r, text, true)
-}
-
-// Withdraw removes pending steering or a queued input before it is applied.
-func (rt *Runtime) Withdraw(ctx context.Context, runID, messageID string) error {
-	r, s, err := rt.lookupRun(runID)
-	if err != nil {
-		return err
-	}
-	return s.withdraw(ctx, r, messageID)
-}
-
-// Cancel ends the run: the flag is set at once, the model stream or the
-// running tool is aborted, and the turn ends with status canceled (unless it
-// had already reached its end). Canceling a finished run is a no-op.
-func (rt *Runtime) Cancel(runID string) error {
-	rt.mu.Lock()
-	r, ok := rt.runs[runID]
-	rt.mu.Unlock()
-	if !ok {
-		return errcode.Errorf(errcode.RuntimeRunNotFound, "cancel run %s", runID)
-	}
-	r.canceled.Store(true)
-	r.cancel(errCanceled)
-	return nil
-}
-
-// Wait blocks until the run ends and returns its outcome.
+// Wait blocks until the run ends and returns its outcome. Session.Wait
+// waits for the session instead, queued turns included.
 func (rt *Runtime) Wait(ctx context.Context, runID string) (Outcome, error) {
 	rt.mu.Lock()
 	r, ok := rt.runs[runID]

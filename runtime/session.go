@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/compaction"
@@ -13,26 +14,45 @@ import (
 	"github.com/harness-dev/harness/store"
 )
 
-// Session is one conversation: its log, defaults and state. Between turns
-// the state is at rest; during a turn the turn goroutine owns it.
+// Session is one conversation: its log, defaults and state, and the one
+// owner of everything that decides what happens next in it (see the package
+// doc and commands.go for the command surface).
 type Session struct {
-	rt       *Runtime
-	log      EventLog
-	id       string
+	rt  *Runtime
+	log EventLog
+	id  string
+	bus bus // this session's ordered event stream
+
+	// settings and state are owned by the turn goroutine while a turn runs
+	// and are at rest between turns. settings changes only under mu (at a
+	// request boundary of the running turn, or between turns).
 	settings Settings
+	state    state
 
-	// Owned by the turn goroutine while a turn runs, else at rest.
-	state state
+	// mu is the session's owner: every command takes it, and it is held
+	// across each append that changes the fields below, so the queue and
+	// the log agree on order. Methods named …Locked expect it held.
+	mu        sync.Mutex
+	active    *run                 // guarded by mu: the turn being admitted, running or ending, or nil
+	pending   []input              // guarded by mu: steering for the next model request, FIFO
+	next      []input              // guarded by mu: inputs queued for the next turn, FIFO
+	questions map[string]*question // guarded by mu: permission questions awaiting Answer, by ID
+	changed   *Settings            // guarded by mu: recorded settings the running turn has not taken yet
+	idle      chan struct{}        // guarded by mu: closed while no turn is active
+	last      Outcome              // guarded by mu: how the last turn ended
+	lastIDs   [2]string            // guarded by mu: run and turn ID of the last turn, for events between turns
+	closed    bool                 // guarded by mu: Close was called
+	baseURL   string               // guarded by mu: as last recorded by SetSettings
+	approve   string               // guarded by mu: as last recorded by SetSettings
 
-	// mu guards the fields below and is held across every append that
-	// changes them, so the queue and the log agree on order.
-	mu      sync.Mutex
-	active  *run    // the running turn, or nil
-	pending []input // steering for the next model request, FIFO
-	next    []input // inputs queued for the next turn, FIFO
 	// compactAsked holds the focus of an on-demand compaction (see
-	// RequestCompaction) until the next model request takes it.
+	// RequestCompaction) until the next model request takes it; guarded
+	// by mu.
 	compactAsked *string
+
+	// cur is the active run, readable without mu so that Cancel is never
+	// held up behind an append.
+	cur atomic.Pointer[run]
 
 	// appendMu orders append-then-publish, so subscribers see events in
 	// seq order. It is always taken after mu, never before.
@@ -71,7 +91,7 @@ func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, settings Setti
 			return nil, err
 		}
 	}
-	s := &Session{rt: rt, log: log, id: log.SessionID(), settings: settings}
+	s := &Session{rt: rt, log: log, id: log.SessionID(), settings: settings, questions: map[string]*question{}, idle: closedChan()}
 	s.state = newState(settings)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
@@ -93,8 +113,16 @@ func newState(settings Settings) state {
 // ID returns the session ID.
 func (s *Session) ID() string { return s.id }
 
-// Settings returns the session's defaults.
-func (s *Session) Settings() Settings { return s.settings }
+// Settings returns the session's settings: those of the running turn's
+// next request, or of the next turn.
+func (s *Session) Settings() Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed != nil {
+		return *s.changed
+	}
+	return s.settings
+}
 
 // Usage returns the cumulative usage. Only meaningful between turns.
 func (s *Session) Usage() model.Usage { return s.state.usage }
@@ -144,105 +172,6 @@ func (s *Session) append(ctx context.Context, data event.Data) (store.Record, er
 			Err:     err,
 		}
 	}
-	s.rt.bus.publish(Published{Seq: rec.Seq, Event: ev, Body: rec.Body})
+	s.bus.publish(Published{Seq: rec.Seq, Event: ev, Body: rec.Body})
 	return rec, nil
-}
-
-// enqueue validates and durably records steering (next=false) or an input
-// for the next turn (next=true).
-func (s *Session) enqueue(ctx context.Context, r *run, text string, next bool) (string, error) {
-	if err := validText("steering", text); err != nil {
-		return "", err
-	}
-	if r.canceled.Load() {
-		// Cancel is visible at once, even while another steering append
-		// holds the queue.
-		return "", errcode.Errorf(errcode.RuntimeRunTerminal, "steer run %s: the turn was canceled", r.id)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r.canceled.Load() || r.completing {
-		return "", errcode.Errorf(errcode.RuntimeRunTerminal, "steer run %s: the turn is ending", r.id)
-	}
-	if len(s.pending)+len(s.next) >= MaxQueue {
-		return "", errcode.Errorf(errcode.RuntimeInvalidInput, "steer run %s: queue is full (%d)", r.id, MaxQueue)
-	}
-	id := s.rt.cfg.NewID("msg")
-	var data event.Data = event.SteeringQueued{RunID: r.id, SessionID: s.id, TurnID: r.turnID, MessageID: id, Content: text}
-	if next {
-		data = event.InputQueued{RunID: r.id, SessionID: s.id, TurnID: r.turnID, MessageID: id, Content: text}
-	}
-	// The lock is held across the durable append so that the queue and the
-	// log agree on order: the turn drains the queue under the same lock.
-	if _, err := s.append(ctx, data); err != nil {
-		return "", err
-	}
-	if next {
-		s.next = append(s.next, input{MessageID: id, Content: text})
-	} else {
-		s.pending = append(s.pending, input{MessageID: id, Content: text})
-	}
-	return id, nil
-}
-
-func (s *Session) withdraw(ctx context.Context, r *run, messageID string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	drop := func(q []input) ([]input, bool) {
-		for i, in := range q {
-			if in.MessageID == messageID {
-				return slices.Delete(slices.Clone(q), i, i+1), true
-			}
-		}
-		return q, false
-	}
-	pending, inPending := drop(s.pending)
-	next, inNext := drop(s.next)
-	if !inPending && !inNext {
-		return errcode.Errorf(errcode.RuntimeInvalidInput, "withdraw %s: not pending (already applied or unknown)", messageID)
-	}
-	if _, err := s.append(ctx, event.InputWithdrawn{RunID: r.id, SessionID: s.id, TurnID: r.turnID, MessageID: messageID}); err != nil {
-		return err
-	}
-	s.pending, s.next = pending, next
-	return nil
-}
-
-// HasQueued reports whether an input waits for the next turn.
-func (s *Session) HasQueued() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.next) > 0
-}
-
-// RequestCompaction asks for the context to be compacted before the next
-// model request, whatever the occupancy: at the next round of the running
-// turn, or before the first request of the next turn. focus (may be empty)
-// tells the summarizer what to keep in most detail; it is cut at
-// compaction.FocusBound. The compaction is recorded as any other
-// (context.accounted with summaryRequest, context.checkpoint,
-// context.compacted); when there is nothing to summarize it is skipped
-// and nothing is recorded. A later request replaces an earlier one not yet
-// run. It is not persisted: a session resumed in another process does not
-// inherit it. RUNTIME_INVALID_INPUT when the session has no context policy.
-func (s *Session) RequestCompaction(focus string) error {
-	if s.settings.Context == (compaction.Policy{}) {
-		return errcode.New(errcode.RuntimeInvalidInput, "compact context: this session has no context policy")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.compactAsked = &focus
-	return nil
-}
-
-// takeCompaction returns and clears an on-demand compaction request.
-func (s *Session) takeCompaction() (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.compactAsked == nil {
-		return "", false
-	}
-	f := *s.compactAsked
-	s.compactAsked = nil
-	return f, true
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/harness-dev/harness/internal/errcode"
 )
 
-// ChangeSettings records settings.changed and makes its settings the
-// session's from the next model request on (Settings.WithChange). The
-// session must be idle: with a turn running it fails with
+// ChangeSettings records settings.changed as given (the application's
+// resume flags) and makes its settings the session's from the next model
+// request on (Settings.WithChange); SetSettings is the command that
+// builds the event from a change. The session must be idle: with a turn running it fails with
 // RUNTIME_RUN_EXISTS and changes nothing. A policy that does not validate
 // is RUNTIME_INVALID_INPUT.
 func (s *Session) ChangeSettings(ctx context.Context, d event.SettingsChanged) error {
@@ -27,5 +28,6 @@ func (s *Session) ChangeSettings(ctx context.Context, d event.SettingsChanged) e
 		return err
 	}
 	s.settings = next
+	s.baseURL, s.approve = d.BaseURL, d.Approve
 	return nil
 }

@@ -26,21 +26,48 @@ type StartRequest struct {
 	Messages []model.Message
 }
 
-// Start admits a turn: it appends agent.started, turn.started and the user
-// message durably, then runs the turn in its own goroutine. The turn is
-// bound to ctx's values but not its cancellation: use Cancel.
+// Start admits a turn when the session is idle: it appends agent.started,
+// turn.started and the user message durably, then runs the turn in its own
+// goroutine. The turn is bound to ctx's values but not its cancellation:
+// use Cancel. Send is the front ends' command; Start is for callers that
+// choose the run and turn IDs.
 //
-// A session runs one turn at a time: until the previous run's Done channel
-// closes (after its agent.stopped is durable), Start fails with
-// RUNTIME_INVALID_INPUT, so two turns' events never interleave in the log.
-// Subscribers see turn.completed slightly before that; wait on Done.
+// A session runs one turn at a time: while one is active (being admitted,
+// running or ending), Start fails with RUNTIME_INVALID_INPUT, so two
+// turns' events never interleave in the log.
 func (s *Session) Start(ctx context.Context, req StartRequest) (string, error) {
-	rt := s.rt
 	if req.Log != nil && req.Log != s.log {
 		return "", errcode.New(errcode.RuntimeInvalidInput, "start turn: a different event store than the session's")
 	}
 	if req.Messages != nil {
 		return "", errcode.New(errcode.RuntimeInvalidInput, "start turn: a replacement context is not accepted; history is append-only")
+	}
+	if !req.FromQueue {
+		if err := validText("input", req.Input); err != nil {
+			return "", err
+		}
+	}
+	s.mu.Lock()
+	if s.active != nil {
+		s.mu.Unlock()
+		return "", errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: run %s is still active on session %s", s.active.id, s.id)
+	}
+	t, err := s.startLocked(ctx, req)
+	s.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	return t.r.id, t.begin()
+}
+
+// startLocked makes a new run the active turn and takes its input (from
+// the queue with req.FromQueue). The caller admits it with begin after
+// releasing mu; until the admission is durable, commands that need a
+// running turn wait on r.admitted.
+func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, error) {
+	rt := s.rt
+	if s.closed {
+		return nil, errClosed(s.id)
 	}
 	if req.RunID == "" {
 		req.RunID = rt.cfg.NewID("run")
@@ -49,57 +76,73 @@ func (s *Session) Start(ctx context.Context, req StartRequest) (string, error) {
 		req.TurnID = rt.cfg.NewID("turn")
 	}
 	if slices.Contains(s.state.turns, req.TurnID) {
-		return "", errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: turn id %s was already used", req.TurnID)
-	}
-
-	s.mu.Lock()
-	if s.active != nil {
-		s.mu.Unlock()
-		return "", errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: run %s is still active on session %s", s.active.id, s.id)
+		return nil, errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: turn id %s was already used", req.TurnID)
 	}
 	var in input
 	if req.FromQueue {
 		if len(s.next) == 0 {
-			s.mu.Unlock()
-			return "", errcode.New(errcode.RuntimeInvalidInput, "start turn: nothing is queued")
+			return nil, errcode.New(errcode.RuntimeInvalidInput, "start turn: nothing is queued")
 		}
 		in = s.next[0]
 	} else {
-		if err := validText("input", req.Input); err != nil {
-			s.mu.Unlock()
-			return "", err
-		}
 		in = input{MessageID: rt.cfg.NewID("msg"), Content: req.Input}
 	}
 	rt.mu.Lock()
 	if _, ok := rt.runs[req.RunID]; ok {
 		rt.mu.Unlock()
-		s.mu.Unlock()
-		return "", errcode.Errorf(errcode.RuntimeRunExists, "start turn: run %s exists", req.RunID)
+		return nil, errcode.Errorf(errcode.RuntimeRunExists, "start turn: run %s exists", req.RunID)
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r := &run{sess: s, id: req.RunID, turnID: req.TurnID, agentID: rt.cfg.NewID("agent"), cancel: cancel, done: make(chan struct{}), grants: map[string]bool{}}
+	r := &run{sess: s, id: req.RunID, turnID: req.TurnID, agentID: rt.cfg.NewID("agent"), cancel: cancel,
+		done: make(chan struct{}), admitted: make(chan struct{}), grants: map[string]bool{}}
 	rt.runs[r.id] = r
 	rt.mu.Unlock()
-	s.active = r
 	if req.FromQueue {
 		s.next = s.next[1:]
 	}
-	s.mu.Unlock()
-
-	t := &turn{s: s, r: r, ctx: runCtx, input: in}
-	if err := t.admit(in); err != nil {
-		// Nothing ran; the turn still ends exactly once in the log if any
-		// of its admission events made it there.
-		t.fail(err)
-		t.finish()
-		return r.id, err
+	s.active = r
+	s.cur.Store(r)
+	s.lastIDs = [2]string{r.id, r.turnID}
+	select {
+	case <-s.idle:
+		s.idle = make(chan struct{})
+	default:
 	}
-	go func() {
-		t.run()
-		t.finish()
-	}()
-	return r.id, nil
+	return &turn{s: s, r: r, ctx: runCtx, input: in}, nil
+}
+
+// begin admits the turn and, once its admission is durable, runs it in its
+// own goroutine. A failed admission ends the turn at once (exactly once in
+// the log if any of its admission events made it there) and is returned.
+func (t *turn) begin() error {
+	if err := t.admitNow(); err != nil {
+		t.drive()
+		return err
+	}
+	go t.drive()
+	return nil
+}
+
+func (t *turn) admitNow() error {
+	err := t.admit(t.input)
+	close(t.r.admitted)
+	if err != nil {
+		t.fail(err)
+	}
+	return err
+}
+
+// drive runs the turn to its end, then each turn the session starts from
+// its queue after it.
+func (t *turn) drive() {
+	for t != nil {
+		if t.status == "" { // else its admission failed
+			t.run()
+		}
+		if t = t.finish(); t != nil {
+			_ = t.admitNow() // a failure is the turn's outcome
+		}
+	}
 }
 
 func (t *turn) admit(in input) error {

@@ -140,11 +140,14 @@ func (t *turn) run() {
 	}
 }
 
-// applySteering moves pending steering into the history, oldest first.
+// applySteering is the request boundary: a settings change recorded since
+// the last request takes effect, and pending steering moves into the
+// history, oldest first.
 func (t *turn) applySteering() error {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.takeSettingsLocked()
 	if len(s.pending) == 0 {
 		return nil
 	}
@@ -556,16 +559,16 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	case d.Effect == Deny:
 		res = failed(errcode.ToolPolicyDenied, "the policy denied this call: "+d.Reason)
 	case d.Effect == Ask && !r.grants[mc.Name]:
-		ok, reason, err := t.askPermission(callID, call, mc)
+		ans, err := t.askPermission(callID, call, mc)
 		if err != nil {
 			return tools.Result{}, err
 		}
-		if !ok {
-			msg := "the user denied this call"
-			if reason != "" {
-				msg += "; they said: " + reason
+		if !ans.Allow {
+			why := "the user denied this call"
+			if ans.Reason != "" {
+				why += "; they said: " + ans.Reason
 			}
-			res = failed(errcode.ToolPermissionDenied, msg)
+			res = failed(errcode.ToolPermissionDenied, why)
 			break
 		}
 		fallthrough
@@ -655,29 +658,36 @@ func (t *turn) abandon(calls []model.ToolCall, requestID, why string) {
 	}
 }
 
-// askPermission runs the permission exchange; no resolver means deny. It
-// returns the user's reason with a denial.
-func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) (bool, string, error) {
+// askPermission asks the session's front ends (permission.requested) and
+// waits for Session.Answer, or for the turn to be canceled. The answer's
+// reason reaches the model: with a denial in the call's result, with an
+// approval as steering for the next request.
+func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) (PermissionAnswer, error) {
 	s, r := t.s, t.r
 	permID := s.rt.cfg.NewID("perm")
 	subject := call.Subject
-	if _, err := t.append(event.PermissionRequested{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ScopeOnce)}); err != nil {
-		return false, "", err
+	q := &question{run: r, reply: make(chan PermissionAnswer, 1)}
+	s.mu.Lock()
+	s.questions[permID] = q
+	_, err := t.append(event.PermissionRequested{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ScopeOnce)})
+	if err != nil {
+		delete(s.questions, permID)
 	}
-	ans := PermissionAnswer{Allow: false, Scope: ScopeOnce, Note: "no resolver: denied"}
-	if res := s.rt.cfg.Resolver; res != nil {
-		a, err := res.Resolve(t.ctx, PermissionRequest{PermissionID: permID, RunID: r.id, CallID: callID, Tool: mc.Name, Subject: call.Subject, Input: rawOrString(mc.Arguments)})
-		switch {
-		case t.r.canceled.Load():
-			ans = PermissionAnswer{Scope: ScopeOnce, Note: "turn canceled"}
-		case err != nil:
-			ans = PermissionAnswer{Scope: ScopeOnce, Note: "resolver failed: " + string(errcode.Of(err))}
-		default:
-			ans = a
-		}
+	s.mu.Unlock()
+	if err != nil {
+		return PermissionAnswer{}, err
 	}
-	if ans.Scope == "" {
-		ans.Scope = ScopeOnce
+	var ans PermissionAnswer
+	select {
+	case ans = <-q.reply:
+	case <-t.ctx.Done():
+		s.mu.Lock()
+		delete(s.questions, permID)
+		s.mu.Unlock()
+		ans = PermissionAnswer{Scope: ScopeOnce, Note: "turn canceled"}
+	}
+	if t.r.canceled.Load() {
+		ans = PermissionAnswer{Scope: ScopeOnce, Note: "turn canceled"}
 	}
 	decision := "deny"
 	if ans.Allow {
@@ -685,10 +695,18 @@ func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) 
 	}
 	pr := event.PermissionResolved{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ans.Scope), Decision: decision, Note: ans.Note}
 	if _, err := t.append(pr); err != nil {
-		return false, "", err
+		return PermissionAnswer{}, err
 	}
 	if ans.Allow && ans.Scope == ScopeRun {
 		r.grants[mc.Name] = true
 	}
-	return ans.Allow, ans.Reason, nil
+	if ans.Allow && ans.Reason != "" {
+		s.mu.Lock()
+		_, err := s.enqueueLocked(context.WithoutCancel(t.ctx), r, "About the approved "+mc.Name+" call, the user said: "+ans.Reason, false)
+		s.mu.Unlock()
+		if err != nil {
+			return PermissionAnswer{}, err
+		}
+	}
+	return ans, nil
 }

@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -95,20 +94,20 @@ func TestSteeringFixture(t *testing.T) {
 	<-gm.started
 	var ids []string
 	for _, s := range []string{"model A", "model B"} {
-		id, err := f.rt.Steer(ctx, runID, s)
-		if err != nil {
-			t.Fatal(err)
+		sent, err := f.sess.Send(ctx, s)
+		if err != nil || sent.Kind != runtime.SentSteered || sent.RunID != runID {
+			t.Fatalf("send %q = %+v, %v; want steering of %s", s, sent, err, runID)
 		}
-		ids = append(ids, id)
+		ids = append(ids, sent.MessageID)
 	}
 	gm.release <- struct{}{}
 	<-gw.started
 	for _, s := range []string{"tool A", "tool B"} {
-		id, err := f.rt.Steer(ctx, runID, s)
-		if err != nil {
-			t.Fatal(err)
+		sent, err := f.sess.Send(ctx, s)
+		if err != nil || sent.Kind != runtime.SentSteered || sent.RunID != runID {
+			t.Fatalf("send %q = %+v, %v; want steering of %s", s, sent, err, runID)
 		}
-		ids = append(ids, id)
+		ids = append(ids, sent.MessageID)
 	}
 	close(gw.release)
 	out := f.wait(runID)
@@ -144,12 +143,12 @@ func TestSteeringFixture(t *testing.T) {
 
 // Steering accepted while the final answer streams causes another round.
 func TestSteeringDuringFinalAnswer(t *testing.T) {
-	inner := script(t, `[{"content":"first"},{"content":"second"}]`)
+	inner := script(t, `[{"content":"first"},{"content":"second"},{"content":"third"}]`)
 	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{1: true}}
 	f := newFixture(t, gm, inner, nil)
 	runID := f.start("go")
 	<-gm.started
-	if _, err := f.rt.Steer(t.Context(), runID, "one more thing"); err != nil {
+	if _, err := f.sess.Send(t.Context(), "one more thing"); err != nil {
 		t.Fatal(err)
 	}
 	close(gm.release)
@@ -161,15 +160,24 @@ func TestSteeringDuringFinalAnswer(t *testing.T) {
 	if last[len(last)-1].Content != "one more thing" {
 		t.Errorf("last message of the second request = %+v", last[len(last)-1])
 	}
-	// After the end, steering is refused.
-	_, err := f.rt.Steer(t.Context(), runID, "late")
-	mustCode(t, err, errcode.RuntimeRunTerminal)
+	// After the end, the same command starts the next turn.
+	sent, err := f.sess.Send(t.Context(), "late")
+	if err != nil || sent.Kind != runtime.SentStarted || sent.RunID == runID {
+		t.Fatalf("send after the end = %+v, %v", sent, err)
+	}
+	if out := f.wait(sent.RunID); out.Status != runtime.StatusCompleted {
+		t.Fatalf("next turn = %+v", out)
+	}
 }
 
-// A steering append in progress when cancel wins completes and stays in the
-// log; later steering is refused; the turn ends canceled exactly once.
+// A steering append in progress when cancel wins completes and stays in
+// the log; text sent after the cancel waits for the turn's end and starts
+// the next turn, which inherits the accepted steering; the canceled turn
+// ends exactly once.
 func TestCancelWhileSteeringAppendInFlight(t *testing.T) {
-	inner := script(t, `[{"content":"x","hang":true}]`)
+	// The first request is held at the gate until the cancel aborts it,
+	// so the script's one answer is the next turn's.
+	inner := script(t, `[{"content":"next"}]`)
 	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{1: true}}
 	f := newFixture(t, gm, inner, nil)
 	gl := &gatedLog{SessionLog: f.log, block: event.TypeSteeringQueued, entered: make(chan struct{}), release: make(chan struct{})}
@@ -179,35 +187,56 @@ func TestCancelWhileSteeringAppendInFlight(t *testing.T) {
 	<-gm.started
 	steerDone := make(chan error)
 	go func() {
-		_, err := f.rt.Steer(ctx, runID, "in flight")
+		_, err := f.sess.Send(ctx, "in flight")
 		steerDone <- err
 	}()
 	<-gl.entered
-	if err := f.rt.Cancel(runID); err != nil {
-		t.Fatal(err)
+	if !f.sess.Cancel() {
+		t.Fatal("cancel found no active turn")
 	}
-	_, err := f.rt.Steer(ctx, runID, "after cancel")
-	mustCode(t, err, errcode.RuntimeRunTerminal)
+	after := make(chan runtime.Sent)
+	go func() {
+		sent, err := f.sess.Send(ctx, "after cancel")
+		if err != nil {
+			t.Errorf("send after cancel: %v", err)
+		}
+		after <- sent
+	}()
 	close(gl.release)
 	if err := <-steerDone; err != nil {
 		t.Fatalf("in-flight steer: %v", err)
 	}
-	close(gm.release)
 	out := f.wait(runID)
 	if out.Status != runtime.StatusCanceled {
 		t.Fatalf("outcome = %+v", out)
 	}
+	sent := <-after
+	if sent.Kind != runtime.SentStarted || sent.RunID == runID {
+		t.Fatalf("send after cancel = %+v, want a new turn", sent)
+	}
+	if out := f.wait(sent.RunID); out.Status != runtime.StatusCompleted {
+		t.Fatalf("next turn = %+v", out)
+	}
 	evs := f.events()
 	q := ofType[event.SteeringQueued](evs)
-	if len(q) != 1 || q[0].Content != "in flight" {
+	if len(q) != 1 || q[0].Content != "in flight" || q[0].RunID != runID {
 		t.Errorf("steering.queued = %+v", q)
 	}
-	if n := count(evs, event.TypeTurnCompleted); n != 1 {
-		t.Errorf("turn.completed = %d", n)
+	if n := count(evs, event.TypeTurnCompleted); n != 2 {
+		t.Errorf("turn.completed = %d, want one per turn", n)
 	}
-	// The accepted steering is inherited by the next turn.
-	inner2 := f.sess
-	_ = inner2
+	// The next turn's request carries the inherited steering, then its own
+	// message.
+	msgs := inner.Requests()[0].Messages
+	var users []string
+	for _, m := range msgs {
+		if m.Role == model.RoleUser {
+			users = append(users, m.Content)
+		}
+	}
+	if diff := cmp.Diff([]string{"go", "after cancel", "in flight"}, users); diff != "" {
+		t.Errorf("user messages of the next request (-want +got):\n%s", diff)
+	}
 }
 
 // A cancel racing the final completion yields exactly one terminal outcome.
@@ -220,7 +249,7 @@ func TestCancelRacesCompletion(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f.rt.Cancel(runID)
+			f.sess.Cancel()
 		}()
 		out := f.wait(runID)
 		wg.Wait()
@@ -252,7 +281,7 @@ func TestCancelDuringTool(t *testing.T) {
 	f := newFixtureWS(t, inner, inner, gw, root, nil)
 	runID := f.start("go")
 	<-gw.started
-	f.rt.Cancel(runID)
+	f.sess.Cancel()
 	out := f.wait(runID)
 	if out.Status != runtime.StatusCanceled {
 		t.Fatalf("outcome = %+v", out)
@@ -319,7 +348,7 @@ func TestFollowUpAdmission(t *testing.T) {
 	}
 	_, err = f.sess.Start(ctx, runtime.StartRequest{Input: "b"})
 	mustCode(t, err, errcode.RuntimeInvalidInput) // second active turn
-	f.rt.Cancel(runID)
+	f.sess.Cancel()
 	f.wait(runID)
 	_, err = f.sess.Start(ctx, runtime.StartRequest{Input: "b", TurnID: "turn-1"})
 	mustCode(t, err, errcode.RuntimeInvalidInput) // reused turn id
@@ -338,19 +367,21 @@ func TestQueueForNextTurn(t *testing.T) {
 	f := newFixture(t, gm, inner, nil)
 	runID := f.start("first")
 	<-gm.started
-	if _, err := f.rt.QueueNext(t.Context(), runID, "after this"); err != nil {
-		t.Fatal(err)
+	sent, err := f.sess.Queue(t.Context(), "after this")
+	if err != nil || sent.Kind != runtime.SentQueued {
+		t.Fatalf("queue = %+v, %v", sent, err)
 	}
 	close(gm.release)
 	if out := f.wait(runID); out.Status != runtime.StatusCompleted || out.ModelRequests != 1 {
 		t.Fatalf("first = %+v", out)
 	}
-	if !f.sess.HasQueued() {
-		t.Fatal("nothing queued")
+	// The session starts the queued turn on its own.
+	out, err := f.sess.Wait(t.Context())
+	if err != nil || out.Status != runtime.StatusCompleted || out.RunID == runID {
+		t.Fatalf("second = %+v, %v", out, err)
 	}
-	out := f.wait(mustStart(t, f, runtime.StartRequest{FromQueue: true}))
-	if out.Status != runtime.StatusCompleted {
-		t.Fatalf("second = %+v", out)
+	if q := f.sess.Queued(); len(q) != 0 {
+		t.Errorf("still queued: %q", q)
 	}
 	reqs := inner.Requests()
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
@@ -453,10 +484,43 @@ func TestStreamValidation(t *testing.T) {
 	})
 }
 
-type resolverFunc func(context.Context, runtime.PermissionRequest) (runtime.PermissionAnswer, error)
-
-func (f resolverFunc) Resolve(ctx context.Context, r runtime.PermissionRequest) (runtime.PermissionAnswer, error) {
-	return f(ctx, r)
+// answerer answers every permission question of f's session through
+// Session.Answer, as a front end does, with answer(n) for the n-th (from 1).
+func answerer(t *testing.T, f *fixture, answer func(n int) runtime.PermissionAnswer) (asked func() int) {
+	t.Helper()
+	sub, err := f.sess.Events(t.Context(), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	n := 0
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done); sub.Close() })
+	go func() {
+		for {
+			select {
+			case <-sub.Ready():
+			case <-done:
+				return
+			}
+			for _, p := range sub.Drain() {
+				if q, ok := p.Event.Data.(event.PermissionRequested); ok {
+					mu.Lock()
+					n++
+					a := answer(n)
+					mu.Unlock()
+					if err := f.sess.Answer(t.Context(), q.PermissionID, a); err != nil {
+						t.Errorf("answer %s: %v", q.PermissionID, err)
+					}
+				}
+			}
+		}
+	}()
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
 }
 
 func TestPermissions(t *testing.T) {
@@ -464,39 +528,73 @@ func TestPermissions(t *testing.T) {
 		return runtime.Decision{Effect: runtime.Ask, RuleID: "ask-all"}
 	})
 	calls := `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}},{"id":"c2","name":"fs.read","arguments":{"path":"main.go"}}]},{"content":"ok"}]`
-	t.Run("no resolver denies", func(t *testing.T) {
+	t.Run("denied with a reason that reaches the model", func(t *testing.T) {
 		m := script(t, calls)
 		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askReads })
+		answerer(t, f, func(int) runtime.PermissionAnswer {
+			return runtime.PermissionAnswer{Note: "denied in a test", Reason: "read go.mod instead"}
+		})
 		f.wait(f.start("go"))
 		evs := f.events()
 		for _, r := range ofType[event.ToolResult](evs) {
-			if r.Error == nil || r.Error.Code != string(errcode.ToolPermissionDenied) {
+			if r.Error == nil || r.Error.Code != string(errcode.ToolPermissionDenied) || !strings.Contains(r.Error.Message, "read go.mod instead") {
 				t.Errorf("result = %+v", r)
 			}
 		}
 		if n := count(evs, event.TypePermissionRequested); n != 2 {
 			t.Errorf("permission.requested = %d", n)
 		}
+		for _, pr := range ofType[event.PermissionResolved](evs) {
+			if pr.Decision != "deny" || pr.Note != "denied in a test" {
+				t.Errorf("permission.resolved = %+v", pr)
+			}
+		}
 	})
 	t.Run("run grant is remembered", func(t *testing.T) {
 		m := script(t, calls)
-		asked := 0
-		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) {
-			c.Policy = askReads
-			c.Resolver = resolverFunc(func(context.Context, runtime.PermissionRequest) (runtime.PermissionAnswer, error) {
-				asked++
-				return runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeRun}, nil
-			})
+		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askReads })
+		asked := answerer(t, f, func(int) runtime.PermissionAnswer {
+			return runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeRun, Reason: "keep it short"}
 		})
 		f.wait(f.start("go"))
-		if asked != 1 {
-			t.Errorf("asked %d times", asked)
+		if n := asked(); n != 1 {
+			t.Errorf("asked %d times", n)
 		}
-		for _, r := range ofType[event.ToolResult](f.events()) {
+		evs := f.events()
+		for _, r := range ofType[event.ToolResult](evs) {
 			if !r.OK {
 				t.Errorf("result = %+v", r)
 			}
 		}
+		// The approval's reason is steering for the next request.
+		last := m.Requests()[1].Messages
+		if got := last[len(last)-1]; got.Role != model.RoleUser || !strings.Contains(got.Content, "keep it short") {
+			t.Errorf("last message of the next request = %+v", got)
+		}
+	})
+	t.Run("cancel drops the question", func(t *testing.T) {
+		m := script(t, calls)
+		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askReads })
+		sub, err := f.sess.Events(t.Context(), -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		runID := f.start("go")
+		permID := waitEvent[event.PermissionRequested](t, sub).PermissionID
+		f.sess.Cancel()
+		if out := f.wait(runID); out.Status != runtime.StatusCanceled {
+			t.Fatalf("outcome = %+v", out)
+		}
+		mustCode(t, f.sess.Answer(t.Context(), permID, runtime.PermissionAnswer{Allow: true}), errcode.RuntimeInvalidInput)
+		if pr := ofType[event.PermissionResolved](f.events()); len(pr) != 1 || pr[0].Decision != "deny" {
+			t.Errorf("permission.resolved = %+v", pr)
+		}
+	})
+	t.Run("unknown question", func(t *testing.T) {
+		m := script(t, calls)
+		f := newFixture(t, m, m, nil)
+		mustCode(t, f.sess.Answer(t.Context(), "perm-none", runtime.PermissionAnswer{}), errcode.RuntimeInvalidInput)
 	})
 	t.Run("deny policy", func(t *testing.T) {
 		m := script(t, calls)

@@ -23,13 +23,13 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	c := m.ctxFor()
 	switch ks {
 	case "ctrl+c":
-		if run := m.activeRun(); run != "" {
+		if m.tr.ActiveRun() != "" {
 			if m.canceling {
 				return m.quit()
 			}
 			m.canceling = true
 			m.flash = cancelFlash
-			return m.cancel(run)
+			return m.cancel()
 		}
 		if m.in.value() != "" {
 			// A draft goes first (kept in the history: ↑ brings it back);
@@ -85,12 +85,12 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		case !m.vp.Following():
 			m.vp.Bottom()
 			m.unseen = false
-		case m.activeRun() != "" && !m.canceling:
+		case m.tr.ActiveRun() != "" && !m.canceling:
 			// Esc interrupts the running turn, as in the agents people
 			// come from; ctrl+c twice quits without waiting.
 			m.canceling = true
 			m.flash = cancelFlash
-			return m.cancel(m.activeRun())
+			return m.cancel()
 		default:
 			m.flash = ""
 		}
@@ -151,7 +151,7 @@ func (m *Model) submit(next bool) tea.Cmd {
 	trimmed := strings.TrimSpace(text)
 	if trimmed == "" {
 		if !m.busy() && m.sess != nil && m.hasQueuedNext() {
-			m.starting = true
+			// The queue waits after a turn that did not complete.
 			return m.startQueued()
 		}
 		return nil
@@ -169,19 +169,11 @@ func (m *Model) submit(next bool) tea.Cmd {
 	m.in.take()
 	m.vp.Bottom()
 	m.unseen = false
-	if run := m.activeRun(); run != "" && !m.starting {
-		if next {
-			return m.queueNext(run, text)
-		}
-		return m.steer(run, text)
+	m.outbox = append(m.outbox, outgoing{text: text, next: next})
+	if len(m.outbox) > 1 {
+		return nil // sent when the one before it is accepted
 	}
-	if m.starting {
-		// The turn is being admitted: the message steers it once it runs.
-		m.early = append(m.early, early{text: text, next: next})
-		return nil
-	}
-	m.starting = true
-	return tea.Batch(m.start(text), m.tick())
+	return tea.Batch(m.send(m.outbox[0]), m.tick())
 }
 
 func (m *Model) hasQueuedNext() bool {
@@ -306,10 +298,10 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	ks := k.String()
 	switch ks {
 	case "ctrl+c":
-		if run := m.activeRun(); run != "" {
+		if m.tr.ActiveRun() != "" {
 			m.canceling = true
 			m.flash = cancelFlash
-			return m.cancel(run)
+			return m.cancel()
 		}
 		return nil
 	case "ctrl+o":
@@ -388,10 +380,7 @@ func (m *Model) answer(ans Answer) tea.Cmd {
 	a := m.asking.a
 	m.asking = nil
 	m.flash = ""
-	return func() tea.Msg {
-		a.Reply(ans)
-		return nil
-	}
+	return m.reply(a.PermissionID, ans)
 }
 
 func (m *Model) pagerKey(k tea.KeyPressMsg) tea.Cmd {
@@ -469,18 +458,14 @@ func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) withdrawLast() tea.Cmd {
-	if n := len(m.deferred); n > 0 {
-		m.deferred = m.deferred[:n-1]
+	if n := len(m.outbox); n > 1 {
+		// Not yet with the engine: dropped here.
+		m.outbox = m.outbox[:n-1]
 		return nil
 	}
 	pend := m.tr.Pending()
 	if len(pend) == 0 {
 		return nil
 	}
-	p := pend[len(pend)-1]
-	run := p.RunID
-	if run == "" {
-		run = m.tr.LastRun()
-	}
-	return m.withdraw(run, p.MessageID)
+	return m.withdraw(pend[len(pend)-1].MessageID)
 }

@@ -17,18 +17,12 @@ type (
 		sess Session
 		err  error
 	}
-	startedMsg struct {
-		runID string
-		text  string
-		err   error
-	}
-	sentMsg struct { // steering or a queued input
+	sentMsg struct { // the outbox head, accepted (or not) by the engine
+		sent Sent
 		text string
-		next bool
 		err  error
 	}
-	sentAllMsg []sentMsg
-	doneMsg    struct { // an intent with nothing to return
+	doneMsg struct { // an intent with nothing to return
 		what string
 		err  error
 	}
@@ -76,49 +70,49 @@ func (m *Model) open(req OpenRequest) tea.Cmd {
 	}
 }
 
-func (m *Model) start(text string) tea.Cmd {
+// send hands one typed message to the engine: Send, or Queue for
+// alt+enter.
+func (m *Model) send(o outgoing) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		id, err := eng.Start(ctx, text)
-		return startedMsg{runID: id, text: text, err: err}
+		var sent Sent
+		var err error
+		if o.next {
+			sent, err = eng.Queue(ctx, o.text)
+		} else {
+			sent, err = eng.Send(ctx, o.text)
+		}
+		return sentMsg{sent: sent, text: o.text, err: err}
 	}
 }
 
 func (m *Model) startQueued() tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		id, err := eng.StartQueued(ctx)
-		return startedMsg{runID: id, err: err}
+		_, err := eng.StartQueued(ctx)
+		return doneMsg{what: "start the queued turn", err: err}
 	}
 }
 
-func (m *Model) steer(runID, text string) tea.Cmd {
+func (m *Model) withdraw(messageID string) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		_, err := eng.Steer(ctx, runID, text)
-		return sentMsg{text: text, err: err}
+		return doneMsg{what: "withdraw", err: eng.Withdraw(ctx, messageID)}
 	}
 }
 
-func (m *Model) queueNext(runID, text string) tea.Cmd {
+func (m *Model) cancel() tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		_, err := eng.QueueNext(ctx, runID, text)
-		return sentMsg{text: text, next: true, err: err}
+		return doneMsg{what: "cancel", err: eng.Cancel(ctx)}
 	}
 }
 
-func (m *Model) withdraw(runID, messageID string) tea.Cmd {
+// reply gives the engine the answer to the question permissionID.
+func (m *Model) reply(permissionID string, a Answer) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		return doneMsg{what: "withdraw", err: eng.Withdraw(ctx, runID, messageID)}
-	}
-}
-
-func (m *Model) cancel(runID string) tea.Cmd {
-	eng := m.eng
-	return func() tea.Msg {
-		return doneMsg{what: "cancel", err: eng.Cancel(runID)}
+		return doneMsg{what: "answer", err: eng.Answer(ctx, permissionID, a)}
 	}
 }
 
@@ -158,24 +152,5 @@ func (m *Model) listSessions() tea.Cmd {
 	return func() tea.Msg {
 		l, err := eng.Sessions(ctx)
 		return sessionsMsg{list: l, now: now(), err: err}
-	}
-}
-
-// sendEarly steers (or queues) the messages typed while the turn was being
-// admitted, in the order they were typed.
-func (m *Model) sendEarly(runID string, msgs []early) tea.Cmd {
-	eng, ctx := m.eng, m.ctx
-	return func() tea.Msg {
-		out := make(sentAllMsg, 0, len(msgs))
-		for _, e := range msgs {
-			var err error
-			if e.next {
-				_, err = eng.QueueNext(ctx, runID, e.text)
-			} else {
-				_, err = eng.Steer(ctx, runID, e.text)
-			}
-			out = append(out, sentMsg{text: e.text, next: e.next, err: err})
-		}
-		return out
 	}
 }

@@ -10,32 +10,37 @@ import (
 )
 
 // Engine is everything the TUI asks of the rest of Harness. cmd/harness
-// implements it over the runtime and the store; tests use a scripted one.
-// Every method may block (it does I/O), so the TUI calls them only from
-// commands, never from Update or View. Errors carry errcode codes; the TUI
-// shows the code and the safe message.
+// implements it over the runtime's session commands and the store; tests
+// use a scripted one. The engine, not the TUI, decides what typed text
+// becomes (steering, the next turn, a new turn), so the TUI never tracks
+// run IDs to route it. Every method may block (it does I/O), so the TUI
+// calls them only from commands, never from Update or View. Errors carry
+// errcode codes; the TUI shows the code and the safe message.
 type Engine interface {
 	// Open opens a session, replacing the open one if any: req.ID "" is
 	// a new session, else it resumes req.ID (or forks it with req.Fork).
 	Open(ctx context.Context, req OpenRequest) (Session, error)
-	// Next blocks until something happens in the open session — events
-	// appended, or a permission question — and returns it. It returns an
-	// empty Update when the open session changes, and ctx's error when ctx
-	// ends.
+	// Next blocks until events are appended to the open session and
+	// returns them. It returns an empty Update when the open session
+	// changes, and ctx's error when ctx ends.
 	Next(ctx context.Context) (Update, error)
 
-	// Start starts a turn with text as the user's message.
-	Start(ctx context.Context, text string) (runID string, err error)
-	// StartQueued starts a turn with the oldest input queued for it.
-	StartQueued(ctx context.Context) (runID string, err error)
-	// Steer adds text to the running turn's next model request.
-	Steer(ctx context.Context, runID, text string) (messageID string, err error)
-	// QueueNext keeps text as the input of the turn after runID's.
-	QueueNext(ctx context.Context, runID, text string) (messageID string, err error)
+	// Send delivers the user's text: steering while a turn runs, a new
+	// turn while none does (after the ending one, if one is ending).
+	Send(ctx context.Context, text string) (Sent, error)
+	// Queue keeps text as the input of the turn after the running one
+	// (which the session starts itself), or starts a turn when idle.
+	Queue(ctx context.Context, text string) (Sent, error)
+	// StartQueued starts a turn with the oldest queued input while idle
+	// (the queue waits after a turn that did not complete).
+	StartQueued(ctx context.Context) (Sent, error)
 	// Withdraw removes a pending steering or queued message.
-	Withdraw(ctx context.Context, runID, messageID string) error
-	// Cancel cancels the running turn.
-	Cancel(runID string) error
+	Withdraw(ctx context.Context, messageID string) error
+	// Cancel cancels the running turn, if any.
+	Cancel(ctx context.Context) error
+	// Answer answers the permission question of a permission.requested
+	// event.
+	Answer(ctx context.Context, permissionID string, a Answer) error
 	// Compact asks for the context to be compacted before the next model
 	// request (of the running turn, or of the next one), keeping in most
 	// detail what concerns focus (may be empty).
@@ -50,6 +55,13 @@ type Engine interface {
 	Apply(ctx context.Context, plan ApplyPlan) (string, error)
 	// Sessions lists recent sessions, most recent first.
 	Sessions(ctx context.Context) ([]SessionSummary, error)
+}
+
+// Sent says what became of text given to Send or Queue.
+type Sent struct {
+	Kind      string // "started", "steered" or "queued"
+	RunID     string
+	MessageID string
 }
 
 // OpenRequest names the session to open.
@@ -89,16 +101,18 @@ type Record struct {
 	Event event.Event
 }
 
-// Update is what Next returns: a batch of events of a session, a
-// permission question, or both.
+// Update is what Next returns: a batch of events of a session. When the
+// batch holds a permission.requested event, Approval describes the
+// question (with what the engine could read for it), for the TUI to ask.
 type Update struct {
 	SessionID string
 	Events    []Record
 	Approval  *Approval
 }
 
-// Approval is a permission question from the runtime: a mutating call
-// waits until Reply is called (or its turn ends).
+// Approval is a permission question, asked by a permission.requested
+// event: a mutating call waits until Engine.Answer answers it (or its turn
+// ends).
 type Approval struct {
 	PermissionID string
 	CallID       string
@@ -108,8 +122,6 @@ type Approval struct {
 	// Diff is the change a write would make, when the engine could read
 	// the file's current contents; "" otherwise.
 	Diff string
-	// Reply delivers the user's answer; it must not block.
-	Reply func(Answer)
 }
 
 // Answer to an Approval.

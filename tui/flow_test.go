@@ -27,7 +27,9 @@ func endTurn(s *screen, run, status string) {
 	s.events(ev(50, event.TurnCompleted{RunID: run, SessionID: sessID, Status: status, Usage: u15}))
 }
 
-func TestEnterSendsWhenIdleAndSteersWhenBusy(t *testing.T) {
+// Enter sends and alt+enter queues, idle or busy alike: the session
+// decides what each message becomes.
+func TestEnterSendsAndAltEnterQueues(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	s.resetCalls()
 	startTurn(s, "run-1", "add a flag")
@@ -38,7 +40,7 @@ func TestEnterSendsWhenIdleAndSteersWhenBusy(t *testing.T) {
 	s.key("enter")
 	s.typeText("then a release")
 	s.key("alt+enter")
-	s.wantCalls(`start "add a flag" → run-1`, `steer run-1 "also the README"`, `queue run-1 "then a release"`)
+	s.wantCalls(`send "add a flag"`, `send "also the README"`, `queue "then a release"`)
 
 	// The steering goes queued → applied on screen.
 	s.events(ev(3, event.SteeringQueued{RunID: "run-1", MessageID: "msg-s1", Content: "also the README"}))
@@ -84,7 +86,7 @@ func TestMultilineInput(t *testing.T) {
 		t.Fatalf("input = %q", v)
 	}
 	s.key("enter")
-	s.wantCalls(`start "line one\nline two\nline three" → run-1`)
+	s.wantCalls(`send "line one\nline two\nline three"`)
 }
 
 func TestCtrlCCancelsThenQuits(t *testing.T) {
@@ -92,7 +94,7 @@ func TestCtrlCCancelsThenQuits(t *testing.T) {
 	startTurn(s, "run-1", "go")
 	s.resetCalls()
 	s.key("ctrl+c")
-	s.wantCalls("cancel run-1")
+	s.wantCalls("cancel")
 	if s.quit {
 		t.Fatal("ctrl+c on a busy screen quit")
 	}
@@ -124,41 +126,49 @@ func TestWithdrawLastQueued(t *testing.T) {
 	)
 	s.resetCalls()
 	s.key("ctrl+x")
-	s.wantCalls("withdraw run-1 msg-n1")
+	s.wantCalls("withdraw msg-n1")
 	s.events(ev(5, event.InputWithdrawn{RunID: "run-1", MessageID: "msg-n1"}))
 	s.key("ctrl+x")
 	s.events(ev(6, event.InputWithdrawn{RunID: "run-1", MessageID: "msg-s1"}))
-	s.wantCalls("withdraw run-1 msg-n1", "withdraw run-1 msg-s1")
+	s.wantCalls("withdraw msg-n1", "withdraw msg-s1")
 	s.wantText("you · steering · withdrawn")
 	if strings.Contains(s.text(), "queued]") || strings.Contains(s.text(), "queued ·") {
 		t.Errorf("withdrawn messages still shown as chips:\n%s", s.text())
 	}
 }
 
-// Steering that arrives as the turn ends is refused by the runtime; the
-// screen keeps it and sends it as the next turn.
-func TestLateSteeringBecomesNextTurn(t *testing.T) {
+// A message the session does not accept goes back to the input, with its
+// code.
+func TestRefusedMessageReturnsToInput(t *testing.T) {
 	eng := idleEngine()
 	s := newScreen(t, eng, Options{}, 100, 30)
 	startTurn(s, "run-1", "go")
-	eng.steerErr = errTerminal
+	eng.sendErr = errQueueFull
 	s.typeText("one more thing")
 	s.key("enter")
-	s.wantText("[next turn · waiting] one more thing", "the turn was ending")
-	s.resetCalls()
-	endTurn(s, "run-1", event.StatusCompleted)
-	s.wantCalls(`start "one more thing" → run-2`)
+	s.wantText("RUNTIME_INVALID_INPUT", "the queue is full")
+	if v := s.m.in.value(); v != "one more thing" {
+		t.Errorf("input after a refusal = %q", v)
+	}
 }
 
+// The session starts the queued turn itself: the screen only shows it.
 func TestQueuedInputStartsAfterACompletedTurn(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	startTurn(s, "run-1", "go")
 	s.events(ev(3, event.InputQueued{RunID: "run-1", MessageID: "msg-n1", Content: "next one"}))
 	s.resetCalls()
 	endTurn(s, "run-1", event.StatusCompleted)
-	s.wantCalls("start-queued → run-2")
+	s.wantCalls()
+	s.events(
+		ev(51, event.TurnStarted{RunID: "run-2", SessionID: sessID, InputMessageID: "msg-n1"}),
+		ev(52, event.MessageCompleted{RunID: "run-2", MessageID: "msg-n1", Role: model.RoleUser, Content: "next one"}),
+	)
 	if !s.m.busy() {
-		t.Error("not busy while the queued turn starts")
+		t.Error("not busy while the queued turn runs")
+	}
+	if strings.Contains(s.text(), "[next turn · queued]") {
+		t.Errorf("the started input is still a chip:\n%s", s.text())
 	}
 }
 
@@ -171,7 +181,7 @@ func TestQueuedInputWaitsAfterACanceledTurn(t *testing.T) {
 	s.wantCalls()
 	s.wantText("[next turn · queued] next one")
 	s.key("enter") // an empty enter sends it
-	s.wantCalls("start-queued → run-2")
+	s.wantCalls("start-queued")
 }
 
 // An approval is answered only from the box, which gets the keys with
@@ -192,11 +202,14 @@ func TestApprovalAnswers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			now := time.Unix(1_800_000_000, 0)
-			s := newScreen(t, idleEngine(), Options{Now: func() time.Time { return now }}, 100, 30)
-			startTurn(s, "run-1", "go")
+			eng := idleEngine()
 			var got []Answer
+			eng.answered = &got
+			s := newScreen(t, eng, Options{Now: func() time.Time { return now }}, 100, 30)
+			startTurn(s, "run-1", "go")
+			s.resetCalls()
 			s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
-				Input: json.RawMessage(`{"argv":["make","test"]}`), Reply: func(a Answer) { got = append(got, a) }}}})
+				Input: json.RawMessage(`{"argv":["make","test"]}`)}}})
 			s.wantText("? process.exec wants to run make test", "tab answer")
 			s.key("tab") // a tab the moment the prompt appears was meant for the input
 			s.key(c.keys[0])
@@ -242,11 +255,13 @@ func TestTypingDuringApprovalNeverApproves(t *testing.T) {
 	for _, tool := range []string{"process.exec", "fs.write"} {
 		t.Run(tool, func(t *testing.T) {
 			now := time.Unix(1_800_000_000, 0)
-			s := newScreen(t, idleEngine(), Options{Now: func() time.Time { return now }}, 100, 30)
-			startTurn(s, "run-1", "go")
+			eng := idleEngine()
 			var got []Answer
+			eng.answered = &got
+			s := newScreen(t, eng, Options{Now: func() time.Time { return now }}, 100, 30)
+			startTurn(s, "run-1", "go")
 			s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: tool, Subject: "a.txt",
-				Input: json.RawMessage(`{"argv":["rm","-rf","build"],"path":"a.txt","contents":"x"}`), Reply: func(a Answer) { got = append(got, a) }}}})
+				Input: json.RawMessage(`{"argv":["rm","-rf","build"],"path":"a.txt","contents":"x"}`)}}})
 			now = now.Add(time.Hour) // long after the prompt appeared
 			s.typeText("wait, any ideas? yes ANY y a n Y A N")
 			for _, k := range []string{"left", "right", "down"} {
@@ -278,7 +293,7 @@ func TestApprovalShowsWholeCommand(t *testing.T) {
 	startTurn(s, "run-1", "go")
 	long := strings.Repeat("x", 300)
 	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
-		Input: json.RawMessage(`{"argv":["sh","-c","echo 'hi' && rm -rf /tmp/a b","` + long + `END"]}`), Reply: func(Answer) {}}}})
+		Input: json.RawMessage(`{"argv":["sh","-c","echo 'hi' && rm -rf /tmp/a b","` + long + `END"]}`)}}})
 	s.wantText(`sh -c 'echo '\''hi'\'' && rm -rf /tmp/a b'`, "more lines · ctrl+o shows the whole command")
 	if strings.Contains(s.text(), "END") {
 		t.Error("a collapsed prompt shows every line")
@@ -302,10 +317,10 @@ func TestApprovalDismissedWhenResolvedElsewhere(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	startTurn(s, "run-1", "go")
 	s.events(ev(3, event.PermissionRequested{PermissionID: "perm-1", CallID: "call-1", Action: "fs.write", Scope: "once"}))
-	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "fs.write", Reply: func(Answer) {}}}})
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "fs.write"}}})
 	s.resetCalls()
 	s.key("ctrl+c")
-	s.wantCalls("cancel run-1")
+	s.wantCalls("cancel")
 	s.events(ev(4, event.PermissionResolved{PermissionID: "perm-1", CallID: "call-1", Action: "fs.write", Scope: "once", Decision: "deny", Note: "turn canceled"}))
 	if s.m.asking != nil {
 		t.Error("the prompt stayed after its permission was resolved")
@@ -441,7 +456,7 @@ func TestUnknownCommandAndPathsAreMessages(t *testing.T) {
 	s.key("enter")
 	s.typeText(" /tmp is full")
 	s.key("enter")
-	s.wantCalls(`start "/usr/local/bin is not on PATH" → run-1`, `steer run-1 " /tmp is full"`)
+	s.wantCalls(`send "/usr/local/bin is not on PATH"`, `send " /tmp is full"`)
 }
 
 // Esc interrupts a running turn; ctrl+c on an idle screen clears a draft
@@ -451,7 +466,7 @@ func TestEscCancelsAndCtrlCClearsTheDraft(t *testing.T) {
 	startTurn(s, "run-1", "go")
 	s.resetCalls()
 	s.key("esc")
-	s.wantCalls("cancel run-1")
+	s.wantCalls("cancel")
 	s.wantText("Canceling the turn")
 	s.events(ev(50, event.TurnCompleted{RunID: "run-1", Status: event.StatusCanceled}))
 
@@ -548,8 +563,8 @@ func TestApprovalClosesOverlay(t *testing.T) {
 	s.typeText("/diff")
 	s.key("enter")
 	s.wantText("Workspace patch")
-	var got []Answer
-	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "fs.write", Subject: "a.txt", Reply: func(a Answer) { got = append(got, a) }}}})
+	s.resetCalls()
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "fs.write", Subject: "a.txt"}}})
 	s.wantText("? fs.write wants to write a.txt")
 	if strings.Contains(s.text(), "Workspace patch") {
 		t.Error("the pager hides the question")
@@ -557,24 +572,31 @@ func TestApprovalClosesOverlay(t *testing.T) {
 	now = now.Add(time.Second)
 	s.key("tab")
 	s.key("y")
-	if len(got) != 1 || !got[0].Allow {
-		t.Errorf("replies = %+v", got)
-	}
+	s.wantCalls(`answer perm-1 allow=true forRun=false reason=""`)
 }
 
-// Messages typed while the turn is being admitted steer it once it runs.
-func TestTypedDuringAdmissionSteers(t *testing.T) {
+// Messages typed while one is with the engine (a turn being admitted, a
+// turn ending) reach it one at a time, in the order typed: the session
+// makes them steering or the next turn.
+func TestTypedWhileSendingKeepsOrder(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	s.resetCalls()
 	s.typeText("go")
-	_, cmd := s.m.Update(keyMsg("enter")) // the Start is in flight
+	_, cmd := s.m.Update(keyMsg("enter")) // the Send is in flight
 	s.typeText("quick one")
 	s.key("enter")
 	s.typeText("later")
 	s.key("alt+enter")
 	s.wantCalls()
+	s.wantText("[sending] quick one", "[sending] later")
+	if !s.m.busy() {
+		t.Error("not busy while a message is on its way")
+	}
 	s.run(cmd, 0)
-	s.wantCalls(`start "go" → run-1`, `steer run-1 "quick one"`, `queue run-1 "later"`)
+	s.wantCalls(`send "go"`, `send "quick one"`, `queue "later"`)
+	if len(s.m.outbox) != 0 {
+		t.Errorf("outbox = %+v", s.m.outbox)
+	}
 }
 
 // A session whose last turn was interrupted opens on an offer: /fork

@@ -34,9 +34,8 @@ type fakeEngine struct {
 	calls    []string
 	sess     Session
 	openErr  error
-	steerErr error
-	runs     int
-	nextRuns []string // run IDs Start and StartQueued return first
+	sendErr  error
+	answered *[]Answer // when set, Answer appends to it
 	patch    string
 	plan     ApplyPlan
 	sessions []SessionSummary
@@ -68,42 +67,33 @@ func (f *fakeEngine) Open(_ context.Context, req OpenRequest) (Session, error) {
 	return s, nil
 }
 func (f *fakeEngine) Next(ctx context.Context) (Update, error) { return Update{}, errNoStream }
-func (f *fakeEngine) newRun() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.runs++
-	if len(f.nextRuns) > 0 {
-		id := f.nextRuns[0]
-		f.nextRuns = f.nextRuns[1:]
-		return id
-	}
-	return fmt.Sprintf("run-%d", f.runs)
+func (f *fakeEngine) Send(_ context.Context, text string) (Sent, error) {
+	f.record("send %q", text)
+	return Sent{Kind: "steered", MessageID: "msg-s"}, f.sendErr
 }
-
-func (f *fakeEngine) Start(_ context.Context, text string) (string, error) {
-	id := f.newRun()
-	f.record("start %q → %s", text, id)
-	return id, nil
+func (f *fakeEngine) Queue(_ context.Context, text string) (Sent, error) {
+	f.record("queue %q", text)
+	return Sent{Kind: "queued", MessageID: "msg-q"}, nil
 }
-func (f *fakeEngine) StartQueued(context.Context) (string, error) {
-	id := f.newRun()
-	f.record("start-queued → %s", id)
-	return id, nil
+func (f *fakeEngine) StartQueued(context.Context) (Sent, error) {
+	f.record("start-queued")
+	return Sent{Kind: "started"}, nil
 }
-func (f *fakeEngine) Steer(_ context.Context, runID, text string) (string, error) {
-	f.record("steer %s %q", runID, text)
-	return "msg-s", f.steerErr
-}
-func (f *fakeEngine) QueueNext(_ context.Context, runID, text string) (string, error) {
-	f.record("queue %s %q", runID, text)
-	return "msg-q", nil
-}
-func (f *fakeEngine) Withdraw(_ context.Context, runID, id string) error {
-	f.record("withdraw %s %s", runID, id)
+func (f *fakeEngine) Withdraw(_ context.Context, id string) error {
+	f.record("withdraw %s", id)
 	return nil
 }
-func (f *fakeEngine) Cancel(runID string) error {
-	f.record("cancel %s", runID)
+func (f *fakeEngine) Cancel(context.Context) error {
+	f.record("cancel")
+	return nil
+}
+func (f *fakeEngine) Answer(_ context.Context, permissionID string, a Answer) error {
+	f.record("answer %s allow=%v forRun=%v reason=%q", permissionID, a.Allow, a.ForRun, a.Reason)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.answered != nil {
+		*f.answered = append(*f.answered, a)
+	}
 	return nil
 }
 func (f *fakeEngine) Compact(_ context.Context, focus string) error {
@@ -290,7 +280,7 @@ func mustLoadLog(t testing.TB, path string) []Record {
 }
 
 var (
-	errTerminal    = errcode.New(errcode.RuntimeRunTerminal, "steer run run-1: the turn is ending")
+	errQueueFull   = errcode.New(errcode.RuntimeInvalidInput, "queue a message on run run-1: the queue is full (1024)")
 	errInterrupted = errcode.New(errcode.RuntimeCheckpointInterrupted, "the last turn of sess-x was interrupted; nothing to resume from")
 	u15            = model.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}
 )

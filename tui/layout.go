@@ -65,7 +65,7 @@ func (m *Model) bottom() ([]string, int) {
 	if m.asking != nil {
 		return out, at // the question's box lists the keys that work now
 	}
-	m.keys.setState(m.busy(), len(m.tr.Pending())+len(m.deferred) > 0)
+	m.keys.setState(m.busy(), len(m.tr.Pending())+len(m.outbox) > 0)
 	out = append(out, " "+m.helpLine(w-1))
 	return out, at
 }

@@ -22,10 +22,10 @@ const wheelLines = 3
 // cancelFlash is shown while a cancel is under way.
 const cancelFlash = "Canceling the turn… ctrl+c again quits without waiting."
 
-// early is a message typed while its turn was being admitted.
-type early struct {
+// outgoing is a message typed but not yet accepted by the session.
+type outgoing struct {
 	text string
-	next bool
+	next bool // Queue (alt+enter) rather than Send
 }
 
 // Options configure a Model.
@@ -65,11 +65,11 @@ type Model struct {
 	lastSeq int64
 	unseen  bool // events arrived below a scrolled-up window
 
-	runID     string   // the run this screen started
-	starting  bool     // a Start is in flight
-	canceling bool     // Cancel was asked
-	deferred  []string // steering that came too late: sent as the next turn
-	early     []early  // typed while the turn was being admitted
+	// outbox holds typed messages in order; its head is with the engine.
+	// One at a time, so the session receives them in the order typed; the
+	// session alone decides what each becomes.
+	outbox    []outgoing
+	canceling bool // Cancel was asked
 
 	asking *asking // the permission question on screen
 	// approvalAt is when the question appeared: tab (which gives the box
@@ -137,20 +137,9 @@ func (m *Model) restyle(th *theme.Theme) {
 	m.spin.Style = th.Accent
 }
 
-// busy reports whether a turn is running (or starting).
+// busy reports whether a turn is running, or a message is on its way.
 func (m *Model) busy() bool {
-	return m.starting || m.tr.ActiveRun() != "" || (m.runID != "" && !m.tr.Completed(m.runID))
-}
-
-// activeRun is the running turn's run ID.
-func (m *Model) activeRun() string {
-	if r := m.tr.ActiveRun(); r != "" {
-		return r
-	}
-	if m.runID != "" && !m.tr.Completed(m.runID) {
-		return m.runID
-	}
-	return ""
+	return len(m.outbox) > 0 || m.tr.ActiveRun() != ""
 }
 
 // Update routes one message.
@@ -206,33 +195,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onUpdate(msg)
 	case openedMsg:
 		return m, m.onOpened(msg)
-	case startedMsg:
-		m.starting = false
-		waiting := m.early
-		m.early = nil
-		if msg.err != nil {
-			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "the turn did not start: "+errcode.Message(msg.err))
-			if m.in.value() == "" && msg.text != "" {
-				m.in.setValue(msg.text)
-			}
-			for _, e := range waiting {
-				m.deferred = append(m.deferred, e.text)
-			}
-			return m, nil
-		}
-		m.runID = msg.runID
-		if len(waiting) > 0 {
-			return m, tea.Batch(m.after(), m.sendEarly(msg.runID, waiting))
-		}
-		return m, m.after()
 	case sentMsg:
 		return m, m.onSent(msg)
-	case sentAllMsg:
-		var cmds []tea.Cmd
-		for _, one := range msg {
-			cmds = append(cmds, m.onSent(one))
-		}
-		return m, tea.Batch(cmds...)
 	case doneMsg:
 		if msg.err != nil {
 			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), msg.what+": "+errcode.Message(msg.err))
@@ -320,20 +284,15 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 				m.picker = nil
 			}
 		}
-	} else if u.Approval != nil {
-		u.Approval.Reply(Answer{}) // a question from a session no longer shown
 	}
 	cmds = append(cmds, m.after())
 	return tea.Batch(cmds...)
 }
 
-// after reacts to the folded state: a finished turn, the next queued
-// input, the spinner, a question already answered.
+// after reacts to the folded state: a finished turn, the spinner, a
+// question already answered.
 func (m *Model) after() tea.Cmd {
-	if m.runID != "" && m.tr.Completed(m.runID) {
-		m.runID = ""
-	}
-	if m.tr.ActiveRun() == "" && m.runID == "" {
+	if m.tr.ActiveRun() == "" {
 		m.canceling = false
 		if m.flash == cancelFlash {
 			m.flash = ""
@@ -342,23 +301,10 @@ func (m *Model) after() tea.Cmd {
 	if m.asking != nil && m.tr.Resolved(m.asking.a.PermissionID) {
 		m.asking = nil
 	}
-	var cmds []tea.Cmd
-	if !m.busy() && m.sess != nil {
-		switch {
-		case m.tr.LastStatus() == "completed" && m.hasQueuedNext():
-			m.starting = true
-			cmds = append(cmds, m.startQueued())
-		case len(m.deferred) > 0 && m.tr.LastStatus() != "canceled":
-			text := m.deferred[0]
-			m.deferred = m.deferred[1:]
-			m.starting = true
-			cmds = append(cmds, m.start(text))
-		}
-	}
 	if m.busy() || m.tr.Live() {
-		cmds = append(cmds, m.tick())
+		return m.tick()
 	}
-	return tea.Batch(cmds...)
+	return nil
 }
 
 func (m *Model) tick() tea.Cmd {
@@ -392,7 +338,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.tr = transcript.New()
 	m.vp.Reset()
 	m.lastSeq = -1
-	m.runID, m.starting, m.canceling, m.deferred, m.asking, m.unseen = "", false, false, nil, nil, false
+	m.outbox, m.canceling, m.asking, m.unseen = nil, false, nil, false
 	var sent []string
 	for _, r := range s.Inherited {
 		m.tr.Apply(r.Event)
@@ -424,19 +370,20 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	return nil
 }
 
+// onSent takes the outbox head back from the engine and sends the next.
 func (m *Model) onSent(msg sentMsg) tea.Cmd {
-	if msg.err == nil {
-		return nil
+	if len(m.outbox) > 0 {
+		m.outbox = m.outbox[1:]
 	}
-	if errcode.Of(msg.err) == errcode.RuntimeRunTerminal {
-		// The turn was already ending: the message becomes the next turn.
-		m.deferred = append(m.deferred, msg.text)
-		m.tr.Note(transcript.NoteInfo, "", "the turn was ending, so that message will be sent as the next turn")
-		return m.after()
+	var cmds []tea.Cmd
+	if msg.err != nil {
+		m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "not accepted: "+errcode.Message(msg.err))
+		if m.in.value() == "" {
+			m.in.setValue(msg.text)
+		}
 	}
-	m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "not accepted: "+errcode.Message(msg.err))
-	if m.in.value() == "" {
-		m.in.setValue(msg.text)
+	if len(m.outbox) > 0 {
+		cmds = append(cmds, m.send(m.outbox[0]))
 	}
-	return nil
+	return tea.Batch(append(cmds, m.after())...)
 }

@@ -61,7 +61,7 @@ func (m *Model) statusLine(width int) string {
 			}
 			segs = append(segs, seg{st.Render("ctx " + strconv.Itoa(pct) + "%"), 1})
 		}
-		if n := len(m.tr.Pending()) + len(m.deferred); n > 0 {
+		if n := len(m.tr.Pending()) + len(m.outbox); n > 0 {
 			segs = append(segs, seg{th.ChipQueued.Render(strconv.Itoa(n) + " queued"), 1})
 		}
 		if s.Approve {
@@ -157,7 +157,7 @@ func (m *Model) banners(width int) []string {
 func (m *Model) chipsLines(width int) []string {
 	th := m.th
 	pend := m.tr.Pending()
-	if len(pend) == 0 && len(m.deferred) == 0 {
+	if len(pend) == 0 && len(m.outbox) == 0 {
 		return nil
 	}
 	var parts []string
@@ -168,8 +168,8 @@ func (m *Model) chipsLines(width int) []string {
 		}
 		parts = append(parts, th.ChipQueued.Render("["+label+" · queued] ")+th.Text.Render(chipText(p.Text)))
 	}
-	for _, d := range m.deferred {
-		parts = append(parts, th.ChipQueued.Render("[next turn · waiting] ")+th.Text.Render(chipText(d)))
+	for _, o := range m.outbox {
+		parts = append(parts, th.ChipQueued.Render("[sending] ")+th.Text.Render(chipText(o.text)))
 	}
 	hint := th.Muted.Render("  ctrl+x withdraws the last")
 	line := " " + strings.Join(parts, th.Faint.Render("  "))

@@ -43,21 +43,8 @@ func eachWidth(t *testing.T, f func(t *testing.T, w, h int) *screen) {
 // runtime publishes them), then seen from the top after paging up.
 func TestViewRecordedSession(t *testing.T) {
 	recs := mustLoadLog(t, fixture)
-	// The screen drives the queued turn itself (StartQueued): the engine
-	// hands it the run ID the recording used for it.
-	var queuedRun string
-	for _, r := range recs {
-		if ts, ok := r.Event.Data.(event.TurnStarted); ok && queuedRun == "" && r.Seq > 0 {
-			for _, q := range recs {
-				if iq, ok := q.Event.Data.(event.InputQueued); ok && iq.MessageID == ts.InputMessageID {
-					queuedRun = ts.RunID
-				}
-			}
-		}
-	}
 	replay := func(t *testing.T, w, h int) *screen {
 		eng := idleEngine()
-		eng.nextRuns = []string{queuedRun}
 		s := newScreen(t, eng, Options{}, w, h)
 		for _, r := range recs {
 			s.send(updateMsg{u: Update{SessionID: sessID, Events: []Record{r}}})
@@ -68,7 +55,8 @@ func TestViewRecordedSession(t *testing.T) {
 		eachWidth(t, func(t *testing.T, w, h int) *screen {
 			s := replay(t, w, h)
 			s.wantText("⊘ canceled", "Reading everything", "(interrupted)", "MODEL_HTTP_ERROR")
-			s.wantCalls(`open "" fork=false`, "start-queued → "+queuedRun)
+			// The session started the queued turn; the screen only showed it.
+			s.wantCalls(`open "" fork=false`)
 			if s.m.busy() {
 				t.Error("the screen is still busy after the last turn ended")
 			}
@@ -159,14 +147,14 @@ func busyScreen(t *testing.T, w, h int) *screen {
 		ev(8, event.InputQueued{RunID: "run-1", MessageID: "msg-n1", Content: "then tag a release"}),
 	)
 	s.m.now = base.Add(2900 * time.Millisecond)
-	s.m.deferred = []string{"and write the changelog"}
+	s.m.outbox = []outgoing{{text: "and write the changelog"}} // with the engine
 	return s
 }
 
 func TestViewBusy(t *testing.T) {
 	eachWidth(t, func(t *testing.T, w, h int) *screen {
 		s := busyScreen(t, w, h)
-		s.wantText("you · steering · queued", "running 2.3 s", "[steer · queued]", "[next turn · queued]", "[next turn · waiting]",
+		s.wantText("you · steering · queued", "running 2.3 s", "[steer · queued]", "[next turn · queued]", "[sending]",
 			"3 queued", "12.4k/200k tok", "ctx 31%", "enter steer", "alt+enter queue after turn", "esc cancel")
 		return s
 	})
@@ -177,7 +165,7 @@ func TestViewApproval(t *testing.T) {
 		s := busyScreen(t, w, h)
 		diff := "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,3 @@\n # demo\n-A CLI.\n+A tiny CLI.\n+Run it with --verbose.\n"
 		s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", CallID: "call-2", Tool: "fs.write", Subject: "README.md",
-			Input: json.RawMessage(`{"path":"README.md","contents":"# demo\nA tiny CLI.\nRun it with --verbose.\n"}`), Diff: diff, Reply: func(Answer) {}}}})
+			Input: json.RawMessage(`{"path":"README.md","contents":"# demo\nA tiny CLI.\nRun it with --verbose.\n"}`), Diff: diff}}})
 		s.wantText("? fs.write wants to write README.md", "+2 −1", "+A tiny CLI.", "y allow once", "a allow fs.write for this run", "n deny")
 		return s
 	})
@@ -190,7 +178,7 @@ func TestViewApprovalAnswering(t *testing.T) {
 		s := busyScreen(t, w, h)
 		s.m.opts.Now = func() time.Time { return base.Add(time.Hour) }
 		s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", CallID: "call-2", Tool: "process.exec",
-			Input: json.RawMessage(`{"argv":["sh","-c","go test -run 'TestApply|TestDiff' ./cmd/harness/... && go vet ./... && rm -rf /tmp/harness-build-cache"]}`), Reply: func(Answer) {}}}})
+			Input: json.RawMessage(`{"argv":["sh","-c","go test -run 'TestApply|TestDiff' ./cmd/harness/... && go vet ./... && rm -rf /tmp/harness-build-cache"]}`)}}})
 		s.typeText("wait")
 		s.m.opts.Now = func() time.Time { return base.Add(2 * time.Hour) }
 		s.key("tab")

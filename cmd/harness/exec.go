@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/runtime"
-	"github.com/harness-dev/harness/store"
 )
 
 // Exit codes of harness exec (DESIGN §12).
@@ -37,8 +37,11 @@ func exitFor(st runtime.Status) int {
 	}
 }
 
-// runExec runs one turn headless, then any turns queued with ">>" lines.
-// Steering lines are read from stdin while a turn runs.
+// runExec runs one turn headless, then the turns queued with ">>" lines
+// (the session starts each when the one before completes). Lines read from
+// stdin are sent to the session — steering, or the next turn once the
+// running one is ending — or, with --approve ask, answer the question on
+// screen.
 func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interrupts <-chan struct{}) int {
 	from := int64(-1)
 	if a.opts.Resume != "" && !a.opts.Fork {
@@ -46,14 +49,10 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 			from = s.LastSeq
 		}
 	}
-	// Asked only when the session's approval is ask (--approve ask, or
-	// saved so); main refused --approve ask without a terminal.
-	asker := newLineAsker()
-	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork, Resolver: asker})
+	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork})
 	if err != nil {
 		return a.fail(err)
 	}
-	defer sess.Close()
 	if sess.Moved != "" {
 		fmt.Fprintln(a.stderr, "harness: "+sess.Moved)
 	}
@@ -63,27 +62,32 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 	if files := sess.Settings().Instructions; len(files) > 0 && !a.opts.JSON {
 		fmt.Fprintln(a.stderr, "harness: using "+strings.Join(files, ", ")+" (project instructions; --no-project-instructions leaves them out)")
 	}
-	sub := sess.Runtime.Subscribe()
-	defer sub.Close()
-	// Events appended while the session opened, before the subscription.
-	if early, err := a.Store.ReadEvents(ctx, sess.ID(), from, store.MaxPage); err == nil {
-		for _, rec := range early {
-			if ev, err := event.Decode(rec.Body); err == nil {
-				a.printEvents([]runtime.Published{{Seq: rec.Seq, Event: ev, Body: rec.Body}})
-				a.printedSeq = rec.Seq
-			}
-		}
+	// Everything after from: what opening the session wrote, then the turns.
+	sub, err := sess.Events(ctx, from)
+	if err != nil {
+		sess.Close()
+		return a.fail(err)
 	}
+	defer sub.Close()
+	// Questions go from the printer to the drive loop, which asks them.
+	// They come only when the session's approval is ask (--approve ask, or
+	// saved so); main refused --approve ask without a terminal.
+	asks := make(chan question, 1)
 	printed := make(chan struct{})
 	stopPrint := make(chan struct{})
+	flush := make(chan chan struct{}) // prints what is queued, then answers
 	go func() {
 		defer close(printed)
+		var p printer
 		for {
 			select {
 			case <-sub.Ready():
-				a.printEvents(sub.Drain())
+				a.printEvents(&p, sub.Drain(), asks)
+			case done := <-flush:
+				a.printEvents(&p, sub.Drain(), nil)
+				close(done)
 			case <-stopPrint:
-				a.printEvents(sub.Drain())
+				a.printEvents(&p, sub.Drain(), nil)
 				return
 			}
 		}
@@ -108,103 +112,99 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 		close(lines)
 	}()
 
-	req := runtime.StartRequest{Input: prompt}
-	code := exitCompleted
-	for {
-		runID, err := sess.Start(ctx, req)
-		if err != nil && runID == "" {
+	if _, err := sess.Send(ctx, prompt); err != nil {
+		// A turn whose admission failed has ended with its outcome.
+		if out, _ := sess.Wait(context.WithoutCancel(ctx)); out.RunID == "" {
 			return a.fail(err)
 		}
-		out := a.drive(ctx, sess, runID, lines, interrupts, asker)
-		code = exitFor(out.Status)
-		if !a.opts.JSON {
-			a.printOutcome(out)
-		}
-		if out.Status != runtime.StatusCompleted || !sess.HasQueued() || ctx.Err() != nil {
-			break
-		}
-		req = runtime.StartRequest{FromQueue: true}
 	}
+	out := a.drive(ctx, sess, lines, interrupts, asks)
+	done := make(chan struct{})
+	flush <- done // the turns' outcome lines come before what follows
+	<-done
 	fmt.Fprintf(a.stderr, "harness: session %s (harness resume %s)\n", sess.ID(), sess.ID())
 	if patch, err := sess.Workspace.Diff(ctx); err == nil && patch != "" {
 		fmt.Fprintf(a.stderr, "harness: the workspace has changes: review them with `harness diff %s`, apply them with `harness apply %s`\n", sess.ID(), sess.ID())
 	}
-	return code
+	return exitFor(out.Status)
 }
 
-// drive feeds steering and interrupts to a run until it ends.
-// SIGTERM and SIGHUP (ctx ending) cancel the run like an interrupt does.
-// With --approve ask (asker set), a question is printed and the next line
-// typed answers it.
-// A take-over by another process cancels the run at once.
-func (a *cli) drive(ctx context.Context, sess *app.Session, runID string, lines <-chan string, interrupts <-chan struct{}, asker *lineAsker) runtime.Outcome {
-	rt := sess.Runtime
-	done := rt.Done(runID)
+// drive sends stdin lines and interrupts to the session until it is idle,
+// and returns how the last turn ended. SIGTERM and SIGHUP (ctx ending)
+// cancel the turn like an interrupt does; so does a take-over by another
+// process, after which nothing more is sent. A question (asks) is printed
+// and the next line typed answers it through the session.
+func (a *cli) drive(ctx context.Context, sess *app.Session, lines <-chan string, interrupts <-chan struct{}, asks <-chan question) runtime.Outcome {
 	stop, lost := ctx.Done(), sess.Lost
-	var asks chan question
-	if asker != nil {
-		asks = asker.asks
-	}
 	var pending *question
+	answer := func(ans runtime.PermissionAnswer) {
+		// A question whose turn ended meanwhile is gone: nothing to do.
+		_ = sess.Answer(context.WithoutCancel(ctx), pending.id, ans)
+		pending = nil
+	}
 	for {
 		select {
 		case q := <-asks:
 			pending = &q
-			fmt.Fprint(a.stderr, askText(q.req))
-		case <-done:
-			out, _ := rt.Wait(context.WithoutCancel(ctx), runID)
+			fmt.Fprint(a.stderr, askText(q))
+		case <-sess.Idle():
+			out, _ := sess.Wait(context.WithoutCancel(ctx))
 			return out
 		case <-stop:
 			stop = nil
-			_ = rt.Cancel(runID)
+			sess.Cancel()
 		case <-lost:
 			lost = nil
-			_ = rt.Cancel(runID)
+			sess.Cancel()
 		case <-interrupts:
-			_ = rt.Cancel(runID)
+			sess.Cancel()
 		case line, ok := <-lines:
 			if !ok {
 				lines = nil
 				if pending != nil { // stdin ended: nobody can answer
-					pending.reply <- runtime.PermissionAnswer{Scope: runtime.ScopeOnce, Note: "denied: stdin ended"}
-					pending = nil
+					answer(runtime.PermissionAnswer{Scope: runtime.ScopeOnce, Note: "denied: stdin ended"})
 				}
 				continue
 			}
 			if pending != nil {
-				pending.reply <- lineAnswer(line)
-				pending = nil
+				answer(lineAnswer(line))
 				continue
 			}
-			if strings.TrimSpace(line) == "" {
+			if strings.TrimSpace(line) == "" || ctx.Err() != nil || isDone(sess.Lost) {
 				continue
 			}
 			var err error
 			if rest, isNext := strings.CutPrefix(line, ">>"); isNext {
-				_, err = rt.QueueNext(ctx, runID, strings.TrimSpace(rest))
+				_, err = sess.Queue(ctx, strings.TrimSpace(rest))
 			} else {
-				_, err = rt.Steer(ctx, runID, line)
+				_, err = sess.Send(ctx, line)
 			}
 			if err != nil {
-				fmt.Fprintf(a.stderr, "harness: steering not accepted: %s: %s\n", errcode.Of(err), errcode.Message(err))
+				fmt.Fprintf(a.stderr, "harness: message not accepted: %s: %s\n", errcode.Of(err), errcode.Message(err))
 			}
 		}
-	}
-}
-
-// outputFailed reports, once, a failed write to stdout: the turn goes on
-// (it is stored; harness events prints it), but the user learns that the
-// output is incomplete.
-func (a *cli) outputFailed(_ int, err error) {
-	if err != nil && !a.outFailed {
-		a.outFailed = true
-		fmt.Fprintf(a.stderr, "harness: writing the output failed (%v); the session is stored whole: harness events prints it\n", err)
 	}
 }
 
 // printEvents writes a batch with one write to stdout (a batch of
 // streamed deltas would otherwise cost a system call each).
-func (a *cli) printEvents(batch []runtime.Published) {
+// A permission.requested event goes to asks, with the input of the
+// tool.call it is about.
+func (a *cli) printEvents(p *printer, batch []runtime.Published, asks chan<- question) {
+	for _, e := range batch {
+		switch d := e.Event.Data.(type) {
+		case event.ToolCall:
+			p.callID, p.callInput = d.CallID, d.Input
+		case event.PermissionRequested:
+			q := question{id: d.PermissionID, tool: d.Action, subject: d.Subject}
+			if d.CallID == p.callID {
+				q.input = p.callInput
+			}
+			if asks != nil {
+				asks <- q // one question at a time: the turn waits for its answer
+			}
+		}
+	}
 	if a.opts.JSON {
 		// The stored bytes, as `harness events` prints them, whole lines in
 		// one write.
@@ -216,25 +216,25 @@ func (a *cli) printEvents(batch []runtime.Published) {
 				b.WriteByte('\n')
 			}
 		}
-		a.outputFailed(a.stdout.Write(b.Bytes()))
+		a.stdout.Write(b.Bytes())
 		return
 	}
 	out := bufio.NewWriterSize(a.stdout, 64<<10)
-	defer func() { a.outputFailed(0, out.Flush()) }() // a bufio.Writer keeps its first error
+	defer out.Flush()
 	for _, p := range batch {
 		if p.Seq <= a.printedSeq {
 			continue
 		}
 		a.printedSeq = p.Seq
 		if _, text := p.Event.Data.(event.MessageDelta); !text {
-			_ = out.Flush() // what follows may go to stderr: keep the order on a terminal; a failure is kept for the last Flush
+			out.Flush() // what follows may go to stderr: keep the order on a terminal
 		}
 		switch d := p.Event.Data.(type) {
 		case event.MessageDelta:
-			_, _ = out.WriteString(d.Delta) // kept for the last Flush
+			out.WriteString(d.Delta)
 		case event.MessageCompleted:
 			if d.Role == "assistant" && d.Content != "" {
-				_ = out.WriteByte('\n') // kept for the last Flush
+				out.WriteByte('\n')
 			}
 		case event.ToolCall:
 			fmt.Fprintf(a.stderr, "▸ %s %s\n", d.Tool, short(string(d.Input), 100))
@@ -253,18 +253,26 @@ func (a *cli) printEvents(batch []runtime.Published) {
 			fmt.Fprintf(a.stderr, "  (context compacted: %d → %d messages)\n", d.BeforeMessages, d.AfterMessages)
 		case event.ModelRetry:
 			fmt.Fprintf(a.stderr, "  (retrying model request: %s, attempt %d)\n", d.Code, d.Attempt)
+		case event.TurnCompleted:
+			a.printOutcome(d)
 		}
 	}
 }
 
-func (a *cli) printOutcome(out runtime.Outcome) {
-	u := out.Usage
-	line := fmt.Sprintf("turn %s: %s · %d model requests · %d tool calls · %d tokens", out.TurnID, out.Status, out.ModelRequests, out.ToolCalls, u.TotalTokens)
-	if out.ErrorCode != "" {
-		line += fmt.Sprintf(" · %s: %s", out.ErrorCode, out.Message)
+// printer is what printEvents remembers between batches: the last
+// tool.call, which a permission question that follows is about.
+type printer struct {
+	callID    string
+	callInput json.RawMessage
+}
+
+func (a *cli) printOutcome(d event.TurnCompleted) {
+	line := fmt.Sprintf("turn %s: %s · %d model requests · %d tool calls · %d tokens", d.TurnID, d.Status, d.ModelRequests, d.ToolCalls, d.Usage.TotalTokens)
+	if d.ErrorCode != "" {
+		line += fmt.Sprintf(" · %s: %s", d.ErrorCode, d.Note)
 	}
 	fmt.Fprintln(a.stderr, line)
-	if out.Truncated {
+	if d.Truncated {
 		fmt.Fprintln(a.stderr, "harness: the answer was cut by the output limit (finish reason length): raise --max-tokens (or maxTokens in the config file), or ask it to continue")
 	}
 }
@@ -275,4 +283,14 @@ func short(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// isDone reports whether c is closed (a nil c never is).
+func isDone(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,50 +21,29 @@ func isTerminal(r io.Reader) bool {
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// question is a permission question waiting for a line of stdin.
+// question is a permission question (a permission.requested event) as
+// exec asks it: the next line typed answers it through the session.
 type question struct {
-	req   runtime.PermissionRequest
-	reply chan runtime.PermissionAnswer
-}
-
-// lineAsker is exec's resolver with --approve ask on a terminal: the
-// question goes to the drive loop, which prints it and answers it with
-// the next line typed (steering waits while a question is up).
-type lineAsker struct{ asks chan question }
-
-func newLineAsker() *lineAsker { return &lineAsker{asks: make(chan question)} }
-
-func (l *lineAsker) Resolve(ctx context.Context, req runtime.PermissionRequest) (runtime.PermissionAnswer, error) {
-	q := question{req: req, reply: make(chan runtime.PermissionAnswer, 1)}
-	select {
-	case l.asks <- q:
-	case <-ctx.Done():
-		return runtime.PermissionAnswer{}, ctx.Err()
-	}
-	select {
-	case a := <-q.reply:
-		return a, nil
-	case <-ctx.Done():
-		return runtime.PermissionAnswer{}, ctx.Err()
-	}
+	id, tool, subject string
+	input             json.RawMessage // of the tool.call it is about
 }
 
 // askText is the question as exec prints it: the whole command, quoted.
-func askText(req runtime.PermissionRequest) string {
-	what := req.Subject
-	if req.Tool == "process.exec" {
+func askText(q question) string {
+	what := q.subject
+	if q.tool == "process.exec" {
 		var in struct {
 			Argv []string `json:"argv"`
 		}
-		if json.Unmarshal(req.Input, &in) == nil && len(in.Argv) > 0 {
+		if json.Unmarshal(q.input, &in) == nil && len(in.Argv) > 0 {
 			what = tui.CommandLine(in.Argv)
 		}
 	}
 	verb := "wants to run"
-	if req.Tool == "fs.write" {
+	if q.tool == "fs.write" {
 		verb = "wants to write"
 	}
-	return fmt.Sprintf("? %s %s %s\n  y allow once · a allow %s for this run · n deny · or type a reason to deny with: ", req.Tool, verb, what, req.Tool)
+	return fmt.Sprintf("? %s %s %s\n  y allow once · a allow %s for this run · n deny · or type a reason to deny with: ", q.tool, verb, what, q.tool)
 }
 
 // lineAnswer reads a typed line as the answer to a question: only y/yes

@@ -108,39 +108,35 @@ func (h *heldWriter) release(w io.Writer) {
 // tuiSession is one open session and what it owns.
 type tuiSession struct {
 	id      string
-	rt      *runtime.Runtime
 	sess    *runtime.Session
 	ws      workspace.Workspace
 	sub     *runtime.Subscription
 	closers []func()
 	gone    chan struct{} // closed when the session is replaced or closed
 
-	mu      sync.Mutex
-	lastRun string // guarded by mu: the last run started here
+	// The last tool.call seen by Next (one Next runs at a time): the call
+	// a permission question that follows it is about.
+	callID    string
+	callInput json.RawMessage
 }
 
-// tuiEngine adapts the app (store, workspace, runtime) to tui.Engine, and
-// is the runtime's permission resolver with --approve ask.
+// tuiEngine adapts the app (store, workspace, runtime session) to
+// tui.Engine: each turn command is one session command.
 type tuiEngine struct {
 	a    *cli
 	held *heldWriter
 
 	openMu sync.Mutex // serializes Open and close
 
-	mu        sync.Mutex
-	cur       *tuiSession     // guarded by mu
-	changed   chan struct{}   // guarded by mu; closed and replaced when cur changes
-	approvals []*tui.Approval // guarded by mu
-	asked     chan struct{}   // signaled when approvals grows
+	mu      sync.Mutex
+	cur     *tuiSession   // guarded by mu
+	changed chan struct{} // guarded by mu; closed and replaced when cur changes
 }
 
-var (
-	_ tui.Engine       = (*tuiEngine)(nil)
-	_ runtime.Resolver = (*tuiEngine)(nil)
-)
+var _ tui.Engine = (*tuiEngine)(nil)
 
 func newTUIEngine(a *cli, held *heldWriter) *tuiEngine {
-	return &tuiEngine{a: a, held: held, changed: make(chan struct{}), asked: make(chan struct{}, 1)}
+	return &tuiEngine{a: a, held: held, changed: make(chan struct{})}
 }
 
 func (e *tuiEngine) current() (*tuiSession, error) {
@@ -166,12 +162,12 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 	e.openMu.Lock()
 	defer e.openMu.Unlock()
 	a := e.a
-	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork, Resolver: e})
+	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork})
 	if err != nil {
 		return tui.Session{}, err
 	}
 	sess := opened.Session
-	next := &tuiSession{id: sess.ID(), rt: opened.Runtime, sess: sess, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{})}
+	next := &tuiSession{id: sess.ID(), sess: sess, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{})}
 	hist, err := readHistory(ctx, a.Store, next.id)
 	var inherited []store.Record
 	if err == nil {
@@ -181,19 +177,22 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 		opened.Close()
 		return tui.Session{}, err
 	}
-	next.sub = next.rt.Subscribe()
+	after := int64(-1)
+	if n := len(hist); n > 0 {
+		after = hist[n-1].Seq
+	}
+	// The history, then every event after it: no gap, no repeat.
+	if next.sub, err = sess.Events(ctx, after); err != nil {
+		opened.Close()
+		return tui.Session{}, err
+	}
 
 	e.mu.Lock()
 	prev := e.cur
 	e.cur = next
 	close(e.changed)
 	e.changed = make(chan struct{})
-	stale := e.approvals
-	e.approvals = nil
 	e.mu.Unlock()
-	for _, ap := range stale {
-		ap.Reply(tui.Answer{})
-	}
 	if prev != nil {
 		prev.close()
 	}
@@ -260,32 +259,12 @@ func records(recs []store.Record) []tui.Record {
 // close ends the session's running turn (so that it stays resumable),
 // stops its event stream and releases what it opened.
 func (s *tuiSession) close() {
-	if run := s.activeRun(); run != "" {
-		_ = s.rt.Cancel(run)
-		wctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		_, _ = s.rt.Wait(wctx, run)
-		cancel()
-	}
+	wctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	_ = s.sess.Close(wctx)
+	cancel()
 	s.sub.Close()
 	close(s.gone)
 	runClosers(s.closers)
-}
-
-// activeRun is the last run started on the session (canceling a finished
-// run is a no-op, waiting for it returns at once).
-func (s *tuiSession) activeRun() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastRun
-}
-
-func (s *tuiSession) started(runID string, err error) (string, error) {
-	if runID != "" {
-		s.mu.Lock()
-		s.lastRun = runID
-		s.mu.Unlock()
-	}
-	return runID, err
 }
 
 func runClosers(cs []func()) {
@@ -299,12 +278,7 @@ func (e *tuiEngine) close() {
 	defer e.openMu.Unlock()
 	e.mu.Lock()
 	cur := e.cur
-	stale := e.approvals
-	e.approvals = nil
 	e.mu.Unlock()
-	for _, ap := range stale {
-		ap.Reply(tui.Answer{})
-	}
 	if cur != nil {
 		select {
 		case <-cur.gone:
@@ -327,7 +301,8 @@ func (e *tuiEngine) watch() watch {
 	return watch{e.cur, e.changed}
 }
 
-// Next waits for events of the open session or a permission question.
+// Next waits for events of the open session. A permission question in
+// the batch comes with what the TUI shows for it.
 func (e *tuiEngine) Next(ctx context.Context) (tui.Update, error) {
 	return e.next(ctx, e.watch())
 }
@@ -346,7 +321,6 @@ func (e *tuiEngine) next(ctx context.Context, w watch) (tui.Update, error) {
 		}
 		select {
 		case <-cur.sub.Ready():
-		case <-e.asked:
 		case <-changed:
 			return tui.Update{}, nil
 		case <-cur.gone:
@@ -357,64 +331,23 @@ func (e *tuiEngine) next(ctx context.Context, w watch) (tui.Update, error) {
 		u := tui.Update{SessionID: cur.id}
 		for _, p := range cur.sub.Drain() {
 			u.Events = append(u.Events, tui.Record{Seq: p.Seq, Event: p.Event})
-		}
-		e.mu.Lock()
-		if len(e.approvals) > 0 {
-			u.Approval = e.approvals[0]
-			e.approvals = e.approvals[1:]
-			if len(e.approvals) > 0 {
-				select {
-				case e.asked <- struct{}{}:
-				default:
+			switch d := p.Event.Data.(type) {
+			case event.ToolCall:
+				cur.callID, cur.callInput = d.CallID, d.Input
+			case event.PermissionRequested:
+				// A turn asks one question at a time, about its last tool.call.
+				u.Approval = &tui.Approval{PermissionID: d.PermissionID, CallID: d.CallID, Tool: d.Action, Subject: d.Subject}
+				if d.CallID == cur.callID {
+					u.Approval.Input = cur.callInput
+				}
+				if d.Action == "fs.write" {
+					u.Approval.Diff = writeDiff(ctx, cur.ws, u.Approval.Input)
 				}
 			}
 		}
-		e.mu.Unlock()
-		if len(u.Events) > 0 || u.Approval != nil {
+		if len(u.Events) > 0 {
 			return u, nil
 		}
-	}
-}
-
-// Resolve asks the user through the TUI and waits for the answer or for
-// the turn to end.
-func (e *tuiEngine) Resolve(ctx context.Context, req runtime.PermissionRequest) (runtime.PermissionAnswer, error) {
-	reply := make(chan tui.Answer, 1)
-	ap := &tui.Approval{
-		PermissionID: req.PermissionID, CallID: req.CallID, Tool: req.Tool, Subject: req.Subject, Input: req.Input,
-		Reply: func(a tui.Answer) {
-			select {
-			case reply <- a:
-			default:
-			}
-		},
-	}
-	if cur, err := e.current(); err == nil && req.Tool == "fs.write" {
-		ap.Diff = writeDiff(ctx, cur.ws, req.Input)
-	}
-	e.mu.Lock()
-	e.approvals = append(e.approvals, ap)
-	e.mu.Unlock()
-	select {
-	case e.asked <- struct{}{}:
-	default:
-	}
-	select {
-	case a := <-reply:
-		scope := runtime.ScopeOnce
-		if a.ForRun {
-			scope = runtime.ScopeRun
-		}
-		note := "denied in the TUI"
-		switch {
-		case a.Allow:
-			note = "approved in the TUI"
-		case a.Reason != "":
-			note = "denied in the TUI: " + a.Reason
-		}
-		return runtime.PermissionAnswer{Allow: a.Allow, Scope: scope, Note: note, Reason: a.Reason}, nil
-	case <-ctx.Done():
-		return runtime.PermissionAnswer{}, ctx.Err()
 	}
 }
 
@@ -435,42 +368,20 @@ func writeDiff(ctx context.Context, ws workspace.Workspace, input json.RawMessag
 	return diffview.Unified(in.Path, string(old), in.Contents, created)
 }
 
-func (e *tuiEngine) Start(ctx context.Context, text string) (string, error) {
+func (e *tuiEngine) Send(ctx context.Context, text string) (tui.Sent, error) {
 	cur, err := e.current()
 	if err != nil {
-		return "", err
+		return tui.Sent{}, err
 	}
-	if err := cur.settle(ctx); err != nil {
-		return "", err
-	}
-	return cur.started(cur.sess.Start(ctx, runtime.StartRequest{Input: text}))
+	return tuiSent(cur.sess.Send(ctx, text))
 }
 
-func (e *tuiEngine) StartQueued(ctx context.Context) (string, error) {
+func (e *tuiEngine) Queue(ctx context.Context, text string) (tui.Sent, error) {
 	cur, err := e.current()
 	if err != nil {
-		return "", err
+		return tui.Sent{}, err
 	}
-	if err := cur.settle(ctx); err != nil {
-		return "", err
-	}
-	return cur.started(cur.sess.Start(ctx, runtime.StartRequest{FromQueue: true}))
-}
-
-// settle waits until the last run has released the session: the runtime
-// publishes turn.completed and agent.stopped a moment before it accepts the
-// next turn, and the screen starts the next one as soon as it sees them.
-func (s *tuiSession) settle(ctx context.Context) error {
-	last := s.activeRun()
-	if last == "" {
-		return nil
-	}
-	select {
-	case <-s.rt.Done(last):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return tuiSent(cur.sess.Queue(ctx, text))
 }
 
 func (e *tuiEngine) Compact(_ context.Context, focus string) error {
@@ -481,36 +392,52 @@ func (e *tuiEngine) Compact(_ context.Context, focus string) error {
 	return cur.sess.RequestCompaction(focus)
 }
 
-func (e *tuiEngine) Steer(ctx context.Context, runID, text string) (string, error) {
+func (e *tuiEngine) StartQueued(ctx context.Context) (tui.Sent, error) {
 	cur, err := e.current()
 	if err != nil {
-		return "", err
+		return tui.Sent{}, err
 	}
-	return cur.rt.Steer(ctx, runID, text)
+	return tuiSent(cur.sess.StartQueued(ctx))
 }
 
-func (e *tuiEngine) QueueNext(ctx context.Context, runID, text string) (string, error) {
-	cur, err := e.current()
-	if err != nil {
-		return "", err
-	}
-	return cur.rt.QueueNext(ctx, runID, text)
+func tuiSent(s runtime.Sent, err error) (tui.Sent, error) {
+	return tui.Sent{Kind: string(s.Kind), RunID: s.RunID, MessageID: s.MessageID}, err
 }
 
-func (e *tuiEngine) Withdraw(ctx context.Context, runID, messageID string) error {
+func (e *tuiEngine) Withdraw(ctx context.Context, messageID string) error {
 	cur, err := e.current()
 	if err != nil {
 		return err
 	}
-	return cur.rt.Withdraw(ctx, runID, messageID)
+	return cur.sess.Withdraw(ctx, messageID)
 }
 
-func (e *tuiEngine) Cancel(runID string) error {
+func (e *tuiEngine) Cancel(context.Context) error {
 	cur, err := e.current()
 	if err != nil {
 		return err
 	}
-	return cur.rt.Cancel(runID)
+	cur.sess.Cancel()
+	return nil
+}
+
+func (e *tuiEngine) Answer(ctx context.Context, permissionID string, a tui.Answer) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	scope := runtime.ScopeOnce
+	if a.ForRun {
+		scope = runtime.ScopeRun
+	}
+	note := "denied in the TUI"
+	switch {
+	case a.Allow:
+		note = "approved in the TUI"
+	case a.Reason != "":
+		note = "denied in the TUI: " + a.Reason
+	}
+	return cur.sess.Answer(ctx, permissionID, runtime.PermissionAnswer{Allow: a.Allow, Scope: scope, Note: note, Reason: a.Reason})
 }
 
 func (e *tuiEngine) Diff(ctx context.Context) (string, error) {

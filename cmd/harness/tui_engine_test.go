@@ -36,7 +36,8 @@ func newTestEngine(t *testing.T, script string, approve string) (*tuiEngine, *cl
 }
 
 // collect reads Next until a turn.completed arrives, answering questions
-// with answer; it returns the event types seen and the questions asked.
+// through the engine with answer; it returns the events seen and the
+// questions asked.
 func collect(t *testing.T, eng *tuiEngine, answer func(*tui.Approval) tui.Answer) ([]event.Event, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -50,7 +51,9 @@ func collect(t *testing.T, eng *tuiEngine, answer func(*tui.Approval) tui.Answer
 		}
 		if u.Approval != nil {
 			asked = append(asked, u.Approval.Tool+" "+u.Approval.Subject)
-			u.Approval.Reply(answer(u.Approval))
+			if err := eng.Answer(ctx, u.Approval.PermissionID, answer(u.Approval)); err != nil && errcode.Of(err) != errcode.RuntimeInvalidInput {
+				t.Errorf("answer: %v", err)
+			}
 		}
 		for _, r := range u.Events {
 			evs = append(evs, r.Event)
@@ -82,12 +85,11 @@ func TestEngineTurnSteerApproveSwitch(t *testing.T) {
 	if len(s.History) == 0 || s.History[0].Event.Type != event.TypeWorkspaceLifecycle {
 		t.Errorf("history of a new session = %+v, want its workspace.lifecycle", s.History)
 	}
-	run, err := eng.Start(ctx, "write a.txt")
-	if err != nil {
-		t.Fatal(err)
+	if sent, err := eng.Send(ctx, "write a.txt"); err != nil || sent.Kind != "started" {
+		t.Fatalf("send = %+v, %v", sent, err)
 	}
-	if _, err := eng.Steer(ctx, run, "and be quick"); err != nil {
-		t.Fatalf("steer: %v", err)
+	if sent, err := eng.Send(ctx, "and be quick"); err != nil || sent.Kind != "steered" {
+		t.Fatalf("steer = %+v, %v", sent, err)
 	}
 	evs, asked := collect(t, eng, func(a *tui.Approval) tui.Answer {
 		return tui.Answer{Allow: a.Tool == "fs.write"}
@@ -170,7 +172,7 @@ func TestEngineTurnSteerApproveSwitch(t *testing.T) {
 	if s2.ID == s.ID || eng.sessionID() != s2.ID {
 		t.Fatalf("after /new: %s (engine %s), was %s", s2.ID, eng.sessionID(), s.ID)
 	}
-	if _, err := eng.Start(ctx, "hello"); err != nil {
+	if _, err := eng.Send(ctx, "hello"); err != nil {
 		t.Fatal(err)
 	}
 	evs, _ = collect(t, eng, func(*tui.Approval) tui.Answer { return tui.Answer{} })
@@ -190,32 +192,57 @@ func TestEngineTurnSteerApproveSwitch(t *testing.T) {
 }
 
 // Canceling the turn while a question waits ends the question, not the
-// program: Resolve returns with the turn's context.
+// program; an answer after that is refused; text sent after the cancel
+// starts the next turn.
 func TestEngineCancelWhileAsking(t *testing.T) {
 	u := newUser(t)
-	script := u.script(`[{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]}, {"content": "never"}]`)
+	script := u.script(`[{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]}, {"content": "next"}]`)
 	eng, _ := newTestEngine(t, script, "ask")
 	ctx := t.Context()
 	if _, err := eng.Open(ctx, tui.OpenRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := eng.Start(ctx, "go")
-	if err != nil {
+	if _, err := eng.Send(ctx, "go"); err != nil {
 		t.Fatal(err)
 	}
-	evs, asked := collect(t, eng, func(*tui.Approval) tui.Answer {
-		if err := eng.Cancel(run); err != nil {
+	var late error
+	evs, asked := collect(t, eng, func(a *tui.Approval) tui.Answer {
+		if err := eng.Cancel(ctx); err != nil {
 			t.Errorf("cancel: %v", err)
 		}
-		return tui.Answer{Allow: true} // too late: the turn is canceled
+		// Too late: the canceled turn dropped its question.
+		late = waitRefused(t, eng, a.PermissionID)
+		return tui.Answer{Allow: true}
 	})
 	last := evs[len(evs)-1].Data.(event.TurnCompleted)
 	if len(asked) != 1 || last.Status != event.StatusCanceled {
 		t.Errorf("asked %v, turn ended %s", asked, last.Status)
 	}
-	if _, err := eng.Steer(ctx, run, "late"); errcode.Of(err) != errcode.RuntimeRunTerminal {
-		t.Errorf("steering a canceled run: %v, want RUNTIME_RUN_TERMINAL", err)
+	if errcode.Of(late) != errcode.RuntimeInvalidInput {
+		t.Errorf("answer after cancel: %v, want RUNTIME_INVALID_INPUT", late)
 	}
+	sent, err := eng.Send(ctx, "late")
+	if err != nil || sent.Kind != "started" {
+		t.Fatalf("send after the cancel = %+v, %v; want a new turn", sent, err)
+	}
+	evs, _ = collect(t, eng, func(*tui.Approval) tui.Answer { return tui.Answer{} })
+	if last := evs[len(evs)-1].Data.(event.TurnCompleted); last.Status != event.StatusCompleted || last.RunID != sent.RunID {
+		t.Errorf("the next turn ended %+v", last)
+	}
+}
+
+// waitRefused answers permissionID until the session says no such
+// question waits (the canceled turn drops it as it ends).
+func waitRefused(t *testing.T, eng *tuiEngine, permissionID string) error {
+	t.Helper()
+	cur, err := eng.current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cur.sess.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return eng.Answer(t.Context(), permissionID, tui.Answer{Allow: true})
 }
 
 func TestEngineResumeUnknownFails(t *testing.T) {
@@ -226,7 +253,60 @@ func TestEngineResumeUnknownFails(t *testing.T) {
 	if eng.sessionID() != "" {
 		t.Errorf("a failed open left session %q", eng.sessionID())
 	}
-	if _, err := eng.Start(t.Context(), "x"); errcode.Of(err) != errcode.SessNotFound {
-		t.Errorf("start with no session: %v", err)
+	if _, err := eng.Send(t.Context(), "x"); errcode.Of(err) != errcode.SessNotFound {
+		t.Errorf("send with no session: %v", err)
+	}
+}
+
+// The queued next turn through the TUI engine: queued while a turn runs,
+// it waits after that turn is canceled, and StartQueued starts it; text
+// queued while idle starts at once. Each turn ends exactly once.
+func TestEngineQueuedTurn(t *testing.T) {
+	u := newUser(t)
+	script := u.script(`[{"content": "thinking", "hang": true}, {"content": "queued done"}, {"content": "idle done"}]`)
+	eng, _ := newTestEngine(t, script, "")
+	ctx := t.Context()
+	if _, err := eng.Open(ctx, tui.OpenRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(ctx, "go"); err != nil {
+		t.Fatal(err)
+	}
+	q, err := eng.Queue(ctx, "then this")
+	if err != nil || q.Kind != "queued" {
+		t.Fatalf("queue while running = %+v, %v", q, err)
+	}
+	if err := eng.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := collect(t, eng, nil)
+	if last := evs[len(evs)-1].Data.(event.TurnCompleted); last.Status != event.StatusCanceled {
+		t.Fatalf("first turn ended %s", last.Status)
+	}
+	cur, err := eng.current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cur.sess.Wait(ctx); err != nil || out.Status != "canceled" {
+		t.Fatalf("after the cancel: %+v, %v; want the queue to wait", out, err)
+	}
+	sent, err := eng.StartQueued(ctx)
+	if err != nil || sent.Kind != "started" || sent.MessageID != q.MessageID {
+		t.Fatalf("start queued = %+v, %v", sent, err)
+	}
+	evs, _ = collect(t, eng, nil)
+	if last := evs[len(evs)-1].Data.(event.TurnCompleted); last.Status != event.StatusCompleted || last.RunID != sent.RunID {
+		t.Fatalf("queued turn ended %+v", last)
+	}
+	if _, err := cur.sess.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	idle, err := eng.Queue(ctx, "now")
+	if err != nil || idle.Kind != "started" {
+		t.Fatalf("queue while idle = %+v, %v; want a turn at once", idle, err)
+	}
+	evs, _ = collect(t, eng, nil)
+	if last := evs[len(evs)-1].Data.(event.TurnCompleted); last.Status != event.StatusCompleted {
+		t.Fatalf("last turn ended %+v", last)
 	}
 }

@@ -1,0 +1,567 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
+)
+
+// The session's command surface. Front ends (the TUI engine, harness exec)
+// only ever call these; what typed text becomes — steering, the next turn,
+// a new turn — is decided here, under the session's mu, in one place.
+//
+// Adding a command: take s.mu, decide from s.active (nil: idle; admitting,
+// running, or ending: see activeLocked), append what is decided while still
+// holding s.mu, and return once the append is durable. A command that must
+// not act while a turn is ending waits on the run's done channel and tries
+// again (see submit).
+
+// SentKind says what a Send or Queue did with the text.
+type SentKind string
+
+// What became of sent text.
+const (
+	SentStarted SentKind = "started" // it is the user message of a new turn
+	SentSteered SentKind = "steered" // steering for the running turn's next request
+	SentQueued  SentKind = "queued"  // the input of the turn after the running one
+)
+
+// Sent is the result of Send, Queue and StartQueued.
+type Sent struct {
+	Kind      SentKind
+	RunID     string // the turn it went to (started, steered) or came after (queued)
+	TurnID    string
+	MessageID string
+}
+
+// question is a permission question waiting for Answer.
+type question struct {
+	run   *run
+	reply chan PermissionAnswer // capacity 1; sent to once, under mu
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+func errClosed(id string) error {
+	return errcode.Errorf(errcode.RuntimeInvalidInput, "session %s is closed", id)
+}
+
+// Send delivers text from the user. While a turn runs, it is steering for
+// the turn's next model request (steering.queued); while no turn is
+// active, it starts a turn with text as its message; while the turn is
+// being admitted it waits for the admission, then steers; while the turn
+// is ending (it decided to complete, or was canceled) it waits for the end
+// and then steers the turn the session started from its queue, or starts a
+// new one. It returns once the event that records text is durable.
+//
+// Codes: RUNTIME_INVALID_INPUT (empty, too long or invalid UTF-8 text, a
+// full queue, a closed session), RUNTIME_EVENT_APPEND_FAILED, and the
+// context's error when ctx ends while waiting.
+func (s *Session) Send(ctx context.Context, text string) (Sent, error) {
+	return s.submit(ctx, text, false)
+}
+
+// Queue keeps text as the input of the turn after the running one
+// (input.queued); the session starts that turn when the running one
+// completes. While no turn is active, text starts one at once, like Send.
+// Codes as Send.
+func (s *Session) Queue(ctx context.Context, text string) (Sent, error) {
+	return s.submit(ctx, text, true)
+}
+
+func (s *Session) submit(ctx context.Context, text string, next bool) (Sent, error) {
+	if err := validText("message", text); err != nil {
+		return Sent{}, err
+	}
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return Sent{}, errClosed(s.id)
+		}
+		r, wait := s.activeLocked()
+		if wait != nil {
+			s.mu.Unlock()
+			if err := waitFor(ctx, wait); err != nil {
+				return Sent{}, err
+			}
+			continue
+		}
+		if r == nil {
+			t, err := s.startLocked(ctx, StartRequest{Input: text})
+			s.mu.Unlock()
+			if err != nil {
+				return Sent{}, err
+			}
+			sent := Sent{Kind: SentStarted, RunID: t.r.id, TurnID: t.r.turnID, MessageID: t.input.MessageID}
+			return sent, t.begin()
+		}
+		id, err := s.enqueueLocked(ctx, r, text, next)
+		s.mu.Unlock()
+		if err != nil {
+			return Sent{}, err
+		}
+		kind := SentSteered
+		if next {
+			kind = SentQueued
+		}
+		return Sent{Kind: kind, RunID: r.id, TurnID: r.turnID, MessageID: id}, nil
+	}
+}
+
+// activeLocked returns the running turn that accepts input, or nil when
+// the session is idle; or, when the active turn is being admitted or is
+// ending, a channel to wait on before asking again.
+func (s *Session) activeLocked() (*run, <-chan struct{}) {
+	r := s.active
+	switch {
+	case r == nil:
+		return nil, nil
+	case !isClosed(r.admitted):
+		return nil, r.admitted
+	case r.canceled.Load() || r.completing:
+		return nil, r.done
+	}
+	return r, nil
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func waitFor(ctx context.Context, c <-chan struct{}) error {
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// enqueueLocked durably records steering (next=false) or an input for the
+// next turn (next=true) of the running turn r.
+func (s *Session) enqueueLocked(ctx context.Context, r *run, text string, next bool) (string, error) {
+	if len(s.pending)+len(s.next) >= MaxQueue {
+		return "", errcode.Errorf(errcode.RuntimeInvalidInput, "queue a message on run %s: the queue is full (%d)", r.id, MaxQueue)
+	}
+	id := s.rt.cfg.NewID("msg")
+	var data event.Data = event.SteeringQueued{RunID: r.id, SessionID: s.id, TurnID: r.turnID, MessageID: id, Content: text}
+	if next {
+		data = event.InputQueued{RunID: r.id, SessionID: s.id, TurnID: r.turnID, MessageID: id, Content: text}
+	}
+	// mu is held across the durable append so that the queue and the log
+	// agree on order: the turn drains the queue under the same lock.
+	if _, err := s.append(ctx, data); err != nil {
+		return "", err
+	}
+	if next {
+		s.next = append(s.next, input{MessageID: id, Content: text})
+	} else {
+		s.pending = append(s.pending, input{MessageID: id, Content: text})
+	}
+	return id, nil
+}
+
+// StartQueued starts a turn with the oldest queued input while the session
+// is idle: the queue waits after a turn that did not complete (canceled,
+// failed, over budget). Codes: RUNTIME_INVALID_INPUT (a turn is active,
+// nothing is queued, the session is closed), RUNTIME_EVENT_APPEND_FAILED.
+func (s *Session) StartQueued(ctx context.Context) (Sent, error) {
+	s.mu.Lock()
+	if s.active != nil {
+		id := s.active.id
+		s.mu.Unlock()
+		return Sent{}, errcode.Errorf(errcode.RuntimeInvalidInput, "start the queued turn: run %s is still active", id)
+	}
+	t, err := s.startLocked(ctx, StartRequest{FromQueue: true})
+	s.mu.Unlock()
+	if err != nil {
+		return Sent{}, err
+	}
+	return Sent{Kind: SentStarted, RunID: t.r.id, TurnID: t.r.turnID, MessageID: t.input.MessageID}, t.begin()
+}
+
+// Queued returns the inputs waiting for the next turn, oldest first.
+func (s *Session) Queued() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.next))
+	for i, in := range s.next {
+		out[i] = in.Content
+	}
+	return out
+}
+
+// Withdraw removes pending steering or a queued input before it is used
+// (input.withdrawn). While the active turn is ending it waits for the end.
+// Codes: RUNTIME_INVALID_INPUT (not pending: already applied, or unknown),
+// RUNTIME_EVENT_APPEND_FAILED.
+func (s *Session) Withdraw(ctx context.Context, messageID string) error {
+	for {
+		s.mu.Lock()
+		_, wait := s.activeLocked()
+		if wait != nil {
+			s.mu.Unlock()
+			if err := waitFor(ctx, wait); err != nil {
+				return err
+			}
+			continue
+		}
+		err := s.withdrawLocked(ctx, messageID)
+		s.mu.Unlock()
+		return err
+	}
+}
+
+func (s *Session) withdrawLocked(ctx context.Context, messageID string) error {
+	drop := func(q []input) ([]input, bool) {
+		for i, in := range q {
+			if in.MessageID == messageID {
+				return slices.Delete(slices.Clone(q), i, i+1), true
+			}
+		}
+		return q, false
+	}
+	pending, inPending := drop(s.pending)
+	next, inNext := drop(s.next)
+	if !inPending && !inNext {
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "withdraw %s: not pending (already applied or unknown)", messageID)
+	}
+	runID, turnID := s.lastIDs[0], s.lastIDs[1]
+	if _, err := s.append(ctx, event.InputWithdrawn{RunID: runID, SessionID: s.id, TurnID: turnID, MessageID: messageID}); err != nil {
+		return err
+	}
+	s.pending, s.next = pending, next
+	return nil
+}
+
+// Cancel ends the active turn: the flag is set at once, the model stream
+// or the running tool is aborted, a permission question is dropped, and
+// the turn ends with status canceled (unless it had already reached its
+// end). Inputs queued for the next turn stay queued. Cancel never waits
+// on the session's lock; with no turn active it does nothing and reports
+// false.
+func (s *Session) Cancel() bool {
+	r := s.cur.Load()
+	if r == nil {
+		return false
+	}
+	r.canceled.Store(true)
+	r.cancel(errCanceled)
+	return true
+}
+
+// Answer answers the permission question permissionID (asked by a
+// permission.requested event). A reason reaches the model: with a denial
+// in the tool's result, with an approval as steering for the next request.
+// Codes: RUNTIME_INVALID_INPUT (no such question waits: unknown, already
+// answered, or its turn ended; or a note or reason that is too long or not
+// UTF-8).
+func (s *Session) Answer(ctx context.Context, permissionID string, a PermissionAnswer) error {
+	for what, text := range map[string]string{"note": a.Note, "reason": a.Reason} {
+		if text != "" {
+			if err := validText(what, text); err != nil {
+				return err
+			}
+		}
+	}
+	switch a.Scope {
+	case "":
+		a.Scope = ScopeOnce
+	case ScopeOnce, ScopeRun:
+	default:
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "answer %s: scope must be once or run, not %q", permissionID, a.Scope)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, ok := s.questions[permissionID]
+	if !ok {
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "answer %s: no such question is waiting", permissionID)
+	}
+	delete(s.questions, permissionID)
+	q.reply <- a
+	return nil
+}
+
+// SettingsChange names the settings to change; nil fields keep their
+// value. System text, tools, provider options and the model timeout stay as
+// the session was opened. BaseURL and Approve belong to the application
+// (the model client, the policy; they are fixed per Runtime): the session
+// only records them, so that the log says what was in force.
+type SettingsChange struct {
+	Model        *string
+	MaxTokens    *int
+	BudgetTokens *int64             // the session's model-token budget; 0: none
+	Context      *compaction.Policy // the whole policy; zero: no compaction
+	BaseURL      *string
+	Approve      *string
+}
+
+// SetSettings changes the model and settings of the following requests.
+// The change is recorded (settings.changed, naming what changed) before
+// SetSettings returns and so before the next request; a running turn takes
+// it at its next model request, whose model.request names the new model.
+// While the active turn is ending it waits for the end. A change that
+// changes nothing records nothing. It returns the settings now in force.
+// Codes: RUNTIME_INVALID_INPUT (an empty model, a negative limit, an
+// invalid context policy, a closed session), RUNTIME_EVENT_APPEND_FAILED.
+func (s *Session) SetSettings(ctx context.Context, c SettingsChange) (Settings, error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return Settings{}, errClosed(s.id)
+		}
+		r, wait := s.activeLocked()
+		if wait != nil {
+			s.mu.Unlock()
+			if err := waitFor(ctx, wait); err != nil {
+				return Settings{}, err
+			}
+			continue
+		}
+		set, err := s.setSettingsLocked(ctx, r, c)
+		s.mu.Unlock()
+		return set, err
+	}
+}
+
+func (s *Session) setSettingsLocked(ctx context.Context, r *run, c SettingsChange) (Settings, error) {
+	set := s.settings
+	if s.changed != nil {
+		set = *s.changed
+	}
+	var changed []string
+	note := func(name string, differs bool) {
+		if differs {
+			changed = append(changed, name)
+		}
+	}
+	if c.Model != nil {
+		note("model", *c.Model != set.Model)
+		set.Model = *c.Model
+	}
+	if c.BaseURL != nil {
+		note("baseUrl", *c.BaseURL != s.baseURL)
+	}
+	if c.Context != nil {
+		p := *c.Context
+		note("contextWindow", p.WindowTokens != set.Context.WindowTokens || p.ReserveTokens != set.Context.ReserveTokens)
+		note("compactAt", p.ThresholdTokens != set.Context.ThresholdTokens)
+		note("compactTail", p.TailMessages != set.Context.TailMessages)
+		set.Context = p
+	}
+	if c.BudgetTokens != nil {
+		note("budgetTokens", *c.BudgetTokens != set.Budget.MaxModelTokens)
+		set.Budget.MaxModelTokens = *c.BudgetTokens
+	}
+	if c.Approve != nil {
+		note("approve", *c.Approve != s.approve)
+	}
+	if c.MaxTokens != nil {
+		note("maxTokens", *c.MaxTokens != set.MaxTokens)
+		set.MaxTokens = *c.MaxTokens
+	}
+	if err := validSettings(set); err != nil {
+		return Settings{}, err
+	}
+	if len(changed) == 0 {
+		return set, nil
+	}
+	baseURL, approve := s.baseURL, s.approve
+	if c.BaseURL != nil {
+		baseURL = *c.BaseURL
+	}
+	if c.Approve != nil {
+		approve = *c.Approve
+	}
+	p := set.Context
+	data := event.SettingsChanged{SessionID: s.id, Changed: changed, Model: set.Model, BaseURL: baseURL,
+		WindowTokens: p.WindowTokens, ThresholdTokens: p.ThresholdTokens, TailMessages: p.TailMessages, ReserveTokens: p.ReserveTokens,
+		BudgetTokens: int(set.Budget.MaxModelTokens), MaxTokens: set.MaxTokens, Approve: approve}
+	if _, err := s.append(ctx, data); err != nil {
+		return Settings{}, err
+	}
+	s.baseURL, s.approve = baseURL, approve
+	if r == nil {
+		s.settings = set
+	} else {
+		s.changed = &set
+	}
+	return set, nil
+}
+
+func validSettings(set Settings) error {
+	switch {
+	case set.Model == "":
+		return errcode.New(errcode.RuntimeInvalidInput, "settings: the model name is empty")
+	case set.MaxTokens < 0, set.Budget.MaxModelTokens < 0:
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "settings: limits must not be negative (max tokens %d, budget tokens %d)",
+			set.MaxTokens, set.Budget.MaxModelTokens)
+	}
+	if set.Context != (compaction.Policy{}) {
+		return set.Context.Validate()
+	}
+	return nil
+}
+
+// takeSettingsLocked hands a recorded settings change to the running turn
+// at a request boundary.
+func (s *Session) takeSettingsLocked() {
+	if s.changed != nil {
+		s.settings, s.changed = *s.changed, nil
+	}
+}
+
+// RequestCompaction asks for the context to be compacted before the next
+// model request, whatever the occupancy: at the next round of the running
+// turn, or before the first request of the next turn. focus (may be empty)
+// tells the summarizer what to keep in most detail; it is cut at
+// compaction.FocusBound. The compaction is recorded as any other
+// (context.accounted with summaryRequest, context.checkpoint,
+// context.compacted); when there is nothing to summarize it is skipped
+// and nothing is recorded. A later request replaces an earlier one not yet
+// run. It is not persisted: a session resumed in another process does not
+// inherit it. RUNTIME_INVALID_INPUT when the session has no context policy.
+func (s *Session) RequestCompaction(focus string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := s.settings
+	if s.changed != nil {
+		set = *s.changed
+	}
+	if set.Context == (compaction.Policy{}) {
+		return errcode.New(errcode.RuntimeInvalidInput, "compact context: this session has no context policy")
+	}
+	s.compactAsked = &focus
+	return nil
+}
+
+// takeCompaction returns and clears an on-demand compaction request.
+func (s *Session) takeCompaction() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.compactAsked == nil {
+		return "", false
+	}
+	f := *s.compactAsked
+	s.compactAsked = nil
+	return f, true
+}
+
+// Events returns the session's events after afterSeq (-1: all), those
+// already stored first, then each one as it is appended, in log order,
+// without gaps or repeats. Close the subscription when done. Codes:
+// RUNTIME_INVALID_INPUT (the session's log cannot be read back), and the
+// store's codes.
+func (s *Session) Events(ctx context.Context, afterSeq int64) (*Subscription, error) {
+	sub := s.bus.subscribe(afterSeq)
+	rd, ok := s.log.(logReader)
+	if !ok {
+		sub.Close()
+		return nil, errcode.Errorf(errcode.RuntimeInvalidInput, "events of session %s: its log cannot be read back", s.id)
+	}
+	var backlog []Published
+	for after := afterSeq; ; {
+		recs, err := rd.ReadEvents(ctx, after, store.MaxPage)
+		if err != nil {
+			sub.Close()
+			return nil, err
+		}
+		for _, rec := range recs {
+			ev, err := event.Decode(rec.Body)
+			if err != nil {
+				sub.Close()
+				return nil, err
+			}
+			backlog = append(backlog, Published{Seq: rec.Seq, Event: ev, Body: rec.Body})
+			after = rec.Seq
+		}
+		if len(recs) < store.MaxPage {
+			break
+		}
+	}
+	sub.prepend(backlog)
+	return sub, nil
+}
+
+// logReader is implemented by logs that read their own events back
+// (store.SessionLog).
+type logReader interface {
+	ReadEvents(ctx context.Context, afterSeq int64, limit int) ([]store.Record, error)
+}
+
+// Idle returns a channel closed when no turn is active: at once when the
+// session is idle, else when the current busy spell ends (the queued turns
+// the session starts on its own included).
+func (s *Session) Idle() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idle
+}
+
+// Wait blocks until no turn is active and returns how the last turn ended
+// (the zero Outcome when none ran in this process).
+func (s *Session) Wait(ctx context.Context) (Outcome, error) {
+	for {
+		s.mu.Lock()
+		idle, last := s.idle, s.last
+		s.mu.Unlock()
+		if isClosed(idle) {
+			return last, nil
+		}
+		if err := waitFor(ctx, idle); err != nil {
+			return Outcome{}, err
+		}
+	}
+}
+
+// Close cancels the active turn, waits (bounded by ctx) until it has
+// ended, so that the session stays resumable, and closes the session:
+// later commands fail with RUNTIME_INVALID_INPUT and queued inputs are not
+// started. The log itself belongs to the caller.
+func (s *Session) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.Cancel()
+	_, err := s.Wait(ctx)
+	s.rt.closeSession(s)
+	return err
+}
+
+// releaseLocked ends t's hold on the session. After a completed turn, with
+// an input queued, it starts the next turn and returns it (to be admitted
+// and driven by the caller once mu is released).
+func (s *Session) releaseLocked(t *turn) *turn {
+	s.active = nil
+	s.cur.Store(nil)
+	s.last = t.r.outcome
+	s.takeSettingsLocked()
+	for id, q := range s.questions {
+		if q.run == t.r {
+			delete(s.questions, id)
+		}
+	}
+	if t.status == StatusCompleted && len(s.next) > 0 && !s.closed {
+		next, err := s.startLocked(t.ctx, StartRequest{FromQueue: true})
+		if err == nil {
+			return next
+		}
+	}
+	close(s.idle)
+	return nil
+}
