@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -33,6 +34,9 @@ type Options struct {
 	Open OpenRequest      // the session to open at start
 	Pick bool             // start with the session picker instead
 	Now  func() time.Time // the clock (picker ages); nil: time.Now
+	// Profile is the terminal's colour profile until the program reports
+	// it (tea.ColorProfileMsg); 0: true colour.
+	Profile colorprofile.Profile
 }
 
 // Model is the root of the TUI: it routes messages to its components and
@@ -44,6 +48,7 @@ type Model struct {
 	opts Options
 
 	th   *theme.Theme
+	prof colorprofile.Profile // the terminal's colours: 16 get their own palette
 	keys keyMap
 	help help.Model
 	spin spinner.Model
@@ -86,9 +91,13 @@ func New(ctx context.Context, eng Engine, opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	th := theme.New(true)
+	prof := opts.Profile
+	if prof == 0 {
+		prof = colorprofile.TrueColor
+	}
+	th := theme.NewFor(true, prof)
 	m := &Model{
-		ctx: ctx, eng: eng, opts: opts, th: th,
+		ctx: ctx, eng: eng, opts: opts, th: th, prof: prof,
 		keys: newKeyMap(), help: help.New(),
 		spin: spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		in:   newInput(th),
@@ -155,7 +164,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.BackgroundColorMsg:
 		if dark := msg.IsDark(); dark != m.th.Dark {
-			m.restyle(theme.New(dark))
+			m.restyle(theme.NewFor(dark, m.prof))
+			m.tr.Invalidate()
+		}
+		return m, nil
+	case tea.ColorProfileMsg:
+		if msg.Profile != m.prof {
+			m.prof = msg.Profile
+			m.restyle(theme.NewFor(m.th.Dark, m.prof))
 			m.tr.Invalidate()
 		}
 		return m, nil

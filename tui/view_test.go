@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/charmbracelet/colorprofile"
 	"strings"
 	"testing"
 	"time"
@@ -255,6 +256,28 @@ func TestViewPicker(t *testing.T) {
 		s := newScreen(t, eng, Options{Pick: true}, w, h)
 		s.key("down")
 		s.wantText("Resume a session", "5m ago", "3h ago", "3d ago", "(untitled)", "interrupted", "enter open · esc quit")
+		return s
+	})
+}
+
+// The 16-colour profile (TERM=xterm, the Linux console) gets its own
+// palette: basic colours only, the muted hints in the terminal's greys.
+func TestView16Colours(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := newScreen(t, idleEngine(), Options{Profile: colorprofile.ANSI}, w, h)
+		s.typeText("make the build faster")
+		s.key("enter")
+		s.events(
+			ev(1, event.TurnStarted{RunID: "run-1", SessionID: sessID, InputMessageID: "msg-u"}),
+			ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: "make the build faster"}),
+			ev(3, event.MessageDelta{RunID: "run-1", MessageID: "msg-a", Delta: "Checking the **Makefile** and `go test`."}),
+			ev(4, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: json.RawMessage(`{"argv":["go","test","./..."]}`)}),
+			ev(5, event.ToolOutput{CallID: "call-1", Stream: event.StreamStdout, Text: "ok  \tparse\t0.01s\n"}),
+		)
+		if v := s.view(); strings.Contains(v, "38;2;") || strings.Contains(v, "38;5;") {
+			t.Errorf("a 16-colour view uses true or 256 colours:\n%q", v)
+		}
+		s.wantText("esc cancel", "│ ok")
 		return s
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"image/color"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 )
 
 // Theme is a set of styles. The zero value is not usable; call New.
@@ -101,10 +102,41 @@ var light = palette{
 	link:    lipgloss.Color("#0969DA"),
 }
 
-// New returns the theme for a dark (true) or light background.
-func New(isDark bool) *Theme {
+// The 16-colour palettes, chosen rather than downsampled: a downsampled
+// grey becomes dark blue or black on many 16-colour terminals (the Linux
+// console, TERM=xterm over SSH), where the hints could not be read. Only
+// the eight basic colours and their bright forms are used, the muted and
+// faint text in the greys every terminal shows against its own background.
+var dark16 = palette{
+	text: lipgloss.White, muted: lipgloss.White, faint: lipgloss.BrightBlack, accent: lipgloss.BrightMagenta,
+	user: lipgloss.BrightCyan, steer: lipgloss.BrightYellow, tool: lipgloss.BrightGreen, ok: lipgloss.BrightGreen,
+	warn: lipgloss.BrightYellow, err: lipgloss.BrightRed, add: lipgloss.BrightGreen, del: lipgloss.BrightRed,
+	hunk: lipgloss.BrightCyan, code: lipgloss.BrightYellow, codeBg: nil, heading: lipgloss.BrightMagenta, link: lipgloss.BrightBlue,
+}
+
+var light16 = palette{
+	text: lipgloss.Black, muted: lipgloss.BrightBlack, faint: lipgloss.BrightBlack, accent: lipgloss.Magenta,
+	user: lipgloss.Blue, steer: lipgloss.Red, tool: lipgloss.Green, ok: lipgloss.Green,
+	warn: lipgloss.Red, err: lipgloss.Red, add: lipgloss.Green, del: lipgloss.Red,
+	hunk: lipgloss.Blue, code: lipgloss.Magenta, codeBg: nil, heading: lipgloss.Magenta, link: lipgloss.Blue,
+}
+
+// New returns the theme for a dark (true) or light background, in true
+// colour (a 256-colour terminal gets it downsampled, which reads well).
+func New(isDark bool) *Theme { return NewFor(isDark, colorprofile.TrueColor) }
+
+// NewFor returns the theme for a background and the terminal's colour
+// profile: the 16-colour palettes for ANSI; with no colour at all (ASCII,
+// NoTTY) the renderer drops every colour and the attributes (bold, italic,
+// strike-through, reverse for the selected choice) carry the meaning.
+func NewFor(isDark bool, prof colorprofile.Profile) *Theme {
 	p := light
-	if isDark {
+	switch {
+	case prof == colorprofile.ANSI && isDark:
+		p = dark16
+	case prof == colorprofile.ANSI:
+		p = light16
+	case isDark:
 		p = dark
 	}
 	s := lipgloss.NewStyle
@@ -118,7 +150,7 @@ func New(isDark bool) *Theme {
 		User:      s().Foreground(p.user).Bold(true),
 		Steering:  s().Foreground(p.steer).Bold(true),
 		ToolName:  s().Foreground(p.tool).Bold(true),
-		Selected:  s().Foreground(p.accent).Bold(true),
+		Selected:  s().Foreground(p.accent).Bold(true).Underline(prof <= colorprofile.ASCII),
 		OK:        s().Foreground(p.ok),
 		Warn:      s().Foreground(p.warn),
 		Err:       s().Foreground(p.err),
@@ -137,7 +169,7 @@ func New(isDark bool) *Theme {
 		Strong:     s().Bold(true),
 		Emph:       s().Italic(true),
 		Code:       s().Foreground(p.code),
-		CodeBlock:  s().Foreground(p.text).Background(p.codeBg),
+		CodeBlock:  codeBlock(p),
 		Quote:      s().Foreground(p.muted).Italic(true),
 		Link:       s().Foreground(p.link),
 		ListMarker: s().Foreground(p.accent),
@@ -147,4 +179,12 @@ func New(isDark bool) *Theme {
 		Box:         s().Border(lipgloss.RoundedBorder()).BorderForeground(p.accent).Padding(0, 1),
 		Key:         s().Foreground(p.accent).Bold(true),
 	}
+}
+
+func codeBlock(p palette) lipgloss.Style {
+	st := lipgloss.NewStyle().Foreground(p.text)
+	if p.codeBg != nil {
+		st = st.Background(p.codeBg)
+	}
+	return st
 }
