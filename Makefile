@@ -13,7 +13,7 @@ BENCHTIME ?= 1s
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ERRCHECK    := github.com/kisielk/errcheck@v1.30.0
 
-.PHONY: all build run test bench lint fmt provision sandbox-image clean
+.PHONY: all build install run test bench lint fmt provision sandbox-image clean
 
 all: build
 
@@ -24,6 +24,15 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/harness
+
+# Puts harness on PATH (the quit hint prints `harness resume <id>`):
+# PREFIX/bin, by default ~/.local/bin; `make install PREFIX=/usr/local` as
+# root for every user.
+PREFIX ?= $(HOME)/.local
+install: build
+	install -d $(PREFIX)/bin
+	install -m 0755 $(BIN) $(PREFIX)/bin/harness
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "note: $(PREFIX)/bin is not on your PATH; add it (e.g. in ~/.profile): export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
 
 # Starts the TUI on the current directory: on a configured provider, else on
 # the built-in demo model (with a banner saying how to configure one).
