@@ -309,7 +309,7 @@ func TestTUIMentionReachesTheModel(t *testing.T) {
 	tm.line(harnessCmd(u, "--workspace", "local", "--base-url", hs.URL+"/v1", "--model", "m"))
 	tm.waitFor("Ready.")
 	tm.line("what do @notes.md say?")
-	tm.waitFor("you  what do @notes.md say?", "attached @notes.md", "fs.read  notes.md", "The notes say nothing yet.")
+	tm.waitFor("you  what do @notes.md say?", "attached @notes.md", "fs.read  notes.md", "The notes say nothing yet.", "✓ completed")
 	tm.quit(1)
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
