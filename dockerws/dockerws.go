@@ -269,7 +269,7 @@ func prepare(ctx context.Context, opts Options) (*Workspace, []string, error) {
 func (w *Workspace) build(ctx context.Context, imgEnv []string) error {
 	// Crash leftovers go first; failing to reap them is not a reason to
 	// refuse a new workspace.
-	_, _ = reap(ctx, w.cli)
+	_, _ = reap(ctx, w.cli, false)
 	// A failed removal is left to the reaper (the container is labelled):
 	// the error returned is the one that stopped the build.
 	if err := w.create(ctx, imgEnv); err != nil {

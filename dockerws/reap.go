@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
@@ -27,10 +28,14 @@ func Reap(ctx context.Context, dockerHost string) (int, error) {
 		return 0, err
 	}
 	defer cli.Close()
-	return reap(ctx, cli)
+	return reap(ctx, cli, true)
 }
 
-func reap(ctx context.Context, cli *client.Client) (int, error) {
+// reap removes the leftovers. A leftover already being removed (by the
+// daemon for a process that abandoned it on exit, or by another reaper) is
+// waited for when wait is set, so that it is gone when Reap returns; Open
+// does not wait for it.
+func reap(ctx context.Context, cli *client.Client, wait bool) (int, error) {
 	const op = "reap leftover containers"
 	filter := make(client.Filters).Add("label", LabelWorkspace)
 	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
@@ -42,13 +47,18 @@ func reap(ctx context.Context, cli *client.Client) (int, error) {
 		if slices.ContainsFunc(c.Names, func(n string) bool { return strings.HasPrefix(strings.TrimPrefix(n, "/"), KeptPrefix) }) {
 			continue // set aside by Keep: the user removes it
 		}
-		if c.State == container.StateRemoving || ownerAlive(c.Labels[LabelOwner], c.State == container.StateRunning) {
+		if c.State != container.StateRemoving && ownerAlive(c.Labels[LabelOwner], c.State == container.StateRunning) {
 			continue
 		}
-		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		if cerrdefs.IsConflict(err) {
-			// Already being removed: by the daemon, for a process that
-			// abandoned it on exit, or by another reaper.
+		var err error
+		if c.State != container.StateRemoving {
+			_, err = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		}
+		if c.State == container.StateRemoving || cerrdefs.IsConflict(err) {
+			// Already being removed by someone else.
+			if wait && waitRemoved(ctx, cli, c.ID) {
+				n++
+			}
 			continue
 		}
 		if err != nil && !isNotFound(err) {
@@ -72,6 +82,20 @@ func reap(ctx context.Context, cli *client.Client) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// waitRemoved waits, at most 30 s, until container id is gone, and
+// reports whether it is.
+func waitRemoved(ctx context.Context, cli *client.Client, id string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res := cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
+	select {
+	case <-res.Result:
+		return true
+	case err := <-res.Error:
+		return isNotFound(err)
+	}
 }
 
 // ownerLabel identifies this process across pid reuse and reboots:
