@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
@@ -36,32 +37,17 @@ func WriteEvents(ctx context.Context, r store.Reader, id string, w io.Writer) er
 // request: the latest one when the session was interrupted mid-request,
 // else the last model round's.
 func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*runtime.Checkpoint, error) {
-	var found *runtime.Checkpoint
-	var chain runtime.Chain
+	var scan checkpoint.Scan
 	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
-		if rec.Type != string(event.TypeRuntimeCheckpoint) {
-			return nil
-		}
-		ev, err := event.Decode(rec.Body)
-		if err != nil {
-			return err
-		}
-		cp, err := chain.Next(ev.Data.(event.RuntimeCheckpoint).Payload)
-		if err != nil {
-			return err
-		}
-		if cp.NextRequest != nil {
-			found = cp
-		}
-		return nil
+		return scan.Add(checkpoint.Record{Seq: rec.Seq, Type: rec.Type, Body: rec.Body})
 	})
 	if err != nil {
 		return nil, err
 	}
-	if found == nil {
+	if scan.Request == nil {
 		return nil, errcode.Errorf(errcode.SessNotFound, "session %s has no model request yet", id)
 	}
-	return found, nil
+	return scan.Request, nil
 }
 
 // Request rebuilds the session's latest model request from its stored

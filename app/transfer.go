@@ -8,10 +8,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
 )
 
@@ -63,11 +63,9 @@ func Import(ctx context.Context, st store.Store, who store.Owner, takeOver bool,
 	// A release that fails leaves a lease that expires on its own.
 	defer func() { _ = st.Release(context.WithoutCancel(ctx), h.ID, owner) }()
 	var (
-		batch     []store.EventIn
-		chain     runtime.Chain
-		lastCP    []byte
-		lastCPSeq int64 = -1
-		seq       int64 = -1
+		batch []store.EventIn
+		scan  checkpoint.Scan
+		seq   int64 = -1
 	)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -84,15 +82,8 @@ func Import(ctx context.Context, st store.Store, who store.Owner, takeOver bool,
 			return "", 0, err
 		}
 		seq++
-		if d, ok := ev.Data.(event.RuntimeCheckpoint); ok {
-			cp, err := chain.Next(d.Payload)
-			if err != nil {
-				return "", 0, err
-			}
-			if lastCP, err = model.MarshalCanonical(cp); err != nil {
-				return "", 0, err
-			}
-			lastCPSeq = seq
+		if err := scan.Add(checkpoint.Record{Seq: seq, Type: string(ev.Type), Body: line}); err != nil {
+			return "", 0, err
 		}
 		batch = append(batch, store.EventIn{ID: ev.ID, Type: string(ev.Type), Body: line})
 		if len(batch) == 500 {
@@ -107,12 +98,18 @@ func Import(ctx context.Context, st store.Store, who store.Owner, takeOver bool,
 	if err := flush(); err != nil {
 		return "", 0, err
 	}
-	if lastCP != nil {
+	if scan.Latest != nil {
+		// The store's row holds the newest checkpoint, whole, in the
+		// layout the runtime keeps it in (checkpoint.Row).
+		_, row, _, err := checkpoint.Row{}.Save(scan.Latest)
+		if err != nil {
+			return "", 0, err
+		}
 		rev := int64(0)
 		if cur, err := st.LoadCheckpoint(ctx, h.ID); err == nil {
 			rev = cur.Revision
 		}
-		if _, err := st.SaveCheckpoint(ctx, h.ID, owner, rev, lastCPSeq, lastCP); err != nil {
+		if _, err := st.SaveCheckpoint(ctx, h.ID, owner, rev, scan.LatestSeq, row); err != nil {
 			return "", 0, err
 		}
 	}

@@ -2,8 +2,9 @@
 // functions: its types, the strict parser (Parse), the canonical encoder
 // (Marshal), the fold of the delta events of a session's log into whole
 // checkpoints (Chain), the one scan of a log that finds what restore, fork
-// and `harness request` need (Scan), and the stored form of the store's
-// checkpoint row (Stored, Load).
+// and `harness request` need (Scan), the decision whether a session can be
+// resumed (Restore, RestoreLog), and the layout of the store's checkpoint
+// row, kept up to date by appends (Row.Save) and read back whole (Load).
 //
 // A checkpoint is everything needed to rebuild a session and the exact next
 // model request without calling the model, Docker or the clock. The package
