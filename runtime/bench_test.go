@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -333,19 +332,6 @@ func (m *readLoop) Stream(ctx context.Context, req model.Request) (model.Stream,
 	}
 	return &chunkStream{chunks: append(chunks, model.Chunk{Kind: model.ChunkCompletion, Completion: &c})}, nil
 }
-
-type chunkStream struct{ chunks []model.Chunk }
-
-func (s *chunkStream) Recv() (model.Chunk, error) {
-	if len(s.chunks) == 0 {
-		return model.Chunk{}, io.EOF
-	}
-	c := s.chunks[0]
-	s.chunks = s.chunks[1:]
-	return c, nil
-}
-
-func (s *chunkStream) Close() error { return nil }
 
 func roundStoreCost(b *testing.B, st store.Store) {
 	ctx := b.Context()
