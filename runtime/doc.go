@@ -73,16 +73,19 @@
 // Permissions. A policy's Ask effect appends permission.requested and
 // waits for Session.Answer or for the turn to be canceled (then it is
 // denied with the note "turn canceled"); permission.resolved records the
-// answer. Every front end learns the question from the event; harness exec,
-// which cannot ask, answers deny.
+// answer. Every front end learns the question from the event and answers
+// through the session (the TUI's box; harness exec --approve ask, the next
+// line typed).
 //
 // Codes returned: RUNTIME_INVALID_INPUT, RUNTIME_RUN_EXISTS,
-// RUNTIME_RUN_NOT_FOUND, RUNTIME_RUN_TERMINAL, RUNTIME_EVENT_APPEND_FAILED,
+// RUNTIME_RUN_NOT_FOUND, RUNTIME_EVENT_APPEND_FAILED,
 // RUNTIME_MODEL_STREAM_INVALID, RUNTIME_MODEL_TIMEOUT,
 // RUNTIME_BUDGET_EXCEEDED, RUNTIME_CONTEXT_OVERFLOW, RUNTIME_SUMMARY_FAILED,
 // RUNTIME_INVALID_MESSAGE_STATE, RUNTIME_CHECKPOINT_VERSION,
 // RUNTIME_CHECKPOINT_INVALID, RUNTIME_CHECKPOINT_INTERRUPTED; model errors
-// (MODEL_*) end a turn as failed with their own code.
+// (MODEL_*) end a turn as failed with their own code. RUNTIME_RUN_TERMINAL
+// is no longer returned: text sent to an ending turn waits and starts the
+// next one.
 //
 // The runtime never imports the TUI, Bubble Tea, dockerws or a concrete
 // store; cmd/harness wires those in.

@@ -13,8 +13,8 @@ const (
 	RuntimeRunExists Code = "RUNTIME_RUN_EXISTS"
 	// RuntimeRunNotFound: runtime; no run with this ID in this process.
 	RuntimeRunNotFound Code = "RUNTIME_RUN_NOT_FOUND"
-	// RuntimeRunTerminal: runtime; the run is canceled or completing and takes
-	// no more input. Start a follow-up turn.
+	// RuntimeRunTerminal: reserved; the runtime no longer returns it (text
+	// sent to a canceled or completing turn waits and starts the next turn).
 	RuntimeRunTerminal Code = "RUNTIME_RUN_TERMINAL"
 	// RuntimeEventAppendFailed: runtime; the store refused or failed an append;
 	// the turn ends. Check the store; the log holds everything acknowledged.
