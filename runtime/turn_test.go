@@ -395,15 +395,6 @@ func TestQueueForNextTurn(t *testing.T) {
 	}
 }
 
-func mustStart(t *testing.T, f *fixture, req runtime.StartRequest) string {
-	t.Helper()
-	id, err := f.sess.Start(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
 func TestBudgets(t *testing.T) {
 	t.Run("tokens", func(t *testing.T) {
 		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}],"usage":{"promptTokens":60,"completionTokens":40}}]`)

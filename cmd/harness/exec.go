@@ -186,6 +186,16 @@ func (a *cli) drive(ctx context.Context, sess *app.Session, lines <-chan string,
 	}
 }
 
+// outputFailed reports, once, a failed write to stdout: the turn goes on
+// (it is stored; harness events prints it), but the user learns that the
+// output is incomplete.
+func (a *cli) outputFailed(_ int, err error) {
+	if err != nil && !a.outFailed {
+		a.outFailed = true
+		fmt.Fprintf(a.stderr, "harness: writing the output failed (%v); the session is stored whole: harness events prints it\n", err)
+	}
+}
+
 // printEvents writes a batch with one write to stdout (a batch of
 // streamed deltas would otherwise cost a system call each).
 // A permission.requested event goes to asks, with the input of the
@@ -216,25 +226,25 @@ func (a *cli) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 				b.WriteByte('\n')
 			}
 		}
-		a.stdout.Write(b.Bytes())
+		a.outputFailed(a.stdout.Write(b.Bytes()))
 		return
 	}
 	out := bufio.NewWriterSize(a.stdout, 64<<10)
-	defer out.Flush()
+	defer func() { a.outputFailed(0, out.Flush()) }() // a bufio.Writer keeps its first error
 	for _, p := range batch {
 		if p.Seq <= a.printedSeq {
 			continue
 		}
 		a.printedSeq = p.Seq
 		if _, text := p.Event.Data.(event.MessageDelta); !text {
-			out.Flush() // what follows may go to stderr: keep the order on a terminal
+			_ = out.Flush() // what follows may go to stderr: keep the order on a terminal; a failure is kept for the last Flush
 		}
 		switch d := p.Event.Data.(type) {
 		case event.MessageDelta:
-			out.WriteString(d.Delta)
+			_, _ = out.WriteString(d.Delta) // kept for the last Flush
 		case event.MessageCompleted:
 			if d.Role == "assistant" && d.Content != "" {
-				out.WriteByte('\n')
+				_ = out.WriteByte('\n') // kept for the last Flush
 			}
 		case event.ToolCall:
 			fmt.Fprintf(a.stderr, "▸ %s %s\n", d.Tool, short(string(d.Input), 100))
