@@ -145,11 +145,23 @@ func (m *Model) View() tea.View {
 
 func (m *Model) welcome() []string {
 	th := m.th
+	ctx := " " + th.Muted.Render("ctx: how full the model's context window is (compacted before it overflows).")
+	if m.sess != nil && m.sess.ReadOnly {
+		// Nothing can be written, so there is never a patch to apply.
+		return []string{
+			"",
+			" " + th.Accent.Render("Ready.") + th.Muted.Render(" Ask about this project: the model can read and list its files."),
+			" " + th.Muted.Render("Writes and commands need the Docker workspace. Enter steers a running turn."),
+			" " + th.Muted.Render("@path attaches a file · /help lists keys and commands."),
+			ctx,
+		}
+	}
 	return []string{
 		"",
 		" " + th.Accent.Render("Ready.") + th.Muted.Render(" Ask for a change. The model works in an isolated copy of this project;"),
 		" " + th.Muted.Render("your files change only when you /apply its patch. Enter steers a running turn."),
-		" " + th.Muted.Render("/help lists keys and commands."),
+		" " + th.Muted.Render("@path attaches a file · !cmd runs a command · /help lists keys and commands."),
+		ctx,
 	}
 }
 

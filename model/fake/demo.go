@@ -293,9 +293,14 @@ func finalAnswer(user model.Message, rest []model.Message, seen observation, rea
 			fmt.Fprintf(&b, "\nYou also said %s; the demo model cannot act on it, a real model would.\n", quote(m.Content))
 		}
 	}
-	b.WriteString("\nYour own files are untouched: everything happened in an isolated copy. " +
-		"Review the change with `/diff` and apply it with `/apply`.\n\n" +
-		"To use a real model:\n\n" +
+	if hasCode(seen.failures, errcode.WorkspaceIsolationRequired) {
+		// Read-only: nothing was written, so there is no patch to apply.
+		b.WriteString("\nYour own files are untouched: this session is read-only.\n\n")
+	} else {
+		b.WriteString("\nYour own files are untouched: everything happened in an isolated copy. " +
+			"Review the change with `/diff` and apply it with `/apply`.\n\n")
+	}
+	b.WriteString("To use a real model:\n\n" +
 		"- OpenAI: set `OPENAI_API_KEY` and pick a model with `--model` (or `HARNESS_MODEL`).\n" +
 		"- A local OpenAI-compatible server (llama.cpp, vLLM, Ollama): `--base-url http://127.0.0.1:8080/v1 --model NAME` " +
 		"(or `OPENAI_BASE_URL`).\n" +

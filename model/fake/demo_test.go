@@ -122,13 +122,14 @@ func TestDemoTour(t *testing.T) {
 			results:   withoutDocker,
 			wantCalls: []string{"fs.list", "fs.read", "fs.write", "process.exec", "git.diff"},
 			wantText: []string{"demo model", "`README.md`", "`fs.write`", "WORKSPACE_ISOLATION_REQUIRED",
-				"--workspace docker", "OPENAI_API_KEY", "--base-url", "--model", "/diff", "“add a flag”"},
+				"--workspace docker", "OPENAI_API_KEY", "--base-url", "--model", "read-only", "“add a flag”"},
+			notText: []string{"/apply"}, // read-only: there is never a patch to apply
 		},
 		{
 			name:      "no readme and docker",
 			results:   withDocker,
 			wantCalls: []string{"fs.list", "fs.write", "process.exec", "git.diff"},
-			wantText:  []string{"demo model", "entries: 2", "exit 0", "files changed: 1", "OPENAI_API_KEY", "--base-url", "--model"},
+			wantText:  []string{"demo model", "entries: 2", "exit 0", "files changed: 1", "OPENAI_API_KEY", "--base-url", "--model", "/apply"},
 			notText:   []string{"failed", "fs.read"},
 		},
 	}
