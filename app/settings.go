@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 
@@ -228,4 +229,25 @@ func approveOr(v string) string {
 		return "auto"
 	}
 	return v
+}
+
+// SwitchModel makes name the model of s's following requests, on the same
+// provider: recorded as settings.changed (runtime.Session.SetSettings; a
+// running turn takes it at its next model request) and in the session's
+// metadata, so a resume rebuilds it. A name with spaces or control
+// characters is RUNTIME_INVALID_INPUT; a session on the demo or a scripted
+// model cannot switch (MODEL_INVALID_CONFIG: start harness with --model).
+func (a *App) SwitchModel(ctx context.Context, s *Session, name string) error {
+	if name == "" || len(name) > 200 || strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "switch model: %q is not a model name", name)
+	}
+	set := s.Settings()
+	if s.Demo || set.Model == demoModelName || strings.HasPrefix(set.Model, "fake:") {
+		return errcode.Errorf(errcode.ModelInvalidConfig,
+			"switch model: session %s runs on %s, not a provider; start harness with --model (and --base-url) to use one", s.ID(), set.Model)
+	}
+	if _, err := s.SetSettings(ctx, runtime.SettingsChange{Model: &name}); err != nil {
+		return err
+	}
+	return a.Store.SetMetadata(ctx, s.ID(), s.owner, map[string]string{metaModel: name})
 }

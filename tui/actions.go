@@ -256,6 +256,16 @@ func (m *Model) runCommand(word, args string) (tea.Cmd, bool) {
 			return nil, true
 		}
 		return m.compact(args), true
+	case "/model":
+		switch {
+		case m.sess == nil:
+			m.flash = "No session is open."
+			return nil, true
+		case args == "":
+			m.flash = "Model: " + m.sess.Model + ". /model NAME switches it for the following requests."
+			return nil, true
+		}
+		return m.setModel(args), true
 	case "/fork":
 		id := m.interrupted
 		if id == "" && m.sess != nil {

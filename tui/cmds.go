@@ -42,6 +42,10 @@ type (
 		focus string
 		err   error
 	}
+	modelMsg struct {
+		name string
+		err  error
+	}
 	sessionsMsg struct {
 		list []SessionSummary
 		now  time.Time
@@ -128,6 +132,13 @@ func (m *Model) compact(focus string) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
 		return compactMsg{focus: focus, err: eng.Compact(ctx, focus)}
+	}
+}
+
+func (m *Model) setModel(name string) tea.Cmd {
+	eng, ctx := m.eng, m.ctx
+	return func() tea.Msg {
+		return modelMsg{name: name, err: eng.SetModel(ctx, name)}
 	}
 }
 

@@ -45,6 +45,9 @@ type Engine interface {
 	// request (of the running turn, or of the next one), keeping in most
 	// detail what concerns focus (may be empty).
 	Compact(ctx context.Context, focus string) error
+	// SetModel switches the open session's model for the following
+	// requests (between turns), recorded in its log.
+	SetModel(ctx context.Context, name string) error
 
 	// Diff is the workspace patch against its initial snapshot.
 	Diff(ctx context.Context) (string, error)

@@ -442,7 +442,7 @@ func TestOpenFailureKeepsScreenUsable(t *testing.T) {
 func TestUnknownCommandAndPathsAreMessages(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	s.resetCalls()
-	for _, text := range []string{"/frobnicate", "/model gpt-5 please", "/Compact-now"} {
+	for _, text := range []string{"/frobnicate", "/modle gpt-5 please", "/Compact-now"} {
 		s.typeText(text)
 		s.key("enter")
 		s.wantText("Unknown command " + strings.Fields(text)[0])
@@ -659,4 +659,20 @@ func TestPickerSearch(t *testing.T) {
 	s.eng.calls = nil
 	s.key("enter")
 	s.wantCalls(`open "sess-c" fork=false`)
+}
+
+// /model NAME switches the model for the following requests; the screen
+// says so; /model alone names the current one and asks nothing.
+func TestModelCommand(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	s.resetCalls()
+	s.typeText("/model deepseek-reasoner")
+	s.key("enter")
+	s.wantCalls("model deepseek-reasoner")
+	s.wantText("model: deepseek-reasoner answers from the next model request on")
+	s.resetCalls()
+	s.typeText("/model")
+	s.key("enter")
+	s.wantCalls()
+	s.wantText("/model NAME switches it")
 }

@@ -100,6 +100,10 @@ func (f *fakeEngine) Compact(_ context.Context, focus string) error {
 	f.record("compact %s", focus)
 	return nil
 }
+func (f *fakeEngine) SetModel(_ context.Context, name string) error {
+	f.record("model %s", name)
+	return nil
+}
 func (f *fakeEngine) Diff(context.Context) (string, error) {
 	f.record("diff")
 	return f.patch, nil

@@ -69,6 +69,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 var slashCommands = []struct{ name, help string }{
 	{"/diff", "the whole workspace patch, scrollable"},
 	{"/apply", "check the patch, show it, apply it to the host tree on confirmation"},
+	{"/model", "NAME switches the model for the following requests"},
 	{"/compact", "[focus] compact the context before the next model request, keeping the focus in detail"},
 	{"/sessions", "pick another session to resume"},
 	{"/new", "start a new session"},

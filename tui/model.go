@@ -240,6 +240,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.pager.vp.SetContentLines(applyLines(msg.plan, m.width, m.th))
 		}
 		return m, nil
+	case modelMsg:
+		if msg.err != nil {
+			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "model: "+errcode.Message(msg.err))
+			return m, nil
+		}
+		if m.sess != nil {
+			m.sess.Model = msg.name
+		}
+		m.tr.Note(transcript.NoteInfo, "", "model: "+msg.name+" answers from the next model request on")
+		return m, nil
 	case compactMsg:
 		switch {
 		case msg.err != nil:

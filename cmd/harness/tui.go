@@ -109,6 +109,7 @@ func (h *heldWriter) release(w io.Writer) {
 type tuiSession struct {
 	id      string
 	sess    *runtime.Session
+	opened  *app.Session
 	ws      workspace.Workspace
 	sub     *runtime.Subscription
 	closers []func()
@@ -167,7 +168,7 @@ func (e *tuiEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 		return tui.Session{}, err
 	}
 	sess := opened.Session
-	next := &tuiSession{id: sess.ID(), sess: sess, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{})}
+	next := &tuiSession{id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{})}
 	hist, err := readHistory(ctx, a.Store, next.id)
 	var inherited []store.Record
 	if err == nil {
@@ -390,6 +391,16 @@ func (e *tuiEngine) Compact(_ context.Context, focus string) error {
 		return err
 	}
 	return cur.sess.RequestCompaction(focus)
+}
+
+// SetModel switches the open session's model for the following requests
+// (/model NAME), recorded as settings.changed.
+func (e *tuiEngine) SetModel(ctx context.Context, name string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return e.a.SwitchModel(ctx, cur.opened, name)
 }
 
 func (e *tuiEngine) StartQueued(ctx context.Context) (tui.Sent, error) {

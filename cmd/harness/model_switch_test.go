@@ -1,0 +1,91 @@
+package main
+
+import (
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/tui"
+)
+
+// /model NAME (the TUI engine's SetModel) switches the model for the
+// following requests: the next request names it, the log records
+// settings.changed, and a resume keeps it. A scripted session cannot
+// switch, and says how to get a provider.
+func TestSetModelSwitchesFollowingRequests(t *testing.T) {
+	answer := sse(chunkJSON(`{"role":"assistant","content":"ok"}`, "stop"))
+	srv := &chatServer{streams: []string{answer, answer, answer}}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	home := t.TempDir()
+	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
+	db := filepath.Join(home, "h.db")
+	o := options{Options: app.Options{DB: db, BaseURL: hs.URL + "/v1", Model: "first-model", Workspace: "local"}}
+	held := &heldWriter{}
+	a, err := newCLI(t.Context(), o, e, io.Discard, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := newTUIEngine(a, held)
+	ctx := t.Context()
+	s, err := eng.Open(ctx, tui.OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(ctx, "one"); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, eng, nil)
+	if err := eng.SetModel(ctx, "bad name"); errcode.Of(err) != errcode.RuntimeInvalidInput {
+		t.Errorf("a name with a space: %v", err)
+	}
+	if err := eng.SetModel(ctx, "second-model"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := collect(t, eng, nil)
+	eng.close()
+	a.Close()
+	srv.mu.Lock()
+	bodies := append([]string(nil), srv.bodies...)
+	srv.mu.Unlock()
+	if len(bodies) != 2 || !strings.Contains(bodies[0], `"model":"first-model"`) || !strings.Contains(bodies[1], `"model":"second-model"`) {
+		t.Fatalf("requests:\n%s", strings.Join(bodies, "\n"))
+	}
+	if len(ofType[event.AgentStarted](evs)) != 1 || ofType[event.AgentStarted](evs)[0].Model != "second-model" {
+		t.Errorf("the second turn's agent.started names %+v", ofType[event.AgentStarted](evs))
+	}
+	// The log records the switch; a resume (no flags) keeps the new model.
+	u := &userEnv{t: t, home: home, project: t.TempDir(), db: db}
+	log := u.run("", "events", s.ID)
+	if !strings.Contains(log.stdout, `"type":"settings.changed"`) || !strings.Contains(log.stdout, `"changed":["model"],"model":"second-model"`) {
+		t.Errorf("no settings.changed for the switch:\n%s", log.stdout)
+	}
+	r := u.run("", "exec", "--json", "--resume", s.ID, "three")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	srv.mu.Lock()
+	last := srv.bodies[len(srv.bodies)-1]
+	srv.mu.Unlock()
+	if !strings.Contains(last, `"model":"second-model"`) {
+		t.Errorf("the resumed session asked another model:\n%s", last)
+	}
+
+	// A scripted session cannot switch.
+	script := u.script(`[{"content":"hi"}]`)
+	feng, _ := newTestEngine(t, script, "")
+	if _, err := feng.Open(ctx, tui.OpenRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := feng.SetModel(ctx, "gpt-5"); errcode.Of(err) != errcode.ModelInvalidConfig {
+		t.Errorf("switching a scripted session: %v", err)
+	}
+}
