@@ -103,6 +103,9 @@ func Resolve(o Options, e Env) (Resolved, error) {
 		return r, usageErr("--max-tokens must be between 1 and the context window (%d), not %d", r.Window-1, r.MaxTokens)
 	}
 	r.Budget = int64(fc.BudgetTokens)
+	if o.BudgetTokens < 0 {
+		return r, usageErr("--budget-tokens must be 0 (no budget) or a positive number of tokens, not %d", o.BudgetTokens)
+	}
 	if o.BudgetTokens > 0 {
 		r.Budget = o.BudgetTokens
 	}

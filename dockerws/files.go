@@ -164,7 +164,8 @@ func checkFilePath(p string) error {
 // writeScript writes stdin to $1 as the sandbox user. It finds the deepest
 // existing parent, refuses one that resolves outside the workspace or into
 // .git, creates the missing directories, replaces a symlink at the path
-// with a regular file, and refuses a directory.
+// with a regular file, and refuses a directory or another file that is not
+// regular (writing into a named pipe would block).
 const writeScript = `cd ` + WorkDir + ` || exit 97
 f=$1
 d=${f%/*}
@@ -180,6 +181,7 @@ case "$r/" in */[.][gG][iI][tT]/*) exit 99 ;; esac
 mkdir -p "./$d" 2>/dev/null || exit 95
 [ -L "./$f" ] && rm -f "./$f"
 [ -d "./$f" ] && exit 96
+[ -e "./$f" ] && [ ! -f "./$f" ] && exit 93
 cat > "./$f" || exit 94
 exit 0`
 
@@ -188,8 +190,8 @@ exit 0`
 // its mode). It runs as the sandbox user, so what it creates belongs to
 // the processes that will use it.
 //
-// Codes: WORKSPACE_PATH (the root, a directory, or a parent that is a
-// file), WORKSPACE_SCOPE, TOOL_EXECUTION_FAILED (the container refused the
+// Codes: WORKSPACE_PATH (the root, a directory, a named pipe or another
+// non-regular file, or a parent that is a file), WORKSPACE_SCOPE, TOOL_EXECUTION_FAILED (the container refused the
 // write: permissions, a full disk), WORKSPACE_DISPOSED,
 // WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED.
 func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte) error {
@@ -213,6 +215,10 @@ func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte) error 
 		return &errcode.Error{Code: errcode.WorkspacePath, Op: op, Message: "a parent of " + p + " is not a directory"}
 	case 96:
 		return &errcode.Error{Code: errcode.WorkspacePath, Op: op, Message: "path " + p + " is a directory"}
+	case 93:
+		// A FIFO would block the write until a reader came; a device or a
+		// socket is no file either.
+		return &errcode.Error{Code: errcode.WorkspacePath, Op: op, Message: "path " + p + " is not a regular file (a named pipe, socket or device); it was not written"}
 	case 99:
 		return &errcode.Error{Code: errcode.WorkspaceScope, Op: op, Message: "path " + p + " resolves outside the workspace or into .git"}
 	case 94:

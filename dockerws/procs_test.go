@@ -1,6 +1,7 @@
 package dockerws
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -185,5 +186,20 @@ func TestHostGitGetsNoSecrets(t *testing.T) {
 	}
 	if !strings.Contains(string(env), "HARNESS_TEST_PLAIN=kept") || !strings.Contains(string(env), "GIT_OPTIONAL_LOCKS=0") {
 		t.Errorf("host git lost its ordinary environment:\n%s", env)
+	}
+}
+
+// TestWriteRefusesNonRegularFiles: fs.write to a named pipe (which would
+// block until a reader came, holding the workspace) is refused at once; the
+// workspace goes on.
+func TestWriteRefusesNonRegularFiles(t *testing.T) {
+	w := open(t, t.TempDir(), busyboxImage)
+	mustExec(t, w, "mkfifo", "pipe")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second) // today the write blocks
+	defer cancel()
+	err := w.WriteFile(ctx, "pipe", []byte("x"))
+	wantCode(t, err, errcode.WorkspacePath)
+	if err := w.WriteFile(t.Context(), "plain.txt", []byte("x\n")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -154,7 +154,8 @@ func Parse(name string, args json.RawMessage) (Call, *ResultError) {
 // Parse), WORKSPACE_ISOLATION_REQUIRED (fs.write or process.exec on a
 // workspace that is not attested; checked before the workspace is touched),
 // TOOL_CANCELED (ctx done before or during the call), TOOL_OUTPUT_LIMIT,
-// TOOL_EXECUTION_FAILED, and the workspace's own WORKSPACE_* codes.
+// TOOL_EXECUTION_FAILED (also a call that passed its deadline: see
+// CallDeadline), and the workspace's own WORKSPACE_* codes.
 //
 // Execute also returns a Go error, beside a failed Result, only when the
 // workspace itself failed (WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED)
@@ -190,8 +191,15 @@ func execute(ctx context.Context, ws workspace.Workspace, c Call) (Result, error
 	if ctx.Err() != nil {
 		return failed(canceled(t.name)), nil
 	}
-	out, err := t.run(ctx, ws, c.Input)
+	limit := callDeadline(t.name, c.Input)
+	rctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	out, err := t.run(rctx, ws, c.Input)
 	if err != nil {
+		if ctx.Err() == nil && rctx.Err() != nil {
+			return failed(&ResultError{Code: errcode.ToolExecutionFailed,
+				Message: fmt.Sprintf("%s did not finish within %s and was stopped", t.name, limit)}), nil
+		}
 		return fromError(ctx, t.name, err)
 	}
 	b, err := model.MarshalCanonical(out)
@@ -206,6 +214,25 @@ func execute(ctx context.Context, ws workspace.Workspace, c Call) (Result, error
 		res.Patch = p.patch()
 	}
 	return res, nil
+}
+
+// Deadlines of one call, whatever the workspace does: a call never holds
+// the workspace (and the turn) longer. process.exec gets its own timeout
+// plus ExecGrace for waiting its turn and for the kill and clean-up.
+var (
+	CallDeadline = time.Minute
+	DiffDeadline = 2 * time.Minute
+	ExecGrace    = time.Minute
+)
+
+func callDeadline(name string, in any) time.Duration {
+	switch e := in.(type) {
+	case ExecInput:
+		return time.Duration(e.TimeoutMs)*time.Millisecond + ExecGrace
+	case DiffInput:
+		return DiffDeadline
+	}
+	return CallDeadline
 }
 
 // fromError turns a failure of run into a result, and into a Go error too

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -105,9 +106,13 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		sc.Buffer(make([]byte, 64*1024), maxStdinLine)
 		for sc.Scan() {
 			lines <- sc.Text()
+		}
+		if errors.Is(sc.Err(), bufio.ErrTooLong) {
+			// Said, not swallowed: steering stops here, and why.
+			lines <- tooLongLine
 		}
 		close(lines)
 	}()
@@ -128,6 +133,14 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 	}
 	return exitFor(out.Status)
 }
+
+// maxStdinLine bounds one steering line read from stdin; tooLongLine
+// stands for a longer one on the lines channel (no line read from stdin
+// has NUL bytes around a text like it).
+const (
+	maxStdinLine = 1 << 20
+	tooLongLine  = "\x00harness: line too long\x00"
+)
 
 // drive sends stdin lines and interrupts to the session until it is idle,
 // and returns how the last turn ended. SIGTERM and SIGHUP (ctx ending)
@@ -159,6 +172,11 @@ func (a *cli) drive(ctx context.Context, sess *app.Session, lines <-chan string,
 		case <-interrupts:
 			sess.Cancel()
 		case line, ok := <-lines:
+			if ok && line == tooLongLine {
+				fmt.Fprintf(a.stderr, "harness: %s: a line on stdin is longer than %d bytes; it was not sent, and stdin is read no further\n",
+					errcode.RuntimeInvalidInput, maxStdinLine)
+				ok = false
+			}
 			if !ok {
 				lines = nil
 				if pending != nil { // stdin ended: nobody can answer

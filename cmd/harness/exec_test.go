@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,6 +100,7 @@ func TestExecExitCodes(t *testing.T) {
 		{"failed", `[{"content":"x","omitCompletion":true}]`, nil, 1},
 		{"budget", `[{"content":"big","usage":{"promptTokens":90,"completionTokens":20}}]`, []string{"--budget-tokens", "100"}, 3},
 		{"usage", `[]`, []string{"--workspace", "moon"}, 2},
+		{"negative budget", `[]`, []string{"--budget-tokens", "-5"}, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,6 +118,29 @@ func TestExecExitCodes(t *testing.T) {
 			t.Fatalf("exit %d", r.code)
 		}
 	})
+}
+
+// A stdin line over 1 MiB is an error, said on stderr with its code, not
+// the silent end of steering; the turn still completes.
+func TestExecStdinLineTooLong(t *testing.T) {
+	u := newUser(t)
+	l := u.start("exec", "--json", "--workspace", "local", "--fake-model", fixture(t, "steer.json"), "start")
+	l.waitFor(`"type":"model.request"`)
+	l.stdin.Write([]byte(strings.Repeat("x", 1<<20+10) + "\n"))
+	r := l.wait()
+	if r.code != 0 || !strings.Contains(r.stderr, string(errcode.RuntimeInvalidInput)) {
+		t.Fatalf("exit %d, want 0 with %s on stderr:\n%s", r.code, errcode.RuntimeInvalidInput, r.stderr)
+	}
+}
+
+// Errors name what failed and where: a missing --fake-model file is named.
+func TestErrorsNameThePath(t *testing.T) {
+	u := newUser(t)
+	missing := filepath.Join(t.TempDir(), "no-such-script.json")
+	r := u.run("", "exec", "--workspace", "local", "--fake-model", missing, "go")
+	if r.code == 0 || !strings.Contains(r.stderr, "no-such-script.json") {
+		t.Fatalf("exit %d; stderr does not name the file:\n%s", r.code, r.stderr)
+	}
 }
 
 func TestExecSteeringAndQueueFromStdin(t *testing.T) {

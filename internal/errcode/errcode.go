@@ -11,6 +11,7 @@ package errcode
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Code is a stable, upper-case error code such as SESS_NOT_FOUND.
@@ -35,7 +36,7 @@ func (e *Error) Error() string {
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
-	if e.Err != nil {
+	if e.Err != nil && !strings.HasSuffix(e.Message, e.Err.Error()) {
 		s += ": " + e.Err.Error()
 	}
 	return s
@@ -62,12 +63,23 @@ func Errorf(code Code, format string, args ...any) *Error {
 }
 
 // Wrap returns an *Error with a code, the failing operation and the cause.
-// A nil cause yields nil.
+// Its message says what failed and why, with the path or value at fault:
+// the operation, then the cause's own message for a coded cause, or the
+// cause's text (a file error names its path). Callers wrap causes that
+// carry no secret (file, encoding and context errors). A nil cause yields
+// nil.
 func Wrap(code Code, op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &Error{Code: code, Op: op, Err: err}
+	cause := err.Error()
+	if e, ok := errors.AsType[*Error](err); ok {
+		cause = Message(e)
+	}
+	if op != "" {
+		cause = op + ": " + cause
+	}
+	return &Error{Code: code, Message: cause, Err: err}
 }
 
 // Of returns the code of the first *Error in err's chain, "" for nil, and

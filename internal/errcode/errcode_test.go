@@ -107,6 +107,16 @@ func TestOfAndUnwrap(t *testing.T) {
 	if !errors.Is(e, base) || errcode.Message(e) != "held by pid 7: disk full" {
 		t.Errorf("Errorf = %v", e)
 	}
+	// A wrapped error's message says what failed and why, never only its
+	// code.
+	_, perr := os.Open(filepath.Join(t.TempDir(), "missing.json"))
+	w := errcode.Wrap(errcode.ModelInvalidConfig, "read the --fake-model script", perr)
+	if m := errcode.Message(w); !strings.Contains(m, "read the --fake-model script") || !strings.Contains(m, "missing.json") {
+		t.Errorf("Wrap message = %q", m)
+	}
+	if m := errcode.Message(errcode.Wrap(errcode.SessNotFound, "open the export", w)); !strings.Contains(m, "missing.json") {
+		t.Errorf("Wrap of a coded error: message = %q", m)
+	}
 	if errcode.Message(errors.New("secret=abc")) != "internal error" {
 		t.Error("uncoded message leaked")
 	}
