@@ -40,6 +40,7 @@ type stream struct {
 	pending []model.Chunk // chunks ready to hand out
 	err     error         // terminal
 	eof     bool
+	held    string // streamed text held back: it may begin the API key
 
 	mu       sync.Mutex
 	cancel   context.CancelCauseFunc // guarded by mu: the current attempt's
@@ -195,7 +196,11 @@ func (s *stream) read() (model.Chunk, bool, error) {
 	if err != nil {
 		return model.Chunk{}, false, err
 	}
+	text = s.keyText(text)
 	if reasoning != "" {
+		if s.c.key != "" {
+			reasoning = strings.ReplaceAll(reasoning, s.c.key, redacted)
+		}
 		s.emitted = true
 		if text != "" {
 			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkDelta, Delta: text})
@@ -223,6 +228,27 @@ func htmlAnswer(status int) error {
 		"the server answered %d with an HTML page, not an event stream: check the base URL (an API's usually ends in /v1)", status)}
 }
 
+// keyText redacts the API key in streamed text, should the server echo it:
+// a key split across deltas is caught by holding back a tail of the text
+// that could begin it, released with the next delta or at the end. The
+// completion's content is redacted the same way, so the deltas still add up
+// to it.
+func (s *stream) keyText(text string) string {
+	key := s.c.key
+	if key == "" {
+		return text
+	}
+	buf := strings.ReplaceAll(s.held+text, key, redacted)
+	s.held = ""
+	for n := min(len(key)-1, len(buf)); n > 0; n-- {
+		if strings.HasPrefix(key, buf[len(buf)-n:]) {
+			buf, s.held = buf[:len(buf)-n], buf[len(buf)-n:]
+			break
+		}
+	}
+	return buf
+}
+
 // finish closes the response: tool calls, then the completion.
 func (s *stream) finish(sawDone bool) error {
 	comp, usage, err := s.asm.result(sawDone)
@@ -230,6 +256,17 @@ func (s *stream) finish(sawDone bool) error {
 		return err
 	}
 	s.release(nil)
+	if s.c.key != "" {
+		if s.held != "" {
+			s.emitted = true
+			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkDelta, Delta: s.held})
+			s.held = ""
+		}
+		comp.Content = strings.ReplaceAll(comp.Content, s.c.key, redacted)
+		for i := range comp.ToolCalls {
+			comp.ToolCalls[i].Arguments = bytes.ReplaceAll(comp.ToolCalls[i].Arguments, []byte(s.c.key), []byte(redacted))
+		}
+	}
 	if usage != nil {
 		comp.Usage = *usage
 	} else {
@@ -271,6 +308,7 @@ func (s *stream) release(cause error) {
 // (announced by a ChunkRetry) or makes err terminal.
 func (s *stream) fail(err error) {
 	s.release(errClosed)
+	s.held = ""
 	var ae *attemptError
 	if !errors.As(err, &ae) {
 		s.err = err
