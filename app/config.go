@@ -38,6 +38,7 @@ type Options struct {
 	MaxFiles              int
 	MaxFileBytes          int64
 	MaxTotalBytes         int64
+	MaxWorkspaceBytes     int64 // the workspace's quota (dockerws.Options)
 	TakeOver              bool
 	HostID                string // this machine's name in leases (default store.HostID)
 	MaxTokens             int    // output tokens per model request; 0: min(8192, window/8)
@@ -103,6 +104,9 @@ func Resolve(o Options, e Env) (Resolved, error) {
 		return r, usageErr("--max-tokens must be between 1 and the context window (%d), not %d", r.Window-1, r.MaxTokens)
 	}
 	r.Budget = int64(fc.BudgetTokens)
+	if o.MaxWorkspaceBytes < 0 {
+		return r, usageErr("--max-workspace-bytes must be a positive number of bytes, not %d", o.MaxWorkspaceBytes)
+	}
 	if o.BudgetTokens < 0 {
 		return r, usageErr("--budget-tokens must be 0 (no budget) or a positive number of tokens, not %d", o.BudgetTokens)
 	}

@@ -276,7 +276,8 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 		err := dockerws.Ping(ctx, "")
 		if err == nil {
 			ws, err := dockerws.Start(ctx, dockerws.Options{Root: s.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
-				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes})
+				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
+				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes})
 			if err != nil {
 				return err
 			}

@@ -48,8 +48,13 @@
 // process in the container. Docker's init is PID 1
 // so orphans are reaped, a read-only root file system, two anonymous
 // volumes — the workspace (/workspace) and $HOME (/home/harness, with
-// TMPDIR under it, so caches stay on disk and out of the patch) — and a
-// 64 MiB tmpfs on /tmp; no host mounts. The environment is the image's own
+// TMPDIR under it, so caches stay out of the patch) — and a 64 MiB tmpfs
+// on /tmp; no host mounts. The disk quota: each volume is a tmpfs of the
+// local driver sized MaxWorkspaceBytes (2 GiB), so writing beyond it fails
+// with ENOSPC in the container and the host's disk is never written; any
+// Docker daemon supports it (overlay2's --storage-opt size would need xfs
+// with project quotas). Those files live in memory: the container's memory
+// limit is MemoryBytes plus both quotas plus /tmp. The environment is the image's own
 // plus HOME, TMPDIR, TERM=dumb and PYTHONDONTWRITEBYTECODE=1; nothing comes
 // from the host. Container and volumes carry labels naming the workspace,
 // the session and the owning process; Close removes them, Abandon (for a
@@ -76,8 +81,8 @@
 // a second exec does the same sweep and the hijacked stream is closed; a
 // timed-out result says timedOut with exit code 124. When no exec can start
 // because the command took every PID, the reaper is signaled (a signal
-// needs no new process) and the sweep retried; restarting the container
-// is the last resort. A wrapper that could not start for lack of PIDs is
+// needs no new process) and the sweep retried (the container is never
+// restarted: its file systems live in memory). A wrapper that could not start for lack of PIDs is
 // WORKSPACE_LIMIT, saying so. The exit code comes from
 // exec inspect after the stream ends. Stdout and stderr are captured
 // separately, each capped (64 KiB unless ExecRequest.MaxOutput says

@@ -41,7 +41,10 @@ const (
 	DefaultMaxFileBytes  = 2 << 20   // larger files are skipped and reported
 	DefaultMaxTotalBytes = 128 << 20 // a bigger tree fails with WORKSPACE_LIMIT
 	DefaultMemoryBytes   = 2 << 30
-	DefaultPidsLimit     = 512
+	// DefaultMaxWorkspaceBytes is the quota of the workspace directory and,
+	// separately, of $HOME.
+	DefaultMaxWorkspaceBytes = 2 << 30
+	DefaultPidsLimit         = 512
 	// TmpBytes is the size of the tmpfs on /tmp.
 	TmpBytes = 64 << 20
 	// MaxReadBytes bounds what ReadFile loads, like the local workspace.
@@ -70,10 +73,13 @@ type Options struct {
 	MaxFiles      int
 	MaxFileBytes  int64
 	MaxTotalBytes int64
-	MemoryBytes   int64
-	NanoCPUs      int64 // default: DefaultNanoCPUs()
-	PidsLimit     int64
-	DockerHost    string // "" = DOCKER_HOST from the environment, else the default socket
+	MemoryBytes   int64 // for processes; the container's limit adds the file systems in memory
+	// MaxWorkspaceBytes caps what the workspace directory, and $HOME
+	// apart, may hold: writes beyond it fail with ENOSPC in the container.
+	MaxWorkspaceBytes int64
+	NanoCPUs          int64 // default: DefaultNanoCPUs()
+	PidsLimit         int64
+	DockerHost        string // "" = DOCKER_HOST from the environment, else the default socket
 }
 
 // DefaultNanoCPUs is the container's CPU limit on a host with cpus cores:
@@ -101,6 +107,9 @@ func (o *Options) defaults() {
 	}
 	if o.MemoryBytes <= 0 {
 		o.MemoryBytes = DefaultMemoryBytes
+	}
+	if o.MaxWorkspaceBytes <= 0 {
+		o.MaxWorkspaceBytes = DefaultMaxWorkspaceBytes
 	}
 	if o.NanoCPUs <= 0 {
 		o.NanoCPUs = DefaultNanoCPUs(goruntime.NumCPU())
@@ -339,12 +348,12 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 			"/tmp": "rw,exec,nosuid,nodev,mode=1777,size=" + strconv.Itoa(TmpBytes),
 		},
 		Mounts: []mount.Mount{
-			{Type: mount.TypeVolume, Target: WorkDir, VolumeOptions: &mount.VolumeOptions{Labels: labels}},
-			{Type: mount.TypeVolume, Target: HomeDir, VolumeOptions: &mount.VolumeOptions{Labels: labels}},
+			quotaVolume(WorkDir, labels, w.opts.MaxWorkspaceBytes),
+			quotaVolume(HomeDir, labels, w.opts.MaxWorkspaceBytes),
 		},
 		Resources: container.Resources{
-			Memory:     w.opts.MemoryBytes,
-			MemorySwap: w.opts.MemoryBytes, // no swap beyond the limit
+			Memory:     memoryLimit(w.opts),
+			MemorySwap: memoryLimit(w.opts), // no swap beyond the limit
 			NanoCPUs:   w.opts.NanoCPUs,
 			PidsLimit:  &pids,
 		},
@@ -362,6 +371,31 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 		return dockerError(ctx, "start container", err)
 	}
 	return nil
+}
+
+// quotaVolume is an anonymous volume of Docker's local driver backed by a
+// tmpfs of size bytes: the quota is the file system's size, so a write
+// beyond it fails with ENOSPC inside the container, and the host's disk is
+// never written. It works on any daemon (no xfs project quota, which
+// --storage-opt size needs on overlay2), and, being a volume mounted by the
+// daemon, the archive API sees it. Its pages count in the container's
+// memory limit (memoryLimit makes room for them) and it is emptied only
+// when the container stops, which a workspace's container does not until
+// Close.
+func quotaVolume(target string, labels map[string]string, size int64) mount.Mount {
+	return mount.Mount{Type: mount.TypeVolume, Target: target, VolumeOptions: &mount.VolumeOptions{
+		Labels: labels,
+		DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
+			"type": "tmpfs", "device": "tmpfs", "o": "size=" + strconv.FormatInt(size, 10) + ",mode=1777",
+		}},
+	}}
+}
+
+// memoryLimit is the container's memory limit: MemoryBytes for processes
+// plus the file systems that live in memory (workspace, $HOME, /tmp), so
+// that full file systems leave the processes their share.
+func memoryLimit(o Options) int64 {
+	return o.MemoryBytes + 2*o.MaxWorkspaceBytes + TmpBytes
 }
 
 // sandboxEnv is the container's environment: the image's own variables

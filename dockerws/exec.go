@@ -196,9 +196,7 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 // so copying its output returns even when a process that left the group
 // still holds the pipes. The exec API cannot kill; a second exec does. When
 // no exec can start (the command took every PID), the container's reaper is
-// signaled, which needs no new process, and the sweep retried; a container
-// restart is the last resort (it keeps the volumes, so the workspace goes
-// on).
+// signaled, which needs no new process, and the sweep retried.
 func (w *Workspace) sweep(ctx context.Context, e *execution) {
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
@@ -224,10 +222,9 @@ func (w *Workspace) sweep(ctx context.Context, e *execution) {
 			wait = min(2*wait, time.Second)
 		}
 	}
-	if !ok && !w.isClosed() {
-		zero := 0
-		_, _ = w.cli.ContainerRestart(kctx, w.cid, client.ContainerRestartOptions{Timeout: &zero})
-	}
+	// No restart as a last resort: the workspace lives in memory volumes,
+	// which a stopped container loses. A later command that cannot start
+	// says the PIDs ran out (startFailed).
 	if e != nil {
 		e.close()
 	}

@@ -265,7 +265,7 @@ func TestContainerIsolation(t *testing.T) {
 		!slices.Contains(hc.SecurityOpt, "no-new-privileges") {
 		t.Errorf("cap-drop %v, cap-add %v, security %v", hc.CapDrop, hc.CapAdd, hc.SecurityOpt)
 	}
-	if hc.PidsLimit == nil || *hc.PidsLimit != DefaultPidsLimit || hc.Memory != DefaultMemoryBytes || hc.NanoCPUs <= 0 {
+	if hc.PidsLimit == nil || *hc.PidsLimit != DefaultPidsLimit || hc.Memory != DefaultMemoryBytes+2*DefaultMaxWorkspaceBytes+TmpBytes || hc.NanoCPUs <= 0 {
 		t.Errorf("pids %v, memory %d, cpus %d", hc.PidsLimit, hc.Memory, hc.NanoCPUs)
 	}
 	// The CPU limit leaves the host at least one core.

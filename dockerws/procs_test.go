@@ -203,3 +203,34 @@ func TestWriteRefusesNonRegularFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWorkspaceQuota: writing beyond --max-workspace-bytes fails inside
+// the container with ENOSPC, in the workspace and in $HOME; the files
+// live in memory (tmpfs), so the host's disk takes none of it; the
+// workspace goes on, its files intact.
+func TestWorkspaceQuota(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"keep.txt": "keep\n"})
+	before := treeDigest(t, root)
+	w := open(t, root, busyboxImage, func(o *Options) { o.MaxWorkspaceBytes = 8 << 20 })
+	for _, dir := range []string{WorkDir, HomeDir} {
+		res := mustExec(t, w, "sh", "-c", "dd if=/dev/zero of="+dir+"/big bs=1M count=32 2>&1; echo rc=$?")
+		if !strings.Contains(res.Stdout, "No space left on device") || strings.Contains(res.Stdout, "rc=0") {
+			t.Errorf("%s: a write beyond the quota did not fail with ENOSPC: %q", dir, res.Stdout)
+		}
+		mounts := mustExec(t, w, "grep", " "+dir+" ", "/proc/mounts").Stdout
+		if !strings.HasPrefix(mounts, "tmpfs ") {
+			t.Errorf("%s is not in memory: %q", dir, mounts)
+		}
+		mustExec(t, w, "rm", "-f", dir+"/big")
+	}
+	if got := mustExec(t, w, "cat", "keep.txt"); got.Stdout != "keep\n" {
+		t.Fatalf("after the full disk: %+v", got)
+	}
+	if got, err := w.ReadFile(t.Context(), "keep.txt"); err != nil || string(got) != "keep\n" {
+		t.Fatalf("ReadFile: %q %v", got, err)
+	}
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
+	}
+}

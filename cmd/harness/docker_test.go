@@ -357,3 +357,32 @@ func TestDockerResumeElsewhereReplaysOnTheProject(t *testing.T) {
 		t.Fatalf("the host project changed: %q", b)
 	}
 }
+
+// --max-workspace-bytes is the workspace's quota: a write beyond it fails
+// in the container; the host tree is untouched.
+func TestWorkspaceQuotaFlag(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("a.txt", "a\n")
+	before := treeHash(t, u.project)
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c","dd if=/dev/zero of=big bs=1M count=16 2>&1; rm -f big"]}}]},{"content":"ok"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--max-workspace-bytes", "4194304", "--fake-model", s, "fill it")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var out string
+	for _, e := range r.events {
+		if d, ok := e.Data.(event.ToolResult); ok {
+			out = string(d.Output)
+		}
+	}
+	if !strings.Contains(out, "No space left on device") {
+		t.Errorf("the write beyond the quota did not fail: %s", out)
+	}
+	if got := treeHash(t, u.project); got != before {
+		t.Error("the host tree changed")
+	}
+	if r := u.run("", "exec", "--workspace", "local", "--max-workspace-bytes", "-1", "--fake-model", s, "x"); r.code != 2 {
+		t.Errorf("--max-workspace-bytes -1: exit %d, want 2", r.code)
+	}
+}
