@@ -249,20 +249,22 @@ func (a *cli) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 	}
 	out := bufio.NewWriterSize(a.stdout, 64<<10)
 	defer func() { a.outputFailed(0, out.Flush()) }() // a bufio.Writer keeps its first error
-	for _, p := range batch {
-		if p.Seq <= a.printedSeq {
+	for _, ev := range batch {
+		if ev.Seq <= a.printedSeq {
 			continue
 		}
-		a.printedSeq = p.Seq
-		if _, text := p.Event.Data.(event.MessageDelta); !text {
+		a.printedSeq = ev.Seq
+		if _, text := ev.Event.Data.(event.MessageDelta); !text {
 			_ = out.Flush() // what follows may go to stderr: keep the order on a terminal; a failure is kept for the last Flush
 		}
-		switch d := p.Event.Data.(type) {
+		switch d := ev.Event.Data.(type) {
 		case event.MessageDelta:
 			_, _ = out.WriteString(d.Delta) // kept for the last Flush
+			p.midLine = d.Delta != "" && !strings.HasSuffix(d.Delta, "\n")
 		case event.MessageCompleted:
-			if d.Role == "assistant" && d.Content != "" {
+			if d.Role == "assistant" && (d.Content != "" || p.midLine) {
 				_ = out.WriteByte('\n') // kept for the last Flush
+				p.midLine = false
 			}
 		case event.ToolCall:
 			fmt.Fprintf(a.stderr, "▸ %s %s\n", d.Tool, short(string(d.Input), 100))
@@ -282,6 +284,11 @@ func (a *cli) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 		case event.ModelRetry:
 			fmt.Fprintf(a.stderr, "  (retrying model request: %s, attempt %d)\n", d.Code, d.Attempt)
 		case event.TurnCompleted:
+			if p.midLine { // a canceled answer stops mid-line: the next answer starts on its own
+				_ = out.WriteByte('\n')
+				_ = out.Flush()
+				p.midLine = false
+			}
 			a.printOutcome(d)
 		}
 	}
@@ -292,6 +299,7 @@ func (a *cli) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 type printer struct {
 	callID    string
 	callInput json.RawMessage
+	midLine   bool // streamed text ended without a newline and its message has not completed
 }
 
 func (a *cli) printOutcome(d event.TurnCompleted) {

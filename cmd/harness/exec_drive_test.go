@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/app"
@@ -91,5 +92,53 @@ func TestExecLineAfterInterruptStartsNextTurn(t *testing.T) {
 	}
 	if started != 2 || len(ends) != 2 {
 		t.Errorf("%d turns started, %d ended: %v", started, len(ends), typesOf(evs))
+	}
+}
+
+// In text mode, an answer canceled mid-line ends its line before the
+// outcome, so the next turn's answer starts on a line of its own.
+func TestExecTextCanceledAnswerEndsItsLine(t *testing.T) {
+	u := newUser(t)
+	s := u.script(`[{"content":"thinking","hang":true},{"content":"done instead"}]`)
+	home := t.TempDir()
+	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
+	o := options{Options: app.Options{DB: filepath.Join(home, "h.db"), FakeModel: s, Workspace: "local"}}
+	outR, outW := io.Pipe()
+	a, err := newCLI(t.Context(), o, e, outW, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	inR, inW := io.Pipe()
+	interrupts := make(chan struct{})
+	code := make(chan int, 1)
+	go func() {
+		code <- runExec(t.Context(), a, "start", inR, interrupts)
+		outW.Close()
+	}()
+	var out []byte
+	buf := make([]byte, 4096)
+	for !strings.Contains(string(out), "thinking") {
+		n, err := outR.Read(buf)
+		if err != nil {
+			t.Fatalf("exec output ended before the first answer: %q (%v)", out, err)
+		}
+		out = append(out, buf[:n]...)
+	}
+	interrupts <- struct{}{}
+	if _, err := inW.Write([]byte("do this instead\n")); err != nil {
+		t.Fatal(err)
+	}
+	inW.Close()
+	rest, err := io.ReadAll(outR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, rest...)
+	if c := <-code; c != exitCompleted {
+		t.Errorf("exit %d, want %d", c, exitCompleted)
+	}
+	if got := string(out); got != "thinking\ndone instead\n" {
+		t.Errorf("stdout = %q, want the canceled answer's line ended before the next answer", got)
 	}
 }
