@@ -281,3 +281,39 @@ func TestView16Colours(t *testing.T) {
 		return s
 	})
 }
+
+// Flags and hyphenated words in messages wrap whole: a line breaks at a
+// space, never inside "--max-workspace-bytes".
+func TestViewWrapKeepsFlags(t *testing.T) {
+	flags := []string{"--approve", "--max-tokens", "--budget-tokens", "--max-workspace-bytes", "--read-only", "--model", "--json", "--no-color", "read-only", "--resume-interrupted-session"}
+	var b strings.Builder
+	for i := range 3 {
+		for _, f := range flags {
+			fmt.Fprintf(&b, "%s x%d ", f, i)
+		}
+	}
+	text := strings.TrimSpace(b.String())
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := newScreen(t, idleEngine(), Options{}, w, h)
+		s.events(
+			ev(1, event.TurnStarted{RunID: "run-1", SessionID: sessID, InputMessageID: "msg-u"}),
+			ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: "try " + text}),
+			ev(3, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a", Role: model.RoleAssistant, Content: "Use " + text}),
+			ev(4, event.TurnCompleted{RunID: "run-1", SessionID: sessID, Status: event.StatusCompleted, ModelRequests: 1}),
+		)
+		var joined []string
+		for _, l := range strings.Split(s.text(), "\n") {
+			l = strings.TrimSpace(l)
+			joined = append(joined, l)
+			if strings.HasSuffix(l, "-") || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") {
+				t.Errorf("a hyphenated word is split at a line end: %q", l)
+			}
+		}
+		for _, f := range flags {
+			if n := strings.Count(" "+strings.Join(joined, " "), " "+f+" x"); n != 6 {
+				t.Errorf("%q appears whole %d times, want 6 (3 in each message)", f, n)
+			}
+		}
+		return s
+	})
+}

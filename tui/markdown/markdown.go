@@ -121,7 +121,7 @@ func (r *renderer) wrapped(styled, first, hang string) {
 	if w < 4 {
 		w = 4
 	}
-	for i, l := range strings.Split(lipgloss.Wrap(styled, w, ""), "\n") {
+	for i, l := range strings.Split(Wrap(styled, w), "\n") {
 		prefix := hang
 		if i == 0 {
 			prefix = first

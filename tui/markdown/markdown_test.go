@@ -60,3 +60,24 @@ func TestUnfinishedInput(t *testing.T) {
 		}
 	}
 }
+
+func TestWrapKeepsHyphenatedWords(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"run go test --count=1 now", 14, "run go test\n--count=1 now"},
+		{"a read-only tree", 12, "a read-only\ntree"},
+		{"--max-workspace-bytes", 8, "--max-wo\nrkspace-\nbytes"}, // longer than the line: cut
+		{"plain words only", 6, "plain\nwords\nonly"},
+		{"keeps \u2011 and - apart", 40, "keeps \u2011 and - apart"},
+	} {
+		if got := WrapPlain(tc.in, tc.width); got != tc.want {
+			t.Errorf("WrapPlain(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+		if got := ansi.Strip(Wrap("\x1b[1m"+tc.in+"\x1b[m", tc.width)); strings.ReplaceAll(got, " \n", "\n") != tc.want {
+			t.Errorf("Wrap(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}

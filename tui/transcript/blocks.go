@@ -157,7 +157,7 @@ func wrapPlain(s string, width int) []string {
 			out = append(out, para)
 			continue
 		}
-		out = append(out, strings.Split(ansi.Wrap(para, width, ""), "\n")...)
+		out = append(out, strings.Split(markdown.WrapPlain(para, width), "\n")...)
 	}
 	if len(out) == 0 {
 		out = []string{""}
