@@ -70,8 +70,10 @@ func (m *Model) bottom() ([]string, int) {
 	return out, at
 }
 
-// helpLine is the short help, cut at a whole binding to fit width (the
-// help bubble's own cut lets the last item overflow when no ellipsis fits).
+// helpLine is the short help fitted to width: every enabled binding with
+// its full text if it fits, else with its short text (shortHelp), else
+// dropping the least needed bindings first (hintDropOrder), so Enter, the
+// cancel or quit key and ctrl+x stay on screen at 80 columns.
 func (m *Model) helpLine(width int) string {
 	var on []key.Binding
 	for _, b := range m.keys.ShortHelp() {
@@ -81,13 +83,45 @@ func (m *Model) helpLine(width int) string {
 	}
 	h := m.help
 	h.SetWidth(0)
-	for n := len(on); n > 0; n-- {
-		if s := h.ShortHelpView(on[:n]); ansi.StringWidth(s) <= width {
+	if s := h.ShortHelpView(on); ansi.StringWidth(s) <= width {
+		return s
+	}
+	short := make([]key.Binding, len(on))
+	for i, b := range on {
+		short[i] = b
+		if d, ok := shortHelp[b.Help().Desc]; ok {
+			short[i].SetHelp(b.Help().Key, d)
+		}
+	}
+	for _, drop := range hintDropOrder {
+		if s := h.ShortHelpView(short); ansi.StringWidth(s) <= width {
+			return s
+		}
+		for i, b := range short {
+			if b.Help().Key == drop {
+				short = append(short[:i], short[i+1:]...)
+				break
+			}
+		}
+	}
+	// Too narrow for even the essentials: the first that fit.
+	for n := len(short); n > 0; n-- {
+		if s := h.ShortHelpView(short[:n]); ansi.StringWidth(s) <= width {
 			return s
 		}
 	}
 	return ""
 }
+
+// shortHelp is the short text of a hint whose full text does not fit.
+var shortHelp = map[string]string{
+	"queue after turn":     "queue",
+	"withdraw last queued": "withdraw",
+}
+
+// hintDropOrder lists the keys of the hints left out, first to last, while
+// the line is too wide; the ones not listed are never left out here.
+var hintDropOrder = []string{"ctrl+j", "/", "alt+enter", "?", ""}
 
 func (m *Model) bodyHeight() int {
 	bottom, _ := m.bottom()

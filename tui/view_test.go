@@ -156,7 +156,7 @@ func TestViewBusy(t *testing.T) {
 	eachWidth(t, func(t *testing.T, w, h int) *screen {
 		s := busyScreen(t, w, h)
 		s.wantText("you · steering · queued", "running 2.3 s", "[steer · queued]", "[next turn · queued]", "[sending]",
-			"3 queued", "12.4k/200k tok", "ctx 31%", "enter steer", "alt+enter queue after turn", "esc cancel")
+			"3 queued", "12.4k/200k tok", "ctx 31%", "enter steer", "alt+enter queue", "esc cancel", "ctrl+x withdraw")
 		return s
 	})
 }
@@ -313,6 +313,40 @@ func TestViewWrapKeepsFlags(t *testing.T) {
 			if n := strings.Count(" "+strings.Join(joined, " "), " "+f+" x"); n != 6 {
 				t.Errorf("%q appears whole %d times, want 6 (3 in each message)", f, n)
 			}
+		}
+		return s
+	})
+}
+
+// At 80 columns, with a long queued chip (no room for its own ctrl+x hint)
+// and a denial whose reason is longer than a line, the help line still
+// holds the keys that work now, ctrl+x among them, and the card shows the
+// whole reason.
+func TestViewHintsFit(t *testing.T) {
+	reason := "the user said: do not touch the lock file, regenerate it with the package manager instead of editing"
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := busyScreen(t, w, h)
+		s.events(
+			ev(9, event.SteeringQueued{RunID: "run-1", MessageID: "msg-s2", Content: "and please also rename the configuration loader everywhere"}),
+			ev(10, event.ToolCall{CallID: "call-2", Tool: "fs.write", Input: json.RawMessage(`{"path":"go.sum","contents":"x"}`)}),
+			ev(11, event.PermissionRequested{PermissionID: "perm-1", CallID: "call-2", Action: "fs.write", Scope: "once"}),
+			ev(12, event.PermissionResolved{PermissionID: "perm-1", CallID: "call-2", Action: "fs.write", Scope: "once", Decision: "deny", Note: reason}),
+		)
+		lines := strings.Split(s.text(), "\n")
+		help := lines[len(lines)-1]
+		for _, want := range []string{"enter steer", "esc cancel", "ctrl+x withdraw", "? help"} {
+			if !strings.Contains(help, want) {
+				t.Errorf("the help line %q lacks %q", help, want)
+			}
+		}
+		var note []string
+		for _, l := range lines {
+			if i := strings.Index(l, "│ "); i >= 0 {
+				note = append(note, strings.TrimSpace(l[i+len("│ "):]))
+			}
+		}
+		if !strings.Contains(strings.Join(note, " "), "denied: "+reason) {
+			t.Errorf("the card does not show the whole reason; its lines: %q", note)
 		}
 		return s
 	})

@@ -157,7 +157,9 @@ func (c *toolCard) render(x *Ctx, selected bool) []string {
 	gutter := "   " + th.DiffGutter.Render("│") + " "
 	inner := x.Width - 5
 	if c.policy != "" {
-		out = append(out, gutter+th.Muted.Render(ansi.Truncate(c.policy, inner, "…")))
+		for _, l := range wrapPlain(c.policy, inner) { // a denial's reason is read whole
+			out = append(out, gutter+th.Muted.Render(l))
+		}
 	}
 	if c.status == statusFailed || c.status == statusCanceled {
 		msg := c.errMsg
