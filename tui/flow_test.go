@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -675,4 +676,61 @@ func TestModelCommand(t *testing.T) {
 	s.key("enter")
 	s.wantCalls()
 	s.wantText("/model NAME switches it")
+}
+
+// What is sent is the whole paste in place of its marker; a short paste
+// is inserted as it is; the transcript shows the message as sent.
+func TestPasteSendsWholeText(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 80, 30)
+	long := pasted200()
+	s.typeText("why? ")
+	s.send(tea.PasteMsg{Content: long})
+	s.send(tea.PasteMsg{Content: "\nand\r\nthis"})
+	s.send(tea.PasteMsg{Content: strings.ReplaceAll(long, "panic", "fatal")})
+	s.wantText("› why? [pasted 200 lines]", "and", "this[pasted 200 lines #2]")
+	want := "why? " + long + "\nand\nthis" + strings.ReplaceAll(long, "panic", "fatal")
+	if got := s.m.in.value(); got != want {
+		t.Fatalf("value is %d chars, want %d", len(got), len(want))
+	}
+	s.resetCalls()
+	s.key("enter")
+	s.wantCalls("send " + strconv.Quote(want))
+	if s.m.in.value() != "" || len(s.m.in.pastes) != 0 {
+		t.Errorf("the input kept %q and %d pastes after sending", s.m.in.value(), len(s.m.in.pastes))
+	}
+	s.events(
+		ev(1, event.TurnStarted{RunID: "run-1", SessionID: sessID, InputMessageID: "msg-u"}),
+		ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: want}),
+	)
+	s.wantText("fatal line 199")
+}
+
+// A paste never takes the message past the runtime's limit.
+func TestPasteKeepsLimit(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 80, 30)
+	s.typeText("ab")
+	s.send(tea.PasteMsg{Content: strings.Repeat("x\n", maxInputChars)})
+	if n := len([]rune(s.m.in.value())); n != maxInputChars {
+		t.Errorf("the message is %d characters, want the limit %d", n, maxInputChars)
+	}
+	s.send(tea.PasteMsg{Content: strings.Repeat("y\n", 20)})
+	if n := len([]rune(s.m.in.value())); n != maxInputChars {
+		t.Errorf("after a second paste the message is %d characters, want %d", n, maxInputChars)
+	}
+}
+
+// Recalling history and coming back keeps a draft's collapsed paste.
+func TestPasteSurvivesHistoryRecall(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 80, 30)
+	s.typeText("first")
+	s.key("enter")
+	s.typeText("see ")
+	s.send(tea.PasteMsg{Content: pasted200()})
+	s.key("up")
+	s.wantText("› first")
+	s.key("down")
+	s.wantText("› see [pasted 200 lines]")
+	if got := s.m.in.value(); got != "see "+pasted200() {
+		t.Errorf("after recall the draft is %d chars, want the paste back", len(got))
+	}
 }

@@ -21,7 +21,20 @@ type input struct {
 	history []string // sent messages, oldest first
 	recall  int      // index into history while recalling, len(history) when not
 	draft   string   // what was typed before recalling began
+	pastes  []paste  // long pastes shown collapsed, in the order pasted
+	// draftPastes are the draft's pastes while recalling.
+	draftPastes []paste
 }
+
+// paste is a long paste: the editor holds marker, what is sent holds text.
+type paste struct{ marker, text string }
+
+// A paste of at least pasteCollapseLines lines or pasteCollapseChars
+// characters is shown collapsed in the editor ("[pasted 200 lines]").
+const (
+	pasteCollapseLines = 10
+	pasteCollapseChars = 2000
+)
 
 func newInput(th *theme.Theme) input {
 	ta := textarea.New()
@@ -66,9 +79,18 @@ func (in *input) restyle(th *theme.Theme) {
 
 func (in *input) setWidth(w int) { in.ta.SetWidth(max(w, 10)) }
 
-func (in *input) value() string { return in.ta.Value() }
+// value is the text to send: the editor's, with each collapsed paste
+// marker replaced by the paste.
+func (in *input) value() string {
+	v := in.ta.Value()
+	for _, p := range in.pastes {
+		v = strings.Replace(v, p.marker, p.text, 1)
+	}
+	return v
+}
 
 func (in *input) setValue(s string) {
+	in.pastes = nil
 	in.ta.SetValue(s)
 	in.ta.MoveToEnd()
 }
@@ -89,24 +111,61 @@ func (in *input) seed(sent []string) {
 // take returns the text and clears the editor, remembering the text in the
 // history.
 func (in *input) take() string {
-	v := in.ta.Value()
+	v := in.value()
 	if strings.TrimSpace(v) != "" && (len(in.history) == 0 || in.history[len(in.history)-1] != v) {
 		in.history = append(in.history, v)
 	}
 	in.recall = len(in.history)
-	in.draft = ""
+	in.draft, in.draftPastes = "", nil
+	in.pastes = nil
 	in.ta.Reset()
 	return v
 }
 
+// onPaste puts a short paste in the editor as it is, and a long one as a
+// marker naming its size, keeping the text for value. Either way the
+// message stays within maxInputChars, as the editor's own limit does.
+func (in *input) onPaste(msg tea.PasteMsg) tea.Cmd {
+	text := strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n")
+	n := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
+	runes := []rune(text)
+	if n < pasteCollapseLines && len(runes) < pasteCollapseChars {
+		var cmd tea.Cmd
+		in.ta, cmd = in.ta.Update(tea.PasteMsg{Content: text})
+		return cmd
+	}
+	room := maxInputChars - len([]rune(in.value()))
+	if room <= 0 {
+		return nil
+	}
+	if len(runes) > room {
+		text = string(runes[:room])
+		n = strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
+	}
+	marker := "[pasted " + itoa(n) + " lines]"
+	if n == 1 {
+		marker = "[pasted " + itoa(len([]rune(text))) + " characters]"
+	}
+	if k := len(in.pastes) + 1; k > 1 {
+		marker = strings.TrimSuffix(marker, "]") + " #" + itoa(k) + "]"
+	}
+	in.pastes = append(in.pastes, paste{marker: marker, text: text})
+	var cmd tea.Cmd
+	in.ta, cmd = in.ta.Update(tea.PasteMsg{Content: marker})
+	return cmd
+}
+
 // update handles history keys, then hands everything else to the textarea.
 func (in *input) update(msg tea.Msg) tea.Cmd {
+	if p, ok := msg.(tea.PasteMsg); ok {
+		return in.onPaste(p)
+	}
 	if k, ok := msg.(tea.KeyPressMsg); ok {
 		switch k.String() {
 		case "up":
 			if in.ta.Line() == 0 && in.ta.LineInfo().RowOffset == 0 && len(in.history) > 0 {
 				if in.recall == len(in.history) {
-					in.draft = in.ta.Value()
+					in.draft, in.draftPastes = in.ta.Value(), in.pastes
 				}
 				if in.recall > 0 {
 					in.recall--
@@ -119,6 +178,7 @@ func (in *input) update(msg tea.Msg) tea.Cmd {
 				in.recall++
 				if in.recall == len(in.history) {
 					in.setValue(in.draft)
+					in.pastes, in.draftPastes = in.draftPastes, nil
 				} else {
 					in.setValue(in.history[in.recall])
 				}

@@ -351,3 +351,27 @@ func TestViewHintsFit(t *testing.T) {
 		return s
 	})
 }
+
+// pasted200 is a paste of 200 lines, the kind that would fill the input.
+func pasted200() string {
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "panic line %03d: goroutine %d [running]\n", i, i)
+	}
+	return b.String()
+}
+
+// A long paste shows as one marker in the input, between what was typed.
+func TestViewPasteCollapsed(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := newScreen(t, idleEngine(), Options{}, w, h)
+		s.typeText("why does this crash? ")
+		s.send(tea.PasteMsg{Content: pasted200()})
+		s.typeText(" thanks")
+		s.wantText("› why does this crash? [pasted 200 lines] thanks")
+		if strings.Contains(s.text(), "panic line") {
+			t.Error("the pasted lines are shown in the input")
+		}
+		return s
+	})
+}
