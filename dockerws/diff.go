@@ -56,39 +56,39 @@ const (
 )
 
 // diffScript: $1 workspace, $2 previous mark, $3 largest file to tar, $4
-// most files to tar. The mark is created before the listing starts, on the
-// home volume (the workspace's file system, and not the small /tmp a
-// process may have filled), and listed first, in the same stat call as the
-// tree. Output: the new mark,
-// the number of listing lines and the number of changed files, one per
-// line; the listing ("ctime size ./path" per file); then, unless no file or
-// too many changed, a tar of the changed files. Seven processes in all:
-// the cost of the exec dominates.
-const diffScript = `most=$4
-cd "$1" || exit 97
+// most files to tar, $5 most bytes to tar. The mark is created before the
+// listing starts, on the home volume (the workspace's file system, and not
+// the small /tmp a process may have filled), and listed first, in the same
+// stat call as the tree. Output: the new mark, the number of listing lines,
+// the number of changed files and their total size, one per line; the
+// listing ("ctime size ./path" per file); then, unless no file changed or
+// more than $4 files or $5 bytes did, a tar of the changed files. The
+// sizes come from the listing, so nothing over the byte cap is ever copied
+// out. Seven processes in all: the cost of the exec dominates.
+const diffScript = `cd "$1" || exit 97
 t=` + HomeDir + `/.harness-diff.$$
 mkdir "$t" || exit 96
 trap 'rm -rf "$t"' EXIT
 : > "$t/mark" || exit 96
 find "$t/mark" . -name .git -prune -o -type f -exec stat -c '%z %s %n' {} + 2>/dev/null |
-awk -v p="$2" -v m="$3" -v out="$t/changed" '
+awk -v p="$2" -v m="$3" -v most="$4" -v budget="$5" -v out="$t/changed" '
 NR == 1 { mark = substr($0, 1, 35); next }
 {
 	lines[++n] = $0
 	if (substr($0, 1, 35) >= p) {
 		r = substr($0, 37)
-		if (r + 0 <= m) { print substr(r, index(r, " ") + 1) > out; c++ }
+		if (r + 0 <= m + 0) { ch[++c] = substr(r, index(r, " ") + 1); b += r + 0 }
 	}
 }
 END {
-	printf "%s\n%d\n%d\n", mark, n, c
+	printf "%s\n%d\n%d\n%.0f\n", mark, n, c, b
 	for (i = 1; i <= n; i++) print lines[i]
-	if (c == 0) printf "" > out
+	printf "" > out
+	if (c <= most + 0 && b <= budget + 0) for (i = 1; i <= c; i++) print ch[i] > out
 }' || exit 96
-n=0
 set --
-while IFS= read -r f; do set -- "$@" "$f"; n=$((n + 1)); done < "$t/changed"
-if [ "$n" -gt 0 ] && [ "$n" -le "$most" ]; then
+while IFS= read -r f; do set -- "$@" "$f"; done < "$t/changed"
+if [ "$#" -gt 0 ]; then
 	tar -c -f - "$@" 2>/dev/null
 fi
 exit 0`
@@ -112,8 +112,14 @@ type listed struct {
 type listing struct {
 	mark    string
 	files   []listed
-	changed int
-	fetched map[string]*entry
+	changed int   // files changed since the previous mark, up to the file limit
+	bytes   int64 // their total size
+}
+
+// tarred reports whether a tar of the changed files follows the listing:
+// the script sends one only for a few files that fit in budget bytes.
+func (l *listing) tarred(budget int64) bool {
+	return l.changed > 0 && l.changed <= maxTarArgs && l.bytes <= budget
 }
 
 // Diff returns a git-style unified patch from the tree as copied in to the
@@ -128,7 +134,8 @@ type listing struct {
 // once, without waiting for its container: a turn that never used the
 // workspace does not wait for it to finish starting.
 //
-// Codes: WORKSPACE_LIMIT (the tree's text passed twice MaxTotalBytes),
+// Codes: WORKSPACE_LIMIT (the tree's text would pass twice MaxTotalBytes:
+// checked on the files' sizes before their contents are copied out),
 // WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
 func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if w.isClosed() {
@@ -170,41 +177,85 @@ func (w *Workspace) withoutIgnored(ctx context.Context, cur map[string]*entry) m
 }
 
 // refresh brings w.cur up to date with the container. Call it holding lock.
+//
+// Host memory stays bounded by the cap (twice MaxTotalBytes of text): the
+// listing gives every file's size before any content is copied out, so a
+// tree whose kept files would pass the cap fails at once, and the contents
+// that are copied out are counted as they arrive (a file may grow after the
+// listing), so no more than one file is ever held beyond the cap.
 func (w *Workspace) refresh(ctx context.Context) error {
 	const op = "diff"
 	prev := w.cur
 	limit := w.opts.MaxFileBytes
-	var l *listing
+	capBytes := 2 * w.opts.MaxTotalBytes
+	var (
+		l       *listing
+		next    map[string]*entry
+		missing []string
+		held    int64 // bytes of text in next, or at most held once read
+	)
+	plan := func(r *bufio.Reader) error {
+		var err error
+		if l, err = parseListing(r); err != nil {
+			return err
+		}
+		next = make(map[string]*entry, len(l.files))
+		want := map[string]bool{}
+		var need int64 // sizes of the changed files still to read
+		for _, f := range l.files {
+			if workspace.CheckPath(f.path) != nil || w.excl.excluded(f.path) {
+				continue
+			}
+			if e, ok := prev.files[f.path]; ok && f.ctime < prev.mark {
+				next[f.path] = e
+				held += int64(len(e.data))
+				continue
+			}
+			if f.size > limit {
+				next[f.path] = &entry{skip: skipLimit}
+				continue
+			}
+			want[f.path] = true
+			need += f.size
+		}
+		if held+need > capBytes {
+			return overCap(op, capBytes, held+need)
+		}
+		if !l.tarred(capBytes) {
+			missing = slices.Sorted(maps.Keys(want))
+			return nil
+		}
+		fetched, n, err := readTar(r, limit, capBytes-held, func(p string) bool { return want[p] })
+		if err != nil {
+			return err
+		}
+		held += n
+		for p := range want {
+			if e, ok := fetched[p]; ok {
+				next[p] = e
+			} else {
+				missing = append(missing, p)
+			}
+		}
+		slices.Sort(missing)
+		return nil
+	}
 	err := w.stream(ctx, op, diffScript,
-		[]string{WorkDir, prev.mark, strconv.FormatInt(limit, 10), strconv.Itoa(maxTarArgs)},
-		func(r *bufio.Reader) (err error) { l, err = parseListing(r, limit); return err })
+		[]string{WorkDir, prev.mark, strconv.FormatInt(limit, 10), strconv.Itoa(maxTarArgs), strconv.FormatInt(capBytes, 10)},
+		plan)
 	if err != nil {
 		return err
 	}
-	next := make(map[string]*entry, len(l.files))
-	var missing []string
-	for _, f := range l.files {
-		if workspace.CheckPath(f.path) != nil || w.excl.excluded(f.path) {
-			continue
-		}
-		if f.ctime < prev.mark {
-			if e, ok := prev.files[f.path]; ok {
-				next[f.path] = e
-				continue
-			}
-		} else if f.size > limit {
-			next[f.path] = &entry{skip: skipLimit}
-			continue
-		} else if e, ok := l.fetched[f.path]; ok {
-			next[f.path] = e
-			continue
-		}
-		missing = append(missing, f.path)
-	}
 	if len(missing) > maxSingleFetch {
+		want := make(map[string]bool, len(missing))
+		for _, p := range missing {
+			want[p] = true
+		}
 		var all map[string]*entry
 		err := w.stream(ctx, op, treeScript, []string{WorkDir}, func(r *bufio.Reader) (err error) {
-			all, err = readTar(r, limit, func(p string) bool { return slices.Contains(missing, p) })
+			var n int64
+			all, n, err = readTar(r, limit, capBytes-held, func(p string) bool { return want[p] })
+			held += n
 			return err
 		})
 		if err != nil {
@@ -223,19 +274,20 @@ func (w *Workspace) refresh(ctx context.Context) error {
 			}
 			if e != nil {
 				next[p] = e
+				if held += int64(len(e.data)); held > capBytes {
+					return overCap(op, capBytes, held)
+				}
 			}
 		}
 	}
-	var total int64
-	for _, e := range next {
-		total += int64(len(e.data))
-	}
-	if total > 2*w.opts.MaxTotalBytes {
-		return &errcode.Error{Code: errcode.WorkspaceLimit, Op: op,
-			Message: fmt.Sprintf("the workspace holds more than %d bytes of text; delete generated files or exclude them", 2*w.opts.MaxTotalBytes)}
-	}
 	w.cur = &tree{mark: l.mark, files: next}
 	return nil
+}
+
+// overCap is the WORKSPACE_LIMIT error of a tree whose text passes the cap.
+func overCap(op string, capBytes, n int64) error {
+	return &errcode.Error{Code: errcode.WorkspaceLimit, Op: op,
+		Message: fmt.Sprintf("the workspace's files to diff come to %d bytes, over the limit of %d bytes of text; delete generated files or exclude them", n, capBytes)}
 }
 
 // stream runs a helper script whose stdout parse reads as it arrives. The
@@ -258,15 +310,17 @@ func (w *Workspace) stream(ctx context.Context, op, body string, args []string, 
 		return err
 	case code != 0:
 		return failed(op, fmt.Sprintf("the listing script failed (exit %d): %s", code, stderr), nil)
+	case errcode.Of(parseErr) == errcode.WorkspaceLimit:
+		return parseErr
 	case parseErr != nil:
 		return failed(op, "unreadable listing from the container", parseErr)
 	}
 	return nil
 }
 
-// parseListing reads diffScript's output.
-func parseListing(r *bufio.Reader, limit int64) (*listing, error) {
-	var head [3]string
+// parseListing reads diffScript's output up to the tar, if any.
+func parseListing(r *bufio.Reader) (*listing, error) {
+	var head [4]string
 	for i := range head {
 		line, err := r.ReadString('\n')
 		if err != nil {
@@ -284,6 +338,9 @@ func parseListing(r *bufio.Reader, limit int64) (*listing, error) {
 	}
 	if l.changed, err = strconv.Atoi(head[2]); err != nil {
 		return nil, fmt.Errorf("bad count %q", head[2])
+	}
+	if l.bytes, err = strconv.ParseInt(head[3], 10, 64); err != nil {
+		return nil, fmt.Errorf("bad byte count %q", head[3])
 	}
 	for range lines {
 		line, err := r.ReadString('\n')
@@ -304,25 +361,24 @@ func parseListing(r *bufio.Reader, limit int64) (*listing, error) {
 		n, _ := strconv.ParseInt(m[2], 10, 64)
 		l.files = append(l.files, listed{path: m[3], ctime: m[1], size: n})
 	}
-	if l.changed == 0 || l.changed > maxTarArgs {
-		return l, nil
-	}
-	l.fetched, err = readTar(r, limit, func(string) bool { return true })
-	return l, err
+	return l, nil
 }
 
 // readTar reads a tar stream of workspace files and keeps those keep
-// accepts, classified; entries over limit are marked, not kept.
-func readTar(r io.Reader, limit int64, keep func(string) bool) (map[string]*entry, error) {
+// accepts, classified; entries over limit are marked, not kept. It returns
+// the bytes of text kept and fails with WORKSPACE_LIMIT as soon as they
+// pass room, so at most one file more than room is ever held.
+func readTar(r io.Reader, limit, room int64, keep func(string) bool) (map[string]*entry, int64, error) {
 	out := map[string]*entry{}
+	var held int64
 	tr := tar.NewReader(r)
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return out, held, nil
 		}
 		if err != nil {
-			return out, err
+			return out, held, err
 		}
 		if hdr.Typeflag != tar.TypeReg {
 			continue
@@ -331,11 +387,17 @@ func readTar(r io.Reader, limit int64, keep func(string) bool) (map[string]*entr
 		if !keep(p) {
 			continue
 		}
-		out[p] = classify(tr, hdr.Size, fs.FileMode(hdr.Mode), limit)
+		e := classify(tr, hdr.Size, fs.FileMode(hdr.Mode), limit)
+		if held += int64(len(e.data)); held > room {
+			return nil, held, &errcode.Error{Code: errcode.WorkspaceLimit, Op: "diff",
+				Message: fmt.Sprintf("the workspace's files grew past the limit of text while being copied out (at %s); delete generated files or exclude them", p)}
+		}
+		out[p] = e
 	}
 }
 
-// classify reads one file's content into an entry.
+// classify reads one file's content, size bytes as its tar header says,
+// into an entry.
 func classify(r io.Reader, size int64, mode fs.FileMode, limit int64) *entry {
 	m := fs.FileMode(0o644)
 	if mode&0o100 != 0 {
@@ -344,12 +406,11 @@ func classify(r io.Reader, size int64, mode fs.FileMode, limit int64) *entry {
 	if size > limit {
 		return &entry{mode: m, skip: skipLimit}
 	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	data := make([]byte, size)
+	_, err := io.ReadFull(r, data)
 	switch {
 	case err != nil:
 		return &entry{mode: m, skip: skipSpecial}
-	case int64(len(data)) > limit:
-		return &entry{mode: m, skip: skipLimit}
 	case bytes.IndexByte(data, 0) >= 0:
 		return &entry{mode: m, skip: skipBinary}
 	case !utf8.Valid(data):

@@ -98,8 +98,11 @@
 // every file with its change time (which an unprivileged process cannot
 // forge) and tars only those changed since the previous look; see diff.go.
 // Binary, non-UTF-8 and oversized files, symlinks, .git and excluded paths
-// are not in the patch. ApplyPatch applies such a patch (go-gitdiff, in
-// Go, all or nothing) to rebuild a resumed workspace.
+// are not in the patch. The host holds at most twice MaxTotalBytes of text
+// (and one file more): the listing's sizes fail a tree that would pass it
+// with WORKSPACE_LIMIT before any content is copied out, and what is copied
+// out is counted as it arrives. ApplyPatch applies such a patch
+// (go-gitdiff, in Go, all or nothing) to rebuild a resumed workspace.
 //
 // # Ordering
 //
