@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/internal/errcode"
 )
@@ -30,15 +31,16 @@ func watchHeap() *heapWatch {
 	go func() {
 		defer h.done.Done()
 		var m goruntime.MemStats
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
 		for {
 			select {
 			case <-h.stop:
 				return
-			default:
+			case <-tick.C:
 			}
 			goruntime.ReadMemStats(&m)
 			h.peak = max(h.peak, m.HeapInuse)
-			goruntime.Gosched()
 		}
 	}()
 	return h
