@@ -218,6 +218,10 @@ type Compaction struct {
 	TailStart        int    `json:"tailStart"`
 	ThroughRevision  int    `json:"throughRevision"`
 	Compactions      int    `json:"compactions"`
+	// ElideBefore, when positive, elides the large tool results of
+	// History.Messages[TailStart:ElideBefore] in the view
+	// (compaction.Elide); the originals stay in the history.
+	ElideBefore int `json:"elideBefore,omitempty"`
 	// Calibration is the last plausible usage report (model, request
 	// bytes, prompt tokens); nil before any. It turns the occupancy's
 	// bytes into the tokens the model sees (compaction.Calibration).

@@ -130,7 +130,8 @@ func (cp *Checkpoint) Validate() error {
 		return fail("negative counters")
 	}
 	c := cp.Context.Compaction
-	if c.TailStart < 0 || c.TailStart > total || c.ThroughRevision < 0 || c.ThroughRevision > h.Revision || c.Compactions < 0 {
+	if c.TailStart < 0 || c.TailStart > total || c.ThroughRevision < 0 || c.ThroughRevision > h.Revision || c.Compactions < 0 ||
+		c.ElideBefore < 0 || c.ElideBefore > total {
 		return fail("compaction cursor is past the history")
 	}
 	if (c.Compactions == 0) != (c.Summary == "") {

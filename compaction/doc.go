@@ -36,8 +36,13 @@
 // (v1): …" system message replacing any earlier one, the session's first
 // user request word for word (Pin, bounded at PinBound and marked when
 // cut) unless the tail holds it, and the tail unchanged; Check rejects a
-// view that is not smaller or does not fit. Nothing here deletes or
-// changes the original messages.
+// view that is not smaller or does not fit. When even the newest complete
+// round does not fit, Elide replaces the large tool results (over
+// ElideBound bytes) of a range of the history by a note naming the tool
+// and the path it read, so the model can read the file again; the runtime
+// records the range (elideBefore) in the checkpoint, so the view stays a
+// function of what the checkpoint holds. Nothing here deletes or changes
+// the original messages.
 //
 // Codes returned: RUNTIME_INVALID_INPUT (a policy that does not validate, a
 // bad tail size, boundary or first request), RUNTIME_CONTEXT_OVERFLOW

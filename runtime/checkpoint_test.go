@@ -100,6 +100,7 @@ func TestParseCheckpointRejects(t *testing.T) {
 		{"too large", append(bytes.Repeat([]byte(" "), runtime.MaxCheckpointBytes), good...), errcode.RuntimeCheckpointInvalid},
 		{"terminal with next request", bytes.Replace(good, []byte(`"terminalStatus"`), []byte(`"nextRequest":{"requestId":"req-1","maxTokens":1,"step":1},"terminalStatus"`), 1), errcode.RuntimeCheckpointInvalid},
 		{"cursor past history", bytes.Replace(good, []byte(`"tailStart":0`), []byte(`"tailStart":99`), 1), errcode.RuntimeCheckpointInvalid},
+		{"elision past history", bytes.Replace(good, []byte(`"compactions":0`), []byte(`"compactions":0,"elideBefore":99`), 1), errcode.RuntimeCheckpointInvalid},
 		{"duplicate turn", bytes.Replace(good, []byte(`"sessionTurns":["`), []byte(`"sessionTurns":["x","x","`), 1), errcode.RuntimeCheckpointInvalid},
 	}
 	for _, c := range cases {

@@ -13,15 +13,20 @@ import (
 // view is what the next request sends: the whole history, or after a
 // compaction the prefix's system messages, the summary, the pinned first
 // request and the tail.
+// Large tool results before compact.ElideBefore are elided (see elide).
 func (st *state) view() []model.Message {
-	if st.compact.Compactions == 0 {
-		return st.messages
+	msgs := st.messages
+	if e := st.compact.ElideBefore; e > 0 {
+		msgs = compaction.Elide(msgs, st.compact.TailStart, e)
 	}
-	v, err := compaction.View(st.messages, st.compact.TailStart, st.compact.Summary, st.firstUser)
+	if st.compact.Compactions == 0 {
+		return msgs
+	}
+	v, err := compaction.View(msgs, st.compact.TailStart, st.compact.Summary, st.firstUser)
 	if err != nil {
 		// The state was validated when it was committed or parsed; a view
 		// that cannot be built means the history under it is broken.
-		return st.messages
+		return msgs
 	}
 	for i := range v {
 		if compaction.IsSummary(v[i]) {
@@ -58,13 +63,68 @@ func (t *turn) maybeCompact() error {
 			// reason to end the turn.
 			return nil
 		}
+		if errcode.Of(err) == errcode.RuntimeContextOverflow {
+			return t.elide()
+		}
 		return err
 	}
 	before, _ := s.state.estimate(s.settings.Model, s.state.meter.Tokens())
 	if !compaction.Due(p, before) {
 		return nil
 	}
-	return t.compact("")
+	if err := t.compact(""); errcode.Of(err) == errcode.RuntimeContextOverflow {
+		// Nothing (more) to summarize, or a summary that does not make
+		// the request fit: elide large old tool results instead.
+		return t.elide()
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// elide makes the next request fit the window by eliding large tool
+// results of the uncompacted history in the view, oldest first, never the
+// newest message: it sets compact.ElideBefore to the smallest index that
+// makes the request fit, and the checkpoint of the next request records
+// it, so the view stays a function of what the checkpoint holds. The
+// originals stay in the history and the log. It does nothing when the
+// request fits already; RUNTIME_CONTEXT_OVERFLOW when it does not fit even
+// with every tool result before the newest message elided (the system
+// text, the pinned first request and the newest message alone exceed the
+// window).
+func (t *turn) elide() error {
+	s := t.s
+	p := s.settings.Context
+	mdl := s.settings.Model
+	if occ, _ := s.state.estimate(mdl, s.state.meter.Tokens()); compaction.Fits(p, occ) {
+		return nil
+	}
+	occupancy := func(c compactState) int {
+		trial := state{messages: s.state.messages, compact: c, firstUser: s.state.firstUser}
+		occ, _ := s.state.estimate(mdl, compaction.Occupancy(s.settings.System, s.settings.Tools, trial.view()))
+		return occ
+	}
+	msgs := s.state.messages
+	last := len(msgs) - 1
+	c := s.state.compact
+	occ := 0
+	for e := max(c.ElideBefore, c.TailStart) + 1; e <= last; e++ {
+		if m := msgs[e-1]; m.Role != model.RoleTool || len(m.Content) <= compaction.ElideBound {
+			continue
+		}
+		c.ElideBefore = e
+		if occ = occupancy(c); compaction.Fits(p, occ) {
+			s.state.compact = c
+			s.state.meter.Reset(s.state.view())
+			return nil
+		}
+	}
+	if occ == 0 {
+		occ = occupancy(c)
+	}
+	return errcode.Errorf(errcode.RuntimeContextOverflow,
+		"the system text, the pinned first request and the newest message need %d tokens plus a reserve of %d, over the window of %d, with every older tool result elided",
+		occ, p.ReserveTokens, p.WindowTokens)
 }
 
 // compact summarizes the oldest part of the current view, inside the
@@ -107,6 +167,7 @@ func (t *turn) compact(focus string) error {
 		TailStart:        tailStart,
 		ThroughRevision:  s.state.revision,
 		Compactions:      s.state.compact.Compactions + 1,
+		ElideBefore:      s.state.compact.ElideBefore,
 		Calibration:      s.state.compact.Calibration,
 	}
 	trial := state{messages: s.state.messages, compact: next, firstUser: s.state.firstUser}
@@ -169,15 +230,15 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	if s.state.firstUser != nil {
 		pin = compaction.MessageLen(compaction.Pin(*s.state.firstUser)) + 1
 	}
-	best := -1
+	best, bestTokens := -1, 0
 	for k := p.TailMessages; k >= 1; k-- {
 		b, err := compaction.Boundary(view, k)
 		if err != nil || b <= head {
 			continue
 		}
-		best = b
 		kept := fixed + suffix[b] + pin
 		tokens, _ := s.state.estimate(s.settings.Model, kept)
+		best, bestTokens = b, tokens
 		if tokens+summaryRoom < min(p.ThresholdTokens, before/2) {
 			return b, nil
 		}
@@ -185,6 +246,13 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	if best < 0 {
 		return 0, errcode.Errorf(errcode.RuntimeContextOverflow,
 			"compact context: nothing before the newest round of %d messages to summarize", len(view)-head)
+	}
+	if !compaction.Fits(p, bestTokens) {
+		// A summary cannot make the newest round fit: no summary request
+		// is spent on it (the caller elides old tool results instead).
+		return 0, errcode.Errorf(errcode.RuntimeContextOverflow,
+			"compact context: the newest round alone needs %d tokens plus a reserve of %d, over the window of %d",
+			bestTokens, p.ReserveTokens, p.WindowTokens)
 	}
 	return best, nil
 }

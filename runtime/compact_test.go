@@ -332,3 +332,102 @@ func TestCalibrationSurvivesRestoreNotModelSwitch(t *testing.T) {
 		t.Errorf("second request of the first model: %s", acc[1].Algorithm)
 	}
 }
+
+// A round whose tool results exceed the window continues: the older large
+// results of the round are elided in the view (the note names the path),
+// the newest one is sent whole, the originals stay in the checkpoint, and
+// every request is rebuilt byte for byte.
+func TestCompactionElidesLargeRoundResults(t *testing.T) {
+	js := `[
+ {"toolCalls":[
+  {"id":"c1","name":"fs.read","arguments":{"path":"a.txt"}},
+  {"id":"c2","name":"fs.read","arguments":{"path":"b.txt"}},
+  {"id":"c3","name":"fs.read","arguments":{"path":"c.txt"}},
+  {"id":"c4","name":"fs.read","arguments":{"path":"d.txt"}}]},
+ {"content":"done"}]`
+	f := compactFixture(t, js, smallWindow, 0)
+	for _, name := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		writeFile(t, f.root, name, strings.Repeat(name[:1], 3000))
+	}
+	out := f.wait(f.start("read the four files"))
+	if out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	reqs := f.model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2 (no summary request)", len(reqs))
+	}
+	got := reqs[1].Messages
+	if len(got) != 6 || got[0].Content != "read the four files" {
+		t.Fatalf("view = %+v", got)
+	}
+	elided := 0
+	for i, m := range got[2:] {
+		path := string(rune('a'+i)) + ".txt"
+		if compaction.IsElided(m) {
+			elided++
+			if !strings.Contains(m.Content, path) || m.ToolCallID != "c"+string(rune('1'+i)) {
+				t.Errorf("elided note %d = %q", i, m.Content)
+			}
+		} else if !strings.Contains(m.Content, strings.Repeat(path[:1], 3000)) {
+			t.Errorf("result %d is neither elided nor whole: %.80q", i, m.Content)
+		}
+	}
+	if elided == 0 || compaction.IsElided(got[5]) {
+		t.Errorf("elided %d results; newest elided: %v", elided, compaction.IsElided(got[5]))
+	}
+	if n := count(f.events(), event.TypeContextCompacted); n != 0 {
+		t.Errorf("compacted %d times", n)
+	}
+	cps := f.checkpoints()
+	last := cps[len(cps)-1]
+	for _, m := range last.History.Messages {
+		if compaction.IsElided(m) {
+			t.Errorf("the checkpoint holds an elided message: %+v", m)
+		}
+	}
+	if last.Context.Compaction.ElideBefore == 0 {
+		t.Errorf("checkpoint compaction state = %+v", last.Context.Compaction)
+	}
+	var rebuilt [][]byte
+	for _, cp := range cps {
+		if cp.NextRequest != nil {
+			req, err := runtime.ReconstructModelRequest(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := model.MarshalCanonical(req)
+			rebuilt = append(rebuilt, b)
+		}
+	}
+	received := f.model.RequestsJSON()
+	if len(rebuilt) != len(received) {
+		t.Fatalf("%d rebuilt, %d received", len(rebuilt), len(received))
+	}
+	for i := range received {
+		if !bytes.Equal(rebuilt[i], received[i]) {
+			t.Errorf("request %d differs:\n%s\n%s", i, rebuilt[i], received[i])
+		}
+	}
+}
+
+// Elision never touches the newest message: when it alone (with the
+// system text and the first request) exceeds the window, the turn ends
+// RUNTIME_CONTEXT_OVERFLOW without another model request.
+func TestCompactionOverflowNewestMessage(t *testing.T) {
+	js := `[
+ {"toolCalls":[
+  {"id":"c1","name":"fs.read","arguments":{"path":"a.txt"}},
+  {"id":"c2","name":"fs.read","arguments":{"path":"huge.txt"}}]},
+ {"content":"done"}]`
+	f := compactFixture(t, js, smallWindow, 0)
+	writeFile(t, f.root, "a.txt", strings.Repeat("a", 3000))
+	writeFile(t, f.root, "huge.txt", strings.Repeat("h", 9000))
+	out := f.wait(f.start("go"))
+	if out.ErrorCode != errcode.RuntimeContextOverflow {
+		t.Fatalf("outcome = %+v", out)
+	}
+	if n := len(f.model.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1", n)
+	}
+}

@@ -217,6 +217,11 @@ func (t *turn) outputLimit() int {
 
 func (t *turn) modelRound() (assistantMessage, error) {
 	s, r := t.s, t.r
+	if s.settings.Context != (compaction.Policy{}) {
+		if err := t.elide(); err != nil {
+			return assistantMessage{}, err
+		}
+	}
 	requestID := s.rt.cfg.NewID("req")
 	req, err := t.request(requestID)
 	if err != nil {

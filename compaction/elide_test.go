@@ -1,0 +1,72 @@
+package compaction_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/model"
+)
+
+func TestElide(t *testing.T) {
+	big := strings.Repeat("x", compaction.ElideBound+1)
+	small := strings.Repeat("y", compaction.ElideBound)
+	msgs := []model.Message{
+		{ID: "u1", Role: model.RoleUser, Content: big},
+		{ID: "a1", Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+			{ID: "c1", Name: "fs.read", Arguments: json.RawMessage(`{"path":"src/main.go"}`)},
+			{ID: "c2", Name: "fs.read", Arguments: json.RawMessage(`{"path":"small.go"}`)},
+			{ID: "c3", Name: "shell.run", Arguments: json.RawMessage(`{"command":"ls"}`)},
+		}},
+		{ID: "t1", Role: model.RoleTool, ToolCallID: "c1", Content: big},
+		{ID: "t2", Role: model.RoleTool, ToolCallID: "c2", Content: small},
+		{ID: "t3", Role: model.RoleTool, ToolCallID: "c3", Content: big},
+		{ID: "t4", Role: model.RoleTool, ToolCallID: "c1", Content: big},
+	}
+	orig := append([]model.Message(nil), msgs...)
+	got := compaction.Elide(msgs, 0, 5)
+	if !reflect.DeepEqual(msgs, orig) {
+		t.Fatal("Elide changed its input")
+	}
+	if !reflect.DeepEqual(compaction.Elide(msgs, 0, 5), got) {
+		t.Fatal("Elide is not deterministic")
+	}
+	if len(got) != len(msgs) {
+		t.Fatalf("%d messages, want %d", len(got), len(msgs))
+	}
+	// The user message, the small result and the result at or after
+	// before stay whole.
+	for _, i := range []int{0, 1, 3, 5} {
+		if !reflect.DeepEqual(got[i], msgs[i]) {
+			t.Errorf("message %d changed: %+v", i, got[i])
+		}
+	}
+	for _, i := range []int{2, 4} {
+		m := got[i]
+		if !compaction.IsElided(m) || m.ID != msgs[i].ID || m.ToolCallID != msgs[i].ToolCallID || m.Role != model.RoleTool {
+			t.Errorf("message %d not elided as a tool result: %+v", i, m)
+		}
+		if len(m.Content) >= compaction.ElideBound {
+			t.Errorf("note %d is %d bytes", i, len(m.Content))
+		}
+	}
+	if !strings.Contains(got[2].Content, "src/main.go") || !strings.Contains(got[2].Content, "fs.read") {
+		t.Errorf("note for fs.read = %q", got[2].Content)
+	}
+	if !strings.Contains(got[4].Content, "shell.run") {
+		t.Errorf("note for shell.run = %q", got[4].Content)
+	}
+	// A range that elides nothing returns the input itself; bounds clamp.
+	if e := compaction.Elide(msgs, 3, 4); &e[0] != &msgs[0] {
+		t.Error("nothing elided, but a copy was made")
+	}
+	if e := compaction.Elide(msgs, -3, 99); !compaction.IsElided(e[5]) {
+		t.Errorf("clamped range left the last result whole")
+	}
+	// The elided view still keeps tool calls with their results.
+	if _, err := compaction.View(got, 1, "s", nil); err != nil {
+		t.Errorf("view of the elided history: %v", err)
+	}
+}
