@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 )
 
@@ -457,5 +458,60 @@ func TestContextWindowFromServer(t *testing.T) {
 	doc := u.run("", "doctor", "--workspace", "local", "--base-url", srv.url(), "--model", "m")
 	if !strings.Contains(doc.stdout, "context window: 32768 tokens (stated by the server)") {
 		t.Errorf("doctor does not show the server's window:\n%s", doc.stdout)
+	}
+}
+
+// One round reading six 100 KB files (more than the default window) ends
+// the turn normally: the older results are elided in the request with a
+// note naming the path, the newest is sent whole, no request is over the
+// window, the originals stay in the log, and harness request shows the
+// elided request.
+func TestContextRoundOverWindowElides(t *testing.T) {
+	u := newUser(t)
+	files := sourceChunks(t, u, 6, 100000)
+	srv := newUsageServer(t, 0, readsThenDone([][]string{files}))
+	run := execContext(t, u, srv, "Read the six files under src/.")
+	if tc := turnStatus(t, run.res.events); run.res.code != 0 || tc.Status != "completed" {
+		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
+	}
+	if len(run.bodies) != 2 {
+		t.Fatalf("%d requests, want 2", len(run.bodies))
+	}
+	var second wireRequest
+	if err := json.Unmarshal(run.bodies[1], &second); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	var whole int
+	for _, m := range second.Messages {
+		if c, _ := m.Content.(string); m.Role == "tool" {
+			if strings.HasPrefix(c, compaction.ElidedPrefix) {
+				notes = append(notes, c)
+			} else if len(c) > 50000 {
+				whole++
+			}
+		}
+	}
+	if len(notes) == 0 || whole == 0 || len(notes)+whole != 6 || !strings.Contains(notes[0], files[0]) {
+		t.Errorf("second request: %d elided, %d whole; notes %q", len(notes), whole, notes)
+	}
+	for i, reported := range run.usage {
+		if reported > 128000 {
+			t.Errorf("request %d: %d prompt tokens, over the 128000 window", i+1, reported)
+		}
+	}
+	id := sessionOf(t, run.res.events)
+	req := u.run("", "request", id)
+	if req.code != 0 || !strings.Contains(req.stdout, compaction.ElidedPrefix) {
+		t.Fatalf("request: exit %d\n%.2000s\n%s", req.code, req.stdout, req.stderr)
+	}
+	results := 0
+	for _, e := range run.res.events {
+		if d, ok := e.Data.(event.MessageCompleted); ok && d.Role == "tool" && len(d.Content) > 50000 {
+			results++
+		}
+	}
+	if results != 6 {
+		t.Errorf("%d whole tool results in the log, want 6", results)
 	}
 }
