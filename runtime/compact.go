@@ -215,11 +215,12 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 		summaryRoom = p.ReserveTokens
 	}
 	// suffix[i] is the encoded length of view[i:] with its commas; the
-	// uncompacted messages' bytes are cached already.
+	// uncompacted messages' bytes are cached already, except those of the
+	// elided range, which the view shows shorter.
 	suffix := make([]int, len(view)+1)
 	for i := len(view) - 1; i >= 0; i-- {
 		n := 0
-		if j := s.state.compact.TailStart + i - head; i >= head && s.state.rawMsgs != nil && j < len(s.state.rawMsgs) {
+		if j := s.state.compact.TailStart + i - head; i >= head && s.state.rawMsgs != nil && j < len(s.state.rawMsgs) && j >= s.state.compact.ElideBefore {
 			n = len(s.state.rawMsgs[j])
 		} else {
 			n = compaction.MessageLen(view[i])
