@@ -102,6 +102,9 @@ const (
 	SessSchemaVersion Code = "SESS_SCHEMA_VERSION"
 	// SessBusy: store; another live process holds the session. Wait, or take over explicitly.
 	SessBusy Code = "SESS_BUSY"
+	// SessDiskFull: store; the disk (or the database's size limit) is full,
+	// so a write could not be stored. Free space and retry.
+	SessDiskFull Code = "SESS_DISK_FULL"
 	// SessProjectMissing: app; the project directory a session recorded is
 	// gone, so its workspace cannot be rebuilt. Restore the directory, or
 	// fork the session from inside the project it should work on.
@@ -157,7 +160,7 @@ var All = []Code{
 	WorkspaceScope, WorkspaceLimit, WorkspaceNotFound, WorkspaceBusy,
 	WorkspaceContainerFailed, WorkspaceCredentialInput, WorkspaceDisposed,
 	SessNotFound, SessInvalidRecord, SessClosed, SessEventConflict, SessInvalidCursor,
-	SessCheckpointConflict, SessOwnershipLost, SessSchemaVersion, SessBusy,
+	SessCheckpointConflict, SessOwnershipLost, SessSchemaVersion, SessBusy, SessDiskFull,
 	SessProjectMissing,
 	EventNotObject, EventUnknownKey, EventMissingField, EventVersion, EventUnknownType,
 	EventInvalidField, EventNonCanonical,

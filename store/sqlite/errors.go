@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
+	"syscall"
 
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -37,6 +40,35 @@ func translate(op string, err error) error {
 	return &errcode.Error{Code: code, Op: op, Message: msg, Err: err}
 }
 
+// atPath names the store file in a translated error about the file itself
+// (a full disk, corrupt pages, a read-only file), and says what to do, so
+// that the printed error points at what to fix. Other errors pass through.
+func atPath(path string, err error) error {
+	e, ok := errors.AsType[*errcode.Error](err)
+	if !ok {
+		return err
+	}
+	if errors.Is(err, syscall.ENOSPC) && e.Code != errcode.SessDiskFull {
+		e = &errcode.Error{Code: errcode.SessDiskFull, Op: e.Op, Message: "write the store file: the disk is full", Err: e.Err}
+	}
+	var advice string
+	se, isSQLite := errors.AsType[*msqlite.Error](err)
+	switch {
+	case e.Code == errcode.SessDiskFull:
+		advice = "free space on its file system and retry"
+	case isSQLite && (se.Code()&0xff == sqlite3.SQLITE_CORRUPT || se.Code()&0xff == sqlite3.SQLITE_NOTADB):
+		advice = "restore it from a backup, or move it aside to start a new store"
+	case isSQLite && se.Code()&0xff == sqlite3.SQLITE_READONLY:
+		advice = "make it writable, or use a writable --db"
+	default:
+		return err
+	}
+	if strings.Contains(e.Message, path) {
+		return e
+	}
+	return &errcode.Error{Code: e.Code, Op: e.Op, Message: fmt.Sprintf("%s %s; %s", e.Message, path, advice), Err: e.Err}
+}
+
 // classify maps an SQLite (extended) result code to a code and a message.
 func classify(rc int) (errcode.Code, string) {
 	switch rc {
@@ -51,7 +83,7 @@ func classify(rc int) (errcode.Code, string) {
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return errcode.SessInvalidRecord, "read the store file: corrupt or not a database"
 	case sqlite3.SQLITE_FULL:
-		return errcode.SessClosed, "write the store file: disk full"
+		return errcode.SessDiskFull, "write the store file: the disk is full"
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_AUTH:
 		return errcode.SessClosed, "open the store file for writing: permission denied or read-only"
 	case sqlite3.SQLITE_IOERR:

@@ -109,7 +109,7 @@ func (r *Reader) Session(ctx context.Context, id string) (store.Session, error) 
 	}
 	s, err := row.View(r.env())
 	if err != nil {
-		return store.Session{}, translate(op, err)
+		return store.Session{}, atPath(r.path, translate(op, err))
 	}
 	return s, nil
 }
@@ -125,7 +125,7 @@ func (r *Reader) ListSessions(ctx context.Context, limit int) ([]store.Session, 
 	}
 	rows, err := r.rdb.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id LIMIT ?`, limit)
 	if err != nil {
-		return nil, translate(op, err)
+		return nil, atPath(r.path, translate(op, err))
 	}
 	defer rows.Close()
 	env := r.env()
@@ -133,16 +133,16 @@ func (r *Reader) ListSessions(ctx context.Context, limit int) ([]store.Session, 
 	for rows.Next() {
 		var row sessionRow
 		if err := row.scan(rows); err != nil {
-			return nil, translate(op, err)
+			return nil, atPath(r.path, translate(op, err))
 		}
 		s, err := row.View(env)
 		if err != nil {
-			return nil, translate(op, err)
+			return nil, atPath(r.path, translate(op, err))
 		}
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, translate(op, err)
+		return nil, atPath(r.path, translate(op, err))
 	}
 	return out, nil
 }
@@ -164,11 +164,11 @@ func (r *Reader) ReadEvents(ctx context.Context, sessionID string, afterSeq int6
 		return nil, rules.NotFound(op, sessionID)
 	}
 	if err != nil {
-		return nil, translate(op, err)
+		return nil, atPath(r.path, translate(op, err))
 	}
 	out, err := readEvents(ctx, r.rdb, sessionID, afterSeq, limit, int(min(int64(limit), max(last-afterSeq, 0))))
 	if err != nil {
-		return nil, translate(op, err)
+		return nil, atPath(r.path, translate(op, err))
 	}
 	return out, nil
 }
@@ -201,7 +201,7 @@ func (r *Reader) LoadCheckpoint(ctx context.Context, sessionID string) (store.Ch
 	}
 	cp, err := loadCheckpoint(ctx, r.rdb, sessionID)
 	if err != nil {
-		return store.Checkpoint{}, translate(op, err)
+		return store.Checkpoint{}, atPath(r.path, translate(op, err))
 	}
 	if cp == nil {
 		if err := sessionExists(ctx, r.rdb, op, sessionID); err != nil {

@@ -104,11 +104,11 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "resolve store path", Err: err}
 	}
 	if err := createFile(abs); err != nil {
-		return nil, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "create store file", Err: err}
+		return nil, atPath(abs, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "create store file", Err: err})
 	}
 	wdb, err := openDB(abs, opts, true)
 	if err != nil {
-		return nil, translate(op, err)
+		return nil, atPath(abs, translate(op, err))
 	}
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
@@ -116,7 +116,7 @@ func Open(path string, opts Options) (*Store, error) {
 	wdb.SetConnMaxIdleTime(0)
 	if err := migrate(context.Background(), wdb); err != nil {
 		_ = wdb.Close()
-		return nil, err
+		return nil, atPath(abs, err)
 	}
 	prepared := map[string]*sql.Stmt{}
 	for _, q := range preparedQueries {
@@ -166,7 +166,7 @@ func OpenReader(path string, opts Options) (*Reader, error) {
 	}
 	if err != nil {
 		_ = r.Close()
-		return nil, translate(op, err)
+		return nil, atPath(abs, translate(op, err))
 	}
 	return r, nil
 }
@@ -174,7 +174,7 @@ func OpenReader(path string, opts Options) (*Reader, error) {
 func openReader(abs string, opts Options) (*Reader, error) {
 	rdb, err := openDB(abs, opts, false)
 	if err != nil {
-		return nil, translate("sqlite.Open", err)
+		return nil, atPath(abs, translate("sqlite.Open", err))
 	}
 	rdb.SetMaxOpenConns(opts.ReadConns)
 	rdb.SetMaxIdleConns(opts.ReadConns)
@@ -289,14 +289,14 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *wtx) (bool, er
 	}
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		return translate(op, err)
+		return atPath(s.path, translate(op, err))
 	}
 	commit, err := fn(&wtx{Tx: tx, prepared: s.prepared})
 	if err != nil || !commit {
 		_ = tx.Rollback()
-		return translate(op, err)
+		return atPath(s.path, translate(op, err))
 	}
-	return translate(op, tx.Commit())
+	return atPath(s.path, translate(op, tx.Commit()))
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
