@@ -97,6 +97,9 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "harness: the prompt must be UTF-8 text of at most %d characters\n", event.MaxContentRunes)
 			return exitUsage
 		}
+		if err := checkStore(ctx, a); err != nil {
+			return a.fail(err)
+		}
 		return runExec(ctx, a, pos[0], stdin, interrupts)
 	case "sessions":
 		switch {
@@ -130,6 +133,18 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		if cmd == "resume" && len(pos) > 0 {
 			id = pos[0]
 		}
+		if err := checkStore(ctx, a); err != nil {
+			return a.fail(err)
+		}
 		return runTUI(ctx, a, cmd == "resume", id)
 	}
+}
+
+// checkStore refuses a store with corrupt pages before a session writes
+// to it (SQLite only: Postgres checks its own pages).
+func checkStore(ctx context.Context, a *cli) error {
+	if c, ok := a.Store.(interface{ Check(context.Context) error }); ok {
+		return c.Check(ctx)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -179,6 +180,50 @@ func openReader(abs string, opts Options) (*Reader, error) {
 	rdb.SetMaxOpenConns(opts.ReadConns)
 	rdb.SetMaxIdleConns(opts.ReadConns)
 	return &Reader{path: abs, now: opts.Now, host: opts.LocalHost, rdb: rdb}, nil
+}
+
+// quickCheckMaxBytes bounds the store files that Check reads page by page:
+// PRAGMA quick_check reads the whole file, so a larger file is left to
+// fail on the first corrupt page a command touches.
+const quickCheckMaxBytes = 256 << 20
+
+// Check refuses a store file with corrupt pages, as reading their events
+// does, before a command writes to it: a session appended to a damaged
+// file could be lost with it. SESS_INVALID_RECORD names the file and what
+// to do. Commands that only read skip it, so that what still reads can be
+// listed and exported.
+func (s *Store) Check(ctx context.Context) error {
+	const op = "sqlite.Check"
+	if err := s.check(ctx, op); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(s.path); err != nil || fi.Size() > quickCheckMaxBytes {
+		return nil
+	}
+	rows, err := s.rdb.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return atPath(s.path, translate(op, err))
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return atPath(s.path, translate(op, err))
+		}
+		if line != "ok" && len(problems) < 3 {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return atPath(s.path, translate(op, err))
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: fmt.Sprintf(
+		"read the store file %s: it has corrupt pages (%s); restore it from a backup, or move it aside to start a new store",
+		s.path, strings.Join(problems, "; "))}
 }
 
 // createFile creates the store file with mode 0600 if it is missing, so
