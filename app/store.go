@@ -22,6 +22,11 @@ func OpenStore(ctx context.Context, dsn, host string) (store.Store, error) {
 		}
 		return st, nil
 	}
+	if _, err := os.Stat(dsn); err == nil && !sqlite.Writable(dsn) {
+		// A store on a read-only file system (or a read-only file or
+		// directory) can still be listed and read; writes say why not.
+		return sqlite.OpenReadOnly(dsn, sqlite.Options{LocalHost: host})
+	}
 	if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
 		return nil, errcode.Wrap(errcode.SessInvalidRecord, "create the store directory", err)
 	}

@@ -105,6 +105,9 @@ const (
 	// SessDiskFull: store; the disk (or the database's size limit) is full,
 	// so a write could not be stored. Free space and retry.
 	SessDiskFull Code = "SESS_DISK_FULL"
+	// SessReadOnly: store; the store file, its directory or its file system
+	// is read-only: sessions can be listed and read, not written.
+	SessReadOnly Code = "SESS_READ_ONLY"
 	// SessProjectMissing: app; the project directory a session recorded is
 	// gone, so its workspace cannot be rebuilt. Restore the directory, or
 	// fork the session from inside the project it should work on.
@@ -160,7 +163,7 @@ var All = []Code{
 	WorkspaceScope, WorkspaceLimit, WorkspaceNotFound, WorkspaceBusy,
 	WorkspaceContainerFailed, WorkspaceCredentialInput, WorkspaceDisposed,
 	SessNotFound, SessInvalidRecord, SessClosed, SessEventConflict, SessInvalidCursor,
-	SessCheckpointConflict, SessOwnershipLost, SessSchemaVersion, SessBusy, SessDiskFull,
+	SessCheckpointConflict, SessOwnershipLost, SessSchemaVersion, SessBusy, SessDiskFull, SessReadOnly,
 	SessProjectMissing,
 	EventNotObject, EventUnknownKey, EventMissingField, EventVersion, EventUnknownType,
 	EventInvalidField, EventNonCanonical,

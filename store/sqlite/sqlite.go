@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -71,7 +72,8 @@ type Reader struct {
 // SQLite; across processes BEGIN IMMEDIATE and the busy timeout order them.
 type Store struct {
 	*Reader
-	wdb      *sql.DB
+	readOnly bool                 // opened by OpenReadOnly: every write is SESS_READ_ONLY
+	wdb      *sql.DB              // nil when readOnly
 	prepared map[string]*sql.Stmt // on wdb; read-only after Open
 
 	closeOnce sync.Once
@@ -172,6 +174,63 @@ func OpenReader(path string, opts Options) (*Reader, error) {
 	return r, nil
 }
 
+// OpenReadOnly opens an existing store file that cannot be written (a
+// read-only file, directory or file system) without writing anything to
+// it: reads work, every write fails with SESS_READ_ONLY naming the file.
+// The schema must be the current one, since it cannot be migrated. Codes
+// as OpenReader.
+func OpenReadOnly(path string, opts Options) (*Store, error) {
+	const op = "sqlite.OpenReadOnly"
+	opts.defaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "resolve store path", Err: err}
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, &errcode.Error{Code: errcode.SessNotFound, Op: op, Message: "find store file " + abs, Err: err}
+	}
+	rdb, err := openDBMode(abs, opts, false, true)
+	if err != nil && !fileExists(abs+"-wal") {
+		// A WAL-mode file in a read-only directory with no -shm file
+		// cannot be opened mode=ro: with no -wal file either, nothing can
+		// change it here, so read it as immutable.
+		rdb, err = openDBMode(abs, opts, false, true, "immutable")
+	}
+	if err != nil {
+		return nil, atPath(abs, translate(op, err))
+	}
+	rdb.SetMaxOpenConns(opts.ReadConns)
+	rdb.SetMaxIdleConns(opts.ReadConns)
+	r := &Reader{path: abs, now: opts.Now, host: opts.LocalHost, rdb: rdb}
+	v, err := userVersion(context.Background(), rdb)
+	if err == nil && v != schemaVersion {
+		err = &errcode.Error{Code: errcode.SessSchemaVersion, Op: op, Message: fmt.Sprintf(
+			"read the store file %s: its schema version is %d, this Harness reads %d and cannot migrate a read-only file", abs, v, schemaVersion)}
+	}
+	if err != nil {
+		_ = r.Close()
+		return nil, atPath(abs, translate(op, err))
+	}
+	return &Store{Reader: r, readOnly: true}, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// Writable reports whether the store file and its directory can be
+// written by this process (false on a read-only file system too), which
+// decides between Open and OpenReadOnly for an existing file.
+func Writable(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return true
+	}
+	const wOK = 2
+	return syscall.Access(abs, wOK) == nil && syscall.Access(filepath.Dir(abs), wOK) == nil
+}
+
 func openReader(abs string, opts Options) (*Reader, error) {
 	rdb, err := openDB(abs, opts, false)
 	if err != nil {
@@ -259,7 +318,19 @@ func createFile(abs string) error {
 // commits with synchronous=FULL (the WAL is fsynced before Commit returns).
 // The reader pool is query_only.
 func openDB(abs string, opts Options, writer bool) (*sql.DB, error) {
+	return openDBMode(abs, opts, writer, false)
+}
+
+// openDBMode is openDB; readOnly opens the file with mode=ro, so that
+// SQLite never tries to write it (nor its -wal and -shm files).
+func openDBMode(abs string, opts Options, writer, readOnly bool, flags ...string) (*sql.DB, error) {
 	q := url.Values{}
+	if readOnly {
+		q.Set("mode", "ro")
+	}
+	for _, f := range flags {
+		q.Set(f, "1")
+	}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
 	if writer {
@@ -304,6 +375,10 @@ func (s *Store) Close() error {
 		for _, st := range s.prepared {
 			_ = st.Close()
 		}
+		if s.wdb == nil {
+			s.closeErr = rerr
+			return
+		}
 		s.closeErr = translate("sqlite.Close", s.wdb.Close())
 		if s.closeErr == nil {
 			s.closeErr = rerr
@@ -331,6 +406,10 @@ func (r *Reader) check(ctx context.Context, op string) error {
 func (s *Store) write(ctx context.Context, op string, fn func(tx *wtx) (bool, error)) error {
 	if err := s.check(ctx, op); err != nil {
 		return err
+	}
+	if s.readOnly {
+		return &errcode.Error{Code: errcode.SessReadOnly, Op: op, Message: "write to the store file " + s.path +
+			": it is read-only (the file, its directory or its file system); listing and reading sessions still work"}
 	}
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
