@@ -13,11 +13,9 @@ import (
 // command-specific flags and where to print.
 type cli struct {
 	*app.App
-	opts       options
-	stdout     io.Writer
-	stderr     io.Writer
-	printedSeq int64 // exec: the last event printed
-	outFailed  bool  // exec: a write to stdout failed (reported once)
+	opts   options
+	stdout io.Writer
+	stderr io.Writer
 }
 
 func newCLI(ctx context.Context, o options, e app.Env, stdout, stderr io.Writer) (*cli, error) {
@@ -25,7 +23,7 @@ func newCLI(ctx context.Context, o options, e app.Env, stdout, stderr io.Writer)
 	if err != nil {
 		return nil, err
 	}
-	return &cli{App: a, opts: o, stdout: stdout, stderr: stderr, printedSeq: -1}, nil
+	return &cli{App: a, opts: o, stdout: stdout, stderr: stderr}, nil
 }
 
 // fail prints a coded error and returns the exit status for it.

@@ -139,3 +139,12 @@ func (a *cli) importSession(ctx context.Context, path string, stdin io.Reader) i
 	fmt.Fprintf(a.stderr, "harness: imported session %s (%d events)\n", id, n)
 	return 0
 }
+
+// short is s on one line, cut to n bytes.
+func short(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -17,7 +17,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/doctor"
 	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/headless"
 )
 
 func main() {
@@ -74,9 +76,12 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if cmd == "doctor" {
-		return runDoctor(ctx, o, e, stdout)
+		if !doctor.Run(ctx, o.Options, e, stdout) {
+			return exitFailed
+		}
+		return exitCompleted
 	}
-	if cmd == "exec" && o.Approve == "ask" && !isTerminal(stdin) {
+	if cmd == "exec" && o.Approve == "ask" && !headless.IsTerminal(stdin) {
 		// Without a terminal nobody can answer: every write and command
 		// would be denied while the turn reported success.
 		fmt.Fprintln(stderr, "harness: exec --approve ask needs a terminal to ask on, and stdin is not one; use --approve auto (the workspace is an isolated copy), or the TUI")

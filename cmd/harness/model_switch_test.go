@@ -1,16 +1,19 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/tui"
+	"github.com/harness-dev/harness/tuiengine"
 )
 
 // /model NAME (the TUI engine's SetModel) switches the model for the
@@ -26,12 +29,12 @@ func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
 	db := filepath.Join(home, "h.db")
 	o := options{Options: app.Options{DB: db, BaseURL: hs.URL + "/v1", Model: "first-model", Workspace: "local"}}
-	held := &heldWriter{}
+	held := &tuiengine.Held{}
 	a, err := newCLI(t.Context(), o, e, io.Discard, held)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := newTUIEngine(a, held)
+	eng := tuiengine.New(a.App, held)
 	ctx := t.Context()
 	s, err := eng.Open(ctx, tui.OpenRequest{})
 	if err != nil {
@@ -40,7 +43,7 @@ func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 	if _, err := eng.Send(ctx, "one"); err != nil {
 		t.Fatal(err)
 	}
-	collect(t, eng, nil)
+	turnEvents(t, eng)
 	if err := eng.SetModel(ctx, "bad name"); errcode.Of(err) != errcode.RuntimeInvalidInput {
 		t.Errorf("a name with a space: %v", err)
 	}
@@ -50,8 +53,8 @@ func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 	if _, err := eng.Send(ctx, "two"); err != nil {
 		t.Fatal(err)
 	}
-	evs, _ := collect(t, eng, nil)
-	eng.close()
+	evs := turnEvents(t, eng)
+	eng.Close()
 	a.Close()
 	srv.mu.Lock()
 	bodies := append([]string(nil), srv.bodies...)
@@ -81,11 +84,39 @@ func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 
 	// A scripted session cannot switch.
 	script := u.script(`[{"content":"hi"}]`)
-	feng, _ := newTestEngine(t, script, "")
+	fo := options{Options: app.Options{DB: filepath.Join(home, "f.db"), FakeModel: script, Workspace: "local"}}
+	fa, err := newCLI(t.Context(), fo, e, io.Discard, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fa.Close()
+	feng := tuiengine.New(fa.App, held)
+	defer feng.Close()
 	if _, err := feng.Open(ctx, tui.OpenRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := feng.SetModel(ctx, "gpt-5"); errcode.Of(err) != errcode.ModelInvalidConfig {
 		t.Errorf("switching a scripted session: %v", err)
+	}
+}
+
+// turnEvents reads Next until a turn.completed arrives and returns the
+// events seen.
+func turnEvents(t *testing.T, eng tui.Engine) []event.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var evs []event.Event
+	for {
+		u, err := eng.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next: %v (events so far: %d)", err, len(evs))
+		}
+		for _, r := range u.Events {
+			evs = append(evs, r.Event)
+			if _, done := r.Event.Data.(event.TurnCompleted); done {
+				return evs
+			}
+		}
 	}
 }

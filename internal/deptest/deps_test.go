@@ -35,6 +35,11 @@ func TestDependencyDirection(t *testing.T) {
 		{"model", []string{mod + "runtime", mod + "tui"}},
 		{"app", []string{mod + "tui", "charm.land/bubbletea", "github.com/charmbracelet"}},
 		{"tui", []string{mod + "app", mod + "runtime", mod + "store", mod + "dockerws", mod + "model/openai", mod + "workspace"}},
+		// The packages cmd/harness wires together stay apart: the screen's
+		// engine, the headless run and the checks know nothing of each other.
+		{"tuiengine", []string{mod + "headless", mod + "doctor", mod + "cmd"}},
+		{"headless", []string{mod + "tuiengine", mod + "doctor", mod + "cmd"}},
+		{"doctor", []string{mod + "tui", mod + "tuiengine", mod + "headless", mod + "cmd", "charm.land/bubbletea", "github.com/charmbracelet"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
@@ -46,6 +51,28 @@ func TestDependencyDirection(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// app and tui meet only in the adapters: tuiengine (app behind
+// tui.Engine), headless (which quotes commands as the screen does) and
+// cmd/harness, which wires them.
+func TestAppTUIBridges(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{mod + "tuiengine": true, mod + "headless": true, mod + "cmd/harness": true}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		var app, tui bool
+		for _, imp := range f[1:] {
+			app = app || imp == mod+"app"
+			tui = tui || imp == mod+"tui"
+		}
+		if app && tui && !allowed[f[0]] {
+			t.Errorf("%s imports both app and tui", f[0])
+		}
 	}
 }
 

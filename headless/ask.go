@@ -1,4 +1,4 @@
-package main
+package headless
 
 import (
 	"encoding/json"
@@ -14,9 +14,9 @@ import (
 	"github.com/harness-dev/harness/tui"
 )
 
-// isTerminal reports whether r is a terminal (exec --approve ask needs one
+// IsTerminal reports whether r is a terminal (exec --approve ask needs one
 // to ask on).
-func isTerminal(r io.Reader) bool {
+func IsTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
 }

@@ -1,4 +1,7 @@
-package main
+// Package doctor checks what harness needs — the Docker daemon, the
+// sandbox image, the session store, the model provider — and says for each
+// what is wrong and how to fix it.
+package doctor
 
 import (
 	"context"
@@ -14,9 +17,10 @@ import (
 	"github.com/harness-dev/harness/model/openai"
 )
 
-// runDoctor checks the Docker daemon, the sandbox image, the provider
-// settings and the store, and says for each what is wrong and how to fix it.
-func runDoctor(ctx context.Context, o options, e app.Env, w io.Writer) int {
+// Run checks the Docker daemon, the sandbox image, the provider settings
+// and the store with the options o, writes to w for each what is wrong and
+// how to fix it, and reports whether every check passed.
+func Run(ctx context.Context, o app.Options, e app.Env, w io.Writer) bool {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	bad := 0
@@ -28,7 +32,7 @@ func runDoctor(ctx context.Context, o options, e app.Env, w io.Writer) int {
 		bad++
 		fmt.Fprintf(w, "✗ %s: %s: %s\n    fix: %s\n", name, errcode.Of(err), errcode.Message(err), fix)
 	}
-	r, err := app.Resolve(o.Options, e)
+	r, err := app.Resolve(o, e)
 	report("configuration", err, "check the flags and "+app.DefaultConfigPath(e))
 	dockerErr := dockerws.Ping(ctx, "")
 	report("docker daemon", dockerErr, "run scripts/docker.sh (as root it installs and starts dockerd), or make sure your user can reach the Docker socket")
@@ -77,10 +81,7 @@ func runDoctor(ctx context.Context, o options, e app.Env, w io.Writer) int {
 		}
 	}
 	fmt.Fprintf(w, "✓ context window: %d tokens (%s)\n", r.Window, windowSource(r.WindowSource))
-	if bad > 0 {
-		return exitFailed
-	}
-	return 0
+	return bad == 0
 }
 
 func windowSource(src string) string {

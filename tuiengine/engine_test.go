@@ -1,8 +1,8 @@
-package main
+package tuiengine
 
 import (
 	"context"
-	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,19 +17,19 @@ import (
 // newTestEngine wires a real app (SQLite, the read-only local workspace, a
 // scripted model) and the TUI's engine over it, in this process, so that
 // the race detector sees the adapter's goroutines.
-func newTestEngine(t *testing.T, script string, approve string) (*tuiEngine, *cli) {
+func newTestEngine(t *testing.T, script string, approve string) (*Engine, *app.App) {
 	t.Helper()
 	home := t.TempDir()
 	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
-	o := options{Options: app.Options{DB: filepath.Join(home, "h.db"), FakeModel: script, Workspace: "local", Approve: approve}}
-	held := &heldWriter{}
-	a, err := newCLI(t.Context(), o, e, io.Discard, held)
+	o := app.Options{DB: filepath.Join(home, "h.db"), FakeModel: script, Workspace: "local", Approve: approve}
+	held := &Held{}
+	a, err := app.New(t.Context(), o, e, held)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := newTUIEngine(a, held)
+	eng := New(a, held)
 	t.Cleanup(func() {
-		eng.close()
+		eng.Close()
 		a.Close()
 	})
 	return eng, a
@@ -38,7 +38,7 @@ func newTestEngine(t *testing.T, script string, approve string) (*tuiEngine, *cl
 // collect reads Next until a turn.completed arrives, answering questions
 // through the engine with answer; it returns the events seen and the
 // questions asked.
-func collect(t *testing.T, eng *tuiEngine, answer func(*tui.Approval) tui.Answer) ([]event.Event, []string) {
+func collect(t *testing.T, eng *Engine, answer func(*tui.Approval) tui.Answer) ([]event.Event, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -65,8 +65,7 @@ func collect(t *testing.T, eng *tuiEngine, answer func(*tui.Approval) tui.Answer
 }
 
 func TestEngineTurnSteerApproveSwitch(t *testing.T) {
-	u := newUser(t)
-	script := u.script(`[
+	script := writeScript(t, `[
 		{"content": "Writing.", "toolCalls": [
 			{"id": "c1", "name": "fs.write", "arguments": {"path": "a.txt", "contents": "a\n"}},
 			{"id": "c2", "name": "process.exec", "arguments": {"argv": ["ls"]}}]},
@@ -169,8 +168,8 @@ func TestEngineTurnSteerApproveSwitch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Next did not return when the session changed")
 	}
-	if s2.ID == s.ID || eng.sessionID() != s2.ID {
-		t.Fatalf("after /new: %s (engine %s), was %s", s2.ID, eng.sessionID(), s.ID)
+	if s2.ID == s.ID || eng.SessionID() != s2.ID {
+		t.Fatalf("after /new: %s (engine %s), was %s", s2.ID, eng.SessionID(), s.ID)
 	}
 	if _, err := eng.Send(ctx, "hello"); err != nil {
 		t.Fatal(err)
@@ -195,8 +194,7 @@ func TestEngineTurnSteerApproveSwitch(t *testing.T) {
 // program; an answer after that is refused; text sent after the cancel
 // starts the next turn.
 func TestEngineCancelWhileAsking(t *testing.T) {
-	u := newUser(t)
-	script := u.script(`[{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]}, {"content": "next"}]`)
+	script := writeScript(t, `[{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]}, {"content": "next"}]`)
 	eng, _ := newTestEngine(t, script, "ask")
 	ctx := t.Context()
 	if _, err := eng.Open(ctx, tui.OpenRequest{}); err != nil {
@@ -233,7 +231,7 @@ func TestEngineCancelWhileAsking(t *testing.T) {
 
 // waitRefused answers permissionID until the session says no such
 // question waits (the canceled turn drops it as it ends).
-func waitRefused(t *testing.T, eng *tuiEngine, permissionID string) error {
+func waitRefused(t *testing.T, eng *Engine, permissionID string) error {
 	t.Helper()
 	cur, err := eng.current()
 	if err != nil {
@@ -250,8 +248,8 @@ func TestEngineResumeUnknownFails(t *testing.T) {
 	if _, err := eng.Open(t.Context(), tui.OpenRequest{ID: "sess-nope"}); errcode.Of(err) != errcode.SessNotFound {
 		t.Errorf("open an unknown session: %v, want SESS_NOT_FOUND", err)
 	}
-	if eng.sessionID() != "" {
-		t.Errorf("a failed open left session %q", eng.sessionID())
+	if eng.SessionID() != "" {
+		t.Errorf("a failed open left session %q", eng.SessionID())
 	}
 	if _, err := eng.Send(t.Context(), "x"); errcode.Of(err) != errcode.SessNotFound {
 		t.Errorf("send with no session: %v", err)
@@ -262,8 +260,7 @@ func TestEngineResumeUnknownFails(t *testing.T) {
 // it waits after that turn is canceled, and StartQueued starts it; text
 // queued while idle starts at once. Each turn ends exactly once.
 func TestEngineQueuedTurn(t *testing.T) {
-	u := newUser(t)
-	script := u.script(`[{"content": "thinking", "hang": true}, {"content": "queued done"}, {"content": "idle done"}]`)
+	script := writeScript(t, `[{"content": "thinking", "hang": true}, {"content": "queued done"}, {"content": "idle done"}]`)
 	eng, _ := newTestEngine(t, script, "")
 	ctx := t.Context()
 	if _, err := eng.Open(ctx, tui.OpenRequest{}); err != nil {
@@ -309,4 +306,15 @@ func TestEngineQueuedTurn(t *testing.T) {
 	if last := evs[len(evs)-1].Data.(event.TurnCompleted); last.Status != event.StatusCompleted {
 		t.Fatalf("last turn ended %+v", last)
 	}
+}
+
+// writeScript writes a scripted model's answers (model/fake) to a file and
+// returns its path.
+func writeScript(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

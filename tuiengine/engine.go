@@ -1,0 +1,464 @@
+// Package tuiengine adapts the app (store, workspace, runtime session) to
+// tui.Engine, the interface the terminal UI drives: each turn command is
+// one session command, and the session's events come back through Next.
+// It is the one package that knows both app and tui.
+package tuiengine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/tui"
+	"github.com/harness-dev/harness/tui/diffview"
+	"github.com/harness-dev/harness/workspace"
+)
+
+// Held keeps what is written while the TUI owns the terminal and
+// writes it out once released.
+type Held struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	out io.Writer // set once released
+}
+
+func (h *Held) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.out != nil {
+		return h.out.Write(p)
+	}
+	return h.buf.Write(p)
+}
+
+// Take returns and clears what was held since the last take.
+func (h *Held) Take() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.buf.String()
+	h.buf.Reset()
+	return s
+}
+
+// Release writes out what was held, and from then on passes writes
+// through to w.
+func (h *Held) Release(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.out == nil {
+		h.out = w
+		_, _ = h.buf.WriteTo(w)
+	}
+}
+
+// tuiSession is one open session and what it owns.
+type tuiSession struct {
+	id      string
+	sess    *runtime.Session
+	opened  *app.Session
+	ws      workspace.Workspace
+	sub     *runtime.Subscription
+	closers []func()
+	gone    chan struct{} // closed when the session is replaced or closed
+
+	// The last tool.call seen by Next (one Next runs at a time): the call
+	// a permission question that follows it is about.
+	callID    string
+	callInput json.RawMessage
+}
+
+// Engine adapts the app (store, workspace, runtime session) to
+// tui.Engine: each turn command is one session command.
+type Engine struct {
+	a    *app.App
+	held *Held
+
+	openMu sync.Mutex // serializes Open and close
+
+	mu      sync.Mutex
+	cur     *tuiSession   // guarded by mu
+	changed chan struct{} // guarded by mu; closed and replaced when cur changes
+}
+
+var _ tui.Engine = (*Engine)(nil)
+
+// New returns an engine with no session open; Open opens one. What the
+// app writes meanwhile goes to held, and Open shows it in the banner.
+func New(a *app.App, held *Held) *Engine {
+	return &Engine{a: a, held: held, changed: make(chan struct{})}
+}
+
+func (e *Engine) current() (*tuiSession, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cur == nil {
+		return nil, errcode.New(errcode.SessNotFound, "no session is open")
+	}
+	return e.cur, nil
+}
+
+// SessionID is the ID of the open session, or "" when none is.
+func (e *Engine) SessionID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cur == nil {
+		return ""
+	}
+	return e.cur.id
+}
+
+// Open opens req's session, then closes the one it replaces.
+func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, error) {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	a := e.a
+	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork})
+	if err != nil {
+		return tui.Session{}, err
+	}
+	sess := opened.Session
+	next := &tuiSession{id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{})}
+	hist, err := readHistory(ctx, a.Store, next.id)
+	var inherited []store.Record
+	if err == nil {
+		inherited, err = app.Inherited(ctx, a.Store, next.id)
+	}
+	if err != nil {
+		opened.Close()
+		return tui.Session{}, err
+	}
+	after := int64(-1)
+	if n := len(hist); n > 0 {
+		after = hist[n-1].Seq
+	}
+	// The history, then every event after it: no gap, no repeat.
+	if next.sub, err = sess.Events(ctx, after); err != nil {
+		opened.Close()
+		return tui.Session{}, err
+	}
+
+	e.mu.Lock()
+	prev := e.cur
+	e.cur = next
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	if prev != nil {
+		prev.close()
+	}
+
+	set := sess.Settings()
+	note := strings.TrimSpace(opened.Moved + " " + opened.Note)
+	if extra := strings.TrimSpace(e.held.Take()); extra != "" {
+		note = strings.TrimSpace(note + " " + strings.ReplaceAll(strings.TrimPrefix(extra, "harness: "), "\nharness: ", " · "))
+	}
+	info := next.ws.Info()
+	return tui.Session{
+		ID:           next.id,
+		Model:        set.Model,
+		Workspace:    workspaceLabel(info),
+		ReadOnly:     !workspace.Attested(next.ws),
+		Note:         note,
+		Demo:         opened.Demo,
+		Budget:       set.Budget.MaxModelTokens,
+		Window:       set.Context.WindowTokens,
+		Usage:        sess.Usage(),
+		Occupancy:    sess.Occupancy(),
+		Approve:      opened.Ask,
+		History:      hist,
+		Inherited:    records(inherited),
+		Instructions: set.Instructions,
+	}, nil
+}
+
+func workspaceLabel(info workspace.Info) string {
+	if info.Backend != workspace.BackendDocker {
+		return "local · read-only"
+	}
+	label := "docker " + info.Image
+	if id := strings.TrimPrefix(info.ImageID, "sha256:"); id != "" {
+		label += "@sha256:" + id[:min(len(id), 8)] + "…"
+	}
+	return label
+}
+
+func readHistory(ctx context.Context, r store.Reader, id string) ([]tui.Record, error) {
+	var out []tui.Record
+	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
+		ev, err := event.Decode(rec.Body)
+		if err != nil {
+			return err
+		}
+		out = append(out, tui.Record{Seq: rec.Seq, Event: ev})
+		return nil
+	})
+	return out, err
+}
+
+// records decodes stored records for the screen (they decoded when stored).
+func records(recs []store.Record) []tui.Record {
+	out := make([]tui.Record, 0, len(recs))
+	for _, rec := range recs {
+		if ev, err := event.Decode(rec.Body); err == nil {
+			out = append(out, tui.Record{Seq: rec.Seq, Event: ev})
+		}
+	}
+	return out
+}
+
+// close ends the session's running turn (so that it stays resumable),
+// stops its event stream and releases what it opened.
+func (s *tuiSession) close() {
+	wctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	_ = s.sess.Close(wctx)
+	cancel()
+	s.sub.Close()
+	close(s.gone)
+	runClosers(s.closers)
+}
+
+func runClosers(cs []func()) {
+	for i := len(cs) - 1; i >= 0; i-- {
+		cs[i]()
+	}
+}
+
+// Close closes the open session, if any (a running turn is canceled).
+func (e *Engine) Close() {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	e.mu.Lock()
+	cur := e.cur
+	e.mu.Unlock()
+	if cur != nil {
+		select {
+		case <-cur.gone:
+		default:
+			cur.close()
+		}
+	}
+}
+
+// watch is what one Next call waits on: the session open when it began,
+// and the channel closed when that changes.
+type watch struct {
+	cur     *tuiSession
+	changed chan struct{}
+}
+
+func (e *Engine) watch() watch {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return watch{e.cur, e.changed}
+}
+
+// Next waits for events of the open session. A permission question in
+// the batch comes with what the TUI shows for it.
+func (e *Engine) Next(ctx context.Context) (tui.Update, error) {
+	return e.next(ctx, e.watch())
+}
+
+func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
+	for {
+		cur, changed := w.cur, w.changed
+		if cur == nil {
+			select {
+			case <-changed:
+				w = e.watch()
+				continue
+			case <-ctx.Done():
+				return tui.Update{}, ctx.Err()
+			}
+		}
+		select {
+		case <-cur.sub.Ready():
+		case <-changed:
+			return tui.Update{}, nil
+		case <-cur.gone:
+			return tui.Update{}, nil
+		case <-ctx.Done():
+			return tui.Update{}, ctx.Err()
+		}
+		u := tui.Update{SessionID: cur.id}
+		for _, p := range cur.sub.Drain() {
+			u.Events = append(u.Events, tui.Record{Seq: p.Seq, Event: p.Event})
+			switch d := p.Event.Data.(type) {
+			case event.ToolCall:
+				cur.callID, cur.callInput = d.CallID, d.Input
+			case event.PermissionRequested:
+				// A turn asks one question at a time, about its last tool.call.
+				u.Approval = &tui.Approval{PermissionID: d.PermissionID, CallID: d.CallID, Tool: d.Action, Subject: d.Subject}
+				if d.CallID == cur.callID {
+					u.Approval.Input = cur.callInput
+				}
+				if d.Action == "fs.write" {
+					u.Approval.Diff = writeDiff(ctx, cur.ws, u.Approval.Input)
+				}
+			}
+		}
+		if len(u.Events) > 0 {
+			return u, nil
+		}
+	}
+}
+
+// writeDiff is the change an fs.write would make to the workspace file.
+func writeDiff(ctx context.Context, ws workspace.Workspace, input json.RawMessage) string {
+	var in struct {
+		Path     string `json:"path"`
+		Contents string `json:"contents"`
+	}
+	if json.Unmarshal(input, &in) != nil || in.Path == "" {
+		return ""
+	}
+	old, err := ws.ReadFile(ctx, in.Path)
+	created := err != nil && errcode.Of(err) == errcode.WorkspaceNotFound
+	if err != nil && !created {
+		return ""
+	}
+	return diffview.Unified(in.Path, string(old), in.Contents, created)
+}
+
+func (e *Engine) Send(ctx context.Context, text string) (tui.Sent, error) {
+	cur, err := e.current()
+	if err != nil {
+		return tui.Sent{}, err
+	}
+	return tuiSent(cur.sess.Send(ctx, text))
+}
+
+func (e *Engine) Queue(ctx context.Context, text string) (tui.Sent, error) {
+	cur, err := e.current()
+	if err != nil {
+		return tui.Sent{}, err
+	}
+	return tuiSent(cur.sess.Queue(ctx, text))
+}
+
+func (e *Engine) Compact(_ context.Context, focus string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return cur.sess.RequestCompaction(focus)
+}
+
+// SetModel switches the open session's model for the following requests
+// (/model NAME), recorded as settings.changed.
+func (e *Engine) SetModel(ctx context.Context, name string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return e.a.SwitchModel(ctx, cur.opened, name)
+}
+
+func (e *Engine) StartQueued(ctx context.Context) (tui.Sent, error) {
+	cur, err := e.current()
+	if err != nil {
+		return tui.Sent{}, err
+	}
+	return tuiSent(cur.sess.StartQueued(ctx))
+}
+
+func tuiSent(s runtime.Sent, err error) (tui.Sent, error) {
+	return tui.Sent{Kind: string(s.Kind), RunID: s.RunID, MessageID: s.MessageID}, err
+}
+
+func (e *Engine) Withdraw(ctx context.Context, messageID string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return cur.sess.Withdraw(ctx, messageID)
+}
+
+func (e *Engine) Cancel(context.Context) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	cur.sess.Cancel()
+	return nil
+}
+
+func (e *Engine) Answer(ctx context.Context, permissionID string, a tui.Answer) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	scope := runtime.ScopeOnce
+	if a.ForRun {
+		scope = runtime.ScopeRun
+	}
+	note := "denied in the TUI"
+	switch {
+	case a.Allow:
+		note = "approved in the TUI"
+	case a.Reason != "":
+		note = "denied in the TUI: " + a.Reason
+	}
+	return cur.sess.Answer(ctx, permissionID, runtime.PermissionAnswer{Allow: a.Allow, Scope: scope, Note: note, Reason: a.Reason})
+}
+
+func (e *Engine) Diff(ctx context.Context) (string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return "", err
+	}
+	return cur.ws.Diff(ctx)
+}
+
+// hostRoot is the directory the session was started on.
+func (e *Engine) hostRoot(ctx context.Context, id string) string {
+	if s, err := e.a.Store.Session(ctx, id); err == nil && s.Metadata["root"] != "" {
+		return s.Metadata["root"]
+	}
+	return e.a.Root
+}
+
+// CheckApply checks the workspace patch against the host tree (as harness
+// apply does).
+func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
+	cur, err := e.current()
+	if err != nil {
+		return tui.ApplyPlan{}, err
+	}
+	patch, err := cur.ws.Diff(ctx)
+	if err != nil {
+		return tui.ApplyPlan{}, err
+	}
+	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch)
+	return tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict}, nil
+}
+
+// Apply checks again (the host may have changed since) and applies.
+func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) {
+	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch}); err != nil {
+		return "", err
+	}
+	st := diffview.StatOf(plan.Patch)
+	return fmt.Sprintf("applied the patch to %s: %d file(s), +%d −%d", plan.Root, st.Files, st.Added, st.Deleted), nil
+}
+
+func (e *Engine) Sessions(ctx context.Context) ([]tui.SessionSummary, error) {
+	list, err := app.Sessions(ctx, e.a.Store, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.SessionSummary, len(list))
+	for i, s := range list {
+		out[i] = tui.SessionSummary{ID: s.ID, Title: s.Title, Updated: s.UpdatedAt, Turns: s.Turns, Tokens: s.Tokens, Status: s.Status, Dir: s.Metadata["root"]}
+	}
+	return out, nil
+}
