@@ -4,7 +4,7 @@
 //
 // What it owns. The screen and nothing else. Everything it needs from the
 // rest of Harness goes through Engine, a small interface declared here and
-// implemented by cmd/harness over the runtime and the store; the package
+// implemented by package tuiengine over the app (runtime and store); the package
 // imports neither. Update does no I/O: every engine call is a tea.Cmd that
 // captures values (never the model) and answers with a message.
 //

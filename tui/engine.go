@@ -9,8 +9,8 @@ import (
 	"github.com/harness-dev/harness/model"
 )
 
-// Engine is everything the TUI asks of the rest of Harness. cmd/harness
-// implements it over the runtime's session commands and the store; tests
+// Engine is everything the TUI asks of the rest of Harness. Package
+// tuiengine implements it over the runtime's session commands and the store; tests
 // use a scripted one. The engine, not the TUI, decides what typed text
 // becomes (steering, the next turn, a new turn), so the TUI never tracks
 // run IDs to route it. Every method may block (it does I/O), so the TUI
