@@ -425,17 +425,23 @@ func (s *Store) AppendCheckpoint(ctx context.Context, sessionID string, who stor
 		}
 		now := s.env().Now
 		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, SavedAt: now}
-		w := &pgx.Batch{}
-		queuePut(w, sessionID, out, keep, tail)
-		if h := row.Holder; rules.Extend(h, now) {
-			w.Queue(`UPDATE sessions SET lease_expires_at = $2 WHERE id = $1`, sessionID, h.ExpiresAt)
-		}
-		return t.send(ctx, w, true)
+		return sendCheckpoint(ctx, t, sessionID, row, out, keep, tail)
 	})
 	if err != nil {
 		return store.Checkpoint{}, err
 	}
 	return out, nil
+}
+
+// sendCheckpoint writes cp's row (the first keep bytes of the old payload,
+// then tail) and extends the lease, in one round trip.
+func sendCheckpoint(ctx context.Context, t *wtx, sessionID string, row *sessionRow, cp store.Checkpoint, keep int64, tail []byte) error {
+	w := &pgx.Batch{}
+	queuePut(w, sessionID, cp, keep, tail)
+	if h := row.Holder; rules.Extend(h, cp.SavedAt) {
+		w.Queue(`UPDATE sessions SET lease_expires_at = $2 WHERE id = $1`, sessionID, h.ExpiresAt)
+	}
+	return t.send(ctx, w, true)
 }
 
 // SaveCheckpoint implements store.Store.
@@ -475,12 +481,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 		}
 		now := s.env().Now
 		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, Payload: slices.Clone(payload), SavedAt: now}
-		w := &pgx.Batch{}
-		queuePut(w, sessionID, out, 0, payload)
-		if h := row.Holder; rules.Extend(h, now) {
-			w.Queue(`UPDATE sessions SET lease_expires_at = $2 WHERE id = $1`, sessionID, h.ExpiresAt)
-		}
-		return t.send(ctx, w, true)
+		return sendCheckpoint(ctx, t, sessionID, row, out, 0, payload)
 	})
 	if err != nil {
 		return store.Checkpoint{}, err

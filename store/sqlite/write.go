@@ -349,44 +349,22 @@ func (s *Store) AppendCheckpoint(ctx context.Context, sessionID string, who stor
 	if err := rules.CheckAppendInput(op, expectedRevision, afterSeq, keep, tail); err != nil {
 		return store.Checkpoint{}, err
 	}
-	var out store.Checkpoint
-	err := s.write(ctx, op, func(tx *wtx) (bool, error) {
-		row, err := loadLease(ctx, tx, op, sessionID)
-		if err != nil {
-			return false, err
-		}
-		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
-			return false, err
-		}
+	return s.writeCheckpoint(ctx, op, sessionID, who, func(tx *wtx, lastSeq int64) (store.Checkpoint, bool, error) {
 		cur, err := checkpointHead(ctx, tx, sessionID)
 		if err != nil {
-			return false, err
+			return store.Checkpoint{}, false, err
 		}
-		same, err := rules.DecideAppend(op, sessionID, cur, row.LastSeq, expectedRevision, afterSeq, keep, tail,
+		same, err := rules.DecideAppend(op, sessionID, cur, lastSeq, expectedRevision, afterSeq, keep, tail,
 			func() ([]byte, error) { return checkpointSuffix(ctx, tx, sessionID, keep) })
-		if err != nil {
-			return false, err
+		if err != nil || !same {
+			return store.Checkpoint{}, false, err
 		}
-		if same {
-			var at int64
-			err := tx.QueryRowContext(ctx, `SELECT saved_at FROM checkpoints WHERE session_id = ?`, sessionID).Scan(&at)
-			out = store.Checkpoint{SessionID: sessionID, Revision: cur.Revision, AfterSeq: cur.AfterSeq, SavedAt: fromMicros(at)}
-			return false, err
-		}
-		now := s.env().Now
-		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, SavedAt: now}
-		if err := putCheckpoint(ctx, tx, sessionID, out, keep, tail); err != nil {
-			return false, err
-		}
-		if h := row.Holder; rules.Extend(h, now) {
-			_, err = tx.ExecContext(ctx, `UPDATE sessions SET lease_expires_at = ? WHERE id = ?`, micros(h.ExpiresAt), sessionID)
-		}
-		return err == nil, err
+		var at int64
+		err = tx.QueryRowContext(ctx, `SELECT saved_at FROM checkpoints WHERE session_id = ?`, sessionID).Scan(&at)
+		return store.Checkpoint{SessionID: sessionID, Revision: cur.Revision, AfterSeq: cur.AfterSeq, SavedAt: fromMicros(at)}, true, err
+	}, func(now time.Time) (store.Checkpoint, int64, []byte) {
+		return store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, SavedAt: now}, keep, tail
 	})
-	if err != nil {
-		return store.Checkpoint{}, err
-	}
-	return out, nil
 }
 
 // SaveCheckpoint implements store.Store.
@@ -395,6 +373,30 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 	if err := rules.CheckCheckpointInput(op, expectedRevision, afterSeq, payload); err != nil {
 		return store.Checkpoint{}, err
 	}
+	return s.writeCheckpoint(ctx, op, sessionID, who, func(tx *wtx, lastSeq int64) (store.Checkpoint, bool, error) {
+		cur, err := loadCheckpoint(ctx, tx, sessionID)
+		if err != nil {
+			return store.Checkpoint{}, false, err
+		}
+		same, err := rules.DecideCheckpoint(op, sessionID, cur, lastSeq, expectedRevision, afterSeq, payload)
+		if err != nil || !same {
+			return store.Checkpoint{}, false, err
+		}
+		return *cur, true, nil
+	}, func(now time.Time) (store.Checkpoint, int64, []byte) {
+		return store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, Payload: slices.Clone(payload), SavedAt: now}, 0, payload
+	})
+}
+
+// writeCheckpoint is the one transaction of a checkpoint save or append:
+// the lease is loaded and fenced; decide compares the call with what is
+// stored and returns the stored checkpoint for an identical retry;
+// otherwise next names the new checkpoint (stamped now) and the pieces of
+// its row (the first keep bytes of the old payload, then tail), which are
+// written and the lease extended.
+func (s *Store) writeCheckpoint(ctx context.Context, op, sessionID string, who store.Owner,
+	decide func(tx *wtx, lastSeq int64) (store.Checkpoint, bool, error),
+	next func(now time.Time) (store.Checkpoint, int64, []byte)) (store.Checkpoint, error) {
 	var out store.Checkpoint
 	err := s.write(ctx, op, func(tx *wtx) (bool, error) {
 		row, err := loadLease(ctx, tx, op, sessionID)
@@ -404,21 +406,15 @@ func (s *Store) SaveCheckpoint(ctx context.Context, sessionID string, who store.
 		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
 			return false, err
 		}
-		cur, err := loadCheckpoint(ctx, tx, sessionID)
-		if err != nil {
+		stored, same, err := decide(tx, row.LastSeq)
+		if err != nil || same {
+			out = stored
 			return false, err
-		}
-		same, err := rules.DecideCheckpoint(op, sessionID, cur, row.LastSeq, expectedRevision, afterSeq, payload)
-		if err != nil {
-			return false, err
-		}
-		if same {
-			out = *cur
-			return false, nil
 		}
 		now := s.env().Now
-		out = store.Checkpoint{SessionID: sessionID, Revision: expectedRevision + 1, AfterSeq: afterSeq, Payload: slices.Clone(payload), SavedAt: now}
-		if err := putCheckpoint(ctx, tx, sessionID, out, 0, payload); err != nil {
+		cp, keep, tail := next(now)
+		out = cp
+		if err := putCheckpoint(ctx, tx, sessionID, cp, keep, tail); err != nil {
 			return false, err
 		}
 		if h := row.Holder; rules.Extend(h, now) {
