@@ -358,15 +358,25 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 			PidsLimit:  &pids,
 		},
 	}
-	res, err := w.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+	// The create runs to its answer even when ctx ends: a create canceled
+	// in flight is still carried out by the daemon, and a container whose
+	// ID never reached us could not be disposed of (a canceled Start, as
+	// Abandon does, leaked one that way). Creating takes a fraction of a
+	// second; the caller's cancellation is honored right after it.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	res, err := w.cli.ContainerCreate(cctx, client.ContainerCreateOptions{
 		Config:     cfg,
 		HostConfig: host,
 		Name:       "harness-" + strings.TrimPrefix(w.id, "ws-")[:12],
 	})
+	cancel()
 	if err != nil {
 		return dockerError(ctx, op, err)
 	}
 	w.cid = res.ID
+	if ctx.Err() != nil {
+		return canceled(ctx, op)
+	}
 	if _, err := w.cli.ContainerStart(ctx, w.cid, client.ContainerStartOptions{}); err != nil {
 		return dockerError(ctx, "start container", err)
 	}
