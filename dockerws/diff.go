@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
-	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/workspace"
@@ -419,26 +418,19 @@ func classify(r io.Reader, size int64, mode fs.FileMode, limit int64) *entry {
 	return &entry{data: data, mode: m}
 }
 
-// fetch copies one file out with the archive API; nil when it is gone or
-// no longer a regular file.
+// fetch reads one file as the sandbox user (readAs: never through a path
+// that leaves the workspace); nil when it is gone or no longer a regular
+// file.
 func (w *Workspace) fetch(ctx context.Context, op, p string, limit int64) (*entry, error) {
-	res, err := w.cli.CopyFromContainer(ctx, w.cid, client.CopyFromContainerOptions{SourcePath: WorkDir + "/" + p})
-	if err != nil {
-		if isNotFound(err) && !w.isClosed() {
-			return nil, nil
-		}
-		return nil, w.opError(ctx, op, err)
-	}
-	defer res.Content.Close()
-	if !res.Stat.Mode.IsRegular() {
+	f, err := w.readAs(ctx, op, p, limit)
+	switch errcode.Of(err) {
+	case "":
+	case errcode.WorkspaceNotFound, errcode.WorkspaceScope:
 		return nil, nil
+	default:
+		return nil, err
 	}
-	tr := tar.NewReader(res.Content)
-	hdr, err := tr.Next()
-	if err != nil {
-		return nil, w.opError(ctx, op, err)
-	}
-	return classify(tr, hdr.Size, fs.FileMode(hdr.Mode), limit), nil
+	return classify(bytes.NewReader(f.data), f.size, f.mode, limit), nil
 }
 
 // formatPatch writes the patch from base to cur. Files whose current

@@ -1,27 +1,48 @@
 package dockerws
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/workspace"
 )
 
-// ReadFile returns the bytes of the regular file at p, read with the
-// archive API (no process starts). Symlinks resolve inside the container,
-// which holds nothing of the host; a path that resolves outside the
-// workspace or into .git, through its last component or a parent
-// directory, is refused.
+// readScript prints, as the sandbox user, "MODE SIZE\n" of the regular
+// file $1 and then its bytes, unless it is larger than $2 bytes. It opens
+// the file first and then asks the kernel where the open file really is
+// (/proc/self/fd): whatever a symlink, a parent directory swapped under it
+// or a concurrent rename did, only a file found inside the workspace and
+// outside .git is read, so a read never follows a path out of the
+// workspace between its check and its use. A named pipe is refused before
+// the open, which would block on it.
+const readScript = `cd ` + WorkDir + ` || exit 97
+[ -e "./$1" ] || exit 98
+[ -d "./$1" ] && exit 96
+[ -p "./$1" ] && exit 93
+[ -f "./$1" ] || exit 93
+exec 3< "./$1" || exit 98
+r=$(readlink "/proc/$$/fd/3") || exit 97
+case "$r" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
+case "$r/" in */[.][gG][iI][tT]/*) exit 99 ;; esac
+[ -f "/proc/$$/fd/3" ] || exit 93
+h=$(stat -L -c '%a %s' "/proc/$$/fd/3") || exit 97
+echo "$h"
+[ "${h#* }" -gt "$2" ] && exit 0
+exec head -c "$2" <&3`
+
+// ReadFile returns the bytes of the regular file at p. It reads as the
+// sandbox user, never as root through the archive API, and only a file
+// that is inside the workspace and outside .git once opened (see
+// readScript): symlinks that stay in the workspace are followed, a path
+// that leads out of it, through its last component or a parent directory,
+// is refused, also while another process swaps them.
 //
 // Codes: WORKSPACE_PATH, WORKSPACE_SCOPE (also a project file left out of
 // the copy for its other hard links), WORKSPACE_NOT_FOUND (missing, or
@@ -38,106 +59,68 @@ func (w *Workspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if err := w.waitReady(ctx, op); err != nil {
 		return nil, err
 	}
-	if err := w.checkParents(ctx, op, p); err != nil {
-		return nil, err
-	}
-	data, target, err := w.readOnce(ctx, op, p)
+	f, err := w.readAs(ctx, op, p, MaxReadBytes)
 	if errcode.Of(err) == errcode.WorkspaceNotFound && w.base.hardLinks[p] {
 		// Not copied in: the project's file has other hard links.
 		return nil, &errcode.Error{Code: errcode.WorkspaceScope, Op: op,
 			Message: "file " + p + " has other hard links, which may lie outside the workspace; it was not copied in"}
 	}
-	if err != nil || target == "" {
-		return data, err
+	if err != nil {
+		return nil, err
 	}
-	// The last component is a symlink; Docker resolved it fully, in the
-	// container's file system.
-	rel, ok := insideWorkspace(target)
-	if !ok {
-		return nil, &errcode.Error{Code: errcode.WorkspaceScope, Op: op,
-			Message: "path " + p + " is a symlink that resolves outside the workspace"}
+	if f.size > MaxReadBytes {
+		return nil, &errcode.Error{Code: errcode.WorkspaceLimit, Op: op, Message: "file " + p + " is larger than 16 MiB"}
 	}
-	data, target, err = w.readOnce(ctx, op, rel)
-	if err == nil && target != "" {
-		return nil, &errcode.Error{Code: errcode.WorkspaceScope, Op: op, Message: "path " + p + " goes through too many symlinks"}
-	}
-	return data, err
+	return f.data, nil
 }
 
-// readOnce reads p, or returns the resolved target when p is a symlink.
-func (w *Workspace) readOnce(ctx context.Context, op, p string) ([]byte, string, error) {
-	res, err := w.cli.CopyFromContainer(ctx, w.cid, client.CopyFromContainerOptions{SourcePath: WorkDir + "/" + p})
-	if err != nil {
-		if isNotFound(err) && !w.isClosed() && ctx.Err() == nil {
-			return nil, "", &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no such file: " + p, Err: err}
-		}
-		return nil, "", w.opError(ctx, op, err)
-	}
-	defer res.Content.Close()
-	st := res.Stat
-	switch {
-	case st.Mode&fs.ModeSymlink != 0:
-		return nil, st.LinkTarget, nil
-	case !st.Mode.IsRegular():
-		return nil, "", &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op,
-			Message: "no regular file at " + p + " (it is " + workspace.DescribeMode(st.Mode) + ")"}
-	case st.Size > MaxReadBytes:
-		return nil, "", &errcode.Error{Code: errcode.WorkspaceLimit, Op: op, Message: "file " + p + " is larger than 16 MiB"}
-	}
-	tr := tar.NewReader(res.Content)
-	if _, err := tr.Next(); err != nil {
-		return nil, "", w.opError(ctx, op, err)
-	}
-	data, err := io.ReadAll(io.LimitReader(tr, MaxReadBytes+1))
-	if err != nil {
-		return nil, "", w.opError(ctx, op, err)
-	}
-	if len(data) > MaxReadBytes {
-		return nil, "", &errcode.Error{Code: errcode.WorkspaceLimit, Op: op, Message: "file " + p + " is larger than 16 MiB"}
-	}
-	return data, "", nil
+// readFile is what readScript found: the file's permission bits and size,
+// and its bytes unless it is larger than the limit asked.
+type readFile struct {
+	mode fs.FileMode
+	size int64
+	data []byte
 }
 
-// checkParents stats every parent directory of p at once and refuses a
-// symlink among them that leaves the workspace or enters .git.
-func (w *Workspace) checkParents(ctx context.Context, op, p string) error {
-	var parents []string
-	for i := range len(p) {
-		if p[i] == '/' {
-			parents = append(parents, p[:i])
+// readAs runs readScript on p with limit and translates its verdict.
+func (w *Workspace) readAs(ctx context.Context, op, p string, limit int64) (readFile, error) {
+	out := &capped{max: int(limit) + 64}
+	code, stderr, err := w.script(ctx, op, readScript, []string{p, strconv.FormatInt(limit, 10)}, nil, out)
+	if err != nil {
+		return readFile{}, err
+	}
+	switch code {
+	case 0:
+	case 98:
+		return readFile{}, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no such file: " + p}
+	case 96:
+		return readFile{}, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no regular file at " + p + " (it is a directory)"}
+	case 93:
+		return readFile{}, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op,
+			Message: "no regular file at " + p + " (it is a named pipe, socket or device)"}
+	case 99:
+		return readFile{}, &errcode.Error{Code: errcode.WorkspaceScope, Op: op, Message: "path " + p + " resolves outside the workspace or into .git"}
+	default:
+		return readFile{}, failed(op, fmt.Sprintf("the read script failed (exit %d): %s", code, stderr), nil)
+	}
+	head, body, ok := strings.Cut(out.String(), "\n")
+	var mode uint64
+	var size int64
+	if ok {
+		m, s, _ := strings.Cut(head, " ")
+		mode, err = strconv.ParseUint(m, 8, 32)
+		if err == nil {
+			size, err = strconv.ParseInt(s, 10, 64)
 		}
 	}
-	if len(parents) == 0 {
-		return nil
+	if !ok || err != nil || out.truncated() {
+		return readFile{}, failed(op, fmt.Sprintf("unreadable answer of the read script for %s: %.80q", p, head), err)
 	}
-	errs := make([]error, len(parents))
-	var wg sync.WaitGroup
-	for i, d := range parents {
-		wg.Go(func() {
-			res, err := w.cli.ContainerStatPath(ctx, w.cid, client.ContainerStatPathOptions{Path: WorkDir + "/" + d})
-			switch {
-			case err != nil && isNotFound(err) && !w.isClosed() && ctx.Err() == nil:
-				errs[i] = &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no such file: " + p, Err: err}
-			case err != nil:
-				errs[i] = w.opError(ctx, op, err)
-			case res.Stat.Mode&fs.ModeSymlink != 0:
-				if _, ok := insideWorkspace(res.Stat.LinkTarget); !ok {
-					errs[i] = &errcode.Error{Code: errcode.WorkspaceScope, Op: op,
-						Message: "directory " + d + " is a symlink that resolves outside the workspace"}
-				}
-			case !res.Stat.Mode.IsDir():
-				errs[i] = &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no such file: " + p + " (" + d + " is not a directory)"}
-			}
-		})
+	f := readFile{mode: fs.FileMode(mode), size: size}
+	if size <= limit {
+		f.data = []byte(body)
 	}
-	wg.Wait()
-	// The error nearest the root explains the others.
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return f, nil
 }
 
 // insideWorkspace returns the workspace-relative form of an absolute
@@ -163,13 +146,18 @@ func checkFilePath(p string) error {
 
 // writeScript writes stdin to $1 as the sandbox user. It finds the deepest
 // existing parent, refuses one that resolves outside the workspace or into
-// .git, creates the missing directories, replaces a symlink at the path
-// with a regular file, and refuses a directory or another file that is not
-// regular (writing into a named pipe would block).
+// .git, creates the missing directories, then changes into the parent and
+// checks where it really is, so a parent swapped for a symlink afterwards
+// cannot redirect the write. It replaces a symlink at the path with a
+// regular file, refuses a directory or another file that is not regular
+// (writing into a named pipe would block), opens the file without
+// truncating it, asks the kernel where the open file is (/proc/self/fd),
+// and only then replaces its contents through that open file.
 const writeScript = `cd ` + WorkDir + ` || exit 97
 f=$1
 d=${f%/*}
 [ "$d" = "$f" ] && d=.
+b=${f##*/}
 e=$d
 while [ "$e" != . ] && [ ! -e "./$e" ]; do
 	case $e in */*) e=${e%/*} ;; *) e=. ;; esac
@@ -179,10 +167,19 @@ r=$(cd -P "./$e" && pwd) || exit 95
 case "$r/" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
 case "$r/" in */[.][gG][iI][tT]/*) exit 99 ;; esac
 mkdir -p "./$d" 2>/dev/null || exit 95
-[ -L "./$f" ] && rm -f "./$f"
-[ -d "./$f" ] && exit 96
-[ -e "./$f" ] && [ ! -f "./$f" ] && exit 93
-cat > "./$f" || exit 94
+cd -P "./$d" 2>/dev/null || exit 95
+r=$(pwd -P) || exit 95
+case "$r/" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
+case "$r/" in */[.][gG][iI][tT]/*) exit 99 ;; esac
+[ -L "$b" ] && rm -f "$b"
+[ -d "$b" ] && exit 96
+[ -e "$b" ] && [ ! -f "$b" ] && exit 93
+exec 3<> "$b" || exit 94
+r=$(readlink "/proc/$$/fd/3") || exit 97
+case "$r" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
+case "$r/" in */[.][gG][iI][tT]/*) exit 99 ;; esac
+[ -f "/proc/$$/fd/3" ] || exit 93
+cat > "/proc/$$/fd/3" || exit 94
 exit 0`
 
 // WriteFile creates or replaces the file at p with data, creating missing

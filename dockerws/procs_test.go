@@ -2,6 +2,7 @@ package dockerws
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -232,5 +233,59 @@ func TestWorkspaceQuota(t *testing.T) {
 	}
 	if got := treeDigest(t, root); got != before {
 		t.Error("the host tree changed")
+	}
+}
+
+// TestNoRaceThroughAParent: while a process keeps swapping a directory
+// for symlinks to /etc and /tmp, fs.read and fs.write through it reach
+// only the workspace's own directory — never the container's /etc/passwd,
+// never a file in /tmp. (Read as root through the archive API, 1 read in
+// about 150 returned the container's /etc/shadow.)
+func TestNoRaceThroughAParent(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"real/passwd": "decoy\n"})
+	before := treeDigest(t, root)
+	w := open(t, root, sandboxImage)
+	// The swapper stands for a process that escaped its command: started
+	// beside the workspace's lock, it runs while reads and writes do.
+	e, err := w.start(t.Context(), proc{argv: []string{"sh", "-c",
+		"touch flipping; while :; do ln -sfn /etc flip; ln -sfn real flip; ln -sfn /tmp flip; ln -sfn real flip; done"},
+		stdout: io.Discard, stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, w, "flipping")
+	var reads, writes int
+	for range 50 {
+		b, err := w.ReadFile(t.Context(), "flip/passwd")
+		switch {
+		case err == nil && string(b) != "decoy\n":
+			t.Fatalf("read through the swapped parent returned %.60q", b)
+		case err == nil:
+			reads++
+		case errcode.Of(err) != errcode.WorkspaceNotFound && errcode.Of(err) != errcode.WorkspaceScope:
+			t.Fatalf("read: %v", err)
+		}
+		err = w.WriteFile(t.Context(), "flip/w.txt", []byte("w\n"))
+		switch errcode.Of(err) {
+		case "":
+			writes++
+		case errcode.WorkspacePath, errcode.WorkspaceScope:
+		default:
+			t.Fatalf("write: %v", err)
+		}
+	}
+	e.close()
+	mustExec(t, w, "true") // its clean-up ends the swapper
+	wantNoProcs(t, w)
+	t.Logf("%d reads and %d writes went through while the parent was swapped", reads, writes)
+	if reads == 0 || writes == 0 {
+		t.Fatalf("the swap never let a read (%d) or a write (%d) through: the test proves nothing", reads, writes)
+	}
+	if res := mustExec(t, w, "sh", "-c", "ls /tmp/w.txt /etc/w.txt 2>/dev/null; cat real/w.txt"); res.Stdout != "w\n" {
+		t.Fatalf("after the race: %q (want only real/w.txt)", res.Stdout)
+	}
+	if after := treeDigest(t, root); after != before {
+		t.Fatal("the host tree changed")
 	}
 }
