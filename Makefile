@@ -19,8 +19,12 @@ all: build
 
 # Symbols and DWARF stripped (-s -w) and build paths trimmed: the binary is
 # about a third smaller; panics still print file:line stacks.
+# The version and commit are set in internal/version, which then answers
+# `harness --version` before the other packages' init runs.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+COMMIT  ?= $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo $$c || echo $$c+dirty; })
+VPKG    := github.com/harness-dev/harness/internal/version
+LDFLAGS := -s -w -X $(VPKG).version=$(VERSION) -X $(VPKG).commit=$(COMMIT)
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/harness

@@ -19,7 +19,7 @@ loud() { printf '\033[1;33m[provision] WARNING:\033[0m %s\n' "$*" >&2; }
 refresh_lists() {
 	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 0
 	local t
-	for t in sqlite3 tmux git dockerd mmdebstrap busybox pg_ctlcluster; do
+	for t in sqlite3 tmux git /usr/bin/time dockerd mmdebstrap busybox pg_ctlcluster; do
 		if ! command -v "$t" >/dev/null 2>&1; then
 			say "refreshing the package lists ($t is missing)"
 			apt-get update -qq >/dev/null 2>&1 || loud "apt-get update failed"
@@ -31,6 +31,9 @@ refresh_lists() {
 need_tools() {
 	local missing=()
 	for t in sqlite3 tmux git; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
+	# GNU time measures the benchmarks' peak memory (the shell's time is a
+	# keyword, so look for the file).
+	[ -x /usr/bin/time ] || missing+=(time)
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		say "installing ${missing[*]}"

@@ -20,6 +20,7 @@ import (
 	"github.com/harness-dev/harness/doctor"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/headless"
+	"github.com/harness-dev/harness/internal/version"
 )
 
 func main() {
@@ -28,7 +29,7 @@ func main() {
 
 func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) int {
 	// First, before anything is set up: the answer must be instant.
-	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+	if len(args) == 1 && version.IsFlag(args[0]) {
 		printVersion(stdout)
 		return 0
 	}

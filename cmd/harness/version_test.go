@@ -25,19 +25,35 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestVersionFromLinker: the version set at build time (make build passes
-// git describe) is the one printed.
+// TestVersionFromLinker: the version and commit set at build time (make
+// build passes them from git) are the ones printed, and the answer comes
+// from internal/version's init, before the packages with slow init (the
+// Docker client's image-reference regexps, SQLite, the TUI) are
+// initialized: GODEBUG=inittrace=1 lists none of them.
 func TestVersionFromLinker(t *testing.T) {
 	bin := t.TempDir() + "/harness"
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7-test", "-o", bin, ".") // links only: the packages are built
+	const vpkg = "github.com/harness-dev/harness/internal/version"
+	build := exec.Command("go", "build", "-ldflags", "-X "+vpkg+".version=v9.8.7-test -X "+vpkg+".commit=1a2b3c4d5e6f", "-o", bin, ".") // links only: the packages are built
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, "--version").Output()
+	cmd := exec.Command(bin, "--version")
+	cmd.Env = []string{"GODEBUG=inittrace=1"}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(out), "harness v9.8.7-test (") {
-		t.Fatalf("printed %q, want the linker's version", out)
+	if want := "harness v9.8.7-test (commit 1a2b3c4d5e6f, " + runtime.Version(); !strings.HasPrefix(string(out), want) {
+		t.Fatalf("printed %q, want it to start %q", out, want)
+	}
+	for _, slow := range []string{"github.com/distribution/reference", "modernc.org/sqlite", "charm.land/bubbletea", "github.com/harness-dev/harness/tools"} {
+		if strings.Contains(stderr.String(), "init "+slow) {
+			t.Errorf("%s was initialized before the version was printed:\n%s", slow, stderr.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "init os ") {
+		t.Fatalf("GODEBUG=inittrace=1 printed no init trace:\n%s", stderr.String())
 	}
 }
