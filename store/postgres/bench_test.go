@@ -1,9 +1,17 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,14 +154,22 @@ func BenchmarkCheckpoint1MiB(b *testing.B) {
 
 // BenchmarkConcurrentSessions measures durable appends from N sessions at
 // once (1, 4, 16, 64), each its own store on its own connection as N
-// processes would be, one event per transaction. Each iteration runs every
-// level in turn, so the levels share the server's and the machine's
-// conditions; it reports each level's aggregate appends/s and the ratio of
-// 16 sessions to 1. Beside it, the same shape with bare INSERT + COMMIT
-// transactions on one table (bare-N): how far this server and disk scale
-// concurrent durable commits at all, whatever the store does.
+// processes would be, one event per transaction, each level for at least
+// half a second. Each iteration runs every level in turn, so the levels
+// share the server's and the machine's conditions; it reports each level's
+// aggregate appends/s and the ratio of 16 sessions to 1. Beside it, the
+// same shape with bare INSERT + COMMIT transactions on one table (bare-N):
+// how far this server and disk scale concurrent durable commits at all,
+// whatever the store does, and the store's rate against it at each level
+// (store/bare@N): where the store is near the bare rate, the server's
+// commits (and the machine under them) are the limit, not the store. The
+// CPU the server's processes and this one spent per append at 16
+// (server-cpu-µs, client-cpu-µs, from /proc and getrusage; the server's
+// per bare commit beside it) and the cores
+// busy meanwhile (cores@16, against runtime.NumCPU) tell whether the
+// machine is.
 func BenchmarkConcurrentSessions(b *testing.B) {
-	const perSession = 24
+	const minRun = 500 * time.Millisecond
 	levels := []int{1, 4, 16, 64}
 	dsn := freshSchema(b)
 	ctx := b.Context()
@@ -173,49 +189,99 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 	}
 	mustExec(b, stores[0], `CREATE TABLE bare (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body bytea NOT NULL)`)
 	elapsed := map[string]time.Duration{}
+	ops := map[string]int64{}
+	serverCPU, clientCPU := map[string]time.Duration{}, map[string]time.Duration{}
+	seq := 0
 	run := func(name string, n int, fn func(w, i int) error) {
 		var wg sync.WaitGroup
+		var total atomic.Int64
 		errs := make(chan error, n)
+		srv0, cli0 := postgresCPU(), selfCPU()
 		t0 := time.Now()
+		deadline := t0.Add(minRun)
 		for w := range n {
 			wg.Go(func() {
-				for i := range perSession {
-					if err := fn(w, i); err != nil {
+				for i := 0; time.Now().Before(deadline); i++ {
+					if err := fn(w, seq+i); err != nil {
 						errs <- err
 						return
 					}
+					total.Add(1)
 				}
 			})
 		}
 		wg.Wait()
 		elapsed[name] += time.Since(t0)
+		serverCPU[name] += postgresCPU() - srv0
+		clientCPU[name] += selfCPU() - cli0
+		ops[name] += total.Load()
+		seq += 1_000_000
 		close(errs)
 		for err := range errs {
 			b.Fatal(err)
 		}
 	}
-	round := 0
 	for b.Loop() {
 		for _, n := range levels {
 			run(fmt.Sprint(n), n, func(w, i int) error {
-				_, err := stores[w].Append(ctx, fmt.Sprintf("sess-%d", w), owners[w], storetest.BenchEvent(w*1_000_000+round*perSession+i))
+				_, err := stores[w].Append(ctx, fmt.Sprintf("sess-%d", w), owners[w], storetest.BenchEvent(w*100_000_000+i))
 				return err
 			})
 			run(fmt.Sprint("bare-", n), n, func(w, i int) error {
 				return bareInsert(ctx, stores[w].pool, storetest.BenchEvent(i).Body)
 			})
 		}
-		round++
 	}
-	rate := func(name string, n int) float64 {
-		return float64(n*perSession*round) / elapsed[name].Seconds()
-	}
+	rate := func(name string) float64 { return float64(ops[name]) / elapsed[name].Seconds() }
 	for _, n := range levels {
-		b.ReportMetric(rate(fmt.Sprint(n), n), fmt.Sprintf("appends/s@%d", n))
-		b.ReportMetric(rate(fmt.Sprint("bare-", n), n), fmt.Sprintf("bare/s@%d", n))
+		b.ReportMetric(rate(fmt.Sprint(n)), fmt.Sprintf("appends/s@%d", n))
+		b.ReportMetric(rate(fmt.Sprint("bare-", n)), fmt.Sprintf("bare/s@%d", n))
+		b.ReportMetric(rate(fmt.Sprint(n))/rate(fmt.Sprint("bare-", n)), fmt.Sprintf("store/bare@%d", n))
 	}
-	b.ReportMetric(rate("16", 16)/rate("1", 1), "x16/1")
-	b.ReportMetric(rate("bare-16", 16)/rate("bare-1", 1), "bare-x16/1")
+	b.ReportMetric(rate("16")/rate("1"), "x16/1")
+	b.ReportMetric(rate("bare-16")/rate("bare-1"), "bare-x16/1")
+	if n := ops["16"]; n > 0 && serverCPU["16"] > 0 {
+		b.ReportMetric(float64(serverCPU["16"].Microseconds())/float64(n), "server-cpu-µs/append@16")
+		b.ReportMetric(float64(clientCPU["16"].Microseconds())/float64(n), "client-cpu-µs/append@16")
+		b.ReportMetric(float64(serverCPU["bare-16"].Microseconds())/float64(max(ops["bare-16"], 1)), "server-cpu-µs/bare@16")
+		b.ReportMetric((serverCPU["16"]+clientCPU["16"]).Seconds()/elapsed["16"].Seconds(), "cores@16")
+		b.ReportMetric(float64(goruntime.NumCPU()), "cores")
+	}
+}
+
+// postgresCPU sums the user and system time of the processes named
+// postgres on this machine (the test server's backends), from
+// /proc/PID/stat; 0 where /proc cannot tell (another machine's server).
+func postgresCPU() time.Duration {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var ticks int64
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || close < open || string(b[open+1:close]) != "postgres" {
+			continue
+		}
+		f := strings.Fields(string(b[close+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
+		k, _ := strconv.ParseInt(f[12], 10, 64) // stime, field 15
+		ticks += u + k
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+// selfCPU is this process's user and system time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func BenchmarkCheckpointAppend(b *testing.B) {

@@ -10,7 +10,9 @@
 // Open takes a DSN as libpq does (postgres://user:pass@host:5432/db?…);
 // its search_path parameter picks the schema, which must exist. The store
 // owns the tables schema_version, sessions, events, checkpoints and
-// event_counter of that schema, created and migrated in place by Open in
+// checkpoint_parts and the sequence event_global_seq of that schema
+// (schema version 1's event_counter table is dropped by the migration to
+// version 2), created and migrated in place by Open in
 // one transaction under a per-schema advisory lock
 // (pg_advisory_xact_lock), so that processes opening one database at once
 // migrate it once. A schema_version newer than this code's is refused

@@ -1,7 +1,9 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -179,5 +181,97 @@ func TestFeedPageSize(t *testing.T) {
 	for _, limit := range []int{0, -1, store.MaxPage + 1} {
 		_, _, err := s.Feed(t.Context(), FeedCursor{}, limit)
 		storetest.WantCode(t, err, errcode.SessInvalidCursor)
+	}
+}
+
+// TestFeedHoldsBackALaterCommit is the case a reader of global_seq alone
+// gets wrong, made deterministic: append B takes its transaction ID and
+// its global number, then waits (on a row another transaction C holds
+// under the same event ID); append A, to another session, starts later,
+// takes a larger number and commits first. While B is open, Feed lists
+// neither (A's number is ahead of an event that may still commit); once B
+// commits it lists B, then A — nothing ever appears behind its cursor.
+func TestFeedHoldsBackALaterCommit(t *testing.T) {
+	t.Parallel()
+	dsn := freshSchema(t)
+	ctx := t.Context()
+	s := mustOpen(t, dsn, Options{MaxConns: 4})
+	owners := map[string]store.Owner{}
+	for _, id := range []string{"sess-a", "sess-b", "sess-c"} {
+		if _, err := s.CreateSession(ctx, store.SessionInit{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		who, err := s.Acquire(ctx, id, storetest.Me("writer-"+id), store.AcquireOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		owners[id] = who
+	}
+	// C: an open transaction holding the event ID B will insert.
+	c, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := c.Exec(ctx, `INSERT INTO events (global_seq, session_id, seq, event_id, type, body, stored_at)
+		VALUES (nextval('event_global_seq'), 'sess-c', 0, 'evt-held', 'test.note', '\x7b7d', now())`); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		rec store.Record
+		err error
+	}
+	bDone := make(chan result, 1)
+	go func() {
+		rec, err := s.Append(ctx, "sess-b", owners["sess-b"], storetest.Note("evt-held", 1))
+		bDone <- result{rec, err}
+	}()
+	// B is blocked once its insert waits for C's row lock.
+	for {
+		var waiting int
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO events%'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		select {
+		case r := <-bDone:
+			t.Fatalf("append B returned before it waited: %+v, %v", r.rec, r.err)
+		default:
+		}
+	}
+	a, err := s.Append(ctx, "sess-a", owners["sess-a"], storetest.Note("evt-a", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, cur, err := s.Feed(ctx, FeedCursor{}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 0 {
+		t.Fatalf("while B is open Feed listed %d events (first %s): A's number would pass B's", len(recs), recs[0].ID)
+	}
+	if err := c.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := <-bDone
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	if b.rec.GlobalSeq >= a.GlobalSeq {
+		t.Fatalf("B's number %d is not below A's %d: the case did not happen", b.rec.GlobalSeq, a.GlobalSeq)
+	}
+	recs, _, err = s.Feed(ctx, cur, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.ID)
+	}
+	if want := []string{"evt-held", "evt-a"}; !slices.Equal(ids, want) {
+		t.Fatalf("after B committed Feed listed %v, want %v", ids, want)
 	}
 }

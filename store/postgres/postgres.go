@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -102,12 +103,35 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, translate(op, err)
 	}
+	var num int
+	if err := pool.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&num); err != nil {
+		pool.Close()
+		return nil, translate(op, err)
+	}
+	if err := checkServerVersion(op, num); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	s := &Store{pool: pool, now: opts.Now, host: opts.LocalHost}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// minServerVersion is PostgreSQL 13 (server_version_num 130000): the
+// feed's transaction IDs are xid8 (pg_current_xact_id, pg_snapshot_xmin).
+const minServerVersion = 130000
+
+// checkServerVersion refuses a server older than minServerVersion with
+// SESS_CLOSED (the store cannot serve on it), naming both versions.
+func checkServerVersion(op string, num int) error {
+	if num >= minServerVersion {
+		return nil
+	}
+	return &errcode.Error{Code: errcode.SessClosed, Op: op,
+		Message: fmt.Sprintf("the session store needs PostgreSQL 13 or newer; this server is %d.%d", num/10000, num%10000/100)}
 }
 
 // Close closes the store: calls in flight finish first; later calls fail

@@ -346,3 +346,13 @@ func TestClassify(t *testing.T) {
 		storetest.WantCode(t, translate("op", fmt.Errorf("x: %w", context.Canceled)), errcode.SessClosed)
 	})
 }
+
+// TestServerVersion: a server older than PostgreSQL 13 (no xid8) is
+// refused with SESS_CLOSED; 13 and later are served.
+func TestServerVersion(t *testing.T) {
+	for num, code := range map[int]errcode.Code{120017: errcode.SessClosed, 96024: errcode.SessClosed, 130000: "", 150018: "", 170002: ""} {
+		if got := errcode.Of(checkServerVersion("test", num)); got != code {
+			t.Errorf("server_version_num %d: code %q, want %q", num, got, code)
+		}
+	}
+}
