@@ -36,11 +36,15 @@
 // quits on the next press. pgup/pgdn, the mouse wheel and (with an empty
 // input) home/end scroll, alt+↑/↓ select a card, ctrl+o expands or collapses it (the last
 // one when none is selected). With --approve ask, a question never takes
-// keys meant for the input: typing stays in the input, and only tab gives
-// the question's box the keys (then y allows once, a allows the tool for
-// the rest of the run, n denies, r denies with a reason; ←/→ and enter
-// choose). Esc denies; enter with text in the input denies and sends the
-// text to the model as the reason; ctrl+o shows the whole command or diff.
+// keys meant for the input: typing stays in the input, a tab with a draft
+// completes the draft, and only tab on an empty input gives the question's
+// box the keys, the input then dimmed and without a cursor. In the box y
+// allows once, a allows the tool for the rest of the run, n denies, r
+// denies with a reason; the highlight starts on "deny" and enter or space
+// act on it only after ←/→ moved it; tab, or any other key that types,
+// gives the keys back to the input (and types there). Esc denies; enter
+// with text in the input denies and sends the text to the model as the
+// reason; ctrl+o shows the whole command or diff.
 //
 // Messages: "@path" mentions attach workspace files and "!command" runs a
 // command in the sandbox; the runtime does both through the tools (the

@@ -185,55 +185,75 @@ func TestQueuedInputWaitsAfterACanceledTurn(t *testing.T) {
 	s.wantCalls("start-queued")
 }
 
-// An approval is answered only from the box, which gets the keys with
-// tab: y, a, n and enter on the highlighted choice.
+// askExec puts a process.exec question on screen during a running turn.
+func askExec(s *screen) {
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
+		Input: json.RawMessage(`{"argv":["make","test"]}`)}}})
+}
+
+// An approval is answered only from the box, which gets the keys with tab
+// on an empty input: y, a, n and r answer; the highlight starts on deny,
+// and enter or space act on it only once the arrows moved it; any other
+// key that types goes back to the input.
 func TestApprovalAnswers(t *testing.T) {
+	const pending = "pending" // no answer yet: what the case checks next
 	for _, c := range []struct {
-		name string
-		keys []string
-		want Answer
+		name  string
+		keys  []string
+		want  any // an Answer, or pending
+		input string
 	}{
-		{"y", []string{"y"}, Answer{Allow: true}},
-		{"a", []string{"a"}, Answer{Allow: true, ForRun: true}},
-		{"n", []string{"n"}, Answer{}},
-		{"enter allows once", []string{"enter"}, Answer{Allow: true}},
-		{"right enter allows for the run", []string{"right", "enter"}, Answer{Allow: true, ForRun: true}},
-		{"left enter gives a reason", []string{"left", "enter"}, Answer{}}, // wraps to "deny with a reason": waits for it
-		{"esc", []string{"esc"}, Answer{}},
+		{"y", []string{"y"}, Answer{Allow: true}, ""},
+		{"a", []string{"a"}, Answer{Allow: true, ForRun: true}, ""},
+		{"n", []string{"n"}, Answer{}, ""},
+		{"esc", []string{"esc"}, Answer{}, ""},
+		{"enter before moving answers nothing", []string{"enter"}, pending, ""},
+		{"space before moving types", []string{"space"}, pending, " "},
+		{"a letter types", []string{"x", "y"}, pending, "xy"},
+		{"tab gives the keys back", []string{"tab", "y"}, pending, "y"},
+		{"left enter denies", []string{"left", "enter"}, Answer{}, ""},
+		{"right right enter allows once", []string{"right", "right", "enter"}, Answer{Allow: true}, ""},
+		{"down down down space allows for the run", []string{"down", "down", "down", "space"}, Answer{Allow: true, ForRun: true}, ""},
+		{"right enter asks for a reason", []string{"right", "enter"}, pending, ""},
+		{"r asks for a reason", []string{"r"}, pending, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			now := time.Unix(1_800_000_000, 0)
 			eng := idleEngine()
 			var got []Answer
 			eng.answered = &got
-			s := newScreen(t, eng, Options{Now: func() time.Time { return now }}, 100, 30)
+			s := newScreen(t, eng, Options{}, 100, 30)
 			startTurn(s, "run-1", "go")
 			s.resetCalls()
-			s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
-				Input: json.RawMessage(`{"argv":["make","test"]}`)}}})
+			askExec(s)
 			s.wantText("? process.exec wants to run make test", "tab answer")
-			s.key("tab") // a tab the moment the prompt appears was meant for the input
-			s.key(c.keys[0])
-			if len(got) != 0 && c.keys[0] != "esc" {
-				t.Fatalf("answered without the box having the keys: %+v", got)
+			s.key("tab")
+			s.wantText("› n deny", "y/a/n/r answer", "back to the input")
+			if s.m.in.ta.Focused() || s.m.View().Cursor != nil {
+				t.Error("the input still looks live while the box has the keys")
 			}
-			if c.keys[0] != "esc" {
-				now = now.Add(time.Second)
-				s.m.in.take()
-				s.key("tab")
-				s.wantText("› y allow once", "enter answer")
-				for _, k := range c.keys {
-					s.key(k)
-				}
+			for _, k := range c.keys {
+				s.key(k)
 			}
-			if c.name == "left enter gives a reason" {
-				if len(got) != 0 || s.m.asking == nil || !s.m.asking.reason {
-					t.Fatalf("deny with a reason answered before the reason: %+v", got)
+			if c.want == pending {
+				if len(got) != 0 {
+					t.Fatalf("answered: %+v", got)
 				}
-				s.wantText("type the reason the model gets")
-				s.typeText("use go test")
-				s.key("enter")
-				c.want.Reason = "use go test"
+				if v := s.m.in.value(); v != c.input {
+					t.Fatalf("input = %q, want %q", v, c.input)
+				}
+				if strings.HasSuffix(c.name, "reason") {
+					s.wantText("type the reason the model gets")
+					s.key("enter") // no reason yet: nothing is answered
+					if len(got) != 0 {
+						t.Fatalf("an empty reason answered: %+v", got)
+					}
+					s.typeText("use go test")
+					s.key("enter")
+					if want := (Answer{Reason: "use go test"}); len(got) != 1 || got[0] != want {
+						t.Fatalf("replies = %+v, want [%+v]", got, want)
+					}
+				}
+				return
 			}
 			if len(got) != 1 || got[0] != c.want {
 				t.Fatalf("replies = %+v, want [%+v]", got, c.want)
@@ -241,8 +261,60 @@ func TestApprovalAnswers(t *testing.T) {
 			if s.m.asking != nil || strings.Contains(s.text(), "wants to run") {
 				t.Error("the prompt stayed after the answer")
 			}
-			if s.m.in.value() != "" {
-				t.Errorf("a key meant for the prompt reached the input: %q", s.m.in.value())
+			if s.m.in.value() != "" || !s.m.in.ta.Focused() {
+				t.Errorf("after the answer the input holds %q (focused %v)", s.m.in.value(), s.m.in.ta.Focused())
+			}
+		})
+	}
+}
+
+// The audit's report: "look at @src/main", tab (meant to complete), then
+// " and README" approved the command and ate the space. A tab with a draft
+// is the draft's: the box never gets the keys, so neither the space, nor
+// enter, nor any letter answers, and enter denies with the whole text.
+func TestTabWithADraftNeverApproves(t *testing.T) {
+	for _, keys := range [][]string{
+		{"tab", " and README"},
+		{"tab", "tab", " ", "enter"},
+		{"shift+tab", "y", "a"},
+	} {
+		t.Run(strings.Join(keys, ","), func(t *testing.T) {
+			eng := idleEngine()
+			var got []Answer
+			eng.answered = &got
+			// Time passes as a user types: no grace period can save this.
+			now := base
+			clock := func() time.Time { now = now.Add(time.Second); return now }
+			s := newScreen(t, eng, Options{Now: clock}, 100, 30)
+			startTurn(s, "run-1", "go")
+			askExec(s)
+			s.typeText("look at @src/main")
+			typed := "look at @src/main"
+			for _, k := range keys {
+				switch k {
+				case "tab", "enter":
+					s.key(k)
+				case "shift+tab":
+					s.send(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift})
+				default:
+					s.typeText(k)
+					typed += k
+				}
+				if s.m.asking != nil && s.m.asking.answering {
+					t.Fatalf("%q gave the box the keys with a draft in the input", k)
+				}
+			}
+			if len(got) != 0 && (len(got) != 1 || got[0].Allow) {
+				t.Fatalf("replies = %+v, want none or a denial", got)
+			}
+			if len(got) == 0 {
+				if v := s.m.in.value(); v != typed {
+					t.Fatalf("the input holds %q, want %q", v, typed)
+				}
+				s.key("enter")
+			}
+			if want := (Answer{Reason: strings.TrimSpace(typed)}); len(got) != 1 || got[0] != want {
+				t.Fatalf("replies = %+v, want [%+v]", got, want)
 			}
 		})
 	}
@@ -558,8 +630,7 @@ func TestScrollAndNewBelow(t *testing.T) {
 }
 
 func TestApprovalClosesOverlay(t *testing.T) {
-	now := time.Unix(1_800_000_000, 0)
-	s := newScreen(t, idleEngine(), Options{Now: func() time.Time { return now }}, 100, 30)
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	startTurn(s, "run-1", "go")
 	s.typeText("/diff")
 	s.key("enter")
@@ -570,7 +641,6 @@ func TestApprovalClosesOverlay(t *testing.T) {
 	if strings.Contains(s.text(), "Workspace patch") {
 		t.Error("the pager hides the question")
 	}
-	now = now.Add(time.Second)
 	s.key("tab")
 	s.key("y")
 	s.wantCalls(`answer perm-1 allow=true forRun=false reason=""`)

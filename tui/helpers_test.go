@@ -188,7 +188,11 @@ func keyMsg(k string) tea.KeyPressMsg {
 		break
 	}
 	code := map[string]rune{"enter": tea.KeyEnter, "esc": tea.KeyEscape, "up": tea.KeyUp, "down": tea.KeyDown,
+		"left": tea.KeyLeft, "right": tea.KeyRight, "home": tea.KeyHome, "end": tea.KeyEnd, "tab": tea.KeyTab,
 		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "backspace": tea.KeyBackspace}[k]
+	if k == "space" {
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	}
 	if code == 0 {
 		r := []rune(k)
 		code = r[0]

@@ -76,14 +76,11 @@ type Model struct {
 	outbox    []outgoing
 	canceling bool // Cancel was asked
 
-	asking *asking // the permission question on screen
-	// approvalAt is when the question appeared: tab (which gives the box
-	// the keys) is ignored for approvalGrace after it.
-	approvalAt time.Time
-	pager      *pager
-	picker     *picker
-	flash      string
-	quitting   bool
+	asking   *asking // the permission question on screen
+	pager    *pager
+	picker   *picker
+	flash    string
+	quitting bool
 }
 
 // New returns the root model. ctx bounds every engine call it makes.
@@ -195,6 +192,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.PasteMsg:
 		if m.pager == nil && m.picker == nil {
+			if m.asking != nil && m.asking.answering {
+				m.focusInput() // a paste is typing: it goes to the input
+			}
 			return m, m.in.update(msg)
 		}
 		return m, nil
@@ -304,7 +304,6 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 				// The card above counts the same change as the question.
 				m.tr.PreviewWrite(u.Approval.CallID, u.Approval.Diff)
 			}
-			m.approvalAt = m.opts.Now()
 			m.pager = nil
 			if m.picker != nil && !m.picker.startup {
 				m.picker = nil
@@ -325,7 +324,7 @@ func (m *Model) after() tea.Cmd {
 		}
 	}
 	if m.asking != nil && m.tr.Resolved(m.asking.a.PermissionID) {
-		m.asking = nil
+		m.dropQuestion()
 	}
 	if m.busy() || m.tr.Live() {
 		return m.tick()
@@ -364,7 +363,8 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.tr = transcript.New()
 	m.vp.Reset()
 	m.lastSeq = -1
-	m.outbox, m.canceling, m.asking, m.unseen = nil, false, nil, false
+	m.outbox, m.canceling, m.unseen = nil, false, false
+	m.dropQuestion()
 	var sent []string
 	for _, r := range s.Inherited {
 		m.tr.Apply(r.Event)

@@ -197,6 +197,50 @@ func TestTUITypingDuringApprovalNeverApproves(t *testing.T) {
 	}
 }
 
+// The audit's report, in a real terminal: "look at @src/main", Tab (meant
+// to complete), then " more" approved the command and ate the space. A Tab
+// with a draft is the draft's: the question keeps waiting, every typed
+// character stays in the input, and Enter denies with the whole text.
+func TestTUITabWithADraftNeverApproves(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# approvals\n")
+	u.write("src/main.go", "package main\n")
+	u.write("src/main_test.go", "package main\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--workspace", "local", "--approve", "ask", "--fake-model", mustAbs(t, tuiScript("deny_reason.json"))))
+	tm.waitFor("approve: ask")
+	tm.line("clean up")
+	tm.waitFor("? process.exec wants to run rm -rf build", "tab answer")
+	tm.typeText("look at @src/main")
+	tm.waitFor("› look at @src/main")
+	tm.keys("Tab")
+	tm.typeText(" more")
+	s := tm.waitFor("› look at @src/main more", "enter deny, telling the model what you typed")
+	if !strings.Contains(s, "? process.exec wants to run rm -rf build") || strings.Contains(s, "y/a/n/r answer") {
+		t.Fatalf("the Tab gave the question the keys:\n%s", s)
+	}
+	tm.keys("Enter")
+	tm.waitFor("✗ TOOL_PERMISSION_DENIED", "Understood, I will not delete anything.", "✓ completed")
+	id := tm.quit(1)
+
+	r := u.run("", "events", id)
+	if r.code != 0 {
+		t.Fatalf("harness events: exit %d\n%s", r.code, r.stderr)
+	}
+	resolved := 0
+	for _, e := range decodeLines(t, r.stdout) {
+		if d, ok := e.Data.(event.PermissionResolved); ok {
+			resolved++
+			if d.Decision != "deny" || !strings.Contains(d.Note, "look at @src/main more") {
+				t.Errorf("the permission was resolved %q (%q), want a deny with the whole text", d.Decision, d.Note)
+			}
+		}
+	}
+	if resolved != 1 {
+		t.Errorf("%d permission.resolved events, want 1", resolved)
+	}
+}
+
 // The report: overwriting a 140-line README the model never read
 // with 3 lines showed "+3 −0" on the card while the question said
 // otherwise. Both count against the workspace file: +3 −140, before and

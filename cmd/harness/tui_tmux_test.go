@@ -152,30 +152,12 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// answer gives the approval box the keys with Tab, then presses key, and
-// waits for the prompt to go. Tab is ignored for a moment after a prompt
-// appears (it may have been meant for the input), so it is pressed again
-// until the box shows that it has the keys.
+// answer gives the approval box the keys with Tab (on the empty input),
+// then presses key, and waits for the prompt to go.
 func (tm *terminal) answer(key, prompt string) {
 	tm.t.Helper()
-	deadline := time.NewTimer(screenDeadline)
-	defer deadline.Stop()
-	poll := time.NewTicker(25 * time.Millisecond)
-	defer poll.Stop()
-	for focused := false; !focused; {
-		tm.keys("Tab")
-		for range 20 { // about half a second of polls before pressing again
-			if strings.Contains(tm.screen(), "tab back to the input") {
-				focused = true
-				break
-			}
-			select {
-			case <-poll.C:
-			case <-deadline.C:
-				tm.t.Fatalf("the prompt %q never took the keys", prompt)
-			}
-		}
-	}
+	tm.keys("Tab")
+	tm.waitFor("y/a/n/r answer", "back to the input")
 	tm.keys(key)
 	tm.waitGone(prompt)
 }
