@@ -10,6 +10,10 @@ import (
 // then the screen's own keys, then the input.
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	ks := k.String()
+	if ks == "esc" && m.comp.shown != nil {
+		m.comp.shown = nil // the list of matches goes first
+		return nil
+	}
 	switch {
 	case m.asking != nil:
 		return m.approvalKey(k)
@@ -531,13 +535,4 @@ func (m *Model) withdrawLast() tea.Cmd {
 		return nil
 	}
 	return m.withdraw(pend[len(pend)-1].MessageID)
-}
-
-// complete completes what the draft ends in at tab; ok is false when there
-// is nothing to complete.
-func (m *Model) complete() (tea.Cmd, bool) {
-	if m.completeCommand() {
-		return nil, true
-	}
-	return nil, false
 }

@@ -30,8 +30,10 @@
 // chip until the turn takes it); ctrl+x withdraws the newest message not yet
 // applied. ctrl+j (or shift+enter, or a trailing backslash) breaks a line;
 // ↑/↓ on the first/last line recall sent messages (those of a resumed
-// session too); tab completes a slash command, and an unknown /word is
-// never sent. Esc or Ctrl+C cancels a running turn (Ctrl+C twice: quit
+// session too); tab completes a slash command, an @path mention or a word
+// that looks like a path (from the workspace's listing, which the engine
+// gives, kept and fetched again after each turn; several matches are
+// listed above the input), and an unknown /word is never sent. Esc or Ctrl+C cancels a running turn (Ctrl+C twice: quit
 // without waiting); on an idle screen Ctrl+C clears a draft first and
 // quits on the next press. pgup/pgdn, the mouse wheel and (with an empty
 // input) home/end scroll, alt+↑/↓ select a card, ctrl+o expands or collapses it (the last

@@ -804,3 +804,141 @@ func TestPasteSurvivesHistoryRecall(t *testing.T) {
 		t.Errorf("after recall the draft is %d chars, want the paste back", len(got))
 	}
 }
+
+// workspaceFiles is the listing the completion tests complete from.
+var workspaceFiles = []string{"README.md", "docs/guide.md", "docs/usage.md", "my notes.txt", "src/main.go", "src/main_test.go", "src/util/str.go"}
+
+// Tab completes the path before the cursor, after an @ or in a word that
+// looks like a path, from the workspace listing the engine gives: to the
+// one match, or to what the matches share, listing them. The listing is
+// fetched once, at the first tab that needs it, and again after a turn.
+func TestTabCompletesPaths(t *testing.T) {
+	eng := idleEngine()
+	eng.files = workspaceFiles
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.resetCalls()
+	for _, c := range []struct {
+		typed string
+		keys  []string
+		want  string
+		shown string // on screen after the keys
+	}{
+		{"@REA", []string{"tab"}, "@README.md ", ""},
+		{"@readme", []string{"tab"}, "@README.md ", ""},
+		{"look at @src/m", []string{"tab"}, "look at @src/main", "2 paths match @src/main"},
+		{"look at @src/m", []string{"tab", "_", "tab"}, "look at @src/main_test.go ", ""},
+		{"@src/", []string{"tab"}, "@src/", "3 paths match @src/"},
+		{"@src/u", []string{"tab"}, "@src/util/", ""},
+		{"@src/u", []string{"tab", "tab"}, "@src/util/str.go ", ""},
+		{"see docs/g", []string{"tab"}, "see docs/guide.md ", ""},
+		{"see ./docs/u", []string{"tab"}, "see ./docs/usage.md ", ""},
+		{"hello wor", []string{"tab"}, "hello wor", ""},
+		{"@my", []string{"tab"}, "@my", "Nothing in the workspace matches @my."},
+		{"@nope", []string{"tab"}, "@nope", "Nothing in the workspace matches @nope."},
+	} {
+		s.typeText(c.typed)
+		for _, k := range c.keys {
+			if k == "tab" {
+				s.key(k)
+			} else {
+				s.typeText(k)
+			}
+		}
+		if v := s.m.in.value(); v != c.want {
+			t.Errorf("%q + %v = %q, want %q", c.typed, c.keys, v, c.want)
+		}
+		if c.shown != "" {
+			s.wantText(c.shown)
+		}
+		s.m.in.take()
+		s.key("esc")
+	}
+	// In the middle of the text, the space after is not doubled.
+	s.typeText("@REA and more")
+	for range len(" and more") {
+		s.key("left")
+	}
+	s.key("tab")
+	if v := s.m.in.value(); v != "@README.md and more" {
+		t.Errorf("completing inside the text gave %q", v)
+	}
+	s.m.in.take()
+	s.wantCalls("files")
+
+	// The list of matches narrows as one types, and esc takes it away.
+	s.typeText("@src/")
+	s.key("tab")
+	s.wantText("3 paths match @src/", "main.go", "main_test.go", "util/")
+	s.typeText("m")
+	s.wantText("2 paths match @src/m")
+	s.key("esc")
+	if s.m.comp.shown != nil || strings.Contains(s.text(), "paths match") {
+		t.Error("esc left the list of matches")
+	}
+	s.m.in.take()
+
+	// A turn may change the files: the listing is fetched again.
+	startTurn(s, "run-1", "go")
+	endTurn(s, "run-1", event.StatusCompleted)
+	s.wantCalls("files", `send "go"`, "files")
+}
+
+// A tab pressed before the listing arrives completes when it does, unless
+// the draft changed meanwhile; a listing that failed says why, and the
+// next tab asks again.
+func TestTabWaitsForTheListing(t *testing.T) {
+	eng := idleEngine()
+	eng.files = workspaceFiles
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.typeText("@REA")
+	_, cmd := s.m.Update(keyMsg("tab"))
+	if v := s.m.in.value(); v != "@REA" {
+		t.Fatalf("completed before the listing came: %q", v)
+	}
+	s.run(cmd, 0)
+	if v := s.m.in.value(); v != "@README.md " {
+		t.Fatalf("after the listing came: %q", v)
+	}
+
+	s = newScreen(t, eng, Options{}, 100, 30)
+	s.typeText("@REA")
+	_, cmd = s.m.Update(keyMsg("tab"))
+	s.typeText("X")
+	s.run(cmd, 0)
+	if v := s.m.in.value(); v != "@REAX" {
+		t.Fatalf("a stale tab completed a changed draft: %q", v)
+	}
+
+	eng = idleEngine()
+	eng.filesErr = errcode.New(errcode.WorkspaceLimit, "list files: too many files")
+	s = newScreen(t, eng, Options{}, 100, 30)
+	s.resetCalls()
+	s.typeText("@REA")
+	s.key("tab")
+	s.wantText("No path completion: WORKSPACE_LIMIT")
+	eng.filesErr, eng.files = nil, workspaceFiles
+	s.key("tab")
+	if v := s.m.in.value(); v != "@README.md " {
+		t.Fatalf("the tab after a failed listing: %q", v)
+	}
+	s.wantCalls("files", "files")
+}
+
+// With a question up, a tab with a draft completes the draft and the
+// question keeps waiting.
+func TestTabCompletesDuringApproval(t *testing.T) {
+	eng := idleEngine()
+	eng.files = workspaceFiles
+	var got []Answer
+	eng.answered = &got
+	s := newScreen(t, eng, Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	askExec(s)
+	s.typeText("look at @REA")
+	s.key("tab")
+	s.typeText("more")
+	s.key("space")
+	if v := s.m.in.value(); v != "look at @README.md more " || len(got) != 0 || s.m.asking == nil || s.m.asking.answering {
+		t.Fatalf("input %q, answers %+v, asking %+v", v, got, s.m.asking)
+	}
+}

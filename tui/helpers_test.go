@@ -39,6 +39,8 @@ type fakeEngine struct {
 	patch    string
 	plan     ApplyPlan
 	sessions []SessionSummary
+	files    []string // the workspace listing
+	filesErr error
 }
 
 func (f *fakeEngine) record(format string, args ...any) {
@@ -119,6 +121,10 @@ func (f *fakeEngine) Apply(_ context.Context, p ApplyPlan) (string, error) {
 func (f *fakeEngine) Sessions(context.Context) ([]SessionSummary, error) {
 	f.record("sessions")
 	return f.sessions, nil
+}
+func (f *fakeEngine) Files(context.Context) ([]string, error) {
+	f.record("files")
+	return f.files, f.filesErr
 }
 
 // screen drives a Model the way the program does, synchronously: every

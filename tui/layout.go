@@ -57,6 +57,7 @@ func (m *Model) bottom() ([]string, int) {
 			out = append(out, ansi.Truncate(hint, w, "…"))
 		}
 	}
+	out = append(out, m.completionLines(w)...)
 	if m.asking != nil {
 		out = append(out, strings.Split(approvalView(m.asking, th, w, strings.TrimSpace(m.in.value()) != ""), "\n")...)
 	}

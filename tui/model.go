@@ -76,7 +76,8 @@ type Model struct {
 	outbox    []outgoing
 	canceling bool // Cancel was asked
 
-	asking   *asking // the permission question on screen
+	comp     completer // tab completion of paths
+	asking   *asking   // the permission question on screen
 	pager    *pager
 	picker   *picker
 	flash    string
@@ -173,7 +174,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyPressMsg:
-		return m, m.key(msg)
+		cmd := m.key(msg)
+		m.followCompletion(msg)
+		return m, cmd
 	case tea.MouseWheelMsg:
 		if m.pager == nil && m.picker == nil && m.sess != nil {
 			h, c := m.bodyHeight(), m.ctxFor()
@@ -209,6 +212,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case updateMsg:
 		return m, m.onUpdate(msg)
+	case filesMsg:
+		return m, m.onFiles(msg)
 	case openedMsg:
 		return m, m.onOpened(msg)
 	case sentMsg:
@@ -293,6 +298,9 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 			}
 			m.lastSeq = r.Seq
 			m.tr.Apply(r.Event)
+			if _, ended := r.Event.Data.(event.TurnCompleted); ended {
+				cmds = append(cmds, m.refreshFiles()) // the turn may have changed the files
+			}
 		}
 		if m.tr.Version() != before && !m.vp.Following() {
 			m.unseen = true
@@ -364,6 +372,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.vp.Reset()
 	m.lastSeq = -1
 	m.outbox, m.canceling, m.unseen = nil, false, false
+	m.comp = completer{} // the files of another workspace
 	m.dropQuestion()
 	var sent []string
 	for _, r := range s.Inherited {

@@ -362,6 +362,31 @@ func TestTUIMentionReachesTheModel(t *testing.T) {
 	}
 }
 
+// Tab completes an @path mention from the workspace's files, in a real
+// terminal: "@REA" becomes "@README.md", and a directory lists what is in
+// it.
+func TestTUITabCompletesAMention(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# completion\n")
+	u.write("src/main.go", "package main\n")
+	u.write("src/main_test.go", "package main\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--workspace", "local", "--fake-model", mustAbs(t, tuiScript("keys.json"))))
+	tm.waitFor("Ready.")
+	tm.typeText("what does @REA")
+	tm.waitFor("› what does @REA")
+	tm.keys("Tab")
+	tm.waitFor("› what does @README.md")
+	tm.typeText("say about @sr")
+	tm.keys("Tab")
+	tm.waitFor("› what does @README.md say about @src/")
+	tm.keys("Tab")
+	tm.waitFor("› what does @README.md say about @src/main", "2 paths match @src/main", "main_test.go")
+	tm.keys("C-c")
+	tm.waitFor("Draft cleared")
+	tm.quit(1)
+}
+
 // "!ls" runs in the sandbox through the tools and puts its output in the
 // conversation, without a model request.
 func TestTUIBangCommand(t *testing.T) {
