@@ -54,6 +54,11 @@
 // the result as a user message starting with event.AttachmentsMarker,
 // which the transcript shows as "attached …" or the command's output.
 //
+// The screen is the terminal's alternate one, so nothing of it stays once
+// the program quits; LastAnswer gives the newest answer as plain text for
+// the command to print after it (with the resume command), so that it is
+// in the scrollback.
+//
 // Steering that reaches the runtime as its turn is already ending
 // (RUNTIME_RUN_TERMINAL) is not lost: the screen keeps it and sends it as
 // the next turn. After a completed turn, inputs queued for the next turn

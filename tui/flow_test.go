@@ -942,3 +942,36 @@ func TestTabCompletesDuringApproval(t *testing.T) {
 		t.Fatalf("input %q, answers %+v, asking %+v", v, got, s.m.asking)
 	}
 }
+
+// What the terminal keeps after quitting is the newest answer as plain
+// text: the completed one, or as far as a canceled one got; never a
+// summary; bounded to its last lines; no escape sequence of the model's
+// reaches the terminal.
+func TestLastAnswer(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	if got := s.m.LastAnswer(40); got != "" {
+		t.Fatalf("before any answer: %q", got)
+	}
+	startTurn(s, "run-1", "go")
+	s.events(
+		ev(3, event.MessageDelta{RunID: "run-1", MessageID: "msg-a1", Delta: "Half"}),
+		ev(4, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a1", Role: model.RoleAssistant, Content: "The **first** answer.\x1b]0;pwned\x07\x1b[2J  \r\n"}),
+		ev(5, event.ContextAccounted{RunID: "run-1", RequestID: "req-sum", SummaryRequest: true}),
+		ev(6, event.MessageDelta{RunID: "run-1", RequestID: "req-sum", MessageID: "msg-sum", Delta: "a summary"}),
+	)
+	endTurn(s, "run-1", event.StatusCompleted)
+	if got := s.m.LastAnswer(40); got != "The **first** answer." {
+		t.Errorf("after a completed answer: %q", got)
+	}
+	startTurn(s, "run-2", "more")
+	var long strings.Builder
+	for i := range 100 {
+		long.WriteString("line " + itoa(i) + "\n")
+	}
+	s.events(ev(7, event.MessageDelta{RunID: "run-2", MessageID: "msg-a2", Delta: long.String()}))
+	endTurn(s, "run-2", event.StatusCanceled)
+	got := strings.Split(s.m.LastAnswer(40), "\n")
+	if len(got) != 41 || got[0] != "… 60 earlier lines" || got[1] != "line 60" || got[40] != "line 99" {
+		t.Errorf("a long canceled answer gave %d lines: %q … %q", len(got), got[0], got[len(got)-1])
+	}
+}

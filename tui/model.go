@@ -67,6 +67,7 @@ type Model struct {
 
 	tr      *transcript.Transcript
 	vp      *transcript.Viewport
+	last    lastAnswer // what stays in the scrollback after quitting
 	lastSeq int64
 	unseen  bool // events arrived below a scrolled-up window
 
@@ -298,6 +299,7 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 			}
 			m.lastSeq = r.Seq
 			m.tr.Apply(r.Event)
+			m.last.apply(r.Event)
 			if _, ended := r.Event.Data.(event.TurnCompleted); ended {
 				cmds = append(cmds, m.refreshFiles()) // the turn may have changed the files
 			}
@@ -370,6 +372,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.sess, m.openErr = &s, nil
 	m.tr = transcript.New()
 	m.vp.Reset()
+	m.last = lastAnswer{}
 	m.lastSeq = -1
 	m.outbox, m.canceling, m.unseen = nil, false, false
 	m.comp = completer{} // the files of another workspace
@@ -377,11 +380,13 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	var sent []string
 	for _, r := range s.Inherited {
 		m.tr.Apply(r.Event)
+		m.last.apply(r.Event)
 	}
 	for _, r := range s.History {
 		if r.Seq > m.lastSeq {
 			m.lastSeq = r.Seq
 			m.tr.Apply(r.Event)
+			m.last.apply(r.Event)
 			switch d := r.Event.Data.(type) {
 			case event.MessageCompleted:
 				if d.Role == model.RoleUser {

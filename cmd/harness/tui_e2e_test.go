@@ -339,7 +339,8 @@ func TestTUILiveCommandOutput(t *testing.T) {
 
 // An @path mention attaches the workspace file: the read goes through the
 // tools (recorded as a call), the screen says what was attached, and the
-// file's text reaches the model's request on the wire.
+// file's text reaches the model's request on the wire. After quitting, the
+// answer is still in the terminal's scrollback.
 func TestTUIMentionReachesTheModel(t *testing.T) {
 	srv := &chatServer{streams: []string{
 		sse(`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"The notes say nothing yet."},"finish_reason":"stop"}]}`,
@@ -354,7 +355,14 @@ func TestTUIMentionReachesTheModel(t *testing.T) {
 	tm.waitFor("Ready.")
 	tm.line("what do @notes.md say?")
 	tm.waitFor("you  what do @notes.md say?", "attached @notes.md", "fs.read  notes.md", "The notes say nothing yet.", "✓ completed")
-	tm.quit(1)
+	id := tm.quit(1)
+	// The answer stays in the terminal after it left the screen, above
+	// the resume command.
+	back := tm.scrollback()
+	ans, res := strings.Index(back, "The notes say nothing yet."), strings.Index(back, "harness resume "+id)
+	if ans < 0 || res < ans {
+		t.Errorf("the scrollback lacks the answer before the resume command:\n%s", back)
+	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	if len(srv.bodies) != 1 || !strings.Contains(srv.bodies[0], "the-secret-plan-is-tea") {

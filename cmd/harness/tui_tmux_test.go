@@ -77,6 +77,13 @@ func (tm *terminal) screen() string {
 	return tm.tmux("capture-pane", "-p", "-t", "e2e")
 }
 
+// scrollback is the terminal's last 200 lines of history and its screen:
+// what a user scrolling back after the program left would see.
+func (tm *terminal) scrollback() string {
+	tm.t.Helper()
+	return tm.tmux("capture-pane", "-p", "-t", "e2e", "-S", "-200")
+}
+
 // waitFor polls the screen until every sub is on it, and returns it.
 func (tm *terminal) waitFor(subs ...string) string {
 	tm.t.Helper()
