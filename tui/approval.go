@@ -80,16 +80,29 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool) string {
 		}
 	}
 	if a.Diff != "" {
-		dl := diffview.Lines(diffview.Hunks(a.Diff), inner-2, th)
-		shown := dl
-		if !q.all && len(shown) > approvalLines {
-			shown = shown[:approvalLines]
+		// Collapsed, the head of both sides of a long change: what gets
+		// written is never hidden behind what it replaces.
+		body := diffview.Hunks(a.Diff)
+		var shown []string
+		if q.all {
+			shown = diffview.Lines(body, inner-2, th)
+		} else {
+			ex, _ := diffview.Excerpt(body, approvalLines)
+			last := -1 // the last line saying what was left out
+			for i, l := range ex {
+				if strings.HasPrefix(l, "…") {
+					last = i
+				}
+			}
+			for i, l := range ex {
+				if i == last {
+					l += " · ctrl+o shows all"
+				}
+				shown = append(shown, diffview.Line(l, inner-2, th))
+			}
 		}
 		for _, l := range shown {
 			lines = append(lines, "  "+l)
-		}
-		if more := len(dl) - len(shown); more > 0 {
-			lines = append(lines, "  "+th.Muted.Render("… "+itoa(more)+" more lines · ctrl+o shows all"))
 		}
 	}
 	lines = append(lines, wrapSegs(answerSegs(q, th), "  ", inner)...)

@@ -12,6 +12,7 @@ import (
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/tui/diffview"
 )
 
 // startTurn types text, presses enter and delivers the turn's admission.
@@ -974,4 +975,31 @@ func TestLastAnswer(t *testing.T) {
 	if len(got) != 41 || got[0] != "… 60 earlier lines" || got[1] != "line 60" || got[40] != "line 99" {
 		t.Errorf("a long canceled answer gave %d lines: %q … %q", len(got), got[0], got[len(got)-1])
 	}
+}
+
+// overwriteApproval is the audit's case: a 140-line README overwritten
+// with 3 lines.
+func overwriteApproval() *Approval {
+	var old strings.Builder
+	for i := range 140 {
+		old.WriteString("line " + itoa(i+1) + " of a long README\n")
+	}
+	return &Approval{PermissionID: "perm-1", CallID: "call-2", Tool: "fs.write", Subject: "README.md",
+		Input: json.RawMessage(`{"path":"README.md","contents":"# Short\nthree lines\nnow\n"}`),
+		Diff:  diffview.Unified("README.md", old.String(), "# Short\nthree lines\nnow\n", false)}
+}
+
+// The collapsed write approval of an overwrite shows what gets written,
+// not only the head of what it replaces, and counts against the file.
+func TestApprovalShowsBothSidesOfAnOverwrite(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 40)
+	startTurn(s, "run-1", "shorten the README")
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: overwriteApproval()}})
+	s.wantText("? fs.write wants to write README.md  +3 −140", "-line 1 of a long README", "… 133 more removed lines · ctrl+o shows all",
+		"+# Short", "+three lines", "+now")
+	if strings.Contains(s.text(), "line 9 of") {
+		t.Error("the collapsed approval shows more of the old file than fits")
+	}
+	s.key("ctrl+o")
+	s.wantText("-line 8 of a long README", "+now")
 }

@@ -25,3 +25,14 @@ func TestViewCompletion(t *testing.T) {
 		return s
 	})
 }
+
+// The write approval of an overwrite, collapsed: the head of both sides.
+func TestViewApprovalOverwrite(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := newScreen(t, idleEngine(), Options{}, w, h)
+		startTurn(s, "run-1", "shorten the README")
+		s.send(updateMsg{u: Update{SessionID: sessID, Approval: overwriteApproval()}})
+		s.wantText("+3 −140", "more removed lines · ctrl+o shows all", "+# Short", "+now")
+		return s
+	})
+}

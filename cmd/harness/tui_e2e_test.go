@@ -244,7 +244,8 @@ func TestTUITabWithADraftNeverApproves(t *testing.T) {
 // The report: overwriting a 140-line README the model never read
 // with 3 lines showed "+3 −0" on the card while the question said
 // otherwise. Both count against the workspace file: +3 −140, before and
-// after the write, and again when the session is resumed.
+// after the write, and again when the session is resumed. The question
+// shows the new lines too, not only the head of the old ones.
 func TestTUIWriteCardCountsTheRealFile(t *testing.T) {
 	needDocker(t)
 	u := newUser(t)
@@ -257,7 +258,9 @@ func TestTUIWriteCardCountsTheRealFile(t *testing.T) {
 	tm.line(harnessCmd(u, "--image", "harness-busybox", "--approve", "ask", "--fake-model", mustAbs(t, tuiScript("overwrite.json"))))
 	tm.waitFor("Ready.", "approve: ask")
 	tm.line("shorten the README")
-	s := tm.waitFor("? fs.write wants to write README.md  +3 −140", "fs.write  README.md  +3 −140")
+	// The collapsed question shows what gets written, not only the old lines.
+	s := tm.waitFor("? fs.write wants to write README.md  +3 −140", "fs.write  README.md  +3 −140",
+		"-line 1 of a long README", "more removed lines", "+A tiny README.", "+The end.")
 	if strings.Contains(s, "+3 −0") {
 		t.Fatalf("a count against nothing is on screen:\n%s", s)
 	}
