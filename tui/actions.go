@@ -437,6 +437,7 @@ func (m *Model) choose(c int) tea.Cmd {
 		}
 		m.focusInput()
 		m.asking.reason = true
+		m.in.ta.Placeholder = "the reason to deny with: the model reads it"
 		return nil
 	}
 	return m.answer(Answer{})

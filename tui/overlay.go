@@ -127,8 +127,15 @@ func helpLines(m *Model, width int) []string {
 		}
 	}
 	out = append(out, "", " "+th.Bold.Render("Commands"))
+	const indent = "              " // under the help text, past the names
 	for _, c := range slashCommands {
-		out = append(out, ansi.Truncate("   "+th.Key.Render(fmt.Sprintf("%-10s", c.name))+" "+th.Muted.Render(c.help), width, "…"))
+		for i, l := range wrapWords(c.help, max(width-len(indent), 20)) {
+			if i == 0 {
+				out = append(out, "   "+th.Key.Render(fmt.Sprintf("%-10s", c.name))+" "+th.Muted.Render(l))
+			} else {
+				out = append(out, indent+th.Muted.Render(l))
+			}
+		}
 	}
 	out = append(out, "")
 	prose := "Enter sends a new turn when idle and steers the running one when busy: steering is applied at the next model request. " +
