@@ -187,9 +187,16 @@ func TestQueuedInputWaitsAfterACanceledTurn(t *testing.T) {
 }
 
 // askExec puts a process.exec question on screen during a running turn.
-func askExec(s *screen) {
-	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
-		Input: json.RawMessage(`{"argv":["make","test"]}`)}}})
+func askExec(s *screen) { ask(s, "process.exec") }
+
+// ask puts a question about tool (process.exec or fs.write) on screen.
+func ask(s *screen, tool string) {
+	a := &Approval{PermissionID: "perm-1", Tool: tool, Input: json.RawMessage(`{"argv":["make","test"]}`)}
+	if tool == "fs.write" {
+		a.Subject, a.Input = "a.txt", json.RawMessage(`{"path":"a.txt","contents":"x\n"}`)
+		a.Diff = "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n"
+	}
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: a}})
 }
 
 // An approval is answered only from the box, which gets the keys with tab
@@ -218,54 +225,56 @@ func TestApprovalAnswers(t *testing.T) {
 		{"right enter asks for a reason", []string{"right", "enter"}, pending, ""},
 		{"r asks for a reason", []string{"r"}, pending, ""},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			eng := idleEngine()
-			var got []Answer
-			eng.answered = &got
-			s := newScreen(t, eng, Options{}, 100, 30)
-			startTurn(s, "run-1", "go")
-			s.resetCalls()
-			askExec(s)
-			s.wantText("? process.exec wants to run make test", "tab answer")
-			s.key("tab")
-			s.wantText("› n deny", "y/a/n/r answer", "back to the input")
-			if s.m.in.ta.Focused() || s.m.View().Cursor != nil {
-				t.Error("the input still looks live while the box has the keys")
-			}
-			for _, k := range c.keys {
-				s.key(k)
-			}
-			if c.want == pending {
-				if len(got) != 0 {
-					t.Fatalf("answered: %+v", got)
+		for _, tool := range []string{"process.exec", "fs.write"} {
+			t.Run(tool+"/"+c.name, func(t *testing.T) {
+				eng := idleEngine()
+				var got []Answer
+				eng.answered = &got
+				s := newScreen(t, eng, Options{}, 100, 30)
+				startTurn(s, "run-1", "go")
+				s.resetCalls()
+				ask(s, tool)
+				s.wantText(map[string]string{"process.exec": "? process.exec wants to run make test", "fs.write": "? fs.write wants to write a.txt  +1 −0"}[tool], "tab answer")
+				s.key("tab")
+				s.wantText("› n deny", "y/a/n/r answer", "back to the input")
+				if s.m.in.ta.Focused() || s.m.View().Cursor != nil {
+					t.Error("the input still looks live while the box has the keys")
 				}
-				if v := s.m.in.value(); v != c.input {
-					t.Fatalf("input = %q, want %q", v, c.input)
+				for _, k := range c.keys {
+					s.key(k)
 				}
-				if strings.HasSuffix(c.name, "reason") {
-					s.wantText("type the reason the model gets")
-					s.key("enter") // no reason yet: nothing is answered
+				if c.want == pending {
 					if len(got) != 0 {
-						t.Fatalf("an empty reason answered: %+v", got)
+						t.Fatalf("answered: %+v", got)
 					}
-					s.typeText("use go test")
-					s.key("enter")
-					if want := (Answer{Reason: "use go test"}); len(got) != 1 || got[0] != want {
-						t.Fatalf("replies = %+v, want [%+v]", got, want)
+					if v := s.m.in.value(); v != c.input {
+						t.Fatalf("input = %q, want %q", v, c.input)
 					}
+					if strings.HasSuffix(c.name, "reason") {
+						s.wantText("type the reason the model gets")
+						s.key("enter") // no reason yet: nothing is answered
+						if len(got) != 0 {
+							t.Fatalf("an empty reason answered: %+v", got)
+						}
+						s.typeText("use go test")
+						s.key("enter")
+						if want := (Answer{Reason: "use go test"}); len(got) != 1 || got[0] != want {
+							t.Fatalf("replies = %+v, want [%+v]", got, want)
+						}
+					}
+					return
 				}
-				return
-			}
-			if len(got) != 1 || got[0] != c.want {
-				t.Fatalf("replies = %+v, want [%+v]", got, c.want)
-			}
-			if s.m.asking != nil || strings.Contains(s.text(), "wants to run") {
-				t.Error("the prompt stayed after the answer")
-			}
-			if s.m.in.value() != "" || !s.m.in.ta.Focused() {
-				t.Errorf("after the answer the input holds %q (focused %v)", s.m.in.value(), s.m.in.ta.Focused())
-			}
-		})
+				if len(got) != 1 || got[0] != c.want {
+					t.Fatalf("replies = %+v, want [%+v]", got, c.want)
+				}
+				if s.m.asking != nil || strings.Contains(s.text(), "wants to ") {
+					t.Error("the prompt stayed after the answer")
+				}
+				if s.m.in.value() != "" || !s.m.in.ta.Focused() {
+					t.Errorf("after the answer the input holds %q (focused %v)", s.m.in.value(), s.m.in.ta.Focused())
+				}
+			})
+		}
 	}
 }
 
