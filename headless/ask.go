@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,8 +11,11 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/tui"
+	"github.com/harness-dev/harness/tui/diffview"
+	"github.com/harness-dev/harness/workspace"
 )
 
 // IsTerminal reports whether r is a terminal (exec --approve ask needs one
@@ -28,8 +32,13 @@ type question struct {
 	input             json.RawMessage // of the tool.call it is about
 }
 
-// askText is the question as exec prints it: the whole command, quoted.
-func askText(q question) string {
+// askLines bounds the diff printed with a write's question.
+const askLines = 10
+
+// askText is the question as exec prints it: the whole command, quoted;
+// for a write, its +N −M against the workspace file and the head of the
+// diff (of both sides, for an overwrite), as diffText says.
+func askText(q question, diffText string) string {
 	what := q.subject
 	if q.tool == "process.exec" {
 		var in struct {
@@ -43,7 +52,42 @@ func askText(q question) string {
 	if q.tool == "fs.write" {
 		verb = "wants to write"
 	}
-	return fmt.Sprintf("? %s %s %s\n  y allow once · a allow %s for this run · n deny · or type a reason to deny with: ", q.tool, verb, what, q.tool)
+	var b strings.Builder
+	fmt.Fprintf(&b, "? %s %s %s", q.tool, verb, what)
+	if diffText != "" {
+		st := diffview.StatOf(diffText)
+		fmt.Fprintf(&b, "  +%d −%d\n", st.Added, st.Deleted)
+		lines, _ := diffview.Excerpt(diffview.Hunks(diffText), askLines)
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  │ %s\n", short(strings.ReplaceAll(l, "\t", "    "), 200))
+		}
+	} else {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "  y allow once · a allow %s for this run · n deny · or type a reason to deny with: ", q.tool)
+	return b.String()
+}
+
+// askDiff is the change a write's question is about, against the
+// workspace file's current contents (a new file against nothing); "" for
+// another tool or when the file cannot be read.
+func askDiff(ctx context.Context, ws workspace.Workspace, q question) string {
+	if q.tool != "fs.write" {
+		return ""
+	}
+	var in struct {
+		Path     string `json:"path"`
+		Contents string `json:"contents"`
+	}
+	if json.Unmarshal(q.input, &in) != nil || in.Path == "" {
+		return ""
+	}
+	old, err := ws.ReadFile(ctx, in.Path)
+	created := err != nil && errcode.Of(err) == errcode.WorkspaceNotFound
+	if err != nil && !created {
+		return ""
+	}
+	return diffview.Unified(in.Path, string(old), in.Contents, created)
 }
 
 // lineAnswer reads a typed line as the answer to a question: only y/yes

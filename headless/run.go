@@ -148,7 +148,7 @@ func (a *run) drive(ctx context.Context, sess *app.Session, lines <-chan string,
 		select {
 		case q := <-asks:
 			pending = &q
-			fmt.Fprint(a.Stderr, askText(q))
+			fmt.Fprint(a.Stderr, askText(q, askDiff(ctx, sess.Workspace, q)))
 		case <-sess.Idle():
 			out, _ := sess.Wait(context.WithoutCancel(ctx))
 			return out

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"strings"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -11,6 +10,10 @@ import (
 // then the screen's own keys, then the input.
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	ks := k.String()
+	if ks == "esc" && m.comp.shown != nil {
+		m.comp.shown = nil // the list of matches goes first
+		return nil
+	}
 	switch {
 	case m.asking != nil:
 		return m.approvalKey(k)
@@ -51,8 +54,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "tab":
-		if m.completeCommand() {
-			return nil
+		if cmd, ok := m.complete(); ok {
+			return cmd
 		}
 	case "enter":
 		return m.submit(false)
@@ -294,15 +297,15 @@ func (m *Model) openHelp() {
 	m.pager = newPager(pagerHelp, "Help", helpLines(m, m.width), m.width, m.bodyHeight())
 }
 
-// approvalGrace is how long after an approval prompt appears tab is
-// ignored: a tab pressed for the input (completion) must not hand the
-// keys to the box the moment it appears.
-const approvalGrace = 400 * time.Millisecond
+// questionFlash says how to answer the question on screen.
+const questionFlash = "A question is waiting: with the input empty, tab gives it the keys (then y, a, n or r); esc denies."
 
-// approvalKey handles a key while a question is up. The input keeps every
-// key that edits text; only tab (a deliberate key) gives the box the keys,
-// and only there do y, a, n, r and enter answer. esc denies; enter with
-// text in the input denies and sends that text to the model as the reason.
+// approvalKey handles a key while a question is up. A keystroke meant for
+// the input never answers: the input keeps every key that edits text, and
+// tab with a draft completes it. Only tab on an empty input gives the box
+// the keys (boxKey), and the input then shows that it is paused. Esc
+// denies; enter with text in the input denies and sends that text to the
+// model as the reason.
 func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	q := m.asking
 	ks := k.String()
@@ -321,42 +324,28 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.answer(Answer{})
 	}
 	if q.answering {
-		switch ks {
-		case "tab", "shift+tab":
-			q.answering = false
-		case "left", "up", "h", "k":
-			q.choice = (q.choice + numChoices - 1) % numChoices
-		case "right", "down", "l", "j":
-			q.choice = (q.choice + 1) % numChoices
-		case "y", "Y":
-			return m.choose(choiceOnce)
-		case "a", "A":
-			return m.choose(choiceRun)
-		case "n", "N":
-			return m.choose(choiceDeny)
-		case "r", "R":
-			return m.choose(choiceReason)
-		case "enter", "space":
-			return m.choose(q.choice)
-		default:
-			// Anything else is typing: it goes to the input.
-			if k.Text != "" || ks == "backspace" {
-				q.answering = false
-				return m.in.update(k)
-			}
-		}
-		return nil
+		return m.boxKey(q, k)
 	}
 	switch ks {
 	case "tab", "shift+tab":
-		if m.opts.Now().Sub(m.approvalAt) >= approvalGrace {
-			q.answering, q.reason = true, false
+		if m.in.value() != "" {
+			// Meant for the draft: it completes there, and never hands the
+			// keys to the box.
+			if cmd, ok := m.complete(); ok {
+				return cmd
+			}
+			m.flash = "Tab answers only with the input empty: enter denies with what you typed, esc denies."
+			return nil
 		}
+		m.focusBox()
 		return nil
 	case "enter":
 		text := strings.TrimSpace(m.in.value())
 		if text == "" {
-			m.flash = "A question is waiting: tab answers it, esc denies."
+			m.flash = questionFlash
+			if q.reason {
+				m.flash = "Type the reason the model gets, then enter; esc denies without one."
+			}
 			return nil
 		}
 		m.in.take()
@@ -364,6 +353,73 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	m.flash = ""
 	return m.in.update(k)
+}
+
+// boxKey handles a key while the question's box has the keys: y, a, n and
+// r answer; the arrows move the highlight, which starts on "deny", and
+// only once it was moved do enter and space act on it; tab, or any other
+// key that types, gives the keys back to the input (and types there).
+func (m *Model) boxKey(q *asking, k tea.KeyPressMsg) tea.Cmd {
+	ks := k.String()
+	switch ks {
+	case "tab", "shift+tab":
+		m.focusInput()
+		return nil
+	case "left", "up":
+		q.choice, q.moved = max(q.choice-1, 0), true
+		return nil
+	case "right", "down":
+		q.choice, q.moved = min(q.choice+1, numChoices-1), true
+		return nil
+	case "y", "Y":
+		return m.choose(choiceOnce)
+	case "a", "A":
+		return m.choose(choiceRun)
+	case "n", "N":
+		return m.choose(choiceDeny)
+	case "r", "R":
+		return m.choose(choiceReason)
+	case "enter":
+		if q.moved {
+			return m.choose(q.choice)
+		}
+		m.flash = "Choose with ←/→ first, or press y, a, n or r."
+		return nil
+	case "space":
+		if q.moved {
+			return m.choose(q.choice)
+		}
+	}
+	if k.Text == "" && ks != "backspace" {
+		return nil
+	}
+	// Typing: the keys go back to the input, with this one.
+	m.focusInput()
+	m.flash = ""
+	return m.in.update(k)
+}
+
+// focusBox gives the question's box the keys, the highlight on "deny";
+// the input is paused (dimmed, no cursor).
+func (m *Model) focusBox() {
+	q := m.asking
+	q.answering, q.reason, q.choice, q.moved = true, false, choiceDeny, false
+	m.in.blur()
+	m.flash = ""
+}
+
+// focusInput gives the keys back to the input.
+func (m *Model) focusInput() {
+	if m.asking != nil {
+		m.asking.answering = false
+	}
+	m.in.focus()
+}
+
+// dropQuestion takes the question down; the input has the keys again.
+func (m *Model) dropQuestion() {
+	m.asking = nil
+	m.in.focus()
 }
 
 // choose answers with one of the box's choices; "deny with a reason"
@@ -379,7 +435,9 @@ func (m *Model) choose(c int) tea.Cmd {
 			m.in.take()
 			return m.answer(Answer{Reason: text})
 		}
-		m.asking.answering, m.asking.reason = false, true
+		m.focusInput()
+		m.asking.reason = true
+		m.in.ta.Placeholder = "the reason to deny with: the model reads it"
 		return nil
 	}
 	return m.answer(Answer{})
@@ -388,7 +446,7 @@ func (m *Model) choose(c int) tea.Cmd {
 // answer replies to the question on screen and takes it down.
 func (m *Model) answer(ans Answer) tea.Cmd {
 	a := m.asking.a
-	m.asking = nil
+	m.dropQuestion()
 	m.flash = ""
 	return m.reply(a.PermissionID, ans)
 }

@@ -18,22 +18,25 @@ const (
 	approvalCmdLines = 3
 )
 
-// The answers of an approval prompt, in the order the box lists them.
+// The answers of an approval prompt, in the order the box lists them: the
+// highlight starts on the first, the safe one.
 const (
-	choiceOnce = iota
-	choiceRun
-	choiceDeny
+	choiceDeny = iota
 	choiceReason
+	choiceOnce
+	choiceRun
 	numChoices
 )
 
 // asking is the state of a question on screen. The input keeps the keys
-// until tab hands them to the box (answering): a keystroke meant for the
-// input never answers, and what is typed stays in the input.
+// until tab on an empty input hands them to the box (answering): a
+// keystroke meant for the input never answers, and what is typed stays in
+// the input.
 type asking struct {
 	a         *Approval
-	answering bool // the box has the keys
+	answering bool // the box has the keys (the input is paused)
 	choice    int  // the highlighted answer while answering
+	moved     bool // the highlight was moved: enter and space act on it
 	all       bool // the whole command and diff, not the first lines
 	reason    bool // the input is taking a reason to deny with
 }
@@ -77,22 +80,49 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool) string {
 		}
 	}
 	if a.Diff != "" {
-		dl := diffview.Lines(diffview.Hunks(a.Diff), inner-2, th)
-		shown := dl
-		if !q.all && len(shown) > approvalLines {
-			shown = shown[:approvalLines]
+		// Collapsed, the head of both sides of a long change: what gets
+		// written is never hidden behind what it replaces.
+		body := diffview.Hunks(a.Diff)
+		var shown []string
+		if q.all {
+			shown = diffview.Lines(body, inner-2, th)
+		} else {
+			ex, _ := diffview.Excerpt(body, approvalLines)
+			last := -1 // the last line saying what was left out
+			for i, l := range ex {
+				if strings.HasPrefix(l, "…") {
+					last = i
+				}
+			}
+			for i, l := range ex {
+				if i == last {
+					l += " · ctrl+o shows all"
+				}
+				shown = append(shown, diffview.Line(l, inner-2, th))
+			}
 		}
 		for _, l := range shown {
 			lines = append(lines, "  "+l)
 		}
-		if more := len(dl) - len(shown); more > 0 {
-			lines = append(lines, "  "+th.Muted.Render("… "+itoa(more)+" more lines · ctrl+o shows all"))
-		}
 	}
-	choices := []string{"allow once", "allow " + a.Tool + " for this run", "deny", "deny with a reason"}
-	keys := []string{"y", "a", "n", "r"}
+	lines = append(lines, wrapSegs(answerSegs(q, th), "  ", inner)...)
+	lines = append(lines, wrapSegs(approvalHints(q, th, draft), th.Muted.Render(" · "), inner)...)
+	return th.Box.Width(width).Render(strings.Join(lines, "\n"))
+}
+
+// answerSegs lists the answers: with their keys while the box has them
+// (the highlighted one marked), muted and introduced by how to get there
+// while the input has the keys.
+func answerSegs(q *asking, th *theme.Theme) []string {
+	var names [numChoices]string
+	names[choiceDeny], names[choiceReason] = "deny", "deny with a reason"
+	names[choiceOnce], names[choiceRun] = "allow once", "allow "+q.a.Tool+" for this run"
+	keys := [numChoices]string{choiceDeny: "n", choiceReason: "r", choiceOnce: "y", choiceRun: "a"}
 	var segs []string
-	for i, c := range choices {
+	if !q.answering {
+		segs = append(segs, th.Muted.Render("with the input empty, tab, then:"))
+	}
+	for i, c := range names {
 		switch {
 		case q.answering && i == q.choice:
 			segs = append(segs, th.Selected.Render("› "+keys[i]+" "+c))
@@ -102,24 +132,24 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool) string {
 			segs = append(segs, th.Muted.Render(keys[i]+" "+c))
 		}
 	}
-	lines = append(lines, wrapSegs(segs, "  ", inner)...)
+	return segs
+}
+
+// approvalHints are the keys that work now, by who has them.
+func approvalHints(q *asking, th *theme.Theme, draft bool) []string {
+	hint := func(k, what string) string { return th.Key.Render(k) + th.Muted.Render(" "+what) }
 	var hints []string
 	switch {
 	case q.answering:
-		hints = []string{th.Key.Render("←/→") + th.Muted.Render(" choose"), th.Key.Render("enter") + th.Muted.Render(" answer"),
-			th.Key.Render("tab") + th.Muted.Render(" back to the input")}
-	case q.reason:
-		hints = []string{th.Warn.Render("type the reason the model gets"), th.Key.Render("enter") + th.Muted.Render(" deny with it"),
-			th.Key.Render("tab") + th.Muted.Render(" answer")}
+		hints = []string{hint("y/a/n/r", "answer"), hint("←/→ then enter", "choose"), hint("tab", "or typing: back to the input"), hint("esc", "deny")}
+	case q.reason && !draft:
+		hints = []string{th.Warn.Render("type the reason the model gets"), hint("enter", "deny with it"), hint("esc", "deny without one")}
+	case draft:
+		hints = []string{hint("enter", "deny, telling the model what you typed"), hint("esc", "deny"), hint("tab", "completes the input")}
 	default:
-		hints = []string{th.Key.Render("tab") + th.Muted.Render(" answer"), th.Key.Render("esc") + th.Muted.Render(" deny")}
-		if draft {
-			hints = append(hints, th.Key.Render("enter")+th.Muted.Render(" deny, telling the model what you typed"))
-		}
+		hints = []string{hint("tab", "answer"), hint("esc", "deny")}
 	}
-	hints = append(hints, th.Key.Render("ctrl+o")+th.Muted.Render(" show all"), th.Key.Render("ctrl+c")+th.Muted.Render(" cancel turn"))
-	lines = append(lines, wrapSegs(hints, th.Muted.Render(" · "), inner)...)
-	return th.Box.Width(width).Render(strings.Join(lines, "\n"))
+	return append(hints, hint("ctrl+o", "show all"), hint("ctrl+c", "cancel turn"))
 }
 
 // wrapSegs joins segments with sep into lines of at most width cells,

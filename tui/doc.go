@@ -30,23 +30,34 @@
 // chip until the turn takes it); ctrl+x withdraws the newest message not yet
 // applied. ctrl+j (or shift+enter, or a trailing backslash) breaks a line;
 // ↑/↓ on the first/last line recall sent messages (those of a resumed
-// session too); tab completes a slash command, and an unknown /word is
-// never sent. Esc or Ctrl+C cancels a running turn (Ctrl+C twice: quit
+// session too); tab completes a slash command, an @path mention or a word
+// that looks like a path (from the workspace's listing, which the engine
+// gives, kept and fetched again after each turn; several matches are
+// listed above the input), and an unknown /word is never sent. Esc or Ctrl+C cancels a running turn (Ctrl+C twice: quit
 // without waiting); on an idle screen Ctrl+C clears a draft first and
 // quits on the next press. pgup/pgdn, the mouse wheel and (with an empty
 // input) home/end scroll, alt+↑/↓ select a card, ctrl+o expands or collapses it (the last
 // one when none is selected). With --approve ask, a question never takes
-// keys meant for the input: typing stays in the input, and only tab gives
-// the question's box the keys (then y allows once, a allows the tool for
-// the rest of the run, n denies, r denies with a reason; ←/→ and enter
-// choose). Esc denies; enter with text in the input denies and sends the
-// text to the model as the reason; ctrl+o shows the whole command or diff.
+// keys meant for the input: typing stays in the input, a tab with a draft
+// completes the draft, and only tab on an empty input gives the question's
+// box the keys, the input then dimmed and without a cursor. In the box y
+// allows once, a allows the tool for the rest of the run, n denies, r
+// denies with a reason; the highlight starts on "deny" and enter or space
+// act on it only after ←/→ moved it; tab, or any other key that types,
+// gives the keys back to the input (and types there). Esc denies; enter
+// with text in the input denies and sends the text to the model as the
+// reason; ctrl+o shows the whole command or diff.
 //
 // Messages: "@path" mentions attach workspace files and "!command" runs a
 // command in the sandbox; the runtime does both through the tools (the
 // same policy, approvals and refusals as the model's calls) and records
 // the result as a user message starting with event.AttachmentsMarker,
 // which the transcript shows as "attached …" or the command's output.
+//
+// The screen is the terminal's alternate one, so nothing of it stays once
+// the program quits; LastAnswer gives the newest answer as plain text for
+// the command to print after it (with the resume command), so that it is
+// in the scrollback.
 //
 // Steering that reaches the runtime as its turn is already ending
 // (RUNTIME_RUN_TERMINAL) is not lost: the screen keeps it and sends it as

@@ -58,6 +58,10 @@ type Engine interface {
 	Apply(ctx context.Context, plan ApplyPlan) (string, error)
 	// Sessions lists recent sessions, most recent first.
 	Sessions(ctx context.Context) ([]SessionSummary, error)
+	// Files lists the open session's workspace files (sorted, slash
+	// separated, relative to its root): what tab completes @path
+	// mentions and typed paths from.
+	Files(ctx context.Context) ([]string, error)
 }
 
 // Sent says what became of text given to Send or Queue.

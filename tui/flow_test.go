@@ -12,6 +12,7 @@ import (
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/tui/diffview"
 )
 
 // startTurn types text, presses enter and delivers the turn's admission.
@@ -185,64 +186,145 @@ func TestQueuedInputWaitsAfterACanceledTurn(t *testing.T) {
 	s.wantCalls("start-queued")
 }
 
-// An approval is answered only from the box, which gets the keys with
-// tab: y, a, n and enter on the highlighted choice.
+// askExec puts a process.exec question on screen during a running turn.
+func askExec(s *screen) { ask(s, "process.exec") }
+
+// ask puts a question about tool (process.exec or fs.write) on screen.
+func ask(s *screen, tool string) {
+	a := &Approval{PermissionID: "perm-1", Tool: tool, Input: json.RawMessage(`{"argv":["make","test"]}`)}
+	if tool == "fs.write" {
+		a.Subject, a.Input = "a.txt", json.RawMessage(`{"path":"a.txt","contents":"x\n"}`)
+		a.Diff = "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n"
+	}
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: a}})
+}
+
+// An approval is answered only from the box, which gets the keys with tab
+// on an empty input: y, a, n and r answer; the highlight starts on deny,
+// and enter or space act on it only once the arrows moved it; any other
+// key that types goes back to the input.
 func TestApprovalAnswers(t *testing.T) {
+	const pending = "pending" // no answer yet: what the case checks next
 	for _, c := range []struct {
-		name string
-		keys []string
-		want Answer
+		name  string
+		keys  []string
+		want  any // an Answer, or pending
+		input string
 	}{
-		{"y", []string{"y"}, Answer{Allow: true}},
-		{"a", []string{"a"}, Answer{Allow: true, ForRun: true}},
-		{"n", []string{"n"}, Answer{}},
-		{"enter allows once", []string{"enter"}, Answer{Allow: true}},
-		{"right enter allows for the run", []string{"right", "enter"}, Answer{Allow: true, ForRun: true}},
-		{"left enter gives a reason", []string{"left", "enter"}, Answer{}}, // wraps to "deny with a reason": waits for it
-		{"esc", []string{"esc"}, Answer{}},
+		{"y", []string{"y"}, Answer{Allow: true}, ""},
+		{"a", []string{"a"}, Answer{Allow: true, ForRun: true}, ""},
+		{"n", []string{"n"}, Answer{}, ""},
+		{"esc", []string{"esc"}, Answer{}, ""},
+		{"enter before moving answers nothing", []string{"enter"}, pending, ""},
+		{"space before moving types", []string{"space"}, pending, " "},
+		{"a letter types", []string{"x", "y"}, pending, "xy"},
+		{"tab gives the keys back", []string{"tab", "y"}, pending, "y"},
+		{"left enter denies", []string{"left", "enter"}, Answer{}, ""},
+		{"right right enter allows once", []string{"right", "right", "enter"}, Answer{Allow: true}, ""},
+		{"down down down space allows for the run", []string{"down", "down", "down", "space"}, Answer{Allow: true, ForRun: true}, ""},
+		{"right enter asks for a reason", []string{"right", "enter"}, pending, ""},
+		{"r asks for a reason", []string{"r"}, pending, ""},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			now := time.Unix(1_800_000_000, 0)
-			eng := idleEngine()
-			var got []Answer
-			eng.answered = &got
-			s := newScreen(t, eng, Options{Now: func() time.Time { return now }}, 100, 30)
-			startTurn(s, "run-1", "go")
-			s.resetCalls()
-			s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
-				Input: json.RawMessage(`{"argv":["make","test"]}`)}}})
-			s.wantText("? process.exec wants to run make test", "tab answer")
-			s.key("tab") // a tab the moment the prompt appears was meant for the input
-			s.key(c.keys[0])
-			if len(got) != 0 && c.keys[0] != "esc" {
-				t.Fatalf("answered without the box having the keys: %+v", got)
-			}
-			if c.keys[0] != "esc" {
-				now = now.Add(time.Second)
-				s.m.in.take()
+		for _, tool := range []string{"process.exec", "fs.write"} {
+			t.Run(tool+"/"+c.name, func(t *testing.T) {
+				eng := idleEngine()
+				var got []Answer
+				eng.answered = &got
+				s := newScreen(t, eng, Options{}, 100, 30)
+				startTurn(s, "run-1", "go")
+				s.resetCalls()
+				ask(s, tool)
+				s.wantText(map[string]string{"process.exec": "? process.exec wants to run make test", "fs.write": "? fs.write wants to write a.txt  +1 −0"}[tool], "tab answer")
 				s.key("tab")
-				s.wantText("› y allow once", "enter answer")
+				s.wantText("› n deny", "y/a/n/r answer", "back to the input")
+				if s.m.in.ta.Focused() || s.m.View().Cursor != nil {
+					t.Error("the input still looks live while the box has the keys")
+				}
 				for _, k := range c.keys {
 					s.key(k)
 				}
-			}
-			if c.name == "left enter gives a reason" {
-				if len(got) != 0 || s.m.asking == nil || !s.m.asking.reason {
-					t.Fatalf("deny with a reason answered before the reason: %+v", got)
+				if c.want == pending {
+					if len(got) != 0 {
+						t.Fatalf("answered: %+v", got)
+					}
+					if v := s.m.in.value(); v != c.input {
+						t.Fatalf("input = %q, want %q", v, c.input)
+					}
+					if strings.HasSuffix(c.name, "reason") {
+						s.wantText("type the reason the model gets")
+						s.key("enter") // no reason yet: nothing is answered
+						if len(got) != 0 {
+							t.Fatalf("an empty reason answered: %+v", got)
+						}
+						s.typeText("use go test")
+						s.key("enter")
+						if want := (Answer{Reason: "use go test"}); len(got) != 1 || got[0] != want {
+							t.Fatalf("replies = %+v, want [%+v]", got, want)
+						}
+					}
+					return
 				}
-				s.wantText("type the reason the model gets")
-				s.typeText("use go test")
+				if len(got) != 1 || got[0] != c.want {
+					t.Fatalf("replies = %+v, want [%+v]", got, c.want)
+				}
+				if s.m.asking != nil || strings.Contains(s.text(), "wants to ") {
+					t.Error("the prompt stayed after the answer")
+				}
+				if s.m.in.value() != "" || !s.m.in.ta.Focused() {
+					t.Errorf("after the answer the input holds %q (focused %v)", s.m.in.value(), s.m.in.ta.Focused())
+				}
+			})
+		}
+	}
+}
+
+// The audit's report: "look at @src/main", tab (meant to complete), then
+// " and README" approved the command and ate the space. A tab with a draft
+// is the draft's: the box never gets the keys, so neither the space, nor
+// enter, nor any letter answers, and enter denies with the whole text.
+func TestTabWithADraftNeverApproves(t *testing.T) {
+	for _, keys := range [][]string{
+		{"tab", " and README"},
+		{"tab", "tab", " ", "enter"},
+		{"shift+tab", "y", "a"},
+	} {
+		t.Run(strings.Join(keys, ","), func(t *testing.T) {
+			eng := idleEngine()
+			var got []Answer
+			eng.answered = &got
+			// Time passes as a user types: no grace period can save this.
+			now := base
+			clock := func() time.Time { now = now.Add(time.Second); return now }
+			s := newScreen(t, eng, Options{Now: clock}, 100, 30)
+			startTurn(s, "run-1", "go")
+			askExec(s)
+			s.typeText("look at @src/main")
+			typed := "look at @src/main"
+			for _, k := range keys {
+				switch k {
+				case "tab", "enter":
+					s.key(k)
+				case "shift+tab":
+					s.send(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift})
+				default:
+					s.typeText(k)
+					typed += k
+				}
+				if s.m.asking != nil && s.m.asking.answering {
+					t.Fatalf("%q gave the box the keys with a draft in the input", k)
+				}
+			}
+			if len(got) != 0 && (len(got) != 1 || got[0].Allow) {
+				t.Fatalf("replies = %+v, want none or a denial", got)
+			}
+			if len(got) == 0 {
+				if v := s.m.in.value(); v != typed {
+					t.Fatalf("the input holds %q, want %q", v, typed)
+				}
 				s.key("enter")
-				c.want.Reason = "use go test"
 			}
-			if len(got) != 1 || got[0] != c.want {
-				t.Fatalf("replies = %+v, want [%+v]", got, c.want)
-			}
-			if s.m.asking != nil || strings.Contains(s.text(), "wants to run") {
-				t.Error("the prompt stayed after the answer")
-			}
-			if s.m.in.value() != "" {
-				t.Errorf("a key meant for the prompt reached the input: %q", s.m.in.value())
+			if want := (Answer{Reason: strings.TrimSpace(typed)}); len(got) != 1 || got[0] != want {
+				t.Fatalf("replies = %+v, want [%+v]", got, want)
 			}
 		})
 	}
@@ -558,8 +640,7 @@ func TestScrollAndNewBelow(t *testing.T) {
 }
 
 func TestApprovalClosesOverlay(t *testing.T) {
-	now := time.Unix(1_800_000_000, 0)
-	s := newScreen(t, idleEngine(), Options{Now: func() time.Time { return now }}, 100, 30)
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	startTurn(s, "run-1", "go")
 	s.typeText("/diff")
 	s.key("enter")
@@ -570,7 +651,6 @@ func TestApprovalClosesOverlay(t *testing.T) {
 	if strings.Contains(s.text(), "Workspace patch") {
 		t.Error("the pager hides the question")
 	}
-	now = now.Add(time.Second)
 	s.key("tab")
 	s.key("y")
 	s.wantCalls(`answer perm-1 allow=true forRun=false reason=""`)
@@ -733,4 +813,202 @@ func TestPasteSurvivesHistoryRecall(t *testing.T) {
 	if got := s.m.in.value(); got != "see "+pasted200() {
 		t.Errorf("after recall the draft is %d chars, want the paste back", len(got))
 	}
+}
+
+// workspaceFiles is the listing the completion tests complete from.
+var workspaceFiles = []string{"README.md", "docs/guide.md", "docs/usage.md", "my notes.txt", "src/main.go", "src/main_test.go", "src/util/str.go"}
+
+// Tab completes the path before the cursor, after an @ or in a word that
+// looks like a path, from the workspace listing the engine gives: to the
+// one match, or to what the matches share, listing them. The listing is
+// fetched once, at the first tab that needs it, and again after a turn.
+func TestTabCompletesPaths(t *testing.T) {
+	eng := idleEngine()
+	eng.files = workspaceFiles
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.resetCalls()
+	for _, c := range []struct {
+		typed string
+		keys  []string
+		want  string
+		shown string // on screen after the keys
+	}{
+		{"@REA", []string{"tab"}, "@README.md ", ""},
+		{"@readme", []string{"tab"}, "@README.md ", ""},
+		{"look at @src/m", []string{"tab"}, "look at @src/main", "2 paths match @src/main"},
+		{"look at @src/m", []string{"tab", "_", "tab"}, "look at @src/main_test.go ", ""},
+		{"@src/", []string{"tab"}, "@src/", "3 paths match @src/"},
+		{"@src/u", []string{"tab"}, "@src/util/", ""},
+		{"@src/u", []string{"tab", "tab"}, "@src/util/str.go ", ""},
+		{"see docs/g", []string{"tab"}, "see docs/guide.md ", ""},
+		{"see ./docs/u", []string{"tab"}, "see ./docs/usage.md ", ""},
+		{"hello wor", []string{"tab"}, "hello wor", ""},
+		{"@my", []string{"tab"}, "@my", "Nothing in the workspace matches @my."},
+		{"@nope", []string{"tab"}, "@nope", "Nothing in the workspace matches @nope."},
+	} {
+		s.typeText(c.typed)
+		for _, k := range c.keys {
+			if k == "tab" {
+				s.key(k)
+			} else {
+				s.typeText(k)
+			}
+		}
+		if v := s.m.in.value(); v != c.want {
+			t.Errorf("%q + %v = %q, want %q", c.typed, c.keys, v, c.want)
+		}
+		if c.shown != "" {
+			s.wantText(c.shown)
+		}
+		s.m.in.take()
+		s.key("esc")
+	}
+	// In the middle of the text, the space after is not doubled.
+	s.typeText("@REA and more")
+	for range len(" and more") {
+		s.key("left")
+	}
+	s.key("tab")
+	if v := s.m.in.value(); v != "@README.md and more" {
+		t.Errorf("completing inside the text gave %q", v)
+	}
+	s.m.in.take()
+	s.wantCalls("files")
+
+	// The list of matches narrows as one types, and esc takes it away.
+	s.typeText("@src/")
+	s.key("tab")
+	s.wantText("3 paths match @src/", "main.go", "main_test.go", "util/")
+	s.typeText("m")
+	s.wantText("2 paths match @src/m")
+	s.key("esc")
+	if s.m.comp.shown != nil || strings.Contains(s.text(), "paths match") {
+		t.Error("esc left the list of matches")
+	}
+	s.m.in.take()
+
+	// A turn may change the files: the listing is fetched again.
+	startTurn(s, "run-1", "go")
+	endTurn(s, "run-1", event.StatusCompleted)
+	s.wantCalls("files", `send "go"`, "files")
+}
+
+// A tab pressed before the listing arrives completes when it does, unless
+// the draft changed meanwhile; a listing that failed says why, and the
+// next tab asks again.
+func TestTabWaitsForTheListing(t *testing.T) {
+	eng := idleEngine()
+	eng.files = workspaceFiles
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.typeText("@REA")
+	_, cmd := s.m.Update(keyMsg("tab"))
+	if v := s.m.in.value(); v != "@REA" {
+		t.Fatalf("completed before the listing came: %q", v)
+	}
+	s.run(cmd, 0)
+	if v := s.m.in.value(); v != "@README.md " {
+		t.Fatalf("after the listing came: %q", v)
+	}
+
+	s = newScreen(t, eng, Options{}, 100, 30)
+	s.typeText("@REA")
+	_, cmd = s.m.Update(keyMsg("tab"))
+	s.typeText("X")
+	s.run(cmd, 0)
+	if v := s.m.in.value(); v != "@REAX" {
+		t.Fatalf("a stale tab completed a changed draft: %q", v)
+	}
+
+	eng = idleEngine()
+	eng.filesErr = errcode.New(errcode.WorkspaceLimit, "list files: too many files")
+	s = newScreen(t, eng, Options{}, 100, 30)
+	s.resetCalls()
+	s.typeText("@REA")
+	s.key("tab")
+	s.wantText("No path completion: WORKSPACE_LIMIT")
+	eng.filesErr, eng.files = nil, workspaceFiles
+	s.key("tab")
+	if v := s.m.in.value(); v != "@README.md " {
+		t.Fatalf("the tab after a failed listing: %q", v)
+	}
+	s.wantCalls("files", "files")
+}
+
+// With a question up, a tab with a draft completes the draft and the
+// question keeps waiting.
+func TestTabCompletesDuringApproval(t *testing.T) {
+	eng := idleEngine()
+	eng.files = workspaceFiles
+	var got []Answer
+	eng.answered = &got
+	s := newScreen(t, eng, Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	askExec(s)
+	s.typeText("look at @REA")
+	s.key("tab")
+	s.typeText("more")
+	s.key("space")
+	if v := s.m.in.value(); v != "look at @README.md more " || len(got) != 0 || s.m.asking == nil || s.m.asking.answering {
+		t.Fatalf("input %q, answers %+v, asking %+v", v, got, s.m.asking)
+	}
+}
+
+// What the terminal keeps after quitting is the newest answer as plain
+// text: the completed one, or as far as a canceled one got; never a
+// summary; bounded to its last lines; no escape sequence of the model's
+// reaches the terminal.
+func TestLastAnswer(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	if got := s.m.LastAnswer(40); got != "" {
+		t.Fatalf("before any answer: %q", got)
+	}
+	startTurn(s, "run-1", "go")
+	s.events(
+		ev(3, event.MessageDelta{RunID: "run-1", MessageID: "msg-a1", Delta: "Half"}),
+		ev(4, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a1", Role: model.RoleAssistant, Content: "The **first** answer.\x1b]0;pwned\x07\x1b[2J  \r\n"}),
+		ev(5, event.ContextAccounted{RunID: "run-1", RequestID: "req-sum", SummaryRequest: true}),
+		ev(6, event.MessageDelta{RunID: "run-1", RequestID: "req-sum", MessageID: "msg-sum", Delta: "a summary"}),
+	)
+	endTurn(s, "run-1", event.StatusCompleted)
+	if got := s.m.LastAnswer(40); got != "The **first** answer." {
+		t.Errorf("after a completed answer: %q", got)
+	}
+	startTurn(s, "run-2", "more")
+	var long strings.Builder
+	for i := range 100 {
+		long.WriteString("line " + itoa(i) + "\n")
+	}
+	s.events(ev(7, event.MessageDelta{RunID: "run-2", MessageID: "msg-a2", Delta: long.String()}))
+	endTurn(s, "run-2", event.StatusCanceled)
+	got := strings.Split(s.m.LastAnswer(40), "\n")
+	if len(got) != 41 || got[0] != "… 60 earlier lines" || got[1] != "line 60" || got[40] != "line 99" {
+		t.Errorf("a long canceled answer gave %d lines: %q … %q", len(got), got[0], got[len(got)-1])
+	}
+}
+
+// overwriteApproval is the audit's case: a 140-line README overwritten
+// with 3 lines.
+func overwriteApproval() *Approval {
+	var old strings.Builder
+	for i := range 140 {
+		old.WriteString("line " + itoa(i+1) + " of a long README\n")
+	}
+	return &Approval{PermissionID: "perm-1", CallID: "call-2", Tool: "fs.write", Subject: "README.md",
+		Input: json.RawMessage(`{"path":"README.md","contents":"# Short\nthree lines\nnow\n"}`),
+		Diff:  diffview.Unified("README.md", old.String(), "# Short\nthree lines\nnow\n", false)}
+}
+
+// The collapsed write approval of an overwrite shows what gets written,
+// not only the head of what it replaces, and counts against the file.
+func TestApprovalShowsBothSidesOfAnOverwrite(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 40)
+	startTurn(s, "run-1", "shorten the README")
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: overwriteApproval()}})
+	s.wantText("? fs.write wants to write README.md  +3 −140", "-line 1 of a long README", "… 133 more removed lines · ctrl+o shows all",
+		"+# Short", "+three lines", "+now")
+	if strings.Contains(s.text(), "line 9 of") {
+		t.Error("the collapsed approval shows more of the old file than fits")
+	}
+	s.key("ctrl+o")
+	s.wantText("-line 8 of a long README", "+now")
 }

@@ -39,6 +39,8 @@ type fakeEngine struct {
 	patch    string
 	plan     ApplyPlan
 	sessions []SessionSummary
+	files    []string // the workspace listing
+	filesErr error
 }
 
 func (f *fakeEngine) record(format string, args ...any) {
@@ -120,6 +122,10 @@ func (f *fakeEngine) Sessions(context.Context) ([]SessionSummary, error) {
 	f.record("sessions")
 	return f.sessions, nil
 }
+func (f *fakeEngine) Files(context.Context) ([]string, error) {
+	f.record("files")
+	return f.files, f.filesErr
+}
 
 // screen drives a Model the way the program does, synchronously: every
 // command runs and its message goes back to Update (the spinner's timed
@@ -188,7 +194,11 @@ func keyMsg(k string) tea.KeyPressMsg {
 		break
 	}
 	code := map[string]rune{"enter": tea.KeyEnter, "esc": tea.KeyEscape, "up": tea.KeyUp, "down": tea.KeyDown,
+		"left": tea.KeyLeft, "right": tea.KeyRight, "home": tea.KeyHome, "end": tea.KeyEnd, "tab": tea.KeyTab,
 		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "backspace": tea.KeyBackspace}[k]
+	if k == "space" {
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	}
 	if code == 0 {
 		r := []rune(k)
 		code = r[0]

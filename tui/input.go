@@ -39,7 +39,7 @@ const (
 func newInput(th *theme.Theme) input {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
-	ta.Placeholder = "Ask anything · / for commands · ? for help"
+	ta.Placeholder = livePlaceholder
 	ta.CharLimit = maxInputChars
 	ta.DynamicHeight = true
 	ta.MinHeight = 1
@@ -66,15 +66,38 @@ func (in *input) restyle(th *theme.Theme) {
 		s.Placeholder = th.Muted
 		s.EndOfBuffer = lipgloss.NewStyle()
 	}
+	// Paused (a question's box has the keys): dimmed, and no cursor.
+	st.Blurred.Text, st.Blurred.CursorLine, st.Blurred.Placeholder = th.Faint, th.Faint, th.Faint
 	st.Cursor.Blink = false
 	in.ta.SetStyles(st)
-	accent := th.Accent
+	accent, faint := th.Accent, th.Faint
 	in.ta.SetPromptFunc(2, func(p textarea.PromptInfo) string {
-		if p.LineNumber == 0 {
-			return accent.Render("›") + " "
+		switch {
+		case p.LineNumber != 0:
+			return "  "
+		case !p.Focused:
+			return faint.Render("›") + " "
 		}
-		return "  "
+		return accent.Render("›") + " "
 	})
+}
+
+// The editor's placeholder, live and paused.
+const (
+	livePlaceholder   = "Ask anything · / for commands · ? for help"
+	pausedPlaceholder = "paused while the question has the keys · tab or typing comes back here"
+)
+
+// focus gives the editor the keys; blur pauses it (dimmed, no cursor,
+// keys ignored).
+func (in *input) focus() {
+	in.ta.Placeholder = livePlaceholder
+	in.ta.Focus()
+}
+
+func (in *input) blur() {
+	in.ta.Placeholder = pausedPlaceholder
+	in.ta.Blur()
 }
 
 func (in *input) setWidth(w int) { in.ta.SetWidth(max(w, 10)) }

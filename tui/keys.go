@@ -17,6 +17,7 @@ type keyMap struct {
 	Select   key.Binding
 	Expand   key.Binding
 	Commands key.Binding
+	Complete key.Binding
 	Help     key.Binding
 }
 
@@ -33,6 +34,7 @@ func newKeyMap() keyMap {
 		Select:   key.NewBinding(key.WithKeys("alt+up", "alt+down"), key.WithHelp("alt+↑/↓", "select card")),
 		Expand:   key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "expand/collapse")),
 		Commands: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "commands")),
+		Complete: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "complete /cmd, @path")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 	}
 }
@@ -59,7 +61,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 // FullHelp is the help overlay.
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Send, k.Queue, k.Newline, k.History},
+		{k.Send, k.Queue, k.Newline, k.History, k.Complete},
 		{k.Cancel, k.Quit, k.Withdraw},
 		{k.Scroll, k.Select, k.Expand, k.Help},
 	}

@@ -38,7 +38,9 @@ func (m *Model) bottom() ([]string, int) {
 		return append(out, " "+th.Muted.Render(ansi.Truncate(footer, w-1, "…"))), -1
 	}
 	if m.flash != "" {
-		out = append(out, " "+th.Warn.Render(ansi.Truncate(m.flash, w-1, "…")))
+		for _, l := range wrapWords(m.flash, max(w-1, 10)) {
+			out = append(out, " "+th.Warn.Render(l))
+		}
 	}
 	out = append(out, m.chipsLines(w)...)
 	if v := m.in.value(); strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \n") {
@@ -57,6 +59,7 @@ func (m *Model) bottom() ([]string, int) {
 			out = append(out, ansi.Truncate(hint, w, "…"))
 		}
 	}
+	out = append(out, m.completionLines(w)...)
 	if m.asking != nil {
 		out = append(out, strings.Split(approvalView(m.asking, th, w, strings.TrimSpace(m.in.value()) != ""), "\n")...)
 	}

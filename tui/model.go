@@ -67,6 +67,7 @@ type Model struct {
 
 	tr      *transcript.Transcript
 	vp      *transcript.Viewport
+	last    lastAnswer // what stays in the scrollback after quitting
 	lastSeq int64
 	unseen  bool // events arrived below a scrolled-up window
 
@@ -76,14 +77,12 @@ type Model struct {
 	outbox    []outgoing
 	canceling bool // Cancel was asked
 
-	asking *asking // the permission question on screen
-	// approvalAt is when the question appeared: tab (which gives the box
-	// the keys) is ignored for approvalGrace after it.
-	approvalAt time.Time
-	pager      *pager
-	picker     *picker
-	flash      string
-	quitting   bool
+	comp     completer // tab completion of paths
+	asking   *asking   // the permission question on screen
+	pager    *pager
+	picker   *picker
+	flash    string
+	quitting bool
 }
 
 // New returns the root model. ctx bounds every engine call it makes.
@@ -176,7 +175,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyPressMsg:
-		return m, m.key(msg)
+		cmd := m.key(msg)
+		m.followCompletion(msg)
+		return m, cmd
 	case tea.MouseWheelMsg:
 		if m.pager == nil && m.picker == nil && m.sess != nil {
 			h, c := m.bodyHeight(), m.ctxFor()
@@ -195,6 +196,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.PasteMsg:
 		if m.pager == nil && m.picker == nil {
+			if m.asking != nil && m.asking.answering {
+				m.focusInput() // a paste is typing: it goes to the input
+			}
 			return m, m.in.update(msg)
 		}
 		return m, nil
@@ -209,6 +213,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case updateMsg:
 		return m, m.onUpdate(msg)
+	case filesMsg:
+		return m, m.onFiles(msg)
 	case openedMsg:
 		return m, m.onOpened(msg)
 	case sentMsg:
@@ -293,6 +299,10 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 			}
 			m.lastSeq = r.Seq
 			m.tr.Apply(r.Event)
+			m.last.apply(r.Event)
+			if _, ended := r.Event.Data.(event.TurnCompleted); ended {
+				cmds = append(cmds, m.refreshFiles()) // the turn may have changed the files
+			}
 		}
 		if m.tr.Version() != before && !m.vp.Following() {
 			m.unseen = true
@@ -304,7 +314,6 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 				// The card above counts the same change as the question.
 				m.tr.PreviewWrite(u.Approval.CallID, u.Approval.Diff)
 			}
-			m.approvalAt = m.opts.Now()
 			m.pager = nil
 			if m.picker != nil && !m.picker.startup {
 				m.picker = nil
@@ -325,7 +334,7 @@ func (m *Model) after() tea.Cmd {
 		}
 	}
 	if m.asking != nil && m.tr.Resolved(m.asking.a.PermissionID) {
-		m.asking = nil
+		m.dropQuestion()
 	}
 	if m.busy() || m.tr.Live() {
 		return m.tick()
@@ -363,16 +372,21 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.sess, m.openErr = &s, nil
 	m.tr = transcript.New()
 	m.vp.Reset()
+	m.last = lastAnswer{}
 	m.lastSeq = -1
-	m.outbox, m.canceling, m.asking, m.unseen = nil, false, nil, false
+	m.outbox, m.canceling, m.unseen = nil, false, false
+	m.comp = completer{} // the files of another workspace
+	m.dropQuestion()
 	var sent []string
 	for _, r := range s.Inherited {
 		m.tr.Apply(r.Event)
+		m.last.apply(r.Event)
 	}
 	for _, r := range s.History {
 		if r.Seq > m.lastSeq {
 			m.lastSeq = r.Seq
 			m.tr.Apply(r.Event)
+			m.last.apply(r.Event)
 			switch d := r.Event.Data.(type) {
 			case event.MessageCompleted:
 				if d.Role == model.RoleUser {

@@ -127,14 +127,24 @@ func helpLines(m *Model, width int) []string {
 		}
 	}
 	out = append(out, "", " "+th.Bold.Render("Commands"))
+	const indent = "              " // under the help text, past the names
 	for _, c := range slashCommands {
-		out = append(out, ansi.Truncate("   "+th.Key.Render(fmt.Sprintf("%-10s", c.name))+" "+th.Muted.Render(c.help), width, "…"))
+		for i, l := range wrapWords(c.help, max(width-len(indent), 20)) {
+			if i == 0 {
+				out = append(out, "   "+th.Key.Render(fmt.Sprintf("%-10s", c.name))+" "+th.Muted.Render(l))
+			} else {
+				out = append(out, indent+th.Muted.Render(l))
+			}
+		}
 	}
 	out = append(out, "")
 	prose := "Enter sends a new turn when idle and steers the running one when busy: steering is applied at the next model request. " +
 		"alt+enter keeps a message for after the turn; ctrl+x withdraws the last one not yet applied. " +
 		"A message ending in \\ continues on a new line. Writes and commands run in the isolated workspace; " +
-		"/apply copies its patch to your files after a clean check."
+		"/apply copies its patch to your files after a clean check. " +
+		"With --approve ask, a question never takes what you type: with the input empty, tab gives its box the keys " +
+		"(y allow once, a allow the tool for the run, n deny, r deny with a reason; ←/→ then enter picks; tab or typing goes back); " +
+		"enter with text in the input denies and tells the model that text; esc denies."
 	for _, l := range strings.Split(ansi.Wrap(prose, max(width-2, 20), ""), "\n") {
 		out = append(out, " "+th.Muted.Render(l))
 	}

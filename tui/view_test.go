@@ -172,19 +172,17 @@ func TestViewApproval(t *testing.T) {
 	})
 }
 
-// A long command, with the box holding the keys (tab) and text typed in
-// the input before: the whole command quoted, the answers, the keys.
+// A long command, with the box holding the keys (tab on the empty input,
+// the highlight moved once): the whole command quoted, the answers, the
+// keys, the input paused.
 func TestViewApprovalAnswering(t *testing.T) {
 	eachWidth(t, func(t *testing.T, w, h int) *screen {
 		s := busyScreen(t, w, h)
-		s.m.opts.Now = func() time.Time { return base.Add(time.Hour) }
 		s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", CallID: "call-2", Tool: "process.exec",
 			Input: json.RawMessage(`{"argv":["sh","-c","go test -run 'TestApply|TestDiff' ./cmd/harness/... && go vet ./... && rm -rf /tmp/harness-build-cache"]}`)}}})
-		s.typeText("wait")
-		s.m.opts.Now = func() time.Time { return base.Add(2 * time.Hour) }
 		s.key("tab")
 		s.key("right")
-		s.wantText("? process.exec wants to run", "/tmp/harness-build-cache'", "› a allow process.exec for this run", "enter answer", "tab back to the input", "wait")
+		s.wantText("? process.exec wants to run", "/tmp/harness-build-cache'", "› r deny with a reason", "←/→ then enter choose", "back to the input")
 		return s
 	})
 }

@@ -462,3 +462,13 @@ func (e *Engine) Sessions(ctx context.Context) ([]tui.SessionSummary, error) {
 	}
 	return out, nil
 }
+
+// Files lists the open session's workspace files, for the TUI's path
+// completion.
+func (e *Engine) Files(ctx context.Context) ([]string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return nil, err
+	}
+	return cur.ws.List(ctx, ".")
+}

@@ -61,7 +61,7 @@ func TestExecAskOnATerminal(t *testing.T) {
 	tm.line(harnessCmd(u, "exec", "--image", "harness-busybox", "--approve", "ask", "--fake-model", s, "go"))
 	tm.waitFor("? process.exec wants to run echo 'hello from the box'", "y allow once")
 	tm.line("y")
-	tm.waitFor("✓ exit 0", "? fs.write wants to write x.txt")
+	tm.waitFor("✓ exit 0", "? fs.write wants to write x.txt  +1 −0", "│ +x")
 	tm.line("not in this repo")
 	scr := tm.waitFor("✗ TOOL_PERMISSION_DENIED", "All done.", "completed", prompt)
 	if !strings.Contains(scr, "they said: not in this repo") {

@@ -11,6 +11,9 @@ import (
 	"github.com/harness-dev/harness/tuiengine"
 )
 
+// afterQuitLines bounds the last answer printed when the TUI quits.
+const afterQuitLines = 40
+
 // runTUI runs the terminal UI on a new session, on session id, or (resume
 // without an ID) on one picked from a list. On the way out it cancels a
 // running turn, closes the session and prints how to resume it.
@@ -48,6 +51,13 @@ func runTUI(ctx context.Context, a *cli, resume bool, id string) int {
 	fm, _ := final.(*tui.Model)
 	sid := eng.SessionID()
 	if sid != "" {
+		// Left on the terminal (the screen was the alternate one): the
+		// last answer, and how to come back.
+		if fm != nil {
+			if ans := fm.LastAnswer(afterQuitLines); ans != "" {
+				fmt.Fprintf(a.stdout, "%s\n\n", ans)
+			}
+		}
 		fmt.Fprintf(a.stdout, "harness resume %s\n", sid)
 		return exitCompleted
 	}

@@ -197,10 +197,55 @@ func TestTUITypingDuringApprovalNeverApproves(t *testing.T) {
 	}
 }
 
+// The audit's report, in a real terminal: "look at @src/main", Tab (meant
+// to complete), then " more" approved the command and ate the space. A Tab
+// with a draft is the draft's: the question keeps waiting, every typed
+// character stays in the input, and Enter denies with the whole text.
+func TestTUITabWithADraftNeverApproves(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# approvals\n")
+	u.write("src/main.go", "package main\n")
+	u.write("src/main_test.go", "package main\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--workspace", "local", "--approve", "ask", "--fake-model", mustAbs(t, tuiScript("deny_reason.json"))))
+	tm.waitFor("approve: ask")
+	tm.line("clean up")
+	tm.waitFor("? process.exec wants to run rm -rf build", "tab answer")
+	tm.typeText("look at @src/main")
+	tm.waitFor("› look at @src/main")
+	tm.keys("Tab")
+	tm.typeText(" more")
+	s := tm.waitFor("› look at @src/main more", "enter deny, telling the model what you typed")
+	if !strings.Contains(s, "? process.exec wants to run rm -rf build") || strings.Contains(s, "y/a/n/r answer") {
+		t.Fatalf("the Tab gave the question the keys:\n%s", s)
+	}
+	tm.keys("Enter")
+	tm.waitFor("✗ TOOL_PERMISSION_DENIED", "Understood, I will not delete anything.", "✓ completed")
+	id := tm.quit(1)
+
+	r := u.run("", "events", id)
+	if r.code != 0 {
+		t.Fatalf("harness events: exit %d\n%s", r.code, r.stderr)
+	}
+	resolved := 0
+	for _, e := range decodeLines(t, r.stdout) {
+		if d, ok := e.Data.(event.PermissionResolved); ok {
+			resolved++
+			if d.Decision != "deny" || !strings.Contains(d.Note, "look at @src/main more") {
+				t.Errorf("the permission was resolved %q (%q), want a deny with the whole text", d.Decision, d.Note)
+			}
+		}
+	}
+	if resolved != 1 {
+		t.Errorf("%d permission.resolved events, want 1", resolved)
+	}
+}
+
 // The issue's report: overwriting a 140-line README the model never read
 // with 3 lines showed "+3 −0" on the card while the question said
 // otherwise. Both count against the workspace file: +3 −140, before and
-// after the write, and again when the session is resumed.
+// after the write, and again when the session is resumed. The question
+// shows the new lines too, not only the head of the old ones.
 func TestTUIWriteCardCountsTheRealFile(t *testing.T) {
 	needDocker(t)
 	u := newUser(t)
@@ -213,7 +258,9 @@ func TestTUIWriteCardCountsTheRealFile(t *testing.T) {
 	tm.line(harnessCmd(u, "--image", "harness-busybox", "--approve", "ask", "--fake-model", mustAbs(t, tuiScript("overwrite.json"))))
 	tm.waitFor("Ready.", "approve: ask")
 	tm.line("shorten the README")
-	s := tm.waitFor("? fs.write wants to write README.md  +3 −140", "fs.write  README.md  +3 −140")
+	// The collapsed question shows what gets written, not only the old lines.
+	s := tm.waitFor("? fs.write wants to write README.md  +3 −140", "fs.write  README.md  +3 −140",
+		"-line 1 of a long README", "more removed lines", "+A tiny README.", "+The end.")
 	if strings.Contains(s, "+3 −0") {
 		t.Fatalf("a count against nothing is on screen:\n%s", s)
 	}
@@ -295,7 +342,8 @@ func TestTUILiveCommandOutput(t *testing.T) {
 
 // An @path mention attaches the workspace file: the read goes through the
 // tools (recorded as a call), the screen says what was attached, and the
-// file's text reaches the model's request on the wire.
+// file's text reaches the model's request on the wire. After quitting, the
+// answer is still in the terminal's scrollback.
 func TestTUIMentionReachesTheModel(t *testing.T) {
 	srv := &chatServer{streams: []string{
 		sse(`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"The notes say nothing yet."},"finish_reason":"stop"}]}`,
@@ -310,12 +358,44 @@ func TestTUIMentionReachesTheModel(t *testing.T) {
 	tm.waitFor("Ready.")
 	tm.line("what do @notes.md say?")
 	tm.waitFor("you  what do @notes.md say?", "attached @notes.md", "fs.read  notes.md", "The notes say nothing yet.", "✓ completed")
-	tm.quit(1)
+	id := tm.quit(1)
+	// The answer stays in the terminal after it left the screen, above
+	// the resume command.
+	back := tm.scrollback()
+	ans, res := strings.Index(back, "The notes say nothing yet."), strings.Index(back, "harness resume "+id)
+	if ans < 0 || res < ans {
+		t.Errorf("the scrollback lacks the answer before the resume command:\n%s", back)
+	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	if len(srv.bodies) != 1 || !strings.Contains(srv.bodies[0], "the-secret-plan-is-tea") {
 		t.Fatalf("the model request lacks the mentioned file:\n%v", srv.bodies)
 	}
+}
+
+// Tab completes an @path mention from the workspace's files, in a real
+// terminal: "@REA" becomes "@README.md", and a directory lists what is in
+// it.
+func TestTUITabCompletesAMention(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# completion\n")
+	u.write("src/main.go", "package main\n")
+	u.write("src/main_test.go", "package main\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--workspace", "local", "--fake-model", mustAbs(t, tuiScript("keys.json"))))
+	tm.waitFor("Ready.")
+	tm.typeText("what does @REA")
+	tm.waitFor("› what does @REA")
+	tm.keys("Tab")
+	tm.waitFor("› what does @README.md")
+	tm.typeText("say about @sr")
+	tm.keys("Tab")
+	tm.waitFor("› what does @README.md say about @src/")
+	tm.keys("Tab")
+	tm.waitFor("› what does @README.md say about @src/main", "2 paths match @src/main", "main_test.go")
+	tm.keys("C-c")
+	tm.waitFor("Draft cleared")
+	tm.quit(1)
 }
 
 // "!ls" runs in the sandbox through the tools and puts its output in the

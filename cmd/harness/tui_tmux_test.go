@@ -77,6 +77,13 @@ func (tm *terminal) screen() string {
 	return tm.tmux("capture-pane", "-p", "-t", "e2e")
 }
 
+// scrollback is the terminal's last 200 lines of history and its screen:
+// what a user scrolling back after the program left would see.
+func (tm *terminal) scrollback() string {
+	tm.t.Helper()
+	return tm.tmux("capture-pane", "-p", "-t", "e2e", "-S", "-200")
+}
+
 // waitFor polls the screen until every sub is on it, and returns it.
 func (tm *terminal) waitFor(subs ...string) string {
 	tm.t.Helper()
@@ -152,30 +159,12 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// answer gives the approval box the keys with Tab, then presses key, and
-// waits for the prompt to go. Tab is ignored for a moment after a prompt
-// appears (it may have been meant for the input), so it is pressed again
-// until the box shows that it has the keys.
+// answer gives the approval box the keys with Tab (on the empty input),
+// then presses key, and waits for the prompt to go.
 func (tm *terminal) answer(key, prompt string) {
 	tm.t.Helper()
-	deadline := time.NewTimer(screenDeadline)
-	defer deadline.Stop()
-	poll := time.NewTicker(25 * time.Millisecond)
-	defer poll.Stop()
-	for focused := false; !focused; {
-		tm.keys("Tab")
-		for range 20 { // about half a second of polls before pressing again
-			if strings.Contains(tm.screen(), "tab back to the input") {
-				focused = true
-				break
-			}
-			select {
-			case <-poll.C:
-			case <-deadline.C:
-				tm.t.Fatalf("the prompt %q never took the keys", prompt)
-			}
-		}
-	}
+	tm.keys("Tab")
+	tm.waitFor("y/a/n/r answer", "back to the input")
 	tm.keys(key)
 	tm.waitGone(prompt)
 }
