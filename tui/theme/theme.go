@@ -3,6 +3,12 @@
 // *Theme and never build colours of their own, so a background change
 // (tea.BackgroundColorMsg) restyles everything at once.
 //
+// Body text has no colour of its own: it is the terminal's default
+// foreground, readable on whatever background the terminal has, also when
+// the terminal does not answer the background query (the theme then
+// assumes dark). Colour is kept for what needs it: labels, states, diffs,
+// code.
+//
 // Code in fenced blocks is coloured by Syntax, one style per class of
 // package markdown/syntax, from palettes chosen per colour profile rather
 // than downsampled: true colour and 256 colours on a background of their
@@ -82,7 +88,7 @@ type palette struct {
 }
 
 var dark = palette{
-	text:    lipgloss.Color("#D8DEE9"),
+	text:    nil, // the terminal's own foreground
 	muted:   lipgloss.Color("#8B93A7"),
 	faint:   lipgloss.Color("#4C566A"),
 	accent:  lipgloss.Color("#B48EFF"),
@@ -101,7 +107,7 @@ var dark = palette{
 }
 
 var light = palette{
-	text:    lipgloss.Color("#24292F"),
+	text:    nil,
 	muted:   lipgloss.Color("#57606A"),
 	faint:   lipgloss.Color("#AFB8C1"),
 	accent:  lipgloss.Color("#8250DF"),
@@ -122,17 +128,19 @@ var light = palette{
 // The 16-colour palettes, chosen rather than downsampled: a downsampled
 // grey becomes dark blue or black on many 16-colour terminals (the Linux
 // console, TERM=xterm over SSH), where the hints could not be read. Only
-// the eight basic colours and their bright forms are used, the muted and
-// faint text in the greys every terminal shows against its own background.
+// the eight basic colours and their bright forms are used, the muted text
+// in the terminal's own foreground on a dark background (a fixed white
+// would vanish on a light terminal that did not say it is light) and in
+// grey on a light one.
 var dark16 = palette{
-	text: lipgloss.White, muted: lipgloss.White, faint: lipgloss.BrightBlack, accent: lipgloss.BrightMagenta,
+	text: nil, muted: nil, faint: lipgloss.BrightBlack, accent: lipgloss.BrightMagenta,
 	user: lipgloss.BrightCyan, steer: lipgloss.BrightYellow, tool: lipgloss.BrightGreen, ok: lipgloss.BrightGreen,
 	warn: lipgloss.BrightYellow, err: lipgloss.BrightRed, add: lipgloss.BrightGreen, del: lipgloss.BrightRed,
 	hunk: lipgloss.BrightCyan, code: lipgloss.BrightYellow, heading: lipgloss.BrightMagenta, link: lipgloss.BrightBlue,
 }
 
 var light16 = palette{
-	text: lipgloss.Black, muted: lipgloss.BrightBlack, faint: lipgloss.BrightBlack, accent: lipgloss.Magenta,
+	text: nil, muted: lipgloss.BrightBlack, faint: lipgloss.BrightBlack, accent: lipgloss.Magenta,
 	user: lipgloss.Blue, steer: lipgloss.Red, tool: lipgloss.Green, ok: lipgloss.Green,
 	warn: lipgloss.Red, err: lipgloss.Red, add: lipgloss.Green, del: lipgloss.Red,
 	hunk: lipgloss.Blue, code: lipgloss.Magenta, heading: lipgloss.Magenta, link: lipgloss.Blue,
