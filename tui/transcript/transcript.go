@@ -98,7 +98,8 @@ func (t *Transcript) Version() uint64 { return t.version }
 // SessionID is the session the events belong to ("" before any).
 func (t *Transcript) SessionID() string { return t.sessionID }
 
-// Model is the model named by the last agent.started.
+// Model is the model the session asks: named by the last agent.started
+// or settings.changed.
 func (t *Transcript) Model() string { return t.model }
 
 // ActiveRun is the run of the open turn, "" when idle.
@@ -173,13 +174,25 @@ func (t *Transcript) Apply(ev event.Event) {
 		t.dropPending(d.MessageID)
 		t.setSteering(d.MessageID, stateWithdrawn)
 	case event.ContextAccounted:
-		t.occupancy, t.window = d.OccupancyTokens, d.WindowTokens
 		if d.SummaryRequest {
+			// The summary request's own size, not what the model sees
+			// next: the occupancy shown waits for context.compacted.
 			t.compacting = t.add(&compactBlock{before: d.OccupancyTokens})
 			t.summaryReq[d.RequestID] = t.compacting
+			break
 		}
+		t.occupancy, t.window = d.OccupancyTokens, d.WindowTokens
 	case event.ContextCompacted:
 		t.compacted(d)
+		t.occupancy = d.AfterTokens
+	case event.SettingsChanged:
+		// From the next request on: the header names the model asked.
+		if d.Model != "" {
+			t.model = d.Model
+		}
+		if d.WindowTokens > 0 {
+			t.window = d.WindowTokens
+		}
 	case event.ModelResponse:
 		t.usage = t.usage.Add(d.Usage)
 	case event.ToolCall:
