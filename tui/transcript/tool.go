@@ -15,6 +15,15 @@ import (
 
 type toolStatus int
 
+// userCall marks the calls the user's own message made.
+type userCall int
+
+const (
+	userNone    userCall = iota
+	userShell            // !command
+	userMention          // @path
+)
+
 const (
 	statusRunning toolStatus = iota
 	statusAwaiting
@@ -73,6 +82,9 @@ type toolCard struct {
 	errCode    string
 	errMsg     string
 	policy     string // a policy or permission outcome worth showing
+	denied     bool   // the policy or the user denied it (policy says why)
+	user       userCall
+	ran        bool // a !command whose output its "you · ran" block shows
 	expanded   bool
 	write      *writeInfo
 	// streamed is a running command's output as tool.output events
@@ -161,6 +173,9 @@ func (c *toolCard) render(x *Ctx, selected bool) []string {
 			out = append(out, gutter+th.Muted.Render(l))
 		}
 	}
+	if c.ran && !c.expanded {
+		return out // the "you · ran" block below shows the outcome
+	}
 	if c.status == statusFailed || c.status == statusCanceled {
 		msg := c.errMsg
 		if msg == "" && c.status == statusCanceled {
@@ -170,8 +185,10 @@ func (c *toolCard) render(x *Ctx, selected bool) []string {
 		if c.status == statusCanceled {
 			style = th.Canceled
 		}
-		for _, l := range wrapPlain(msg, inner) {
-			out = append(out, gutter+style.Render(l))
+		if msg != "" {
+			for _, l := range wrapPlain(msg, inner) {
+				out = append(out, gutter+style.Render(l))
+			}
 		}
 	}
 	body, styled := c.body(x, inner)

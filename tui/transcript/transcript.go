@@ -54,6 +54,7 @@ type Transcript struct {
 	files      map[string]string // path → last contents seen (fs.read, fs.write)
 	listed     map[string]bool   // paths seen in fs.list output
 	fromQueue  map[string]bool   // input message IDs that started a turn from the queue
+	userCalls  []*toolCard       // the calls the user's own message made (@path, !cmd), for its attachments
 
 	sessionID string
 	model     string
@@ -151,6 +152,7 @@ func (t *Transcript) Apply(ev event.Event) {
 	case event.TurnStarted:
 		t.sessionID = d.SessionID
 		t.runID, t.lastRun, t.turnStart, t.turnFirst = d.RunID, d.RunID, ev.At, len(t.blocks)
+		t.userCalls = t.userCalls[:0]
 		if t.dropPending(d.InputMessageID) {
 			t.fromQueue[d.InputMessageID] = true
 		}
@@ -200,7 +202,10 @@ func (t *Transcript) Apply(ev event.Event) {
 	case event.PolicyDecision:
 		if i, ok := t.byCall[d.CallID]; ok && d.Effect == event.EffectDeny {
 			c := t.blocks[i].b.(*toolCard)
-			c.policy = "denied by policy"
+			c.policy, c.denied = "denied by policy", true
+			if d.Reason != "" {
+				c.policy += ": " + d.Reason
+			}
 			t.touch(i)
 		}
 	case event.PermissionRequested:
@@ -216,6 +221,8 @@ func (t *Transcript) Apply(ev event.Event) {
 			c := t.blocks[i].b.(*toolCard)
 			c.status = statusRunning
 			c.policy = permissionText(d)
+			c.denied = d.Decision != event.DecisionAllow
+			c.start = ev.At // it runs from the answer: the wait is not its time
 			t.touch(i)
 		}
 	case event.ToolResult:
@@ -291,7 +298,7 @@ func (t *Transcript) message(d event.MessageCompleted) {
 	switch d.Role {
 	case model.RoleUser:
 		if strings.HasPrefix(d.Content, event.AttachmentsMarker+"\n") {
-			t.add(&attachBlock{text: d.Content})
+			t.attachments()
 			return
 		}
 		t.add(&userBlock{text: d.Content, fromQueue: t.fromQueue[d.MessageID]})
@@ -352,9 +359,40 @@ func (t *Transcript) compacted(d event.ContextCompacted) {
 	t.touch(i)
 }
 
+// attachments adds the block of the message the runtime composed from
+// the user's own calls (the files of @path mentions, a !command's output),
+// from those calls' events, never from the message's text: a file may
+// hold anything, "<file path=" included.
+func (t *Transcript) attachments() {
+	a := &attachBlock{calls: append([]*toolCard(nil), t.userCalls...)}
+	t.userCalls = t.userCalls[:0]
+	for _, c := range a.calls {
+		if c.user == userShell {
+			c.ran = true // its output is the block's now
+			if i, ok := t.byCall[c.callID]; ok {
+				t.touch(i)
+			}
+		}
+	}
+	t.add(a)
+}
+
 func (t *Transcript) toolCall(ev event.Event, d event.ToolCall) {
 	c := &toolCard{callID: d.CallID, tool: d.Tool, input: d.Input, start: ev.At, status: statusRunning}
 	c.subject = subject(d.Tool, d.Input)
+	// The user's own calls carry the user's message ID as their request
+	// (runtime/user.go); a model's request IDs are req-….
+	if own := "user-" + d.RequestID; d.RequestID != "" {
+		switch {
+		case d.ModelCallID == own+"-shell":
+			c.user = userShell
+		case strings.HasPrefix(d.ModelCallID, own+"-at"):
+			c.user = userMention
+		}
+	}
+	if c.user != userNone {
+		t.userCalls = append(t.userCalls, c)
+	}
 	if d.Tool == "fs.write" {
 		var in struct {
 			Path     string `json:"path"`
@@ -406,6 +444,9 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 		c.status = statusFailed
 		if d.Error != nil {
 			c.errCode, c.errMsg = d.Error.Code, d.Error.Message
+		}
+		if c.denied && (c.errCode == "TOOL_PERMISSION_DENIED" || c.errCode == "TOOL_POLICY_DENIED") {
+			c.errMsg = "" // the card's denial line says it, reason included
 		}
 	}
 	t.touch(i)
@@ -485,6 +526,8 @@ func permissionText(d event.PermissionResolved) string {
 		return "approved for this run"
 	case d.Decision == event.DecisionAllow:
 		return "approved"
+	case strings.HasPrefix(d.Note, "denied"):
+		return d.Note // "denied in the TUI: …"
 	case d.Note != "":
 		return "denied: " + d.Note
 	default:
