@@ -433,8 +433,8 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 	switch {
 	case d.OK:
 		c.status = statusDone
-		if c.write != nil && d.Patch != "" {
-			c.write.setExact(d.Patch)
+		if c.write != nil {
+			c.write.record(d.Patch, d.Lines)
 		}
 		t.learn(c, d.Output)
 	case d.Error != nil && d.Error.Code == "TOOL_CANCELED":
