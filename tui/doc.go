@@ -46,7 +46,9 @@
 // command in the sandbox; the runtime does both through the tools (the
 // same policy, approvals and refusals as the model's calls) and records
 // the result as a user message starting with event.AttachmentsMarker,
-// which the transcript shows as "attached …" or the command's output.
+// which the transcript shows as "attached …" or the command's output (once,
+// with its exit code), drawn from the calls' own events, never from the
+// message's text.
 //
 // Steering that reaches the runtime as its turn is already ending
 // (RUNTIME_RUN_TERMINAL) is not lost: the screen keeps it and sends it as
@@ -60,5 +62,9 @@
 // a frame costs what is visible, not the session's length. Streaming text
 // re-renders only its last paragraph. Markdown is a small lipgloss renderer
 // (package markdown) rather than glamour: it must run at every delta in
-// microseconds and accept unfinished input without flicker.
+// microseconds and accept unfinished input without flicker. Fenced code is
+// highlighted by its language (package markdown/syntax, on chroma's lexing
+// engine with rules of its own), lexed once per text and cached, in a
+// palette per colour profile (package theme); body text keeps the
+// terminal's own foreground.
 package tui
