@@ -215,6 +215,16 @@ type ToolResult struct {
 	// too large to keep). It is for the screen and the audit; the
 	// model's tool message carries Output only.
 	Patch string `json:"patch,omitempty"`
+	// Lines, for a successful fs.write, counts the lines the write added
+	// and deleted against the workspace file's previous contents; it is
+	// recorded also when Patch is left out for its size.
+	Lines *LineCounts `json:"lines,omitempty"`
+}
+
+// LineCounts is the size of a change in lines.
+type LineCounts struct {
+	Added   int `json:"added"`
+	Deleted int `json:"deleted"`
 }
 
 // BudgetWarning: budget.warning.

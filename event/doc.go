@@ -108,7 +108,8 @@
 //     on tool messages.
 //   - runtime.checkpoint payload is a JSON object; tool.call input may be any
 //     JSON value but null.
-//   - tool.result has error exactly when ok is false. turn.completed requires
+//   - tool.result has error exactly when ok is false, and patch and lines
+//     only when it is true. turn.completed requires
 //     errorCode when the status is failed or budget_exceeded and forbids it
 //     when completed. Error codes (tool.result error.code, turn.completed
 //     errorCode, model.retry code) are upper-case letters, digits and

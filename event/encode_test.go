@@ -118,6 +118,8 @@ func TestEncodeRejects(t *testing.T) {
 			d.Error = &event.ToolError{Code: "TOOL_CANCELED", Message: "canceled"}
 		}), errcode.EventInvalidField, true},
 		{"patch on a failed result", edit(t, "tool.result/error", func(d *event.ToolResult) { d.Patch = "@@ -1 +1 @@\n-a\n+b\n" }), errcode.EventInvalidField, true},
+		{"line counts on a failed result", edit(t, "tool.result/error", func(d *event.ToolResult) { d.Lines = &event.LineCounts{Added: 1} }), errcode.EventInvalidField, true},
+		{"negative line counts", edit(t, "tool.result/write", func(d *event.ToolResult) { d.Lines = &event.LineCounts{Added: 1, Deleted: -1} }), errcode.EventInvalidField, true},
 		{"payload null", edit(t, "runtime.checkpoint", func(d *event.RuntimeCheckpoint) { d.Payload = json.RawMessage("null") }), errcode.EventMissingField, true},
 		{"payload array", edit(t, "runtime.checkpoint", func(d *event.RuntimeCheckpoint) { d.Payload = json.RawMessage("[1]") }), errcode.EventInvalidField, true},
 		{"checkpoint version 0", edit(t, "context.checkpoint", func(d *event.ContextCheckpoint) { d.Version = 0 }), errcode.EventInvalidField, true},

@@ -166,7 +166,7 @@ func goldenEvents() []named {
 		})},
 		{"tool.result/write", ev(event.TypeToolResult, event.ActorTool, event.ToolResult{
 			CallID: "call-3", Tool: "fs.write", OK: true, Output: json.RawMessage(`{"path":"README.md","bytes":8}`), DurationMs: 9,
-			Patch: "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1 @@\n-# Demo\n-A CLI.\n+# demo\n",
+			Patch: "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1 @@\n-# Demo\n-A CLI.\n+# demo\n", Lines: &event.LineCounts{Added: 1, Deleted: 2},
 		})},
 	}
 }

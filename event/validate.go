@@ -378,6 +378,11 @@ func (d ToolResult) validate(c *checker) {
 	}
 	c.atLeast("data.durationMs", d.DurationMs, 0)
 	c.absent("data.patch", d.Patch != "" && !d.OK, "when ok is false")
+	c.absent("data.lines", d.Lines != nil && !d.OK, "when ok is false")
+	if d.Lines != nil {
+		c.atLeast("data.lines.added", d.Lines.Added, 0)
+		c.atLeast("data.lines.deleted", d.Lines.Deleted, 0)
+	}
 }
 
 func (d BudgetWarning) validate(c *checker) {

@@ -292,7 +292,7 @@ type printer struct {
 }
 
 func (a *run) printOutcome(d event.TurnCompleted) {
-	line := fmt.Sprintf("turn %s: %s · %d model requests · %d tool calls · %d tokens", d.TurnID, d.Status, d.ModelRequests, d.ToolCalls, d.Usage.TotalTokens)
+	line := fmt.Sprintf("turn %s: %s · %s · %s · %s", d.TurnID, d.Status, plural(d.ModelRequests, "model request"), plural(d.ToolCalls, "tool call"), plural(d.Usage.TotalTokens, "token"))
 	if d.ErrorCode != "" {
 		line += fmt.Sprintf(" · %s: %s", d.ErrorCode, d.Note)
 	}
@@ -300,6 +300,14 @@ func (a *run) printOutcome(d event.TurnCompleted) {
 	if d.Truncated {
 		fmt.Fprintln(a.Stderr, "harness: the answer was cut by the output limit (finish reason length): raise --max-tokens (or maxTokens in the config file), or ask it to continue")
 	}
+}
+
+// plural counts n of what: "1 tool call", "3 tool calls".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func short(s string, n int) string {

@@ -635,6 +635,9 @@ func (t *turn) recordResult(callID string, mc model.ToolCall, res tools.Result, 
 	} else {
 		tr.Output = res.Output
 		tr.Patch = res.Patch
+		if res.Lines != nil {
+			tr.Lines = &event.LineCounts{Added: res.Lines.Added, Deleted: res.Lines.Deleted}
+		}
 		content = res.Output
 	}
 	if _, err := t.append(tr); err != nil {

@@ -83,7 +83,10 @@ func (t *turn) userCalls(text, messageID string) (done bool, err error) {
 		case res.Error != nil:
 			fmt.Fprintf(&b, "<file path=%q error=%q/>\n", p, string(res.Error.Code)+": "+res.Error.Message)
 		case json.Unmarshal(res.Output, &out) == nil:
-			fmt.Fprintf(&b, "<file path=%q>\n%s\n</file>\n", p, strings.TrimSuffix(out.Content, "\n"))
+			// A closing tag inside the file is escaped, so it cannot end
+			// the attachment early.
+			content := strings.ReplaceAll(strings.TrimSuffix(out.Content, "\n"), "</file>", `<\/file>`)
+			fmt.Fprintf(&b, "<file path=%q>\n%s\n</file>\n", p, content)
 		}
 	}
 	return false, t.addMessage(model.Message{ID: t.s.rt.cfg.NewID("msg"), Role: model.RoleUser, Content: b.String()}, "")

@@ -64,12 +64,20 @@ type Result struct {
 	Duration time.Duration
 	// Patch is what a successful fs.write changed, as a unified diff
 	// against the file's previous contents in the workspace (not for the
-	// model: the runtime records it on tool.result for the screen).
+	// model: the runtime records it on tool.result for the screen); ""
+	// when larger than MaxPatchBytes. Lines counts that change, also when
+	// Patch is left out; nil when the previous contents could not be read.
 	Patch string
+	Lines *LineCounts
 }
 
+// LineCounts is the size of a change in lines.
+type LineCounts struct{ Added, Deleted int }
+
 // patcher is an output that knows the change its call made.
-type patcher interface{ patch() string }
+type patcher interface {
+	patch() (string, *LineCounts)
+}
 
 // tool is one entry of the fixed table.
 type tool struct {
@@ -211,7 +219,7 @@ func execute(ctx context.Context, ws workspace.Workspace, c Call) (Result, error
 	}
 	res := Result{OK: true, Output: b}
 	if p, ok := out.(patcher); ok {
-		res.Patch = p.patch()
+		res.Patch, res.Lines = p.patch()
 	}
 	return res, nil
 }

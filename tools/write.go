@@ -26,29 +26,45 @@ type WriteInput struct {
 type writeOutput struct {
 	Path  string `json:"path"`
 	Bytes int    `json:"bytes"`
-	// change is the unified diff from the previous contents (not encoded:
-	// it goes to the record, not to the model).
+	// change is the unified diff from the previous contents, lines its
+	// size (not encoded: they go to the record, not to the model).
 	change string
+	lines  *LineCounts
 }
 
-func (o writeOutput) patch() string { return o.change }
+func (o writeOutput) patch() (string, *LineCounts) { return o.change, o.lines }
 
 // MaxPatchBytes bounds the diff an fs.write keeps for its record; a
-// larger one is left out (the screen then diffs what the session saw).
+// larger one is left out, its line counts kept.
 const MaxPatchBytes = 256 << 10
 
-// writePatch is the unified diff of a write from old to new contents,
-// "" when equal or larger than MaxPatchBytes.
-func writePatch(path string, old []byte, existed bool, contents string) string {
+// writePatch is the unified diff of a write from old to new contents ("" when
+// equal or larger than MaxPatchBytes) and the lines it adds and deletes.
+func writePatch(path string, old []byte, existed bool, contents string) (string, *LineCounts) {
 	from := "a/" + path
 	if !existed {
 		from = "/dev/null"
 	}
-	p := udiff.Unified(from, "b/"+path, string(old), contents)
-	if len(p) > MaxPatchBytes {
-		return ""
+	u, err := udiff.ToUnifiedDiff(from, "b/"+path, string(old), udiff.Lines(string(old), contents), udiff.DefaultContextLines)
+	if err != nil {
+		return "", nil // edits from udiff.Lines are consistent: not reached
 	}
-	return p
+	n := &LineCounts{}
+	for _, h := range u.Hunks {
+		for _, l := range h.Lines {
+			switch l.Kind {
+			case udiff.Insert:
+				n.Added++
+			case udiff.Delete:
+				n.Deleted++
+			}
+		}
+	}
+	p := u.String()
+	if len(p) > MaxPatchBytes {
+		p = ""
+	}
+	return p, n
 }
 
 var writeFields = []field{{
@@ -90,7 +106,7 @@ var writeTool = &tool{
 		}
 		out := writeOutput{Path: w.Path, Bytes: len(w.Contents)}
 		if known {
-			out.change = writePatch(w.Path, old, existed, w.Contents)
+			out.change, out.lines = writePatch(w.Path, old, existed, w.Contents)
 		}
 		return out, nil
 	},

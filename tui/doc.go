@@ -52,7 +52,9 @@
 // command in the sandbox; the runtime does both through the tools (the
 // same policy, approvals and refusals as the model's calls) and records
 // the result as a user message starting with event.AttachmentsMarker,
-// which the transcript shows as "attached …" or the command's output.
+// which the transcript shows as "attached …" or the command's output (once,
+// with its exit code), drawn from the calls' own events, never from the
+// message's text.
 //
 // The screen is the terminal's alternate one, so nothing of it stays once
 // the program quits; LastAnswer gives the newest answer as plain text for
@@ -71,5 +73,9 @@
 // a frame costs what is visible, not the session's length. Streaming text
 // re-renders only its last paragraph. Markdown is a small lipgloss renderer
 // (package markdown) rather than glamour: it must run at every delta in
-// microseconds and accept unfinished input without flicker.
+// microseconds and accept unfinished input without flicker. Fenced code is
+// highlighted by its language (package markdown/syntax, on chroma's lexing
+// engine with rules of its own), lexed once per text and cached, in a
+// palette per colour profile (package theme); body text keeps the
+// terminal's own foreground.
 package tui

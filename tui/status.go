@@ -15,7 +15,7 @@ import (
 const demoBanner = "Demo model: no provider is configured, so a scripted tour answers. For a real model set OPENAI_API_KEY and pass --model (or --base-url for a local OpenAI-compatible server)."
 
 // statusLine is the header: product, session, model, workspace, tokens,
-// context occupancy, queue, approval mode. Segments are dropped from the
+// context occupancy and window ("ctx 31% of 128k"), queue, approval mode. Segments are dropped from the
 // least important up until the line fits.
 func (m *Model) statusLine(width int) string {
 	th := m.th
@@ -25,6 +25,7 @@ func (m *Model) statusLine(width int) string {
 		prio int // lower survives longer
 	}
 	segs := []seg{{th.Accent.Render("harness"), 0}}
+	ctxAt, ctxLong, ctxShort := -1, "", "" // the context segment, with and without the window
 	if m.sess == nil {
 		if m.opening {
 			segs = append(segs, seg{th.Muted.Render("opening…"), 0})
@@ -59,7 +60,10 @@ func (m *Model) statusLine(width int) string {
 			if pct >= 80 {
 				st = th.Warn
 			}
-			segs = append(segs, seg{st.Render("ctx " + strconv.Itoa(pct) + "%"), 1})
+			ctxShort = st.Render("ctx " + strconv.Itoa(pct) + "%")
+			ctxLong = st.Render("ctx " + strconv.Itoa(pct) + "% of " + transcript.Tokens(win))
+			ctxAt = len(segs)
+			segs = append(segs, seg{ctxLong, 1})
 		}
 		if n := len(m.tr.Pending()) + len(m.outbox); n > 0 {
 			segs = append(segs, seg{th.ChipQueued.Render(strconv.Itoa(n) + " queued"), 1})
@@ -77,22 +81,30 @@ func (m *Model) statusLine(width int) string {
 		}
 	}
 	// Degrade until it fits: the whole ID, then a short one, then a
-	// one-cell busy mark, then fewer segments.
+	// one-cell busy mark, then the context without its window, then
+	// without the workspace (the window back if it fits), then fewer
+	// segments.
 	longID := ""
 	if len(segs) > 1 {
 		longID = segs[1].text
 	}
 	for _, try := range []struct {
-		shortID, shortRight bool
-		limit               int
+		shortID, shortRight, shortCtx bool
+		limit                         int
 	}{
-		{false, false, 6}, {true, false, 6}, {true, true, 6}, {true, true, 4},
-		{true, true, 3}, {true, true, 2}, {true, true, 1}, {true, true, 0},
+		{false, false, false, 6}, {true, false, false, 6}, {true, true, false, 6}, {true, true, true, 6},
+		{true, true, false, 4}, {true, true, true, 4}, {true, true, true, 3}, {true, true, true, 2}, {true, true, true, 1}, {true, true, true, 0},
 	} {
 		if len(segs) > 1 && m.sess != nil {
 			segs[1].text = longID
 			if id := m.sess.ID; try.shortID && len(id) > 18 {
 				segs[1].text = th.Text.Render(id[:5] + "…" + id[len(id)-12:])
+			}
+		}
+		if ctxAt >= 0 {
+			segs[ctxAt].text = ctxLong
+			if try.shortCtx {
+				segs[ctxAt].text = ctxShort
 			}
 		}
 		r := right
@@ -106,7 +118,9 @@ func (m *Model) statusLine(width int) string {
 			}
 		}
 		line := " " + strings.Join(parts, sep)
-		if w := ansi.StringWidth(line) + ansi.StringWidth(r) + 1; w <= width {
+		// At least one blank between the segments and the busy mark, and
+		// the last column left free.
+		if w := ansi.StringWidth(line) + ansi.StringWidth(r) + 1; w <= width && (r == "" || w < width) {
 			if r != "" {
 				line += strings.Repeat(" ", width-w) + r
 			}

@@ -9,17 +9,20 @@
 // unclosed "**") without flicker, and add no margins of its own. This
 // renderer is one pass over the lines with no AST; anything it does not
 // recognise (tables, HTML) is shown as written, line by line for tables, which is what a reader of
-// raw Markdown expects anyway.
+// raw Markdown expects anyway. Fenced code is coloured by its language
+// (package syntax), on a background of its own where the palette has one.
 package markdown
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/harness-dev/harness/tui/markdown/syntax"
 	"github.com/harness-dev/harness/tui/theme"
 )
 
@@ -41,6 +44,10 @@ func Render(src string, width int, th *theme.Theme) []string {
 		case isFence(trimmed):
 			r.flush()
 			fence := trimmed[:3]
+			lang := ""
+			if f := strings.Fields(strings.Trim(strings.TrimLeft(trimmed, fence[:1]), "{}")); len(f) > 0 {
+				lang = f[0]
+			}
 			var code []string
 			i++
 			for ; i < len(lines); i++ {
@@ -49,7 +56,7 @@ func Render(src string, width int, th *theme.Theme) []string {
 				}
 				code = append(code, strings.ReplaceAll(lines[i], "\t", "    "))
 			}
-			r.code(code)
+			r.code(code, lang, i >= len(lines))
 		case isRule(trimmed):
 			r.flush()
 			r.emit(th.Faint.Render(strings.Repeat("─", width)))
@@ -130,24 +137,160 @@ func (r *renderer) wrapped(styled, first, hang string) {
 	}
 }
 
-// code renders a fenced block: indented two cells, on a background, long
-// lines hard-wrapped.
-func (r *renderer) code(lines []string) {
+// code renders a fenced block: indented two cells, on the code
+// background, coloured by its language (package syntax; open: the fence
+// is not closed yet, the block still streams in), long lines hard-wrapped.
+func (r *renderer) code(lines []string, lang string, open bool) {
 	w := r.width - 2
-	for _, l := range lines {
-		l = strings.TrimRight(l, " ")
-		parts := []string{l}
-		if ansi.StringWidth(l) > w {
-			parts = strings.Split(ansi.Hardwrap(l, w, true), "\n")
-		}
-		for _, p := range parts {
-			pad := w - ansi.StringWidth(p)
-			r.emit("  " + r.th.CodeBlock.Render(p+strings.Repeat(" ", max(pad, 0))))
-		}
-	}
+	sy := &r.th.Syntax
 	if len(lines) == 0 {
-		r.emit("  " + r.th.CodeBlock.Render(strings.Repeat(" ", w)))
+		r.emit("  " + sy.Plain.Render(strings.Repeat(" ", w)))
+		return
 	}
+	runs, ok := syntax.Lines(lang, strings.Join(lines, "\n"), open)
+	if !ok {
+		runs = make([][]syntax.Run, len(lines))
+		for i, l := range lines {
+			runs[i] = []syntax.Run{{Text: l}}
+		}
+	}
+	sgr := sgrFor(r.th)
+	var b strings.Builder
+	for _, line := range runs {
+		for _, part := range hardwrap(trimRuns(line), w) {
+			b.Reset()
+			b.WriteString("  ")
+			used, open := 0, ""
+			put := func(c syntax.Class, text string) {
+				if o := sgr[c]; o != open {
+					if open != "" {
+						b.WriteString(ansi.ResetStyle)
+					}
+					b.WriteString(o)
+					open = o
+				}
+				b.WriteString(text)
+			}
+			for _, run := range part {
+				put(run.Class, run.Text)
+				used += ansi.StringWidth(run.Text)
+			}
+			if used < w {
+				put(syntax.Plain, strings.Repeat(" ", w-used))
+			}
+			if open != "" {
+				b.WriteString(ansi.ResetStyle)
+			}
+			r.emit(b.String())
+		}
+	}
+}
+
+// sgrFor returns the opening sequence of each class's style: code is
+// written run by run, and lipgloss's Render costs microseconds a call.
+// The last theme's sequences are kept.
+func sgrFor(th *theme.Theme) *[syntax.NumClasses]string {
+	sgrCache.Lock()
+	defer sgrCache.Unlock()
+	if sgrCache.th == th {
+		return sgrCache.sgr
+	}
+	sgr := new([syntax.NumClasses]string)
+	for c := range syntax.NumClasses {
+		// Only colours and attributes are set on these styles, so
+		// Render wraps the text in one opening sequence and a reset.
+		open, _, _ := strings.Cut(classStyle(&th.Syntax, syntax.Class(c)).Render("\x00"), "\x00")
+		sgr[c] = open
+	}
+	sgrCache.th, sgrCache.sgr = th, sgr
+	return sgr
+}
+
+var sgrCache struct {
+	sync.Mutex
+	th  *theme.Theme // guarded by Mutex
+	sgr *[syntax.NumClasses]string
+}
+
+// trimRuns drops a line's trailing blanks.
+func trimRuns(line []syntax.Run) []syntax.Run {
+	for len(line) > 0 {
+		last := line[len(line)-1]
+		t := strings.TrimRight(last.Text, " ")
+		if t != "" {
+			if t != last.Text {
+				line = append(line[:len(line)-1:len(line)-1], syntax.Run{Class: last.Class, Text: t})
+			}
+			return line
+		}
+		line = line[:len(line)-1]
+	}
+	return line
+}
+
+// hardwrap cuts a line of runs into pieces of at most w cells.
+func hardwrap(line []syntax.Run, w int) [][]syntax.Run {
+	out := [][]syntax.Run{nil}
+	used := 0
+	for _, run := range line {
+		text := run.Text
+		for text != "" {
+			n := ansi.StringWidth(text)
+			if used+n <= w {
+				out[len(out)-1] = append(out[len(out)-1], syntax.Run{Class: run.Class, Text: text})
+				used += n
+				break
+			}
+			head := ansi.Truncate(text, w-used, "")
+			if head == "" && used == 0 {
+				head = string([]rune(text)[:1]) // wider than the line: it goes alone
+			}
+			if head != "" {
+				out[len(out)-1] = append(out[len(out)-1], syntax.Run{Class: run.Class, Text: head})
+			}
+			text = text[len(head):]
+			out = append(out, nil)
+			used = 0
+		}
+	}
+	return out
+}
+
+// classStyle is the theme's style of a class of code.
+func classStyle(sy *theme.Syntax, c syntax.Class) *lipgloss.Style {
+	switch c {
+	case syntax.Keyword:
+		return &sy.Keyword
+	case syntax.Type:
+		return &sy.Type
+	case syntax.Constant:
+		return &sy.Constant
+	case syntax.Builtin:
+		return &sy.Builtin
+	case syntax.Function:
+		return &sy.Function
+	case syntax.String:
+		return &sy.String
+	case syntax.Number:
+		return &sy.Number
+	case syntax.Comment:
+		return &sy.Comment
+	case syntax.Meta:
+		return &sy.Meta
+	case syntax.Key:
+		return &sy.Key
+	case syntax.Variable:
+		return &sy.Variable
+	case syntax.Inserted:
+		return &sy.Inserted
+	case syntax.Deleted:
+		return &sy.Deleted
+	case syntax.Hunk:
+		return &sy.Hunk
+	case syntax.Header:
+		return &sy.Header
+	}
+	return &sy.Plain
 }
 
 // inline styles code spans, strong, emphasis and links; base styles the

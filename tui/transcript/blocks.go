@@ -1,8 +1,8 @@
 package transcript
 
 import (
+	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -500,49 +500,120 @@ func nonEmpty(list []string) []string {
 
 // attachBlock is a user message the runtime composed from what the user's
 // own message asked of the workspace (event.AttachmentsMarker): the files
-// of @path mentions, or a !command's output.
-type attachBlock struct{ text string }
+// of @path mentions, or a !command's output. It is drawn from the calls
+// that message made (their tool.call and tool.result events), not from
+// the message's text.
+type attachBlock struct{ calls []*toolCard }
 
 // attachOutputLines bounds the !command output shown.
 const attachOutputLines = 20
-
-var attachFileRE = regexp.MustCompile(`<file path="([^"]*)"( error="([^"]*)")?`)
 
 func (*attachBlock) kind() kind       { return kindUser }
 func (*attachBlock) live() bool       { return false }
 func (*attachBlock) expandable() bool { return false }
 func (*attachBlock) toggle()          {}
 func (a *attachBlock) render(c *Ctx, _ bool) []string {
+	for _, call := range a.calls {
+		if call.user == userShell {
+			return ranLines(call, c)
+		}
+	}
+	th := c.Theme
+	const indent = 6
+	var names []string
+	for _, call := range a.calls {
+		name := "@" + call.subject
+		switch {
+		case call.status == statusFailed || call.status == statusCanceled:
+			code := call.errCode
+			if code == "" {
+				code = "canceled"
+			}
+			names = append(names, th.Err.Render(name+" ("+code+")"))
+		default:
+			names = append(names, th.Accent.Render(name))
+		}
+	}
+	if len(names) == 0 {
+		return []string{strings.Repeat(" ", indent) + th.Muted.Render("attached files")}
+	}
+	// Wrapped with a hanging indent: every mention stays on screen.
+	label := th.Muted.Render("attached ")
+	lines := strings.Split(markdown.Wrap(label+strings.Join(names, th.Muted.Render(", ")), max(c.Width-indent, 8)), "\n")
+	for i, l := range lines {
+		lines[i] = strings.Repeat(" ", indent) + strings.TrimRight(l, " ")
+	}
+	return lines
+}
+
+// ranLines is a !command's block: the command, how it ended (exit code,
+// duration) and the end of its output.
+func ranLines(call *toolCard, c *Ctx) []string {
 	th := c.Theme
 	const indent = 6
 	pad := strings.Repeat(" ", indent)
-	lines := strings.Split(strings.TrimRight(a.text, "\n"), "\n")
-	if len(lines) > 1 && strings.HasPrefix(lines[1], "The user ran `") {
-		cmd := strings.TrimSuffix(strings.TrimPrefix(lines[1], "The user ran `"), "` in the workspace:")
-		out := []string{" " + th.User.Render("you") + th.Muted.Render(" · ran ") + th.Bold.Render(ansi.Truncate(cmd, max(c.Width-16, 8), "…"))}
-		var body []string
-		for _, l := range lines[2:] {
-			if strings.HasPrefix(l, "<command-output") || l == "</command-output>" {
-				continue
+	cmd := call.subject
+	var in struct {
+		Argv []string `json:"argv"`
+	}
+	if json.Unmarshal(call.input, &in) == nil && len(in.Argv) == 3 && in.Argv[0] == "sh" && in.Argv[1] == "-c" {
+		cmd = in.Argv[2]
+	}
+	dur := th.Muted.Render(" · " + Duration(time.Duration(call.durationMs)*time.Millisecond))
+	var end string
+	var body []string
+	r, isExec := call.exec()
+	switch {
+	case isExec:
+		switch {
+		case r.TimedOut:
+			end = th.Warn.Render("✗ timed out") + dur
+		case r.ExitCode != 0:
+			end = th.Warn.Render("✗ exit "+strconv.Itoa(r.ExitCode)) + dur
+		default:
+			end = th.OK.Render("✓ exit 0") + dur
+		}
+		if out := strings.TrimRight(r.Stdout, "\n"); out != "" {
+			for _, l := range strings.Split(out, "\n") {
+				body = append(body, th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
 			}
-			body = append(body, l)
 		}
-		if n := len(body) - attachOutputLines; n > 0 {
-			out = append(out, pad+th.Muted.Render("… "+plural(n, "earlier line")))
-			body = body[n:]
+		if errs := strings.TrimRight(r.Stderr, "\n"); errs != "" {
+			for _, l := range strings.Split(errs, "\n") {
+				body = append(body, th.Err.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
+			}
 		}
-		for _, l := range body {
-			out = append(out, pad+th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
+	case call.status == statusCanceled:
+		end = th.Canceled.Render("⊘ canceled")
+		if out := strings.TrimRight(call.streamed.String(), "\n"); out != "" {
+			for _, l := range strings.Split(out, "\n") {
+				body = append(body, th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
+			}
 		}
-		return out
+	default:
+		code := call.errCode
+		if code == "" {
+			code = "failed"
+		}
+		end = th.Err.Render("✗ " + code)
+		for _, l := range wrapPlain(call.errMsg, c.Width-indent) {
+			if l != "" {
+				body = append(body, th.Err.Render(l))
+			}
+		}
 	}
-	var names []string
-	for _, m := range attachFileRE.FindAllStringSubmatch(a.text, -1) {
-		if m[3] != "" {
-			names = append(names, th.Err.Render("@"+m[1]+" ("+strings.SplitN(m[3], ":", 2)[0]+")"))
-		} else {
-			names = append(names, th.Accent.Render("@"+m[1]))
-		}
+	head := " " + th.User.Render("you") + th.Muted.Render(" · ran ")
+	room := c.Width - ansi.StringWidth(head) - ansi.StringWidth(end) - 2
+	out := []string{head + th.Bold.Render(ansi.Truncate(cmd, max(room, 8), "…")) + "  " + end}
+	if ansi.StringWidth(out[0]) > c.Width {
+		out[0] = ansi.Truncate(out[0], c.Width, "…")
 	}
-	return []string{pad + th.Muted.Render("attached ") + strings.Join(names, th.Muted.Render(", "))}
+	if n := len(body) - attachOutputLines; n > 0 {
+		out = append(out, pad+th.Muted.Render("… "+plural(n, "earlier line")))
+		body = body[n:]
+	}
+	for _, l := range body {
+		out = append(out, pad+l)
+	}
+	return out
 }

@@ -9,11 +9,21 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/tui/diffview"
 	"github.com/harness-dev/harness/tui/theme"
 )
 
 type toolStatus int
+
+// userCall marks the calls the user's own message made.
+type userCall int
+
+const (
+	userNone    userCall = iota
+	userShell            // !command
+	userMention          // @path
+)
 
 const (
 	statusRunning toolStatus = iota
@@ -42,11 +52,45 @@ type writeInfo struct {
 	// tool's record, or the approval's preview), not against what the
 	// session happened to see.
 	exact bool
+	// counts is the change's size the tool recorded (tool.result lines),
+	// kept also when its patch was too large to record.
+	counts *diffview.Stat
 }
 
 // setExact replaces the guessed diff with the workspace's own.
 func (w *writeInfo) setExact(patch string) {
 	w.patch, w.done, w.exact = patch, true, true
+}
+
+// record takes the tool's record of the write: its patch and its line
+// counts, either of which may be missing (a patch over the tool's bound;
+// a log from before counts were recorded, or a file that could not be
+// read first). Without either, what the card had stays.
+func (w *writeInfo) record(patch string, lines *event.LineCounts) {
+	if lines != nil {
+		w.counts = &diffview.Stat{Files: 1, Added: lines.Added, Deleted: lines.Deleted}
+	}
+	switch {
+	case patch != "":
+		w.setExact(patch)
+	case lines != nil && !w.exact:
+		// Too large to keep: the counts are exact, the lines are not
+		// known (the approval's preview, when there was one, stays).
+		w.setExact("")
+	}
+}
+
+// omitted reports whether the change is known only by its counts.
+func (w *writeInfo) omitted() bool {
+	return w.exact && w.patch == "" && w.counts != nil && (w.counts.Added > 0 || w.counts.Deleted > 0)
+}
+
+// stat is the change's size: the recorded counts, else the diff's.
+func (w *writeInfo) stat() diffview.Stat {
+	if w.counts != nil {
+		return *w.counts
+	}
+	return diffview.StatOf(w.diff())
 }
 
 // guessing reports whether the diff would be against contents the session
@@ -73,6 +117,9 @@ type toolCard struct {
 	errCode    string
 	errMsg     string
 	policy     string // a policy or permission outcome worth showing
+	denied     bool   // the policy or the user denied it (policy says why)
+	user       userCall
+	ran        bool // a !command whose output its "you · ran" block shows
 	expanded   bool
 	write      *writeInfo
 	// streamed is a running command's output as tool.output events
@@ -161,6 +208,9 @@ func (c *toolCard) render(x *Ctx, selected bool) []string {
 			out = append(out, gutter+th.Muted.Render(l))
 		}
 	}
+	if c.ran && !c.expanded {
+		return out // the "you · ran" block below shows the outcome
+	}
 	if c.status == statusFailed || c.status == statusCanceled {
 		msg := c.errMsg
 		if msg == "" && c.status == statusCanceled {
@@ -170,8 +220,10 @@ func (c *toolCard) render(x *Ctx, selected bool) []string {
 		if c.status == statusCanceled {
 			style = th.Canceled
 		}
-		for _, l := range wrapPlain(msg, inner) {
-			out = append(out, gutter+style.Render(l))
+		if msg != "" {
+			for _, l := range wrapPlain(msg, inner) {
+				out = append(out, gutter+style.Render(l))
+			}
 		}
 	}
 	body, styled := c.body(x, inner)
@@ -209,7 +261,7 @@ func (c *toolCard) extra(x *Ctx) string {
 			return th.Muted.Render(plural(n, "line"))
 		}
 		if c.write != nil {
-			return diffview.Summary(diffview.StatOf(c.write.diff()), th)
+			return diffview.Summary(c.write.stat(), th)
 		}
 	case "git.diff":
 		if p := c.patch(); p != "" {
@@ -309,6 +361,9 @@ func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
 	case "fs.write":
 		if c.write == nil || c.status == statusFailed || (c.write.guessing() && c.pending()) {
 			return nil, false
+		}
+		if c.write.omitted() {
+			return []string{th.Muted.Render("(the change is too large to show here: /diff shows the workspace patch)")}, true
 		}
 		lines := diffview.Lines(diffview.Hunks(c.write.diff()), width, th)
 		if c.write.guessing() && c.write.listed {

@@ -54,6 +54,7 @@ type Transcript struct {
 	files      map[string]string // path → last contents seen (fs.read, fs.write)
 	listed     map[string]bool   // paths seen in fs.list output
 	fromQueue  map[string]bool   // input message IDs that started a turn from the queue
+	userCalls  []*toolCard       // the calls the user's own message made (@path, !cmd), for its attachments
 
 	sessionID string
 	model     string
@@ -98,7 +99,8 @@ func (t *Transcript) Version() uint64 { return t.version }
 // SessionID is the session the events belong to ("" before any).
 func (t *Transcript) SessionID() string { return t.sessionID }
 
-// Model is the model named by the last agent.started.
+// Model is the model the session asks: named by the last agent.started
+// or settings.changed.
 func (t *Transcript) Model() string { return t.model }
 
 // ActiveRun is the run of the open turn, "" when idle.
@@ -150,6 +152,7 @@ func (t *Transcript) Apply(ev event.Event) {
 	case event.TurnStarted:
 		t.sessionID = d.SessionID
 		t.runID, t.lastRun, t.turnStart, t.turnFirst = d.RunID, d.RunID, ev.At, len(t.blocks)
+		t.userCalls = t.userCalls[:0]
 		if t.dropPending(d.InputMessageID) {
 			t.fromQueue[d.InputMessageID] = true
 		}
@@ -173,13 +176,25 @@ func (t *Transcript) Apply(ev event.Event) {
 		t.dropPending(d.MessageID)
 		t.setSteering(d.MessageID, stateWithdrawn)
 	case event.ContextAccounted:
-		t.occupancy, t.window = d.OccupancyTokens, d.WindowTokens
 		if d.SummaryRequest {
+			// The summary request's own size, not what the model sees
+			// next: the occupancy shown waits for context.compacted.
 			t.compacting = t.add(&compactBlock{before: d.OccupancyTokens})
 			t.summaryReq[d.RequestID] = t.compacting
+			break
 		}
+		t.occupancy, t.window = d.OccupancyTokens, d.WindowTokens
 	case event.ContextCompacted:
 		t.compacted(d)
+		t.occupancy = d.AfterTokens
+	case event.SettingsChanged:
+		// From the next request on: the header names the model asked.
+		if d.Model != "" {
+			t.model = d.Model
+		}
+		if d.WindowTokens > 0 {
+			t.window = d.WindowTokens
+		}
 	case event.ModelResponse:
 		t.usage = t.usage.Add(d.Usage)
 	case event.ToolCall:
@@ -187,7 +202,10 @@ func (t *Transcript) Apply(ev event.Event) {
 	case event.PolicyDecision:
 		if i, ok := t.byCall[d.CallID]; ok && d.Effect == event.EffectDeny {
 			c := t.blocks[i].b.(*toolCard)
-			c.policy = "denied by policy"
+			c.policy, c.denied = "denied by policy", true
+			if d.Reason != "" {
+				c.policy += ": " + d.Reason
+			}
 			t.touch(i)
 		}
 	case event.PermissionRequested:
@@ -203,6 +221,8 @@ func (t *Transcript) Apply(ev event.Event) {
 			c := t.blocks[i].b.(*toolCard)
 			c.status = statusRunning
 			c.policy = permissionText(d)
+			c.denied = d.Decision != event.DecisionAllow
+			c.start = ev.At // it runs from the answer: the wait is not its time
 			t.touch(i)
 		}
 	case event.ToolResult:
@@ -278,7 +298,7 @@ func (t *Transcript) message(d event.MessageCompleted) {
 	switch d.Role {
 	case model.RoleUser:
 		if strings.HasPrefix(d.Content, event.AttachmentsMarker+"\n") {
-			t.add(&attachBlock{text: d.Content})
+			t.attachments()
 			return
 		}
 		t.add(&userBlock{text: d.Content, fromQueue: t.fromQueue[d.MessageID]})
@@ -339,9 +359,40 @@ func (t *Transcript) compacted(d event.ContextCompacted) {
 	t.touch(i)
 }
 
+// attachments adds the block of the message the runtime composed from
+// the user's own calls (the files of @path mentions, a !command's output),
+// from those calls' events, never from the message's text: a file may
+// hold anything, "<file path=" included.
+func (t *Transcript) attachments() {
+	a := &attachBlock{calls: append([]*toolCard(nil), t.userCalls...)}
+	t.userCalls = t.userCalls[:0]
+	for _, c := range a.calls {
+		if c.user == userShell {
+			c.ran = true // its output is the block's now
+			if i, ok := t.byCall[c.callID]; ok {
+				t.touch(i)
+			}
+		}
+	}
+	t.add(a)
+}
+
 func (t *Transcript) toolCall(ev event.Event, d event.ToolCall) {
 	c := &toolCard{callID: d.CallID, tool: d.Tool, input: d.Input, start: ev.At, status: statusRunning}
 	c.subject = subject(d.Tool, d.Input)
+	// The user's own calls carry the user's message ID as their request
+	// (runtime/user.go); a model's request IDs are req-….
+	if own := "user-" + d.RequestID; d.RequestID != "" {
+		switch {
+		case d.ModelCallID == own+"-shell":
+			c.user = userShell
+		case strings.HasPrefix(d.ModelCallID, own+"-at"):
+			c.user = userMention
+		}
+	}
+	if c.user != userNone {
+		t.userCalls = append(t.userCalls, c)
+	}
 	if d.Tool == "fs.write" {
 		var in struct {
 			Path     string `json:"path"`
@@ -382,8 +433,8 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 	switch {
 	case d.OK:
 		c.status = statusDone
-		if c.write != nil && d.Patch != "" {
-			c.write.setExact(d.Patch)
+		if c.write != nil {
+			c.write.record(d.Patch, d.Lines)
 		}
 		t.learn(c, d.Output)
 	case d.Error != nil && d.Error.Code == "TOOL_CANCELED":
@@ -393,6 +444,9 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 		c.status = statusFailed
 		if d.Error != nil {
 			c.errCode, c.errMsg = d.Error.Code, d.Error.Message
+		}
+		if c.denied && (c.errCode == "TOOL_PERMISSION_DENIED" || c.errCode == "TOOL_POLICY_DENIED") {
+			c.errMsg = "" // the card's denial line says it, reason included
 		}
 	}
 	t.touch(i)
@@ -472,6 +526,8 @@ func permissionText(d event.PermissionResolved) string {
 		return "approved for this run"
 	case d.Decision == event.DecisionAllow:
 		return "approved"
+	case strings.HasPrefix(d.Note, "denied"):
+		return d.Note // "denied in the TUI: …"
 	case d.Note != "":
 		return "denied: " + d.Note
 	default:

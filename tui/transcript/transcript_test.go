@@ -142,7 +142,7 @@ func TestLiveStates(t *testing.T) {
 		"⠋ running 1.9 s",
 		"? awaiting approval",
 		"'build dir'", // argv quoted as a reader would type it
-		"denied: denied in the TUI",
+		"denied in the TUI",
 		"✗ TOOL_PERMISSION_DENIED",
 		"⊘ canceled",
 		"you · steering · queued",
