@@ -180,3 +180,56 @@ func TestExecProviderFailures(t *testing.T) {
 		})
 	}
 }
+
+// A provider that takes the connection and never answers, or stalls
+// mid-stream, ends exec with MODEL_TIMEOUT naming the URL and what the
+// server did, after --provider-timeout rather than the default two minutes.
+func TestExecNamesProviderTimeout(t *testing.T) {
+	first := sse(`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"half"},"finish_reason":null}]}`)
+	first = first[:strings.Index(first, "data: [DONE]")]
+	cases := []struct {
+		name  string
+		body  string // sent before the server falls silent; "" sends no headers
+		cause string
+	}{
+		{"never answers", "", "no answer within 300ms"},
+		{"stalls mid-stream", first, fmt.Sprintf("stalled after %d bytes, nothing for 300ms", len(first))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			quit := make(chan struct{})
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body) // read to the end, so the server sees the client go
+				if c.body != "" && r.Method == http.MethodPost {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, c.body)
+					w.(http.Flusher).Flush()
+				}
+				select {
+				case <-r.Context().Done(): // the client gives up
+				case <-quit:
+				}
+			}))
+			defer hs.Close()
+			defer close(quit) // runs first
+			u := newUser(t)
+			base := hs.URL + "/v1"
+			r := u.run("", "exec", "--json", "--workspace", "local", "--provider-timeout", "300ms", "--base-url", base, "--model", "m", "hi")
+			if r.code != exitFailed {
+				t.Fatalf("exit %d, want %d\n%s", r.code, exitFailed, r.stderr)
+			}
+			tc := ofType[event.TurnCompleted](r.events)
+			if len(tc) != 1 || tc[0].ErrorCode != "MODEL_TIMEOUT" {
+				t.Fatalf("turn.completed %+v, want MODEL_TIMEOUT", tc)
+			}
+			if !strings.Contains(tc[0].Note, base+": "+c.cause) {
+				t.Errorf("the outcome does not name %s and %q: %q", base, c.cause, tc[0].Note)
+			}
+		})
+	}
+	u := newUser(t)
+	if r := u.run("", "exec", "--workspace", "local", "--provider-timeout", "-1s", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "hi"); r.code != exitUsage {
+		t.Errorf("--provider-timeout -1s: exit %d, want %d\n%s", r.code, exitUsage, r.stderr)
+	}
+}

@@ -93,7 +93,7 @@ func New(cfg Config) (*Client, error) {
 		timeout:    cfg.Timeout,
 		maxRetries: cfg.MaxRetries,
 		baseDelay:  cfg.RetryBaseDelay,
-		red:        redactor{key: cfg.APIKey, base: u.String()},
+		red:        redactor{key: cfg.APIKey, base: displayURL(u)},
 		base:       u,
 		key:        cfg.APIKey,
 	}

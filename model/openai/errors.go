@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,18 +30,49 @@ const (
 	maxRetryAfter = 60 * time.Second // longest server-requested pause honored
 )
 
-// Sentinel causes of an attempt's cancellation.
-var (
-	errNoAnswer = errors.New("no byte from the server within the timeout")
-	errClosed   = errors.New("stream closed")
-)
+// errClosed is the cause of an attempt canceled by Close.
+var errClosed = errors.New("stream closed")
+
+// timeoutCause is the cause of an attempt canceled by Config.Timeout: no
+// answer at all (got < 0: no response yet; 0: a status but no body), or a
+// stream that stalled after got bytes.
+type timeoutCause struct {
+	after time.Duration
+	got   int64
+}
+
+func (e *timeoutCause) Error() string {
+	if e.got > 0 {
+		return fmt.Sprintf("stalled after %s, nothing for %s", byteCount(e.got), e.after)
+	}
+	return "no answer within " + e.after.String()
+}
+
+// byteCount is n in the units a user reads.
+func byteCount(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
 
 // redactor removes secrets from text that may end up in an error message:
 // the configured key, anything shaped like an OpenAI key, bearer tokens,
 // Authorization headers and URL query values.
 type redactor struct {
 	key  string
-	base string // the base URL, named in transport errors (it holds no secret: New refuses credentials and queries)
+	base string // the base URL, credentials and query removed: named in transport and timeout errors
+}
+
+// displayURL is u without user information, query or fragment, for
+// messages. (New refuses base URLs that have them; this holds anyway.)
+func displayURL(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
+	return c.String()
 }
 
 var (
@@ -97,7 +129,7 @@ const op = "openai: stream chat completion"
 // attempt's context, parent the stream's; raw is the response, if any.
 func (r redactor) classify(actx, parent context.Context, err error, raw *http.Response) *attemptError {
 	if actx.Err() != nil {
-		return &attemptError{err: canceled(actx, parent)}
+		return &attemptError{err: r.canceled(actx, parent)}
 	}
 	status := 0
 	if raw != nil {
@@ -147,15 +179,23 @@ func transportCause(err error) string {
 	return "the connection failed"
 }
 
-// canceled explains why an attempt's context ended.
-func canceled(actx, parent context.Context) error {
-	switch cause := context.Cause(actx); {
-	case errors.Is(cause, errNoAnswer):
-		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: "wait for the server", Err: cause}
+// canceled explains why an attempt's context ended; a timeout names the
+// server and what it did (nothing, or stalled mid-stream).
+func (r redactor) canceled(actx, parent context.Context) error {
+	cause := context.Cause(actx)
+	if tc, ok := errors.AsType[*timeoutCause](cause); ok {
+		verb := "reach "
+		if tc.got > 0 {
+			verb = "read the stream from "
+		}
+		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: verb + r.base + ": " + tc.Error() +
+			" (the server may be overloaded or still loading the model)", Err: cause}
+	}
+	switch {
 	case errors.Is(cause, errClosed):
 		return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "stream closed"}
 	case errors.Is(parent.Err(), context.DeadlineExceeded):
-		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: "request deadline passed", Err: context.Cause(parent)}
+		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: "request to " + r.base + ": the model round's deadline passed", Err: context.Cause(parent)}
 	default:
 		return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "request canceled", Err: context.Cause(parent)}
 	}

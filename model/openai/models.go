@@ -32,7 +32,7 @@ const modelsOp = "openai: list models"
 // MODEL_TRANSPORT_ERROR (no connection), MODEL_TIMEOUT, MODEL_ABORTED,
 // MODEL_INVALID_RESPONSE (not a {"data":[…]} list, over 4 MiB).
 func (c *Client) Models(ctx context.Context) ([]ModelInfo, error) {
-	actx, cancel := context.WithTimeoutCause(ctx, c.timeout, errNoAnswer)
+	actx, cancel := context.WithTimeoutCause(ctx, c.timeout, &timeoutCause{after: c.timeout, got: -1})
 	defer cancel()
 	u := *c.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/models"

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -110,7 +111,7 @@ func (s *stream) connect() error {
 		case <-t.C:
 		case <-s.ctx.Done():
 			t.Stop()
-			return canceled(s.ctx, s.ctx)
+			return s.c.red.canceled(s.ctx, s.ctx)
 		case <-s.closedCh:
 			t.Stop()
 			return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "stream closed"}
@@ -127,7 +128,9 @@ func (s *stream) connect() error {
 	s.mu.Unlock()
 
 	s.attempt++
-	timer := time.AfterFunc(s.c.timeout, func() { cancel(errNoAnswer) })
+	got := &atomic.Int64{}
+	got.Store(-1)
+	timer := time.AfterFunc(s.c.timeout, func() { cancel(&timeoutCause{after: s.c.timeout, got: got.Load()}) })
 	var raw *http.Response
 	_, err := s.c.chat.New(actx, s.req.params,
 		option.WithJSONSet("stream", true),
@@ -150,7 +153,8 @@ func (s *stream) connect() error {
 		cancel(nil)
 		return htmlAnswer(raw.StatusCode)
 	}
-	raw.Body = &activityBody{rc: raw.Body, timer: timer, d: s.c.timeout}
+	got.Store(0)
+	raw.Body = &activityBody{rc: raw.Body, timer: timer, d: s.c.timeout, got: got}
 	s.dec = newSSEDecoder(raw.Body)
 	s.chunks = 0
 	s.body = raw.Body
@@ -341,16 +345,19 @@ func (s *stream) fail(err error) {
 }
 
 // activityBody re-arms the attempt's timer whenever bytes arrive, so the
-// timeout bounds the wait for the first byte and every silence after it.
+// timeout bounds the wait for the first byte and every silence after it;
+// it counts the bytes, for the timeout's message.
 type activityBody struct {
 	rc    io.ReadCloser
 	timer *time.Timer
 	d     time.Duration
+	got   *atomic.Int64
 }
 
 func (b *activityBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if n > 0 {
+		b.got.Add(int64(n))
 		b.timer.Reset(b.d)
 	}
 	return n, err

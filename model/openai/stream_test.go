@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -346,16 +347,19 @@ func TestTimeouts(t *testing.T) {
 		cfg    func(*Config)
 		ctx    func(t *testing.T) context.Context
 		before []model.Chunk
+		says   string // after the base URL
 	}{
 		{
 			name:  "no headers",
 			reply: func(*testing.T) reply { return reply{stall: stallBeforeHeaders} },
 			cfg:   short,
+			says:  ": no answer within 100ms",
 		},
 		{
 			name:  "headers and no byte",
 			reply: func(*testing.T) reply { return reply{status: http.StatusOK, stall: stallAfterBody} },
 			cfg:   short,
+			says:  ": no answer within 100ms",
 		},
 		{
 			name: "stalled mid-stream",
@@ -364,6 +368,7 @@ func TestTimeouts(t *testing.T) {
 			},
 			cfg:    short,
 			before: []model.Chunk{delta("Hello")},
+			says:   fmt.Sprintf(": stalled after %d bytes, nothing for 100ms", len(firstEvents(t, "plain.sse", 2))),
 		},
 		{
 			name:  "context deadline",
@@ -374,6 +379,7 @@ func TestTimeouts(t *testing.T) {
 				t.Cleanup(cancel)
 				return ctx
 			},
+			says: ": the model round's deadline passed",
 		},
 	}
 	for _, tt := range tests {
@@ -386,6 +392,9 @@ func TestTimeouts(t *testing.T) {
 			got, err := drain(t, mustStream(t, newClient(t, srv, tt.cfg), ctx, baseRequest()))
 			if code := errcode.Of(err); code != errcode.ModelTimeout {
 				t.Fatalf("code = %q, want MODEL_TIMEOUT (%v)", code, err)
+			}
+			if !strings.Contains(errcode.Message(err), srv.url()+tt.says) {
+				t.Errorf("message %q does not name %s and the cause %q", errcode.Message(err), srv.url(), tt.says)
 			}
 			if diff := cmp.Diff(tt.before, got); diff != "" {
 				t.Errorf("chunks before the timeout (-want +got):\n%s", diff)
