@@ -35,7 +35,8 @@
 //   - What goes back. An assistant message's reasoning is sent back as
 //     reasoning_content on messages with tool calls (DeepSeek's thinking
 //     mode refuses the tool loop without it); a call's Extra fields are
-//     echoed on it; BadArguments go back as the text the model sent.
+//     echoed on it (never in place of id, type or function); BadArguments
+//     go back as the text the model sent.
 //   - Server-sent events, read by a decoder of its own: an "error:" field
 //     (llama.cpp) or an "error" event, a bare JSON line (Ollama's
 //     mid-stream errors), an event cut off by the end of the body.

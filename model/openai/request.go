@@ -14,6 +14,10 @@ import (
 	"github.com/harness-dev/harness/model"
 )
 
+// callFields are the keys of a wire tool call that this package sets; a
+// call's opaque Extra fields never replace them.
+var callFields = []string{"id", "type", "function"}
+
 // providerOptionKeys are the keys a request's ProviderOptions may carry.
 var providerOptionKeys = []string{"temperature", "top_p", "reasoning_effort", "seed"}
 
@@ -169,9 +173,14 @@ func wireMessage(m model.Message, names *aliases) (sdk.ChatCompletionMessagePara
 				}
 				extra := make(map[string]any, len(fields))
 				for k, v := range fields {
+					if slices.Contains(callFields, k) {
+						continue // never in place of what is set here
+					}
 					extra[k] = v // raw: the bytes the server sent
 				}
-				fc.SetExtraFields(extra)
+				if len(extra) > 0 {
+					fc.SetExtraFields(extra)
+				}
 			}
 			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: fc})
 		}

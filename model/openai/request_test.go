@@ -408,3 +408,40 @@ func TestIgnoresEnvironment(t *testing.T) {
 		t.Errorf("Authorization = %q, want none", a)
 	}
 }
+
+// A call's opaque extra fields are echoed with their own keys, but one
+// named like a field the request sets (id, type, function) never replaces
+// it on the wire.
+func TestExtraFieldsNeverReplaceOurs(t *testing.T) {
+	req := baseRequest()
+	req.Messages = append(req.Messages,
+		model.Message{ID: "msg-2", Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{
+			ID: "call_1", Name: "fs.read", Arguments: json.RawMessage(`{"path":"README.md"}`),
+			Extra: json.RawMessage(`{"extra_content":{"google":{"thought_signature":"sig"}},"function":{"name":"evil","arguments":"{}"},"id":"call_evil","type":"web"}`),
+		}}},
+		model.Message{ID: "msg-3", Role: model.RoleTool, ToolCallID: "call_1", Name: "fs.read", Content: "{}"})
+	w, err := buildRequest(req, "gpt-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := w.params.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := decodeBody(t, body).Messages[2].ToolCalls
+	if len(got) != 1 || got[0].ID != "call_1" || got[0].Type != "function" ||
+		got[0].Function.Name != WireName("fs.read") || got[0].Function.Arguments != `{"path":"README.md"}` {
+		t.Errorf("wire tool call = %+v, want ours", got)
+	}
+	var raw struct {
+		Messages []struct {
+			ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if sig := string(raw.Messages[2].ToolCalls[0]["extra_content"]); sig != `{"google":{"thought_signature":"sig"}}` {
+		t.Errorf("extra_content on the wire = %s", sig)
+	}
+}
