@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/harness-dev/harness/event"
@@ -263,5 +266,64 @@ func TestProjectInstructions(t *testing.T) {
 				t.Errorf("max_tokens on the wire is not %d:\n%s", c.maxToken, body)
 			}
 		})
+	}
+}
+
+// Reasoning that came in the reasoning field (Groq's gpt-oss) is recorded
+// with that field; sent back to a server that refuses it (Groq's 400
+// "property 'reasoning' is unsupported"), the round is sent once more
+// without it, recorded as model.retry, and the turn completes.
+func TestExecReasoningRefusedByServer(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.NotFound(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(body))
+		n := len(bodies)
+		mu.Unlock()
+		if strings.Contains(string(body), `"reasoning":`) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"message":"'messages.2' : for 'role:assistant' the following must be satisfied[('messages.2' : property 'reasoning' is unsupported)]","type":"invalid_request_error"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		if n == 1 {
+			a, _ := json.Marshal(`{"path":"README.md"}`)
+			io.WriteString(w, sse(chunkJSON(`{"role":"assistant","reasoning":"Read the README first."}`, ""),
+				chunkJSON(`{"tool_calls":[{"id":"fc_1","type":"function","function":{"name":"`+alias("fs.read")+`","arguments":`+string(a)+`},"index":0}]}`, "tool_calls")))
+			return
+		}
+		io.WriteString(w, sse(chunkJSON(`{"role":"assistant","content":"Done."}`, "stop")))
+	}))
+	defer hs.Close()
+	u := newUser(t)
+	u.write("README.md", "# refused\n")
+	r := u.run("", "exec", "--json", "--workspace", "local", "--base-url", hs.URL+"/v1", "--model", "m", "read it")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var asst *event.MessageCompleted
+	for _, m := range ofType[event.MessageCompleted](r.events) {
+		if m.Role == model.RoleAssistant && asst == nil {
+			asst = &m
+		}
+	}
+	if asst == nil || asst.Reasoning != "Read the README first." || asst.ReasoningField != "reasoning" {
+		t.Fatalf("assistant message %+v, want its reasoning and the field it came in", asst)
+	}
+	retries := ofType[event.ModelRetry](r.events)
+	if len(retries) != 1 || retries[0].Code != string(errcode.ModelHTTPError) {
+		t.Errorf("model.retry %+v, want one for the refused field", retries)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 3 || !strings.Contains(bodies[1], `"reasoning":"Read the README first."`) || strings.Contains(bodies[2], `"reasoning"`) {
+		t.Errorf("%d requests; want round two with the reasoning, then without", len(bodies))
 	}
 }

@@ -19,7 +19,9 @@
 //     with its real name. Names are translated back on the way in, so
 //     chunks, events, policy and the store only see dotted names.
 //   - Stream assembly. Text and reasoning deltas (reasoning_content or
-//     reasoning) are passed on as they arrive; tool calls are assembled by
+//     reasoning; a server sending both sends the same text, read once) are
+//     passed on as they arrive, and the completion names the field the
+//     reasoning came in (ReasoningField); tool calls are assembled by
 //     their index and handed out only once the response is complete ("" as
 //     arguments becomes {}; text that is not JSON is kept as a JSON string
 //     with BadArguments set, for the runtime to answer with TOOL_BAD_INPUT;
@@ -32,9 +34,22 @@
 //     completion is kept (reasoning tokens). When the server sends no
 //     usage, it is estimated as request bytes / 3 and response bytes / 3
 //     rounded up, and marked Estimated.
-//   - What goes back. An assistant message's reasoning is sent back as
-//     reasoning_content on messages with tool calls (DeepSeek's thinking
-//     mode refuses the tool loop without it); a call's Extra fields are
+//   - What goes back. An assistant message's reasoning is sent back on the
+//     assistant messages of a turn (the messages between two user messages)
+//     in which the model called a tool, and only there: DeepSeek's thinking
+//     mode and Kimi refuse such a tool loop without it, vLLM and llama.cpp
+//     chat templates that interleave thinking read it, and no server needs
+//     it elsewhere. It goes under the field it came in: reasoning_content
+//     (DeepSeek, Kimi, llama.cpp, older vLLM) or reasoning (vLLM since it
+//     renamed the field, which reads only that name back); reasoning
+//     recorded before the field was kept goes as reasoning_content. Groq
+//     and Cerebras send reasoning but refuse either field in a request
+//     (400 "property 'reasoning_content' is unsupported"): a 400 or 422
+//     that names a reasoning field the request carries (and does not call
+//     it missing or required) gets the request once more without it,
+//     announced by a ChunkRetry (code MODEL_HTTP_ERROR, no pause, not
+//     counted against MaxRetries), and the Client leaves that field out of
+//     its later requests. A call's Extra fields are
 //     echoed on it (never in place of id, type or function); BadArguments
 //     go back as the text the model sent.
 //   - Server-sent events, read by a decoder of its own: an "error:" field

@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -118,6 +120,8 @@ type attemptError struct {
 	retryable  bool          // 429, 5xx, transport
 	retryAfter time.Duration // what the server asked for; valid when hasAfter
 	hasAfter   bool
+	status     int    // the HTTP status, 0 for none
+	server     string // the server's error message, whole (for refusedField)
 }
 
 func (e *attemptError) Error() string { return e.err.Error() }
@@ -209,7 +213,7 @@ func (r redactor) statusError(status int, server string, raw *http.Response) *at
 	if server != "" {
 		msg += ": " + truncate(r.redact(server), 300)
 	}
-	e := &attemptError{}
+	e := &attemptError{status: status, server: server}
 	code := errcode.ModelHTTPError
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -341,4 +345,24 @@ func (r redactor) streamError(data []byte) error {
 		text += ": " + truncate(r.redact(msg), 300)
 	}
 	return &errcode.Error{Code: errcode.ModelHTTPError, Op: op, Message: text}
+}
+
+// Words that make a 400 naming a field about a field that is missing, not
+// one that was refused (DeepSeek: "Missing reasoning_content field …").
+var missingPattern = regexp.MustCompile(`(?i)\b(missing|required)\b`)
+
+// refusedField returns the field of sent that a 400 or 422 answer names as
+// refused (Groq and Cerebras: "property 'reasoning_content' is
+// unsupported"), or "". A field is named when it stands as a word of its
+// own: reasoning in reasoning_effort is not named.
+func refusedField(e *attemptError, sent map[string][]int) string {
+	if (e.status != http.StatusBadRequest && e.status != http.StatusUnprocessableEntity) || missingPattern.MatchString(e.server) {
+		return ""
+	}
+	for _, field := range slices.Sorted(maps.Keys(sent)) {
+		if regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(field) + `([^A-Za-z0-9_]|$)`).MatchString(e.server) {
+			return field
+		}
+	}
+	return ""
 }

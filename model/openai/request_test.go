@@ -445,3 +445,52 @@ func TestExtraFieldsNeverReplaceOurs(t *testing.T) {
 		t.Errorf("extra_content on the wire = %s", sig)
 	}
 }
+
+// Reasoning goes back on the assistant messages of a turn that called a
+// tool (DeepSeek's rule: its final answer included), under the field it
+// came in, and not on a turn that called none.
+func TestReasoningGoesBackInToolTurns(t *testing.T) {
+	req := baseRequest()
+	req.Messages = append(req.Messages,
+		model.Message{ID: "msg-2", Role: model.RoleAssistant, Reasoning: "A", ReasoningField: "reasoning", ToolCalls: []model.ToolCall{call("call_1", "fs.read", `{"path":"x"}`)}},
+		model.Message{ID: "msg-3", Role: model.RoleTool, ToolCallID: "call_1", Name: "fs.read", Content: "{}"},
+		model.Message{ID: "msg-4", Role: model.RoleAssistant, Content: "read it", Reasoning: "B", ReasoningField: "reasoning"},
+		model.Message{ID: "msg-5", Role: model.RoleUser, Content: "thanks"},
+		model.Message{ID: "msg-6", Role: model.RoleAssistant, Content: "welcome", Reasoning: "C", ReasoningField: "reasoning_content"},
+		model.Message{ID: "msg-7", Role: model.RoleUser, Content: "more"},
+		model.Message{ID: "msg-8", Role: model.RoleAssistant, Reasoning: "D", ToolCalls: []model.ToolCall{call("call_2", "fs.read", `{"path":"y"}`)}},
+		model.Message{ID: "msg-9", Role: model.RoleTool, ToolCallID: "call_2", Name: "fs.read", Content: "{}"})
+	w, err := buildRequest(req, "gpt-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := w.params.MarshalJSON()
+	var got struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{ // per assistant message: its reasoning fields on the wire
+		{"reasoning": "A"}, {"reasoning": "B"}, {}, {"reasoning_content": "D"}, // D: recorded without its field
+	}
+	var have []map[string]any
+	for _, m := range got.Messages {
+		if m["role"] != "assistant" {
+			continue
+		}
+		f := map[string]any{}
+		for _, k := range []string{"reasoning", "reasoning_content"} {
+			if v, ok := m[k]; ok {
+				f[k] = v
+			}
+		}
+		have = append(have, f)
+	}
+	if diff := cmp.Diff(want, have); diff != "" {
+		t.Errorf("reasoning on the wire (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string][]int{"reasoning": {2, 4}, "reasoning_content": {8}}, w.sent); diff != "" {
+		t.Errorf("sent (-want +got):\n%s", diff)
+	}
+}

@@ -39,6 +39,7 @@ type stream struct {
 	chunks    int           // chunks of the current attempt
 	emitted   bool          // a delta reached the caller: no more retries
 	pending   []model.Chunk // chunks ready to hand out
+	stripped  bool          // a refused reasoning field was taken off and the request sent again
 	err       error         // terminal
 	eof       bool
 	held      string // streamed text held back: it may begin the API key
@@ -385,13 +386,28 @@ func (s *stream) fail(err error) {
 		return
 	}
 	s.err = ae.err
-	if !ae.retryable || s.emitted || s.attempt > s.c.maxRetries || s.ctx.Err() != nil {
+	if s.emitted || s.ctx.Err() != nil {
 		return
 	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
+		return
+	}
+	if field := refusedField(ae, s.req.sent); field != "" && !s.stripped {
+		// The server refuses reasoning under that name (Groq, Cerebras):
+		// the same request once more without it, and none of the client's
+		// later requests carry it.
+		if w, err := s.req.without(field); err == nil {
+			s.c.refused.add(field)
+			s.req, s.stripped, s.err, s.wait = w, true, nil, 0
+			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkRetry, Retry: &model.Retry{
+				Attempt: s.attempt, Code: string(errcode.Of(ae.err))}})
+			return
+		}
+	}
+	if !ae.retryable || s.attempt-s.strips() > s.c.maxRetries {
 		return
 	}
 	delay, ok := s.c.backoff(s.attempt, ae)
@@ -408,6 +424,15 @@ func (s *stream) fail(err error) {
 		Code:    string(errcode.Of(ae.err)),
 		DelayMs: int(delay / time.Millisecond),
 	}})
+}
+
+// strips is how many attempts were spent on a refused field (not counted
+// against MaxRetries).
+func (s *stream) strips() int {
+	if s.stripped {
+		return 1
+	}
+	return 0
 }
 
 // activityBody re-arms the attempt's timer whenever bytes arrive, so the

@@ -137,7 +137,7 @@ func TestRecordedStreams(t *testing.T) {
 				// The "s" ending the first delta could begin the key: it
 				// is held back until the next one shows it does not.
 				return []model.Chunk{reasoning("The user want"), reasoning("s the README."), toolChunk("call_00_ds1", "fs.read", `{"path":"README.md"}`),
-					completion(model.Completion{Reasoning: "The user wants the README.", ToolCalls: []model.ToolCall{c}, FinishReason: model.FinishToolCalls,
+					completion(model.Completion{Reasoning: "The user wants the README.", ReasoningField: "reasoning_content", ToolCalls: []model.ToolCall{c}, FinishReason: model.FinishToolCalls,
 						Usage: model.Usage{PromptTokens: 300, CompletionTokens: 40, TotalTokens: 340, ReasoningTokens: 25}})}
 			},
 		},
