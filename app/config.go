@@ -62,7 +62,8 @@ type Resolved struct {
 	// --context-window flag or the config file), WindowFromServer or
 	// WindowFromDefault.
 	WindowSource string
-	MaxTokens    int // 0: not set
+	WindowOrigin string // with WindowFromServer: where the server states it (openai.Window.Source)
+	MaxTokens    int    // 0: not set
 	// ProviderTimeout is openai.Config.Timeout; 0: its default.
 	ProviderTimeout time.Duration
 }

@@ -63,8 +63,16 @@
 //   - DefaultSystemPrompt.
 //   - The server's model list (Client.Models, GET {base}/models): the
 //     ids and, where the server states it, each model's context window
-//     (vLLM max_model_len, llama.cpp n_ctx, Ollama context_length). One
-//     attempt, no retry; doctor and the window default use it.
+//     (vLLM max_model_len, n_ctx, context_length; llama.cpp's
+//     n_ctx_train apart). One attempt, no retry.
+//   - The context window a server runs a model with (Client.Window, for
+//     doctor and the window default): the list's, else — only when the
+//     base URL is on loopback or the list shows llama.cpp's or Ollama's
+//     marks, and the model is listed without a window — llama.cpp's GET
+//     /props (default_generation_settings.n_ctx) or Ollama's POST /api/show
+//     (num_ctx, else model_info's <arch>.context_length), else llama.cpp's
+//     n_ctx_train; each one attempt bounded by Config.Timeout, with where
+//     the window was read.
 //
 // Ordering guarantees: a stream yields zero or more ChunkRetry (only before
 // any text), then ChunkDelta in arrival order, then every ChunkToolCall in
