@@ -30,7 +30,7 @@ func TestExecReplaysRecordedServers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sum := f.Summary()
+			want := quirks.Expect(t, f)
 			srv := quirks.NewServer(t, f, openai.WireName("fs.read"), `{"path": "README.md"}`)
 			u := newUser(t)
 			u.write("README.md", "# quirks\n")
@@ -45,12 +45,15 @@ func TestExecReplaysRecordedServers(t *testing.T) {
 			if len(responses) == 0 {
 				t.Fatal("no model.response")
 			}
-			if sum.Usage != nil {
-				want := model.Usage{PromptTokens: sum.Usage.Prompt, CompletionTokens: sum.Usage.Completion,
-					TotalTokens: sum.Usage.Total, ReasoningTokens: sum.Usage.Reasoning}
-				if responses[0].Usage != want {
-					t.Errorf("round one usage %+v, want %+v", responses[0].Usage, want)
+			if want.Usage != nil {
+				u := model.Usage{PromptTokens: want.Usage.Prompt, CompletionTokens: want.Usage.Completion,
+					TotalTokens: want.Usage.Total, ReasoningTokens: want.Usage.Reasoning}
+				if responses[0].Usage != u {
+					t.Errorf("round one usage %+v, want %+v", responses[0].Usage, u)
 				}
+			}
+			if responses[0].FinishReason != want.FinishReason {
+				t.Errorf("round one finish reason %q, want %q", responses[0].FinishReason, want.FinishReason)
 			}
 			var reasoning string
 			for _, m := range ofType[event.MessageCompleted](r.events) {
@@ -58,11 +61,11 @@ func TestExecReplaysRecordedServers(t *testing.T) {
 					reasoning = m.Reasoning
 				}
 			}
-			if reasoning != sum.Reasoning {
-				t.Errorf("recorded reasoning %q, the server sent %q", reasoning, sum.Reasoning)
+			if reasoning != want.Reasoning {
+				t.Errorf("recorded reasoning %q, the server sent %q", reasoning, want.Reasoning)
 			}
 			results := ofType[event.ToolResult](r.events)
-			if sum.Call == nil {
+			if !want.Call {
 				if len(results) != 0 || len(responses) != 1 {
 					t.Errorf("a text answer ran %d tools in %d rounds", len(results), len(responses))
 				}
@@ -72,8 +75,8 @@ func TestExecReplaysRecordedServers(t *testing.T) {
 				t.Fatalf("tool results %+v, want one fs.read that ran", results)
 			}
 			calls := ofType[event.ToolCall](r.events)
-			if sum.Call.ID != "" && calls[0].ModelCallID != sum.Call.ID {
-				t.Errorf("model call id %q, the server sent %q", calls[0].ModelCallID, sum.Call.ID)
+			if want.CallID != "" && calls[0].ModelCallID != want.CallID {
+				t.Errorf("model call id %q, the server sent %q", calls[0].ModelCallID, want.CallID)
 			}
 			if len(responses) != 2 || len(srv.Requests()) != 2 {
 				t.Errorf("%d rounds, %d requests; want 2", len(responses), len(srv.Requests()))

@@ -54,7 +54,7 @@ func replayQuirks(t *testing.T, f *quirks.File) {
 		t.Fatalf("round one: %v", err)
 	}
 	comp := chunks[len(chunks)-1].Completion
-	sum := f.Summary()
+	want := quirks.Expect(t, f)
 
 	var reasoning strings.Builder
 	for _, ch := range chunks {
@@ -62,33 +62,36 @@ func replayQuirks(t *testing.T, f *quirks.File) {
 			reasoning.WriteString(ch.Delta)
 		}
 	}
-	if comp.Reasoning != sum.Reasoning || reasoning.String() != sum.Reasoning {
-		t.Errorf("reasoning: completion %q, chunks %q, want %q", comp.Reasoning, reasoning.String(), sum.Reasoning)
+	if comp.Reasoning != want.Reasoning || reasoning.String() != want.Reasoning {
+		t.Errorf("reasoning: completion %q, chunks %q, want %q", comp.Reasoning, reasoning.String(), want.Reasoning)
 	}
-	if sum.Usage != nil {
-		want := model.Usage{PromptTokens: sum.Usage.Prompt, CompletionTokens: sum.Usage.Completion,
-			TotalTokens: sum.Usage.Total, ReasoningTokens: sum.Usage.Reasoning}
-		if diff := cmp.Diff(want, comp.Usage); diff != "" {
+	if want.Usage != nil {
+		u := model.Usage{PromptTokens: want.Usage.Prompt, CompletionTokens: want.Usage.Completion,
+			TotalTokens: want.Usage.Total, ReasoningTokens: want.Usage.Reasoning}
+		if diff := cmp.Diff(u, comp.Usage); diff != "" {
 			t.Errorf("usage (-want +got):\n%s", diff)
 		}
 	} else if !comp.Usage.Estimated {
 		t.Errorf("usage %+v: the server sent none, want an estimate", comp.Usage)
 	}
-	if sum.Call == nil {
-		if len(comp.ToolCalls) != 0 || comp.FinishReason != model.FinishStop || comp.Content == "" {
-			t.Errorf("text answer: %+v", comp)
+	if comp.FinishReason != want.FinishReason {
+		t.Errorf("finish reason %q, want %q", comp.FinishReason, want.FinishReason)
+	}
+	if !want.Call {
+		if len(comp.ToolCalls) != 0 || !want.CheckContent(comp.Content) {
+			t.Errorf("text answer: %+v, want %d bytes starting %q", comp, want.ContentLen, want.ContentPrefix)
 		}
 		return
 	}
-	if len(comp.ToolCalls) != 1 || comp.FinishReason != model.FinishToolCalls {
+	if len(comp.ToolCalls) != 1 || comp.Content != "" {
 		t.Fatalf("round one: want one tool call, got %+v", comp)
 	}
 	tc := comp.ToolCalls[0]
 	if tc.Name != "fs.read" || tc.BadArguments || compactJSON(t, tc.Arguments) != `{"path":"README.md"}` {
 		t.Errorf("tool call = %+v", tc)
 	}
-	if sum.Call.ID != "" && tc.ID != sum.Call.ID {
-		t.Errorf("tool call id %q, the server sent %q", tc.ID, sum.Call.ID)
+	if want.CallID != "" && tc.ID != want.CallID {
+		t.Errorf("tool call id %q, the server sent %q", tc.ID, want.CallID)
 	}
 
 	// Round two, as the runtime builds it from the completion.
