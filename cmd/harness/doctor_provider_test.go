@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -94,14 +95,43 @@ func TestDoctorAsksTheProvider(t *testing.T) {
 	}
 }
 
-// A transport failure in exec names the URL and the cause.
+// A transport failure in exec names the URL and the cause: a closed port,
+// a host name that does not resolve, https:// to a plain http server, and
+// a certificate no authority vouches for.
 func TestExecNamesTransportFailure(t *testing.T) {
-	u := newUser(t)
-	base := closedPort(t)
-	r := u.run("", "exec", "--workspace", "local", "--base-url", base, "--model", "m", "hi")
-	if r.code != exitFailed || !strings.Contains(r.stderr, "MODEL_TRANSPORT_ERROR") ||
-		!strings.Contains(r.stderr, base) || !strings.Contains(r.stderr, "connection refused") {
-		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	plain := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(plain.Close)
+	untrusted := httptest.NewUnstartedServer(http.NotFoundHandler())
+	untrusted.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	untrusted.StartTLS()
+	t.Cleanup(untrusted.Close)
+	cases := []struct {
+		name  string
+		base  string
+		cause string
+	}{
+		{"refused", closedPort(t), "connection refused"},
+		{"DNS", "https://harness-test.invalid/v1", "the host name harness-test.invalid does not resolve (DNS)"},
+		{"TLS handshake", "https://" + strings.TrimPrefix(plain.URL, "http://") + "/v1", "the TLS handshake failed"},
+		{"untrusted certificate", untrusted.URL + "/v1", "the TLS certificate was not accepted"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			u := newUser(t)
+			u.extra = append(u.extra, "OPENAI_API_KEY=sk-harness-test-not-a-real-key")
+			r := u.run("", "exec", "--workspace", "local", "--base-url", c.base, "--model", "m", "hi")
+			if r.code != exitFailed || !strings.Contains(r.stderr, "MODEL_TRANSPORT_ERROR") ||
+				!strings.Contains(r.stderr, c.base+": "+c.cause) {
+				t.Errorf("exit %d; want MODEL_TRANSPORT_ERROR naming %s and %q; stderr:\n%s", r.code, c.base, c.cause, r.stderr)
+			}
+			if strings.Contains(r.stderr, "not-a-real-key") {
+				t.Error("the key leaked")
+			}
+			if strings.HasPrefix(c.cause, "the TLS") && strings.Contains(r.stderr, "retrying") {
+				t.Error("a TLS failure was retried: it does not change in a second")
+			}
+		})
 	}
 }
 

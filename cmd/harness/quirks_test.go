@@ -6,7 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -139,6 +142,35 @@ func TestExecProviderShapes(t *testing.T) {
 					t.Errorf("round two does not show the model its call and the error:\n%s", bodies[1])
 				}
 			}},
+		{name: "tool call without an id (SGLang)", requests: 2,
+			streams: []string{sse(chunkJSON(`{"role":"assistant","tool_calls":[{"index":0,"type":"function","function":{"name":"`+alias("fs.read")+`","arguments":"{\"path\": \"README.md\"}"}}]}`, "tool_calls")), done},
+			check: func(t *testing.T, r result, bodies []string) {
+				calls := ofType[event.ToolCall](r.events)
+				if len(calls) != 1 || !regexp.MustCompile(`^call_[0-9a-f]{24}$`).MatchString(calls[0].ModelCallID) {
+					t.Fatalf("tool.call %+v, want a generated call_ id recorded", calls)
+				}
+				id := calls[0].ModelCallID
+				var req struct {
+					Messages []struct {
+						Role       string `json:"role"`
+						ToolCallID string `json:"tool_call_id"`
+						ToolCalls  []struct {
+							ID string `json:"id"`
+						} `json:"tool_calls"`
+					} `json:"messages"`
+				}
+				if err := json.Unmarshal([]byte(bodies[1]), &req); err != nil {
+					t.Fatal(err)
+				}
+				var sent, answered bool
+				for _, m := range req.Messages {
+					sent = sent || (m.Role == "assistant" && len(m.ToolCalls) == 1 && m.ToolCalls[0].ID == id)
+					answered = answered || (m.Role == "tool" && m.ToolCallID == id)
+				}
+				if !sent || !answered {
+					t.Errorf("round two does not carry the generated id %s on the call (%v) and its result (%v)", id, sent, answered)
+				}
+			}},
 		{name: "llama.cpp error field", exit: 1, code: "MODEL_HTTP_ERROR", stderr: "exceeds the available context size", requests: 1,
 			streams: []string{"error: {\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\",\"type\":\"exceed_context_size_error\"}\n\n"}},
 		{name: "vLLM flat error", exit: 1, code: "MODEL_HTTP_ERROR", stderr: "maximum context length", requests: 1,
@@ -205,32 +237,58 @@ func TestProjectInstructions(t *testing.T) {
 		}
 		return req.Messages[0].Content
 	}
+	// instructions reads the instruction files the first checkpoint of a
+	// run records in its settings.
+	instructions := func(t *testing.T, evs []event.Event) []string {
+		t.Helper()
+		for _, cp := range ofType[event.RuntimeCheckpoint](evs) {
+			var p struct {
+				Settings struct {
+					Instructions []string `json:"instructions"`
+				} `json:"settings"`
+			}
+			if err := json.Unmarshal(cp.Payload, &p); err != nil {
+				t.Fatal(err)
+			}
+			return p.Settings.Instructions
+		}
+		t.Fatal("no runtime.checkpoint")
+		return nil
+	}
 	cases := []struct {
 		name     string
 		files    map[string]string
 		dir      string // working directory inside the project
 		flags    []string
+		config   string // the user's config file
 		want     []string
 		notWant  []string
 		using    string
+		instr    []string // recorded in the checkpoint's settings
+		resume   bool     // a follow-up after AGENTS.md changed keeps the recorded text
 		gitRoot  bool
 		maxToken int
 	}{
 		{name: "AGENTS.md", files: map[string]string{"AGENTS.md": "Marker-7f3a: run make check before finishing.", "CLAUDE.md": "Marker-claude"},
-			want: []string{"Marker-7f3a: run make check before finishing.", "from AGENTS.md"}, notWant: []string{"Marker-claude"}, using: "using AGENTS.md"},
+			want: []string{"Marker-7f3a: run make check before finishing.", "from AGENTS.md"}, notWant: []string{"Marker-claude"}, using: "using AGENTS.md",
+			instr: []string{"AGENTS.md"}, resume: true},
 		{name: "CLAUDE.md when there is no AGENTS.md", files: map[string]string{"CLAUDE.md": "Marker-claude-91"},
-			want: []string{"Marker-claude-91"}, using: "using CLAUDE.md"},
+			want: []string{"Marker-claude-91"}, using: "using CLAUDE.md", instr: []string{"CLAUDE.md"}},
 		{name: "the root's and the nearest above the working directory", gitRoot: true, dir: "svc/api",
 			files: map[string]string{"AGENTS.md": "Marker-root", "svc/AGENTS.md": "Marker-svc", "svc/api/main.go": "package main\n"},
-			want:  []string{"Marker-root", "Marker-svc", "from svc/AGENTS.md"}, using: "using AGENTS.md, svc/AGENTS.md"},
+			want:  []string{"Marker-root", "Marker-svc", "from svc/AGENTS.md"}, using: "using AGENTS.md, svc/AGENTS.md",
+			instr: []string{"AGENTS.md", "svc/AGENTS.md"}},
 		{name: "turned off", files: map[string]string{"AGENTS.md": "Marker-off"}, flags: []string{"--no-project-instructions"},
 			notWant: []string{"Marker-off"}},
 		{name: "max tokens", files: map[string]string{}, flags: []string{"--max-tokens", "1234"}, maxToken: 1234},
+		{name: "max tokens from the config file", files: map[string]string{}, config: `{"maxTokens": 777}`, maxToken: 777},
+		{name: "--max-tokens over the config file", files: map[string]string{}, config: `{"maxTokens": 777}`,
+			flags: []string{"--max-tokens", "1234"}, maxToken: 1234},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			srv := &chatServer{streams: []string{answer}}
+			srv := &chatServer{streams: []string{answer, answer}}
 			hs := httptest.NewServer(srv)
 			defer hs.Close()
 			u := newUser(t)
@@ -240,14 +298,44 @@ func TestProjectInstructions(t *testing.T) {
 			if c.gitRoot {
 				u.write(".git/HEAD", "ref: refs/heads/main\n")
 			}
-			args := append([]string{"exec", "--workspace", "local", "--base-url", hs.URL + "/v1", "--model", "m"}, c.flags...)
-			r := u.runIn(filepath.Join(u.project, filepath.FromSlash(c.dir)), "", append(args, "hi")...)
+			if c.config != "" {
+				cfg := filepath.Join(u.home, "config", "harness", "config.json")
+				if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(cfg, []byte(c.config), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := filepath.Join(u.project, filepath.FromSlash(c.dir))
+			args := append([]string{"exec", "--json", "--workspace", "local", "--base-url", hs.URL + "/v1", "--model", "m"}, c.flags...)
+			r := u.runIn(dir, "", append(args, "hi")...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if got := instructions(t, r.events); !slices.Equal(got, c.instr) {
+				t.Errorf("checkpoint settings.instructions = %q, want %q", got, c.instr)
 			}
 			srv.mu.Lock()
 			body := srv.bodies[0]
 			srv.mu.Unlock()
+			if c.resume {
+				u.write("AGENTS.md", "Marker-changed-later")
+				again := u.runIn(dir, "", "exec", "--json", "--workspace", "local", "--base-url", hs.URL+"/v1", "--model", "m",
+					"--resume", sessionOf(t, r.events), "again")
+				if again.code != 0 {
+					t.Fatalf("resume: exit %d\n%s", again.code, again.stderr)
+				}
+				if got := instructions(t, again.events); !slices.Equal(got, c.instr) {
+					t.Errorf("after resume, settings.instructions = %q, want %q", got, c.instr)
+				}
+				srv.mu.Lock()
+				resumed := system(t, srv.bodies[1])
+				srv.mu.Unlock()
+				if !strings.Contains(resumed, c.want[0]) || strings.Contains(resumed, "Marker-changed-later") {
+					t.Errorf("the resumed request's system message does not keep the recorded instructions:\n%s", resumed)
+				}
+			}
 			sys := system(t, body)
 			if !strings.HasPrefix(sys, openai.DefaultSystemPrompt) {
 				t.Errorf("the system prompt no longer starts with the default")
@@ -262,8 +350,14 @@ func TestProjectInstructions(t *testing.T) {
 					t.Errorf("system message has %q", w)
 				}
 			}
-			if c.using != "" && !strings.Contains(r.stderr, c.using) {
-				t.Errorf("stderr does not say %q:\n%s", c.using, r.stderr)
+			if c.using != "" {
+				// --json prints events only; the plain run tells the user.
+				plain := httptest.NewServer(&chatServer{streams: []string{answer}})
+				defer plain.Close()
+				p := u.runIn(dir, "", "exec", "--workspace", "local", "--base-url", plain.URL+"/v1", "--model", "m", "hi")
+				if !strings.Contains(p.stderr, c.using) {
+					t.Errorf("stderr does not say %q:\n%s", c.using, p.stderr)
+				}
 			}
 			if c.maxToken > 0 && !strings.Contains(body, fmt.Sprintf(`"max_tokens":%d`, c.maxToken)) {
 				t.Errorf("max_tokens on the wire is not %d:\n%s", c.maxToken, body)

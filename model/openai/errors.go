@@ -151,8 +151,20 @@ func (r redactor) classify(actx, parent context.Context, err error, raw *http.Re
 	}
 	return &attemptError{
 		err:       &errcode.Error{Code: errcode.ModelTransportError, Op: op, Message: "reach " + r.base + ": " + transportCause(err), Err: r.wrap(err)},
-		retryable: true,
+		retryable: !tlsFailure(err), // a certificate or a plain server does not change in a second
 	}
+}
+
+// tlsFailure reports a TLS handshake that failed: a certificate not
+// accepted, or a server that does not speak TLS.
+func tlsFailure(err error) bool {
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var recordErr tls.RecordHeaderError
+	return errors.As(err, &certErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &invalid) ||
+		errors.As(err, &recordErr) || errors.Is(err, http.ErrSchemeMismatch)
 }
 
 // transportCause names why a connection failed, in the user's terms.
@@ -171,8 +183,8 @@ func transportCause(err error) string {
 		return "connection refused (is the server running, on this port?)"
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid):
 		return "the TLS certificate was not accepted"
-	case errors.As(err, &recordErr):
-		return "the TLS handshake failed (is it a plain http server? then use http:// on loopback)"
+	case errors.As(err, &recordErr), errors.Is(err, http.ErrSchemeMismatch):
+		return "the TLS handshake failed: the server answers plain http (use http://, allowed on loopback)"
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return "the connection timed out"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
