@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -231,5 +232,52 @@ func TestExecNamesProviderTimeout(t *testing.T) {
 	u := newUser(t)
 	if r := u.run("", "exec", "--workspace", "local", "--provider-timeout", "-1s", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "hi"); r.code != exitUsage {
 		t.Errorf("--provider-timeout -1s: exit %d, want %d\n%s", r.code, exitUsage, r.stderr)
+	}
+}
+
+// A server that echoes the API key in its reasoning — split across deltas
+// — and in a tool call's arguments, JSON-escaped: the turn completes (the
+// streamed reasoning adds up to the recorded one) and neither the printed
+// events nor the store hold the key.
+func TestExecRedactsKeyInReasoning(t *testing.T) {
+	const key = "sk-harness-exec-0123456789abcdef"
+	part := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	escaped := `\u0073k` + key[2:]
+	args, _ := json.Marshal(`{"path": "` + escaped + `.md"}`)
+	srv := &chatServer{streams: []string{
+		sse(chunkJSON(`{"role":"assistant","reasoning_content":"The key is "}`, ""),
+			chunkJSON(`{"reasoning_content":`+part(key[:9])+`}`, ""),
+			chunkJSON(`{"reasoning_content":`+part(key[9:])+`}`, ""),
+			chunkJSON(`{"reasoning_content":`+part(", and "+key)+`}`, ""),
+			chunkJSON(`{"tool_calls":[{"index":0,"id":"call_k","type":"function","function":{"name":"`+alias("fs.read")+`","arguments":`+string(args)+`}}]}`, "tool_calls")),
+		sse(chunkJSON(`{"role":"assistant","content":"Done."}`, "stop")),
+	}}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	u := newUser(t)
+	u.extra = append(u.extra, "OPENAI_API_KEY="+key)
+	r := u.run("", "exec", "--json", "--workspace", "local", "--base-url", hs.URL+"/v1", "--model", "m", "read")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var reasoning string
+	for _, m := range ofType[event.MessageCompleted](r.events) {
+		if m.Role == "assistant" && m.Reasoning != "" {
+			reasoning = m.Reasoning
+		}
+	}
+	if reasoning != "The key is [REDACTED], and [REDACTED]" {
+		t.Errorf("recorded reasoning %q", reasoning)
+	}
+	stored := u.run("", "events", sessionOf(t, r.events))
+	db, err := os.ReadFile(u.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(u.db + "-wal") // absent once checkpointed
+	for name, text := range map[string]string{"stdout": r.stdout, "events": stored.stdout, "store": string(db) + string(wal)} {
+		if strings.Contains(text, key) || strings.Contains(text, "u0073k") {
+			t.Errorf("%s holds the key", name)
+		}
 	}
 }
