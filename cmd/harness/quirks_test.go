@@ -241,19 +241,19 @@ func TestProjectInstructions(t *testing.T) {
 	// run records in its settings.
 	instructions := func(t *testing.T, evs []event.Event) []string {
 		t.Helper()
-		for _, cp := range ofType[event.RuntimeCheckpoint](evs) {
-			var p struct {
-				Settings struct {
-					Instructions []string `json:"instructions"`
-				} `json:"settings"`
-			}
-			if err := json.Unmarshal(cp.Payload, &p); err != nil {
-				t.Fatal(err)
-			}
-			return p.Settings.Instructions
+		cps := ofType[event.RuntimeCheckpoint](evs)
+		if len(cps) == 0 {
+			t.Fatal("no runtime.checkpoint")
 		}
-		t.Fatal("no runtime.checkpoint")
-		return nil
+		var p struct {
+			Settings struct {
+				Instructions []string `json:"instructions"`
+			} `json:"settings"`
+		}
+		if err := json.Unmarshal(cps[0].Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Settings.Instructions
 	}
 	cases := []struct {
 		name     string

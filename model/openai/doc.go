@@ -81,7 +81,8 @@
 // with one sticky error instead. Recv is called by one goroutine; Close may
 // be called concurrently with it and aborts it.
 //
-// Retries: 429, 5xx and transport failures are retried up to MaxRetries
+// Retries: 429, 5xx and transport failures (but a TLS handshake that
+// failed: a certificate, or a plain http server) are retried up to MaxRetries
 // times (default 2), only while nothing of the response reached the
 // caller, after a pause that doubles from RetryBaseDelay up to 10 s, or
 // what the server's Retry-After / retry-after-ms asks for up to 60 s (a
@@ -91,7 +92,9 @@
 //
 // Timeouts: Config.Timeout bounds each attempt until the first byte of the
 // response body, and then every silence between two bytes; the context
-// bounds the whole stream.
+// bounds the whole stream. MODEL_TIMEOUT names the base URL and what the
+// server did: no answer within the timeout, or a stream that stalled after
+// so many bytes.
 //
 // Secrets: the key is sent only in the Authorization header. Error messages
 // are built here, never copied raw from a foreign error: the key, anything
