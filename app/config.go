@@ -43,6 +43,9 @@ type Options struct {
 	HostID                string // this machine's name in leases (default store.HostID)
 	MaxTokens             int    // output tokens per model request; 0: min(8192, window/8)
 	NoProjectInstructions bool   // do not read AGENTS.md / CLAUDE.md
+	// ProviderTimeout bounds the wait for the provider's first byte and
+	// every silence of a stream (openai.Config.Timeout); 0: its default.
+	ProviderTimeout time.Duration
 }
 
 // Env is the process environment, read by the caller.
@@ -59,7 +62,10 @@ type Resolved struct {
 	// --context-window flag or the config file), WindowFromServer or
 	// WindowFromDefault.
 	WindowSource string
-	MaxTokens    int // 0: not set
+	WindowOrigin string // with WindowFromServer: where the server states it (openai.Window.Source)
+	MaxTokens    int    // 0: not set
+	// ProviderTimeout is openai.Config.Timeout; 0: its default.
+	ProviderTimeout time.Duration
 }
 
 // Resolve resolves the configuration. A bad value is a *UsageError.
@@ -103,6 +109,10 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	if r.MaxTokens < 0 || (r.MaxTokens > 0 && r.MaxTokens >= r.Window) {
 		return r, usageErr("--max-tokens must be between 1 and the context window (%d), not %d", r.Window-1, r.MaxTokens)
 	}
+	if o.ProviderTimeout < 0 {
+		return r, usageErr("--provider-timeout must be a positive duration (e.g. 90s), not %s", o.ProviderTimeout)
+	}
+	r.ProviderTimeout = o.ProviderTimeout
 	r.Budget = int64(fc.BudgetTokens)
 	if o.MaxWorkspaceBytes < 0 {
 		return r, usageErr("--max-workspace-bytes must be a positive number of bytes, not %d", o.MaxWorkspaceBytes)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
@@ -44,7 +45,7 @@ func (a *App) buildModel() (built, error) {
 		if r.Model == "" {
 			return built{}, usageErr("a provider is configured but no model: pass --model or set HARNESS_MODEL")
 		}
-		return provider(r.Model, r.BaseURL, r.APIKey)
+		return provider(r.Model, r.BaseURL, r.APIKey, r.ProviderTimeout)
 	default:
 		return built{model: fake.NewDemo(), id: demoModelName, demo: true}, nil
 	}
@@ -71,7 +72,7 @@ func (a *App) rebuildModel(sessionID string, md map[string]string) (built, error
 		if base == "" && o.Model == "" {
 			base = savedBase
 		}
-		return provider(name, base, a.Conf.APIKey)
+		return provider(name, base, a.Conf.APIKey, a.Conf.ProviderTimeout)
 	}
 	switch {
 	case saved == "" || saved == demoModelName:
@@ -80,7 +81,7 @@ func (a *App) rebuildModel(sessionID string, md map[string]string) (built, error
 		return built{}, errcode.Errorf(errcode.ModelInvalidConfig,
 			"session %s ran on the scripted model %s: pass --fake-model with that file again (or --model NAME to switch models)", sessionID, strings.TrimPrefix(saved, "fake:"))
 	}
-	b, err := provider(saved, savedBase, a.Conf.APIKey)
+	b, err := provider(saved, savedBase, a.Conf.APIKey, a.Conf.ProviderTimeout)
 	if err != nil {
 		where := savedBase
 		if where == "" {
@@ -100,12 +101,12 @@ func loadFake(file string) (built, error) {
 	return built{model: m, id: "fake:" + filepath.Base(file)}, nil
 }
 
-func provider(name, baseURL, key string) (built, error) {
+func provider(name, baseURL, key string, timeout time.Duration) (built, error) {
 	base := baseURL
 	if base == "" {
 		base = openai.DefaultBaseURL
 	}
-	m, err := openai.New(openai.Config{BaseURL: base, APIKey: key, Model: name})
+	m, err := openai.New(openai.Config{BaseURL: base, APIKey: key, Model: name, Timeout: timeout})
 	if err != nil {
 		return built{}, err
 	}

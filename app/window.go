@@ -14,33 +14,35 @@ const (
 	WindowFromDefault = "default"
 )
 
-// windowLookupTimeout bounds the GET /models asked at start-up.
+// windowLookupTimeout bounds the whole lookup at start-up: GET /models
+// and, for llama.cpp and Ollama, their own endpoints (openai.Client.Window).
 const windowLookupTimeout = 5 * time.Second
 
 // ServerWindow returns the context window the server states for model
-// (GET /models: vLLM max_model_len, llama.cpp n_ctx, Ollama
-// context_length), 0 when it states none or cannot be asked.
-func ServerWindow(ctx context.Context, c *openai.Client, model string) int {
+// (openai.Client.Window: vLLM max_model_len in GET /models, llama.cpp's
+// GET /props n_ctx, Ollama's POST /api/show), Tokens 0 when it states none
+// or cannot be asked within windowLookupTimeout.
+func ServerWindow(ctx context.Context, c *openai.Client, model string) openai.Window {
 	ctx, cancel := context.WithTimeout(ctx, windowLookupTimeout)
 	defer cancel()
-	list, err := c.Models(ctx)
+	w, err := c.Window(ctx, model)
 	if err != nil {
-		return 0
+		return openai.Window{}
 	}
-	m, _ := openai.FindModel(list, model)
-	return m.ContextWindow
+	return w
 }
 
 // WithServerWindow applies a window the server states: it wins over the
 // default, and a window the user gave (flag or config file) may only
 // lower it, since the model cannot hold more than its server allows.
-func WithServerWindow(r Resolved, server int) Resolved {
-	if server <= 0 {
+// WindowOrigin says where the server states it.
+func WithServerWindow(r Resolved, server openai.Window) Resolved {
+	if server.Tokens <= 0 {
 		return r
 	}
-	if r.WindowSource == WindowFromConfig && r.Window < server {
+	if r.WindowSource == WindowFromConfig && r.Window < server.Tokens {
 		return r
 	}
-	r.Window, r.WindowSource = server, WindowFromServer
+	r.Window, r.WindowSource, r.WindowOrigin = server.Tokens, WindowFromServer, server.Source
 	return r
 }

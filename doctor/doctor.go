@@ -80,7 +80,11 @@ func Run(ctx context.Context, o app.Options, e app.Env, w io.Writer) bool {
 			r = app.WithServerWindow(r, p.Window)
 		}
 	}
-	fmt.Fprintf(w, "✓ context window: %d tokens (%s)\n", r.Window, windowSource(r.WindowSource))
+	origin := ""
+	if r.WindowSource == app.WindowFromServer && r.WindowOrigin != "" {
+		origin = ", from " + r.WindowOrigin
+	}
+	fmt.Fprintf(w, "✓ context window: %d tokens (%s)%s\n", r.Window, windowSource(r.WindowSource), origin)
 	return bad == 0
 }
 

@@ -43,6 +43,9 @@ type MessageCompleted struct {
 	Name         string           `json:"name,omitempty"`
 	ToolCallID   string           `json:"toolCallId,omitempty"`
 	Reasoning    string           `json:"reasoning,omitempty"` // assistant only: what a reasoning model thought first
+	// ReasoningField is where the provider sent Reasoning (assistant only,
+	// with Reasoning): model.Message.ReasoningField.
+	ReasoningField string `json:"reasoningField,omitempty"`
 }
 
 // MessageDelta: message.delta. Sequence is 0-based per message.

@@ -208,6 +208,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"status unknown", sub(t, tdone, `"completed"`, `"done"`), errcode.EventInvalidField},
 		{"failed and truncated", sub(t, sub(t, tdone, `"status":"completed",`, `"status":"failed","errorCode":"INTERNAL",`), `"note":"done"`, `"note":"done","truncated":true`), errcode.EventInvalidField},
 		{"tool message with reasoning", sub(t, toolMsg, `,"name":"fs.read"`, `,"name":"fs.read","reasoning":"hm"`), errcode.EventInvalidField},
+		{"reasoning field without reasoning", sub(t, asst, `}]}}`, `}],"reasoningField":"reasoning"}}`), errcode.EventInvalidField},
 		{"completed with errorCode", sub(t, tdone, `"status":"completed",`, `"status":"completed","errorCode":"INTERNAL",`), errcode.EventInvalidField},
 		{"failed without errorCode", sub(t, tdone, `"status":"completed",`, `"status":"failed",`), errcode.EventMissingField},
 		{"budget_exceeded without errorCode", sub(t, tdone, `"status":"completed",`, `"status":"budget_exceeded",`), errcode.EventMissingField},

@@ -241,6 +241,7 @@ func (d MessageCompleted) validate(c *checker) {
 		c.absent("data.toolCalls", len(d.ToolCalls) > 0, why)
 		c.absent("data.reasoning", d.Reasoning != "", why)
 	}
+	c.absent("data.reasoningField", d.ReasoningField != "" && d.Reasoning == "", "without data.reasoning")
 	if tool {
 		c.present("data.name", d.Name != "", why)
 		c.present("data.toolCallId", d.ToolCallID != "", why)

@@ -41,6 +41,11 @@ type Message struct {
 	// (assistant only). Adapters send it back where the server requires
 	// it (DeepSeek's thinking mode, on messages with tool calls).
 	Reasoning string `json:"reasoning,omitempty"`
+	// ReasoningField names where the provider sent Reasoning (for
+	// model/openai the delta field: reasoning_content or reasoning), so an
+	// adapter sends it back under the name that server reads. Empty for
+	// reasoning recorded before it was kept.
+	ReasoningField string `json:"reasoningField,omitempty"`
 }
 
 // ToolCall is one call the model asked for. Arguments is the JSON the model
@@ -117,11 +122,13 @@ const (
 // Completion closes a stream: the whole content, the reasoning, the tool
 // calls, why it stopped and the usage.
 type Completion struct {
-	Content      string     `json:"content"`
-	Reasoning    string     `json:"reasoning,omitempty"`
-	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
-	FinishReason string     `json:"finishReason"`
-	Usage        Usage      `json:"usage"`
+	Content   string `json:"content"`
+	Reasoning string `json:"reasoning,omitempty"`
+	// ReasoningField is where the provider sent Reasoning (Message.ReasoningField).
+	ReasoningField string     `json:"reasoningField,omitempty"`
+	ToolCalls      []ToolCall `json:"toolCalls,omitempty"`
+	FinishReason   string     `json:"finishReason"`
+	Usage          Usage      `json:"usage"`
 }
 
 // ChunkKind says which field of a Chunk is set.

@@ -178,6 +178,7 @@ func (t *turn) addMessage(m model.Message, requestID string, extra ...func(*even
 		data.RequestID = requestID
 		data.ToolCalls = m.ToolCalls
 		data.Reasoning = m.Reasoning
+		data.ReasoningField = m.ReasoningField
 	case model.RoleTool:
 		data.Name = m.Name
 		data.ToolCallID = m.ToolCallID

@@ -246,6 +246,9 @@ func (t *turn) modelRound() (assistantMessage, error) {
 	}
 	s.state.calibrate(s.settings.Model, bytes, comp.Usage)
 	m := model.Message{ID: msgID, Role: model.RoleAssistant, Content: comp.Content, ToolCalls: comp.ToolCalls, Reasoning: comp.Reasoning}
+	if m.Reasoning != "" {
+		m.ReasoningField = comp.ReasoningField
+	}
 	if err := t.addMessage(m, requestID, func(d *event.MessageCompleted) { d.FinishReason = comp.FinishReason }); err != nil {
 		return assistantMessage{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -178,5 +179,105 @@ func TestExecProviderFailures(t *testing.T) {
 				t.Error("an authorization header leaked")
 			}
 		})
+	}
+}
+
+// A provider that takes the connection and never answers, or stalls
+// mid-stream, ends exec with MODEL_TIMEOUT naming the URL and what the
+// server did, after --provider-timeout rather than the default two minutes.
+func TestExecNamesProviderTimeout(t *testing.T) {
+	first := sse(`{"id":"y","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"half"},"finish_reason":null}]}`)
+	first = first[:strings.Index(first, "data: [DONE]")]
+	cases := []struct {
+		name  string
+		body  string // sent before the server falls silent; "" sends no headers
+		cause string
+	}{
+		{"never answers", "", "no answer within 300ms"},
+		{"stalls mid-stream", first, fmt.Sprintf("stalled after %d bytes, nothing for 300ms", len(first))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			quit := make(chan struct{})
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body) // read to the end, so the server sees the client go
+				if c.body != "" && r.Method == http.MethodPost {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, c.body)
+					w.(http.Flusher).Flush()
+				}
+				select {
+				case <-r.Context().Done(): // the client gives up
+				case <-quit:
+				}
+			}))
+			defer hs.Close()
+			defer close(quit) // runs first
+			u := newUser(t)
+			base := hs.URL + "/v1"
+			r := u.run("", "exec", "--json", "--workspace", "local", "--provider-timeout", "300ms", "--base-url", base, "--model", "m", "hi")
+			if r.code != exitFailed {
+				t.Fatalf("exit %d, want %d\n%s", r.code, exitFailed, r.stderr)
+			}
+			tc := ofType[event.TurnCompleted](r.events)
+			if len(tc) != 1 || tc[0].ErrorCode != "MODEL_TIMEOUT" {
+				t.Fatalf("turn.completed %+v, want MODEL_TIMEOUT", tc)
+			}
+			if !strings.Contains(tc[0].Note, base+": "+c.cause) {
+				t.Errorf("the outcome does not name %s and %q: %q", base, c.cause, tc[0].Note)
+			}
+		})
+	}
+	u := newUser(t)
+	if r := u.run("", "exec", "--workspace", "local", "--provider-timeout", "-1s", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "hi"); r.code != exitUsage {
+		t.Errorf("--provider-timeout -1s: exit %d, want %d\n%s", r.code, exitUsage, r.stderr)
+	}
+}
+
+// A server that echoes the API key in its reasoning — split across deltas
+// — and in a tool call's arguments, JSON-escaped: the turn completes (the
+// streamed reasoning adds up to the recorded one) and neither the printed
+// events nor the store hold the key.
+func TestExecRedactsKeyInReasoning(t *testing.T) {
+	const key = "sk-harness-exec-0123456789abcdef"
+	part := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	escaped := `\u0073k` + key[2:]
+	args, _ := json.Marshal(`{"path": "` + escaped + `.md"}`)
+	srv := &chatServer{streams: []string{
+		sse(chunkJSON(`{"role":"assistant","reasoning_content":"The key is "}`, ""),
+			chunkJSON(`{"reasoning_content":`+part(key[:9])+`}`, ""),
+			chunkJSON(`{"reasoning_content":`+part(key[9:])+`}`, ""),
+			chunkJSON(`{"reasoning_content":`+part(", and "+key)+`}`, ""),
+			chunkJSON(`{"tool_calls":[{"index":0,"id":"call_k","type":"function","function":{"name":"`+alias("fs.read")+`","arguments":`+string(args)+`}}]}`, "tool_calls")),
+		sse(chunkJSON(`{"role":"assistant","content":"Done."}`, "stop")),
+	}}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	u := newUser(t)
+	u.extra = append(u.extra, "OPENAI_API_KEY="+key)
+	r := u.run("", "exec", "--json", "--workspace", "local", "--base-url", hs.URL+"/v1", "--model", "m", "read")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var reasoning string
+	for _, m := range ofType[event.MessageCompleted](r.events) {
+		if m.Role == "assistant" && m.Reasoning != "" {
+			reasoning = m.Reasoning
+		}
+	}
+	if reasoning != "The key is [REDACTED], and [REDACTED]" {
+		t.Errorf("recorded reasoning %q", reasoning)
+	}
+	stored := u.run("", "events", sessionOf(t, r.events))
+	db, err := os.ReadFile(u.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(u.db + "-wal") // absent once checkpointed
+	for name, text := range map[string]string{"stdout": r.stdout, "events": stored.stdout, "store": string(db) + string(wal)} {
+		if strings.Contains(text, key) || strings.Contains(text, "u0073k") {
+			t.Errorf("%s holds the key", name)
+		}
 	}
 }

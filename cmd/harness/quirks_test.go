@@ -3,9 +3,15 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/harness-dev/harness/event"
@@ -27,7 +33,7 @@ func TestExecReplaysRecordedServers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sum := f.Summary()
+			want := quirks.Expect(t, f)
 			srv := quirks.NewServer(t, f, openai.WireName("fs.read"), `{"path": "README.md"}`)
 			u := newUser(t)
 			u.write("README.md", "# quirks\n")
@@ -42,12 +48,15 @@ func TestExecReplaysRecordedServers(t *testing.T) {
 			if len(responses) == 0 {
 				t.Fatal("no model.response")
 			}
-			if sum.Usage != nil {
-				want := model.Usage{PromptTokens: sum.Usage.Prompt, CompletionTokens: sum.Usage.Completion,
-					TotalTokens: sum.Usage.Total, ReasoningTokens: sum.Usage.Reasoning}
-				if responses[0].Usage != want {
-					t.Errorf("round one usage %+v, want %+v", responses[0].Usage, want)
+			if want.Usage != nil {
+				u := model.Usage{PromptTokens: want.Usage.Prompt, CompletionTokens: want.Usage.Completion,
+					TotalTokens: want.Usage.Total, ReasoningTokens: want.Usage.Reasoning}
+				if responses[0].Usage != u {
+					t.Errorf("round one usage %+v, want %+v", responses[0].Usage, u)
 				}
+			}
+			if responses[0].FinishReason != want.FinishReason {
+				t.Errorf("round one finish reason %q, want %q", responses[0].FinishReason, want.FinishReason)
 			}
 			var reasoning string
 			for _, m := range ofType[event.MessageCompleted](r.events) {
@@ -55,11 +64,11 @@ func TestExecReplaysRecordedServers(t *testing.T) {
 					reasoning = m.Reasoning
 				}
 			}
-			if reasoning != sum.Reasoning {
-				t.Errorf("recorded reasoning %q, the server sent %q", reasoning, sum.Reasoning)
+			if reasoning != want.Reasoning {
+				t.Errorf("recorded reasoning %q, the server sent %q", reasoning, want.Reasoning)
 			}
 			results := ofType[event.ToolResult](r.events)
-			if sum.Call == nil {
+			if !want.Call {
 				if len(results) != 0 || len(responses) != 1 {
 					t.Errorf("a text answer ran %d tools in %d rounds", len(results), len(responses))
 				}
@@ -69,8 +78,8 @@ func TestExecReplaysRecordedServers(t *testing.T) {
 				t.Fatalf("tool results %+v, want one fs.read that ran", results)
 			}
 			calls := ofType[event.ToolCall](r.events)
-			if sum.Call.ID != "" && calls[0].ModelCallID != sum.Call.ID {
-				t.Errorf("model call id %q, the server sent %q", calls[0].ModelCallID, sum.Call.ID)
+			if want.CallID != "" && calls[0].ModelCallID != want.CallID {
+				t.Errorf("model call id %q, the server sent %q", calls[0].ModelCallID, want.CallID)
 			}
 			if len(responses) != 2 || len(srv.Requests()) != 2 {
 				t.Errorf("%d rounds, %d requests; want 2", len(responses), len(srv.Requests()))
@@ -131,6 +140,35 @@ func TestExecProviderShapes(t *testing.T) {
 				}
 				if !strings.Contains(bodies[1], `"arguments":"{\"path\": \"README.md\""`) || !strings.Contains(bodies[1], "TOOL_BAD_INPUT") {
 					t.Errorf("round two does not show the model its call and the error:\n%s", bodies[1])
+				}
+			}},
+		{name: "tool call without an id (SGLang)", requests: 2,
+			streams: []string{sse(chunkJSON(`{"role":"assistant","tool_calls":[{"index":0,"type":"function","function":{"name":"`+alias("fs.read")+`","arguments":"{\"path\": \"README.md\"}"}}]}`, "tool_calls")), done},
+			check: func(t *testing.T, r result, bodies []string) {
+				calls := ofType[event.ToolCall](r.events)
+				if len(calls) != 1 || !regexp.MustCompile(`^call_[0-9a-f]{24}$`).MatchString(calls[0].ModelCallID) {
+					t.Fatalf("tool.call %+v, want a generated call_ id recorded", calls)
+				}
+				id := calls[0].ModelCallID
+				var req struct {
+					Messages []struct {
+						Role       string `json:"role"`
+						ToolCallID string `json:"tool_call_id"`
+						ToolCalls  []struct {
+							ID string `json:"id"`
+						} `json:"tool_calls"`
+					} `json:"messages"`
+				}
+				if err := json.Unmarshal([]byte(bodies[1]), &req); err != nil {
+					t.Fatal(err)
+				}
+				var sent, answered bool
+				for _, m := range req.Messages {
+					sent = sent || (m.Role == "assistant" && len(m.ToolCalls) == 1 && m.ToolCalls[0].ID == id)
+					answered = answered || (m.Role == "tool" && m.ToolCallID == id)
+				}
+				if !sent || !answered {
+					t.Errorf("round two does not carry the generated id %s on the call (%v) and its result (%v)", id, sent, answered)
 				}
 			}},
 		{name: "llama.cpp error field", exit: 1, code: "MODEL_HTTP_ERROR", stderr: "exceeds the available context size", requests: 1,
@@ -199,32 +237,58 @@ func TestProjectInstructions(t *testing.T) {
 		}
 		return req.Messages[0].Content
 	}
+	// instructions reads the instruction files the first checkpoint of a
+	// run records in its settings.
+	instructions := func(t *testing.T, evs []event.Event) []string {
+		t.Helper()
+		cps := ofType[event.RuntimeCheckpoint](evs)
+		if len(cps) == 0 {
+			t.Fatal("no runtime.checkpoint")
+		}
+		var p struct {
+			Settings struct {
+				Instructions []string `json:"instructions"`
+			} `json:"settings"`
+		}
+		if err := json.Unmarshal(cps[0].Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Settings.Instructions
+	}
 	cases := []struct {
 		name     string
 		files    map[string]string
 		dir      string // working directory inside the project
 		flags    []string
+		config   string // the user's config file
 		want     []string
 		notWant  []string
 		using    string
+		instr    []string // recorded in the checkpoint's settings
+		resume   bool     // a follow-up after AGENTS.md changed keeps the recorded text
 		gitRoot  bool
 		maxToken int
 	}{
 		{name: "AGENTS.md", files: map[string]string{"AGENTS.md": "Marker-7f3a: run make check before finishing.", "CLAUDE.md": "Marker-claude"},
-			want: []string{"Marker-7f3a: run make check before finishing.", "from AGENTS.md"}, notWant: []string{"Marker-claude"}, using: "using AGENTS.md"},
+			want: []string{"Marker-7f3a: run make check before finishing.", "from AGENTS.md"}, notWant: []string{"Marker-claude"}, using: "using AGENTS.md",
+			instr: []string{"AGENTS.md"}, resume: true},
 		{name: "CLAUDE.md when there is no AGENTS.md", files: map[string]string{"CLAUDE.md": "Marker-claude-91"},
-			want: []string{"Marker-claude-91"}, using: "using CLAUDE.md"},
+			want: []string{"Marker-claude-91"}, using: "using CLAUDE.md", instr: []string{"CLAUDE.md"}},
 		{name: "the root's and the nearest above the working directory", gitRoot: true, dir: "svc/api",
 			files: map[string]string{"AGENTS.md": "Marker-root", "svc/AGENTS.md": "Marker-svc", "svc/api/main.go": "package main\n"},
-			want:  []string{"Marker-root", "Marker-svc", "from svc/AGENTS.md"}, using: "using AGENTS.md, svc/AGENTS.md"},
+			want:  []string{"Marker-root", "Marker-svc", "from svc/AGENTS.md"}, using: "using AGENTS.md, svc/AGENTS.md",
+			instr: []string{"AGENTS.md", "svc/AGENTS.md"}},
 		{name: "turned off", files: map[string]string{"AGENTS.md": "Marker-off"}, flags: []string{"--no-project-instructions"},
 			notWant: []string{"Marker-off"}},
 		{name: "max tokens", files: map[string]string{}, flags: []string{"--max-tokens", "1234"}, maxToken: 1234},
+		{name: "max tokens from the config file", files: map[string]string{}, config: `{"maxTokens": 777}`, maxToken: 777},
+		{name: "--max-tokens over the config file", files: map[string]string{}, config: `{"maxTokens": 777}`,
+			flags: []string{"--max-tokens", "1234"}, maxToken: 1234},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			srv := &chatServer{streams: []string{answer}}
+			srv := &chatServer{streams: []string{answer, answer}}
 			hs := httptest.NewServer(srv)
 			defer hs.Close()
 			u := newUser(t)
@@ -234,14 +298,44 @@ func TestProjectInstructions(t *testing.T) {
 			if c.gitRoot {
 				u.write(".git/HEAD", "ref: refs/heads/main\n")
 			}
-			args := append([]string{"exec", "--workspace", "local", "--base-url", hs.URL + "/v1", "--model", "m"}, c.flags...)
-			r := u.runIn(filepath.Join(u.project, filepath.FromSlash(c.dir)), "", append(args, "hi")...)
+			if c.config != "" {
+				cfg := filepath.Join(u.home, "config", "harness", "config.json")
+				if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(cfg, []byte(c.config), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := filepath.Join(u.project, filepath.FromSlash(c.dir))
+			args := append([]string{"exec", "--json", "--workspace", "local", "--base-url", hs.URL + "/v1", "--model", "m"}, c.flags...)
+			r := u.runIn(dir, "", append(args, "hi")...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if got := instructions(t, r.events); !slices.Equal(got, c.instr) {
+				t.Errorf("checkpoint settings.instructions = %q, want %q", got, c.instr)
 			}
 			srv.mu.Lock()
 			body := srv.bodies[0]
 			srv.mu.Unlock()
+			if c.resume {
+				u.write("AGENTS.md", "Marker-changed-later")
+				again := u.runIn(dir, "", "exec", "--json", "--workspace", "local", "--base-url", hs.URL+"/v1", "--model", "m",
+					"--resume", sessionOf(t, r.events), "again")
+				if again.code != 0 {
+					t.Fatalf("resume: exit %d\n%s", again.code, again.stderr)
+				}
+				if got := instructions(t, again.events); !slices.Equal(got, c.instr) {
+					t.Errorf("after resume, settings.instructions = %q, want %q", got, c.instr)
+				}
+				srv.mu.Lock()
+				resumed := system(t, srv.bodies[1])
+				srv.mu.Unlock()
+				if !strings.Contains(resumed, c.want[0]) || strings.Contains(resumed, "Marker-changed-later") {
+					t.Errorf("the resumed request's system message does not keep the recorded instructions:\n%s", resumed)
+				}
+			}
 			sys := system(t, body)
 			if !strings.HasPrefix(sys, openai.DefaultSystemPrompt) {
 				t.Errorf("the system prompt no longer starts with the default")
@@ -256,12 +350,77 @@ func TestProjectInstructions(t *testing.T) {
 					t.Errorf("system message has %q", w)
 				}
 			}
-			if c.using != "" && !strings.Contains(r.stderr, c.using) {
-				t.Errorf("stderr does not say %q:\n%s", c.using, r.stderr)
+			if c.using != "" {
+				// --json prints events only; the plain run tells the user.
+				plain := httptest.NewServer(&chatServer{streams: []string{answer}})
+				defer plain.Close()
+				p := u.runIn(dir, "", "exec", "--workspace", "local", "--base-url", plain.URL+"/v1", "--model", "m", "hi")
+				if !strings.Contains(p.stderr, c.using) {
+					t.Errorf("stderr does not say %q:\n%s", c.using, p.stderr)
+				}
 			}
 			if c.maxToken > 0 && !strings.Contains(body, fmt.Sprintf(`"max_tokens":%d`, c.maxToken)) {
 				t.Errorf("max_tokens on the wire is not %d:\n%s", c.maxToken, body)
 			}
 		})
+	}
+}
+
+// Reasoning that came in the reasoning field (Groq's gpt-oss) is recorded
+// with that field; sent back to a server that refuses it (Groq's 400
+// "property 'reasoning' is unsupported"), the round is sent once more
+// without it, recorded as model.retry, and the turn completes.
+func TestExecReasoningRefusedByServer(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.NotFound(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(body))
+		n := len(bodies)
+		mu.Unlock()
+		if strings.Contains(string(body), `"reasoning":`) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"message":"'messages.2' : for 'role:assistant' the following must be satisfied[('messages.2' : property 'reasoning' is unsupported)]","type":"invalid_request_error"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		if n == 1 {
+			a, _ := json.Marshal(`{"path":"README.md"}`)
+			io.WriteString(w, sse(chunkJSON(`{"role":"assistant","reasoning":"Read the README first."}`, ""),
+				chunkJSON(`{"tool_calls":[{"id":"fc_1","type":"function","function":{"name":"`+alias("fs.read")+`","arguments":`+string(a)+`},"index":0}]}`, "tool_calls")))
+			return
+		}
+		io.WriteString(w, sse(chunkJSON(`{"role":"assistant","content":"Done."}`, "stop")))
+	}))
+	defer hs.Close()
+	u := newUser(t)
+	u.write("README.md", "# refused\n")
+	r := u.run("", "exec", "--json", "--workspace", "local", "--base-url", hs.URL+"/v1", "--model", "m", "read it")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var asst *event.MessageCompleted
+	for _, m := range ofType[event.MessageCompleted](r.events) {
+		if m.Role == model.RoleAssistant && asst == nil {
+			asst = &m
+		}
+	}
+	if asst == nil || asst.Reasoning != "Read the README first." || asst.ReasoningField != "reasoning" {
+		t.Fatalf("assistant message %+v, want its reasoning and the field it came in", asst)
+	}
+	retries := ofType[event.ModelRetry](r.events)
+	if len(retries) != 1 || retries[0].Code != string(errcode.ModelHTTPError) {
+		t.Errorf("model.retry %+v, want one for the refused field", retries)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 3 || !strings.Contains(bodies[1], `"reasoning":"Read the README first."`) || strings.Contains(bodies[2], `"reasoning"`) {
+		t.Errorf("%d requests; want round two with the reasoning, then without", len(bodies))
 	}
 }

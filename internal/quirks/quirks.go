@@ -185,7 +185,9 @@ type Usage struct {
 	Prompt, Completion, Total, Reasoning int
 }
 
-// Summary reads response 1.
+// Summary reads response 1, for the replay server's own checks of round
+// two (the id and reasoning it must get back). Tests take what they expect
+// from Expected, written by hand, not from this reading.
 func (f *File) Summary() Round1 {
 	var r Round1
 	for _, data := range dataLines(f.Responses[0]) {

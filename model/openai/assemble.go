@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -31,12 +32,15 @@ type assembler struct {
 	names     *aliases
 	content   strings.Builder
 	reasoning strings.Builder
-	calls     map[int64]*partialCall
-	last      int64 // index of the call the latest tool-call delta touched
-	finish    string
-	usage     *model.Usage
-	size      int
-	newID     func() string // for tool calls that arrive without one
+	// reasoningField is the field the reasoning came in (fieldReasoning
+	// once any delta used it).
+	reasoningField string
+	calls          map[int64]*partialCall
+	last           int64 // index of the call the latest tool-call delta touched
+	finish         string
+	usage          *model.Usage
+	size           int
+	newID          func() string // for tool calls that arrive without one
 }
 
 type partialCall struct {
@@ -46,10 +50,36 @@ type partialCall struct {
 	extra map[string]json.RawMessage // opaque fields beside id, type and function
 }
 
-// reasoningFields are the delta fields servers put reasoning text in:
-// reasoning_content (DeepSeek, Kimi, Qwen, xAI, llama.cpp, vLLM's reasoning
-// parsers), reasoning (newer vLLM, OpenRouter).
-var reasoningFields = []string{"reasoning_content", "reasoning"}
+// The delta fields servers put reasoning text in: reasoning_content
+// (DeepSeek, Kimi, Qwen, xAI, llama.cpp, vLLM before 0.11), reasoning
+// (Groq, Cerebras, OpenRouter, newer vLLM; vLLM sends both for a while).
+const (
+	fieldReasoningContent = "reasoning_content"
+	fieldReasoning        = "reasoning"
+)
+
+// deltaReasoning reads a delta's reasoning text and the field it came in.
+// A server sending both fields sends the same text twice (vLLM's
+// compatibility); it is read once, and named reasoning, the field such a
+// server reads back. null and other shapes carry no text.
+func deltaReasoning(extra map[string]respjson.Field) (text, field string) {
+	str := func(name string) (string, bool) {
+		f, ok := extra[name]
+		var s string
+		return s, ok && json.Unmarshal([]byte(f.Raw()), &s) == nil
+	}
+	rc, hasRC := str(fieldReasoningContent)
+	r, hasR := str(fieldReasoning)
+	switch {
+	case hasRC && hasR:
+		return cmp.Or(r, rc), fieldReasoning
+	case hasR:
+		return r, fieldReasoning
+	case hasRC:
+		return rc, fieldReasoningContent
+	}
+	return "", ""
+}
 
 // generatedCallID returns an id for a tool call the server sent without
 // one, as other clients do: call_ and 24 random hex digits.
@@ -105,12 +135,10 @@ func (a *assembler) add(c sdk.ChatCompletionChunk) (text, reasoning string, err 
 			return "", "", invalidResponse("read chunk: a delta field of the wrong type")
 		}
 		out.WriteString(d.Content + d.Refusal)
-		for _, f := range reasoningFields {
-			if raw, ok := d.JSON.ExtraFields[f]; ok {
-				var r string
-				if json.Unmarshal([]byte(raw.Raw()), &r) == nil { // null and other shapes carry no text
-					think.WriteString(r)
-				}
+		if text, field := deltaReasoning(d.JSON.ExtraFields); text != "" {
+			think.WriteString(text)
+			if a.reasoningField == "" || field == fieldReasoning {
+				a.reasoningField = field
 			}
 		}
 		for _, tc := range d.ToolCalls {
@@ -296,7 +324,11 @@ func (a *assembler) result(sawDone bool) (model.Completion, *model.Usage, error)
 		u := *a.usage
 		usage = &u
 	}
-	return model.Completion{Content: a.content.String(), Reasoning: a.reasoning.String(), ToolCalls: calls, FinishReason: reason}, usage, nil
+	comp := model.Completion{Content: a.content.String(), Reasoning: a.reasoning.String(), ToolCalls: calls, FinishReason: reason}
+	if comp.Reasoning != "" {
+		comp.ReasoningField = a.reasoningField
+	}
+	return comp, usage, nil
 }
 
 // finishReason maps a wire finish reason onto the port's. Servers that say

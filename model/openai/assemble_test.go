@@ -139,12 +139,18 @@ func TestAssemble(t *testing.T) {
 			lines: []string{ch(`{"role":"assistant","content":null,"reasoning_content":""}`, ""),
 				ch(`{"content":null,"reasoning_content":"The user"}`, ""), ch(`{"reasoning_content":" wants x."}`, ""),
 				ch(`{"content":"x","reasoning_content":null}`, "stop")},
-			want: model.Completion{Content: "x", Reasoning: "The user wants x.", FinishReason: model.FinishStop},
+			want: model.Completion{Content: "x", Reasoning: "The user wants x.", ReasoningField: "reasoning_content", FinishReason: model.FinishStop},
 		},
 		{
 			name:  "reasoning under the name reasoning",
 			lines: []string{ch(`{"reasoning":"hmm"}`, ""), ch(`{"content":"x"}`, "stop")},
-			want:  model.Completion{Content: "x", Reasoning: "hmm", FinishReason: model.FinishStop},
+			want:  model.Completion{Content: "x", Reasoning: "hmm", ReasoningField: "reasoning", FinishReason: model.FinishStop},
+		},
+		{
+			name: "reasoning under both names (vLLM's compatibility) is read once",
+			lines: []string{ch(`{"reasoning":"hm","reasoning_content":"hm"}`, ""), ch(`{"reasoning":"m.","reasoning_content":"m."}`, ""),
+				ch(`{"content":"x"}`, "stop")},
+			want: model.Completion{Content: "x", Reasoning: "hmm.", ReasoningField: "reasoning", FinishReason: model.FinishStop},
 		},
 		{
 			name:  "reasoning of another shape carries no text",

@@ -6,7 +6,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -60,6 +62,28 @@ type Client struct {
 	base       *url.URL     // for GET /models
 	hc         *http.Client // for GET /models
 	key        string       // for GET /models
+	refused    *refusals    // reasoning fields this server refused
+}
+
+// refusals are the reasoning fields a server answered 400 to: once one is
+// refused, later requests of the client leave it out from the start.
+type refusals struct {
+	mu     sync.Mutex
+	fields []string // guarded by mu
+}
+
+func (r *refusals) add(field string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.fields, field) {
+		r.fields = append(r.fields, field)
+	}
+}
+
+func (r *refusals) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.fields)
 }
 
 var _ model.Model = (*Client)(nil)
@@ -93,9 +117,10 @@ func New(cfg Config) (*Client, error) {
 		timeout:    cfg.Timeout,
 		maxRetries: cfg.MaxRetries,
 		baseDelay:  cfg.RetryBaseDelay,
-		red:        redactor{key: cfg.APIKey, base: u.String()},
+		red:        redactor{key: cfg.APIKey, base: displayURL(u)},
 		base:       u,
 		key:        cfg.APIKey,
+		refused:    &refusals{},
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -168,7 +193,7 @@ func (c *Client) Name() string { return c.model }
 // malformed message) fails here with MODEL_INVALID_REQUEST; req itself is
 // never modified.
 func (c *Client) Stream(ctx context.Context, req model.Request) (model.Stream, error) {
-	w, err := buildRequest(req, c.model)
+	w, err := buildRequest(req, c.model, c.refused.list()...)
 	if err != nil {
 		if e, ok := errors.AsType[*errcode.Error](err); ok && e.Op == "" {
 			e.Op = "openai: build request"

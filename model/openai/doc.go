@@ -19,7 +19,9 @@
 //     with its real name. Names are translated back on the way in, so
 //     chunks, events, policy and the store only see dotted names.
 //   - Stream assembly. Text and reasoning deltas (reasoning_content or
-//     reasoning) are passed on as they arrive; tool calls are assembled by
+//     reasoning; a server sending both sends the same text, read once) are
+//     passed on as they arrive, and the completion names the field the
+//     reasoning came in (ReasoningField); tool calls are assembled by
 //     their index and handed out only once the response is complete ("" as
 //     arguments becomes {}; text that is not JSON is kept as a JSON string
 //     with BadArguments set, for the runtime to answer with TOOL_BAD_INPUT;
@@ -32,10 +34,24 @@
 //     completion is kept (reasoning tokens). When the server sends no
 //     usage, it is estimated as request bytes / 3 and response bytes / 3
 //     rounded up, and marked Estimated.
-//   - What goes back. An assistant message's reasoning is sent back as
-//     reasoning_content on messages with tool calls (DeepSeek's thinking
-//     mode refuses the tool loop without it); a call's Extra fields are
-//     echoed on it; BadArguments go back as the text the model sent.
+//   - What goes back. An assistant message's reasoning is sent back on the
+//     assistant messages of a turn (the messages between two user messages)
+//     in which the model called a tool, and only there: DeepSeek's thinking
+//     mode and Kimi refuse such a tool loop without it, vLLM and llama.cpp
+//     chat templates that interleave thinking read it, and no server needs
+//     it elsewhere. It goes under the field it came in: reasoning_content
+//     (DeepSeek, Kimi, llama.cpp, older vLLM) or reasoning (vLLM since it
+//     renamed the field, which reads only that name back); reasoning
+//     recorded before the field was kept goes as reasoning_content. Groq
+//     and Cerebras send reasoning but refuse either field in a request
+//     (400 "property 'reasoning_content' is unsupported"): a 400 or 422
+//     that names a reasoning field the request carries (and does not call
+//     it missing or required) gets the request once more without it,
+//     announced by a ChunkRetry (code MODEL_HTTP_ERROR, no pause, not
+//     counted against MaxRetries), and the Client leaves that field out of
+//     its later requests. A call's Extra fields are
+//     echoed on it (never in place of id, type or function); BadArguments
+//     go back as the text the model sent.
 //   - Server-sent events, read by a decoder of its own: an "error:" field
 //     (llama.cpp) or an "error" event, a bare JSON line (Ollama's
 //     mid-stream errors), an event cut off by the end of the body.
@@ -47,8 +63,16 @@
 //   - DefaultSystemPrompt.
 //   - The server's model list (Client.Models, GET {base}/models): the
 //     ids and, where the server states it, each model's context window
-//     (vLLM max_model_len, llama.cpp n_ctx, Ollama context_length). One
-//     attempt, no retry; doctor and the window default use it.
+//     (vLLM max_model_len, n_ctx, context_length; llama.cpp's
+//     n_ctx_train apart). One attempt, no retry.
+//   - The context window a server runs a model with (Client.Window, for
+//     doctor and the window default): the list's, else — only when the
+//     base URL is on loopback or the list shows llama.cpp's or Ollama's
+//     marks, and the model is listed without a window — llama.cpp's GET
+//     /props (default_generation_settings.n_ctx) or Ollama's POST /api/show
+//     (num_ctx, else model_info's <arch>.context_length), else llama.cpp's
+//     n_ctx_train; each one attempt bounded by Config.Timeout, with where
+//     the window was read.
 //
 // Ordering guarantees: a stream yields zero or more ChunkRetry (only before
 // any text), then ChunkDelta in arrival order, then every ChunkToolCall in
@@ -57,7 +81,8 @@
 // with one sticky error instead. Recv is called by one goroutine; Close may
 // be called concurrently with it and aborts it.
 //
-// Retries: 429, 5xx and transport failures are retried up to MaxRetries
+// Retries: 429, 5xx and transport failures (but a TLS handshake that
+// failed: a certificate, or a plain http server) are retried up to MaxRetries
 // times (default 2), only while nothing of the response reached the
 // caller, after a pause that doubles from RetryBaseDelay up to 10 s, or
 // what the server's Retry-After / retry-after-ms asks for up to 60 s (a
@@ -67,7 +92,9 @@
 //
 // Timeouts: Config.Timeout bounds each attempt until the first byte of the
 // response body, and then every silence between two bytes; the context
-// bounds the whole stream.
+// bounds the whole stream. MODEL_TIMEOUT names the base URL and what the
+// server did: no answer within the timeout, or a stream that stalled after
+// so many bytes.
 //
 // Secrets: the key is sent only in the Authorization header. Error messages
 // are built here, never copied raw from a foreign error: the key, anything

@@ -10,9 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,18 +32,49 @@ const (
 	maxRetryAfter = 60 * time.Second // longest server-requested pause honored
 )
 
-// Sentinel causes of an attempt's cancellation.
-var (
-	errNoAnswer = errors.New("no byte from the server within the timeout")
-	errClosed   = errors.New("stream closed")
-)
+// errClosed is the cause of an attempt canceled by Close.
+var errClosed = errors.New("stream closed")
+
+// timeoutCause is the cause of an attempt canceled by Config.Timeout: no
+// answer at all (got < 0: no response yet; 0: a status but no body), or a
+// stream that stalled after got bytes.
+type timeoutCause struct {
+	after time.Duration
+	got   int64
+}
+
+func (e *timeoutCause) Error() string {
+	if e.got > 0 {
+		return fmt.Sprintf("stalled after %s, nothing for %s", byteCount(e.got), e.after)
+	}
+	return "no answer within " + e.after.String()
+}
+
+// byteCount is n in the units a user reads.
+func byteCount(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
 
 // redactor removes secrets from text that may end up in an error message:
 // the configured key, anything shaped like an OpenAI key, bearer tokens,
 // Authorization headers and URL query values.
 type redactor struct {
 	key  string
-	base string // the base URL, named in transport errors (it holds no secret: New refuses credentials and queries)
+	base string // the base URL, credentials and query removed: named in transport and timeout errors
+}
+
+// displayURL is u without user information, query or fragment, for
+// messages. (New refuses base URLs that have them; this holds anyway.)
+func displayURL(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
+	return c.String()
 }
 
 var (
@@ -86,6 +120,8 @@ type attemptError struct {
 	retryable  bool          // 429, 5xx, transport
 	retryAfter time.Duration // what the server asked for; valid when hasAfter
 	hasAfter   bool
+	status     int    // the HTTP status, 0 for none
+	server     string // the server's error message, whole (for refusedField)
 }
 
 func (e *attemptError) Error() string { return e.err.Error() }
@@ -97,7 +133,7 @@ const op = "openai: stream chat completion"
 // attempt's context, parent the stream's; raw is the response, if any.
 func (r redactor) classify(actx, parent context.Context, err error, raw *http.Response) *attemptError {
 	if actx.Err() != nil {
-		return &attemptError{err: canceled(actx, parent)}
+		return &attemptError{err: r.canceled(actx, parent)}
 	}
 	status := 0
 	if raw != nil {
@@ -115,8 +151,20 @@ func (r redactor) classify(actx, parent context.Context, err error, raw *http.Re
 	}
 	return &attemptError{
 		err:       &errcode.Error{Code: errcode.ModelTransportError, Op: op, Message: "reach " + r.base + ": " + transportCause(err), Err: r.wrap(err)},
-		retryable: true,
+		retryable: !tlsFailure(err), // a certificate or a plain server does not change in a second
 	}
+}
+
+// tlsFailure reports a TLS handshake that failed: a certificate not
+// accepted, or a server that does not speak TLS.
+func tlsFailure(err error) bool {
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var recordErr tls.RecordHeaderError
+	return errors.As(err, &certErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &invalid) ||
+		errors.As(err, &recordErr) || errors.Is(err, http.ErrSchemeMismatch)
 }
 
 // transportCause names why a connection failed, in the user's terms.
@@ -135,8 +183,8 @@ func transportCause(err error) string {
 		return "connection refused (is the server running, on this port?)"
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid):
 		return "the TLS certificate was not accepted"
-	case errors.As(err, &recordErr):
-		return "the TLS handshake failed (is it a plain http server? then use http:// on loopback)"
+	case errors.As(err, &recordErr), errors.Is(err, http.ErrSchemeMismatch):
+		return "the TLS handshake failed: the server answers plain http (use http://, allowed on loopback)"
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return "the connection timed out"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
@@ -147,15 +195,23 @@ func transportCause(err error) string {
 	return "the connection failed"
 }
 
-// canceled explains why an attempt's context ended.
-func canceled(actx, parent context.Context) error {
-	switch cause := context.Cause(actx); {
-	case errors.Is(cause, errNoAnswer):
-		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: "wait for the server", Err: cause}
+// canceled explains why an attempt's context ended; a timeout names the
+// server and what it did (nothing, or stalled mid-stream).
+func (r redactor) canceled(actx, parent context.Context) error {
+	cause := context.Cause(actx)
+	if tc, ok := errors.AsType[*timeoutCause](cause); ok {
+		verb := "reach "
+		if tc.got > 0 {
+			verb = "read the stream from "
+		}
+		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: verb + r.base + ": " + tc.Error() +
+			" (the server may be overloaded or still loading the model)", Err: cause}
+	}
+	switch {
 	case errors.Is(cause, errClosed):
 		return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "stream closed"}
 	case errors.Is(parent.Err(), context.DeadlineExceeded):
-		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: "request deadline passed", Err: context.Cause(parent)}
+		return &errcode.Error{Code: errcode.ModelTimeout, Op: op, Message: "request to " + r.base + ": the model round's deadline passed", Err: context.Cause(parent)}
 	default:
 		return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "request canceled", Err: context.Cause(parent)}
 	}
@@ -169,7 +225,7 @@ func (r redactor) statusError(status int, server string, raw *http.Response) *at
 	if server != "" {
 		msg += ": " + truncate(r.redact(server), 300)
 	}
-	e := &attemptError{}
+	e := &attemptError{status: status, server: server}
 	code := errcode.ModelHTTPError
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -301,4 +357,24 @@ func (r redactor) streamError(data []byte) error {
 		text += ": " + truncate(r.redact(msg), 300)
 	}
 	return &errcode.Error{Code: errcode.ModelHTTPError, Op: op, Message: text}
+}
+
+// Words that make a 400 naming a field about a field that is missing, not
+// one that was refused (DeepSeek: "Missing reasoning_content field …").
+var missingPattern = regexp.MustCompile(`(?i)\b(missing|required)\b`)
+
+// refusedField returns the field of sent that a 400 or 422 answer names as
+// refused (Groq and Cerebras: "property 'reasoning_content' is
+// unsupported"), or "". A field is named when it stands as a word of its
+// own: reasoning in reasoning_effort is not named.
+func refusedField(e *attemptError, sent map[string][]int) string {
+	if (e.status != http.StatusBadRequest && e.status != http.StatusUnprocessableEntity) || missingPattern.MatchString(e.server) {
+		return ""
+	}
+	for _, field := range slices.Sorted(maps.Keys(sent)) {
+		if regexp.MustCompile(`(^|[^A-Za-z0-9_])` + regexp.QuoteMeta(field) + `([^A-Za-z0-9_]|$)`).MatchString(e.server) {
+			return field
+		}
+	}
+	return ""
 }

@@ -2,8 +2,18 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/internal/errcode"
 )
@@ -25,7 +35,14 @@ func TestModelsReadsIDsAndWindows(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Models: %v", err)
 	}
-	want := []ModelInfo{{"vllm-model", 32768}, {"llama-model", 8192}, {"ollama-model", 40960}, {"ollama-show", 65536}, {"openai-model", 0}, {"odd-model", 0}}
+	want := []ModelInfo{
+		{ID: "vllm-model", ContextWindow: 32768, WindowKey: "max_model_len"},
+		{ID: "llama-model", ContextWindow: 8192, WindowKey: "meta.n_ctx", TrainedWindow: 131072},
+		{ID: "ollama-model", ContextWindow: 40960, WindowKey: "details.context_length"},
+		{ID: "ollama-show", ContextWindow: 65536, WindowKey: "model_info.qwen3.context_length"},
+		{ID: "openai-model", OwnedBy: "system"},
+		{ID: "odd-model"},
+	}
 	if len(list) != len(want) {
 		t.Fatalf("got %d models %+v, want %d", len(list), list, len(want))
 	}
@@ -87,4 +104,144 @@ func TestModelsHonoursCancel(t *testing.T) {
 	if _, err := c.Models(ctx); errcode.Of(err) != errcode.ModelAborted {
 		t.Fatalf("err = %v, want MODEL_ABORTED", err)
 	}
+}
+
+// route serves fixed answers by method and path, and records what it was
+// asked (method, path and query).
+type route struct {
+	answers map[string]string // "GET /v1/models" → testdata/window file
+	mu      sync.Mutex
+	asked   []string // guarded by mu
+}
+
+func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Method + " " + r.URL.Path
+	rt.mu.Lock()
+	rt.asked = append(rt.asked, key+"?"+r.URL.RawQuery)
+	rt.mu.Unlock()
+	file, ok := rt.answers[key]
+	if !ok {
+		http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+		return
+	}
+	if r.Method == http.MethodPost {
+		var body struct {
+			Model string `json:"model"`
+		}
+		if json.NewDecoder(r.Body).Decode(&body) != nil || body.Model == "" {
+			http.Error(w, `{"error":"model is required"}`, http.StatusBadRequest)
+			return
+		}
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "window", file))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+func (rt *route) requests() []string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return slices.Clone(rt.asked)
+}
+
+// The window each server runs a model with, from the answers it gives
+// (hand-made fixtures in testdata/window, shaped after: vLLM's ModelCard
+// in its OpenAI-compatible server, with max_model_len; llama.cpp's
+// tools/server/README.md examples of GET /v1/models, whose meta holds
+// n_ctx_train, and GET /props, whose default_generation_settings holds
+// n_ctx; Ollama's docs for GET /v1/models, owned_by "library", and POST
+// /api/show, parameters text and model_info
+// "<general.architecture>.context_length"). Only the endpoints a server
+// may serve are asked.
+func TestWindowOfEachServer(t *testing.T) {
+	tests := []struct {
+		name    string
+		model   string
+		answers map[string]string
+		remote  bool // the base URL is not on loopback
+		want    Window
+		asked   []string
+	}{
+		{name: "vLLM", model: "Qwen/Qwen3-8B", answers: map[string]string{"GET /v1/models": "vllm_models.json"},
+			want:  Window{40960, "max_model_len in GET /v1/models"},
+			asked: []string{"GET /v1/models?"}},
+		{name: "llama.cpp", model: "qwen3-8b-q4_k_m.gguf",
+			answers: map[string]string{"GET /v1/models": "llamacpp_models.json", "GET /props": "llamacpp_props.json"},
+			want:    Window{8192, "llama.cpp's default_generation_settings.n_ctx in GET /props"},
+			asked:   []string{"GET /v1/models?", "GET /props?model=qwen3-8b-q4_k_m.gguf"}},
+		{name: "llama.cpp without /props", model: "qwen3-8b-q4_k_m.gguf",
+			answers: map[string]string{"GET /v1/models": "llamacpp_models.json"},
+			want:    Window{40960, "llama.cpp's meta.n_ctx_train in GET /v1/models (the model's training window; the server may run a smaller one)"},
+			asked:   []string{"GET /v1/models?", "GET /props?model=qwen3-8b-q4_k_m.gguf"}},
+		{name: "llama.cpp, not on loopback", model: "qwen3-8b-q4_k_m.gguf", remote: true,
+			answers: map[string]string{"GET /v1/models": "llamacpp_models.json", "GET /props": "llamacpp_props.json"},
+			want:    Window{8192, "llama.cpp's default_generation_settings.n_ctx in GET /props"},
+			asked:   []string{"GET /v1/models?", "GET /props?model=qwen3-8b-q4_k_m.gguf"}},
+		{name: "Ollama", model: "llama3.2:latest",
+			answers: map[string]string{"GET /v1/models": "ollama_models.json", "POST /api/show": "ollama_show.json"},
+			want:    Window{131072, "Ollama's model_info llama.context_length in POST /api/show"},
+			asked:   []string{"GET /v1/models?", "POST /api/show?"}},
+		{name: "Ollama with num_ctx", model: "qwen3:8b",
+			answers: map[string]string{"GET /v1/models": "ollama_models.json", "POST /api/show": "ollama_show_num_ctx.json"},
+			want:    Window{16384, "Ollama's num_ctx in parameters in POST /api/show"},
+			asked:   []string{"GET /v1/models?", "POST /api/show?"}},
+		{name: "a local server stating nothing", model: "gpt-4o",
+			answers: map[string]string{"GET /v1/models": "plain_models.json"},
+			asked:   []string{"GET /v1/models?", "GET /props?model=gpt-4o", "POST /api/show?"}},
+		{name: "a hosted API stating nothing", model: "gpt-4o", remote: true,
+			answers: map[string]string{"GET /v1/models": "plain_models.json", "GET /props": "llamacpp_props.json", "POST /api/show": "ollama_show.json"},
+			asked:   []string{"GET /v1/models?"}},
+		{name: "a model not listed", model: "llama3.2:latest",
+			answers: map[string]string{"GET /v1/models": "vllm_models.json"},
+			asked:   []string{"GET /v1/models?"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &route{answers: tt.answers}
+			c := windowClient(t, rt, tt.remote)
+			got, err := c.Window(t.Context(), tt.model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("window = %+v, want %+v", got, tt.want)
+			}
+			if diff := cmp.Diff(tt.asked, rt.requests()); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// windowClient is a client of h: on loopback, or (remote) at a host name
+// that is not, with every connection dialed to h over TLS.
+func windowClient(t *testing.T, h http.Handler, remote bool) *Client {
+	t.Helper()
+	if !remote {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
+	addr := srv.Listener.Addr().String()
+	tr := srv.Client().Transport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	tr.TLSClientConfig.ServerName = "example.com" // the test server's certificate names it
+	c, err := New(Config{BaseURL: "https://api.example.com/v1", APIKey: testKey, Model: "m", Timeout: 10 * time.Second,
+		HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -16,7 +16,7 @@ type Probe struct {
 	Models   []string // the ids it lists
 	Found    bool     // the model is listed, or answered a one-token request
 	Answered bool     // a one-token request was answered
-	Window   int      // the window the server states for the model, 0 for none
+	Window   Window   // the window the server states for the model (Client.Window), Tokens 0 for none
 }
 
 // Probe asks GET /models whether the server serves the configured model;
@@ -36,7 +36,7 @@ func (c *Client) Probe(ctx context.Context) (Probe, error) {
 			p.Models = append(p.Models, m.ID)
 		}
 		if m, ok := FindModel(list, c.model); ok {
-			p.Found, p.Window = true, m.ContextWindow
+			p.Found, p.Window = true, c.windowOf(ctx, m)
 			return p, nil
 		}
 	case code == errcode.ModelInvalidResponse || code == errcode.ModelHTTPError:

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -14,6 +15,10 @@ import (
 	"github.com/harness-dev/harness/model"
 )
 
+// callFields are the keys of a wire tool call that this package sets; a
+// call's opaque Extra fields never replace them.
+var callFields = []string{"id", "type", "function"}
+
 // providerOptionKeys are the keys a request's ProviderOptions may carry.
 var providerOptionKeys = []string{"temperature", "top_p", "reasoning_effort", "seed"}
 
@@ -23,10 +28,15 @@ type wireRequest struct {
 	params sdk.ChatCompletionNewParams
 	names  *aliases
 	size   int // bytes of the JSON body, for usage estimates
+	// sent are the reasoning fields the assistant messages carry, each
+	// with the indexes of the messages (in params.Messages) that carry it.
+	sent map[string][]int
 }
 
-// buildRequest translates req. Everything it rejects is MODEL_INVALID_REQUEST.
-func buildRequest(req model.Request, defaultModel string) (*wireRequest, error) {
+// buildRequest translates req. Reasoning goes back under the field it
+// came in, except the fields in omit (those the server refused). Everything
+// it rejects is MODEL_INVALID_REQUEST.
+func buildRequest(req model.Request, defaultModel string, omit ...string) (*wireRequest, error) {
 	names := newAliases()
 	p := sdk.ChatCompletionNewParams{
 		Model:         shared.ChatModel(defaultModel),
@@ -54,10 +64,19 @@ func buildRequest(req model.Request, defaultModel string) (*wireRequest, error) 
 	if req.System != "" {
 		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
 	}
+	tooled := toolTurns(req.Messages)
+	sent := map[string][]int{}
 	for i, m := range req.Messages {
 		msg, err := wireMessage(m, names)
 		if err != nil {
 			return nil, errcode.Errorf(errcode.ModelInvalidRequest, "translate message %d: %s", i, errcode.Message(err))
+		}
+		if field := backField(m); tooled[i] && field != "" && !slices.Contains(omit, field) {
+			// DeepSeek's thinking mode (and Kimi's) refuses a tool loop
+			// whose assistant messages lack their reasoning; vLLM and
+			// llama.cpp templates that interleave thinking read it.
+			msg.OfAssistant.SetExtraFields(map[string]any{field: m.Reasoning})
+			sent[field] = append(sent[field], len(p.Messages))
 		}
 		p.Messages = append(p.Messages, msg)
 	}
@@ -89,7 +108,71 @@ func buildRequest(req model.Request, defaultModel string) (*wireRequest, error) 
 	if err != nil {
 		return nil, errcode.Wrap(errcode.ModelInvalidRequest, "openai: encode request", err)
 	}
-	return &wireRequest{params: p, names: names, size: len(body) + len(`,"stream":true`)}, nil
+	return &wireRequest{params: p, names: names, size: len(body) + len(`,"stream":true`), sent: sent}, nil
+}
+
+// toolTurns marks the assistant messages whose reasoning goes back: those
+// of a turn (the messages between two user messages) in which the model
+// called a tool, as DeepSeek asks; a turn without tool calls needs none.
+func toolTurns(msgs []model.Message) []bool {
+	out := make([]bool, len(msgs))
+	start := 0
+	mark := func(end int) {
+		called := false
+		for _, m := range msgs[start:end] {
+			called = called || (m.Role == model.RoleAssistant && len(m.ToolCalls) > 0)
+		}
+		for i := start; i < end && called; i++ {
+			out[i] = msgs[i].Role == model.RoleAssistant
+		}
+	}
+	for i, m := range msgs {
+		if m.Role == model.RoleUser {
+			mark(i)
+			start = i + 1
+		}
+	}
+	mark(len(msgs))
+	return out
+}
+
+// backField is the field an assistant message's reasoning goes back
+// under: the one it came in; reasoning_content for reasoning recorded
+// before the field was kept (DeepSeek's, the only server that required
+// it then); "" when there is none.
+func backField(m model.Message) string {
+	if m.Role != model.RoleAssistant || m.Reasoning == "" {
+		return ""
+	}
+	switch m.ReasoningField {
+	case fieldReasoning, fieldReasoningContent:
+		return m.ReasoningField
+	case "":
+		return fieldReasoningContent
+	}
+	return "" // a field this adapter does not know: not ours to send
+}
+
+// without returns w with field taken off every assistant message that
+// carries it, for a server that refused it.
+func (w *wireRequest) without(field string) (*wireRequest, error) {
+	out := *w
+	out.params.Messages = slices.Clone(w.params.Messages)
+	for _, i := range w.sent[field] {
+		a := *out.params.Messages[i].OfAssistant
+		extra := maps.Clone(a.ExtraFields())
+		delete(extra, field)
+		a.SetExtraFields(extra)
+		out.params.Messages[i].OfAssistant = &a
+	}
+	out.sent = maps.Clone(w.sent)
+	delete(out.sent, field)
+	body, err := out.params.MarshalJSON()
+	if err != nil {
+		return nil, errcode.Wrap(errcode.ModelInvalidRequest, "openai: encode request", err)
+	}
+	out.size = len(body) + len(`,"stream":true`)
+	return &out, nil
 }
 
 func wireTool(t model.ToolSpec, names *aliases) (sdk.ChatCompletionToolUnionParam, error) {
@@ -169,17 +252,16 @@ func wireMessage(m model.Message, names *aliases) (sdk.ChatCompletionMessagePara
 				}
 				extra := make(map[string]any, len(fields))
 				for k, v := range fields {
+					if slices.Contains(callFields, k) {
+						continue // never in place of what is set here
+					}
 					extra[k] = v // raw: the bytes the server sent
 				}
-				fc.SetExtraFields(extra)
+				if len(extra) > 0 {
+					fc.SetExtraFields(extra)
+				}
 			}
 			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: fc})
-		}
-		if m.Reasoning != "" && len(m.ToolCalls) > 0 {
-			// DeepSeek's thinking mode refuses a tool loop whose assistant
-			// messages lack their reasoning; servers without reasoning
-			// never produced any, so never see the field.
-			a.SetExtraFields(map[string]any{"reasoning_content": m.Reasoning})
 		}
 		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	}

@@ -408,3 +408,89 @@ func TestIgnoresEnvironment(t *testing.T) {
 		t.Errorf("Authorization = %q, want none", a)
 	}
 }
+
+// A call's opaque extra fields are echoed with their own keys, but one
+// named like a field the request sets (id, type, function) never replaces
+// it on the wire.
+func TestExtraFieldsNeverReplaceOurs(t *testing.T) {
+	req := baseRequest()
+	req.Messages = append(req.Messages,
+		model.Message{ID: "msg-2", Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{
+			ID: "call_1", Name: "fs.read", Arguments: json.RawMessage(`{"path":"README.md"}`),
+			Extra: json.RawMessage(`{"extra_content":{"google":{"thought_signature":"sig"}},"function":{"name":"evil","arguments":"{}"},"id":"call_evil","type":"web"}`),
+		}}},
+		model.Message{ID: "msg-3", Role: model.RoleTool, ToolCallID: "call_1", Name: "fs.read", Content: "{}"})
+	w, err := buildRequest(req, "gpt-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := w.params.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := decodeBody(t, body).Messages[2].ToolCalls
+	if len(got) != 1 || got[0].ID != "call_1" || got[0].Type != "function" ||
+		got[0].Function.Name != WireName("fs.read") || got[0].Function.Arguments != `{"path":"README.md"}` {
+		t.Errorf("wire tool call = %+v, want ours", got)
+	}
+	var raw struct {
+		Messages []struct {
+			ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if sig := string(raw.Messages[2].ToolCalls[0]["extra_content"]); sig != `{"google":{"thought_signature":"sig"}}` {
+		t.Errorf("extra_content on the wire = %s", sig)
+	}
+}
+
+// Reasoning goes back on the assistant messages of a turn that called a
+// tool (DeepSeek's rule: its final answer included), under the field it
+// came in, and not on a turn that called none.
+func TestReasoningGoesBackInToolTurns(t *testing.T) {
+	req := baseRequest()
+	req.Messages = append(req.Messages,
+		model.Message{ID: "msg-2", Role: model.RoleAssistant, Reasoning: "A", ReasoningField: "reasoning", ToolCalls: []model.ToolCall{call("call_1", "fs.read", `{"path":"x"}`)}},
+		model.Message{ID: "msg-3", Role: model.RoleTool, ToolCallID: "call_1", Name: "fs.read", Content: "{}"},
+		model.Message{ID: "msg-4", Role: model.RoleAssistant, Content: "read it", Reasoning: "B", ReasoningField: "reasoning"},
+		model.Message{ID: "msg-5", Role: model.RoleUser, Content: "thanks"},
+		model.Message{ID: "msg-6", Role: model.RoleAssistant, Content: "welcome", Reasoning: "C", ReasoningField: "reasoning_content"},
+		model.Message{ID: "msg-7", Role: model.RoleUser, Content: "more"},
+		model.Message{ID: "msg-8", Role: model.RoleAssistant, Reasoning: "D", ToolCalls: []model.ToolCall{call("call_2", "fs.read", `{"path":"y"}`)}},
+		model.Message{ID: "msg-9", Role: model.RoleTool, ToolCallID: "call_2", Name: "fs.read", Content: "{}"})
+	w, err := buildRequest(req, "gpt-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := w.params.MarshalJSON()
+	var got struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{ // per assistant message: its reasoning fields on the wire
+		{"reasoning": "A"}, {"reasoning": "B"}, {}, {"reasoning_content": "D"}, // D: recorded without its field
+	}
+	var have []map[string]any
+	for _, m := range got.Messages {
+		if m["role"] != "assistant" {
+			continue
+		}
+		f := map[string]any{}
+		for _, k := range []string{"reasoning", "reasoning_content"} {
+			if v, ok := m[k]; ok {
+				f[k] = v
+			}
+		}
+		have = append(have, f)
+	}
+	if diff := cmp.Diff(want, have); diff != "" {
+		t.Errorf("reasoning on the wire (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string][]int{"reasoning": {2, 4}, "reasoning_content": {8}}, w.sent); diff != "" {
+		t.Errorf("sent (-want +got):\n%s", diff)
+	}
+}

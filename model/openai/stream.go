@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -28,19 +29,21 @@ type stream struct {
 	req *wireRequest
 
 	// Owned by the goroutine calling Recv.
-	attempt int           // attempts started
-	wait    time.Duration // pause before the next attempt
-	dec     *sseDecoder   // nil while not connected
-	body    io.Closer
-	timer   *time.Timer
-	actx    context.Context
-	asm     *assembler
-	chunks  int           // chunks of the current attempt
-	emitted bool          // a delta reached the caller: no more retries
-	pending []model.Chunk // chunks ready to hand out
-	err     error         // terminal
-	eof     bool
-	held    string // streamed text held back: it may begin the API key
+	attempt   int           // attempts started
+	wait      time.Duration // pause before the next attempt
+	dec       *sseDecoder   // nil while not connected
+	body      io.Closer
+	timer     *time.Timer
+	actx      context.Context
+	asm       *assembler
+	chunks    int           // chunks of the current attempt
+	emitted   bool          // a delta reached the caller: no more retries
+	pending   []model.Chunk // chunks ready to hand out
+	stripped  bool          // a refused reasoning field was taken off and the request sent again
+	err       error         // terminal
+	eof       bool
+	held      string // streamed text held back: it may begin the API key
+	heldThink string // streamed reasoning held back, likewise
 
 	mu       sync.Mutex
 	cancel   context.CancelCauseFunc // guarded by mu: the current attempt's
@@ -110,7 +113,7 @@ func (s *stream) connect() error {
 		case <-t.C:
 		case <-s.ctx.Done():
 			t.Stop()
-			return canceled(s.ctx, s.ctx)
+			return s.c.red.canceled(s.ctx, s.ctx)
 		case <-s.closedCh:
 			t.Stop()
 			return &errcode.Error{Code: errcode.ModelAborted, Op: op, Message: "stream closed"}
@@ -127,7 +130,9 @@ func (s *stream) connect() error {
 	s.mu.Unlock()
 
 	s.attempt++
-	timer := time.AfterFunc(s.c.timeout, func() { cancel(errNoAnswer) })
+	got := &atomic.Int64{}
+	got.Store(-1)
+	timer := time.AfterFunc(s.c.timeout, func() { cancel(&timeoutCause{after: s.c.timeout, got: got.Load()}) })
 	var raw *http.Response
 	_, err := s.c.chat.New(actx, s.req.params,
 		option.WithJSONSet("stream", true),
@@ -150,7 +155,8 @@ func (s *stream) connect() error {
 		cancel(nil)
 		return htmlAnswer(raw.StatusCode)
 	}
-	raw.Body = &activityBody{rc: raw.Body, timer: timer, d: s.c.timeout}
+	got.Store(0)
+	raw.Body = &activityBody{rc: raw.Body, timer: timer, d: s.c.timeout, got: got}
 	s.dec = newSSEDecoder(raw.Body)
 	s.chunks = 0
 	s.body = raw.Body
@@ -196,11 +202,16 @@ func (s *stream) read() (model.Chunk, bool, error) {
 	if err != nil {
 		return model.Chunk{}, false, err
 	}
-	text = s.keyText(text)
+	began := text != ""
+	text = s.keyText(&s.held, text)
+	reasoning = s.keyText(&s.heldThink, reasoning)
+	if began && s.heldThink != "" {
+		// The answer began, so the reasoning is over: what was held
+		// back of it cannot begin the key any more.
+		reasoning += s.heldThink
+		s.heldThink = ""
+	}
 	if reasoning != "" {
-		if s.c.key != "" {
-			reasoning = strings.ReplaceAll(reasoning, s.c.key, redacted)
-		}
 		s.emitted = true
 		if text != "" {
 			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkDelta, Delta: text})
@@ -228,25 +239,75 @@ func htmlAnswer(status int) error {
 		"the server answered %d with an HTML page, not an event stream: check the base URL (an API's usually ends in /v1)", status)}
 }
 
-// keyText redacts the API key in streamed text, should the server echo it:
-// a key split across deltas is caught by holding back a tail of the text
-// that could begin it, released with the next delta or at the end. The
-// completion's content is redacted the same way, so the deltas still add up
-// to it.
-func (s *stream) keyText(text string) string {
+// keyText redacts the API key in streamed text or reasoning, should the
+// server echo it: a key split across deltas is caught by holding back in
+// *held a tail of the text that could begin it, released with the next
+// delta or at the end. The completion's content and reasoning are redacted
+// the same way, so the deltas still add up to them.
+func (s *stream) keyText(held *string, text string) string {
 	key := s.c.key
 	if key == "" {
 		return text
 	}
-	buf := strings.ReplaceAll(s.held+text, key, redacted)
-	s.held = ""
+	buf := strings.ReplaceAll(*held+text, key, redacted)
+	*held = ""
 	for n := min(len(key)-1, len(buf)); n > 0; n-- {
 		if strings.HasPrefix(key, buf[len(buf)-n:]) {
-			buf, s.held = buf[:len(buf)-n], buf[len(buf)-n:]
+			buf, *held = buf[:len(buf)-n], buf[len(buf)-n:]
 			break
 		}
 	}
 	return buf
+}
+
+// redactJSON redacts key in JSON text: in its bytes as they are, and in
+// every string literal, where the key may arrive escaped (\u0073k-…); a
+// literal holding it is re-encoded, every other byte is kept. quoted says
+// raw is one JSON string holding text that is not JSON (BadArguments):
+// that text is redacted the same way and quoted again.
+func redactJSON(raw json.RawMessage, key string, quoted bool) json.RawMessage {
+	if quoted {
+		var text string
+		if json.Unmarshal(raw, &text) != nil {
+			return bytes.ReplaceAll(raw, []byte(key), []byte(redacted))
+		}
+		out, _ := model.MarshalCanonical(string(redactJSON(json.RawMessage(text), key, false)))
+		return out
+	}
+	b := bytes.ReplaceAll(raw, []byte(key), []byte(redacted))
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(b) && b[j] != '"' {
+			if b[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		lit, open := b[i:min(j+1, len(b))], j >= len(b)
+		if open {
+			// Unterminated (text that is not JSON): read it as if closed.
+			lit = append(bytes.Clone(lit), '"')
+		}
+		var dec string
+		if bytes.IndexByte(lit, '\\') >= 0 && json.Unmarshal(lit, &dec) == nil && strings.Contains(dec, key) {
+			enc, _ := model.MarshalCanonical(strings.ReplaceAll(dec, key, redacted))
+			if open {
+				enc = enc[:len(enc)-1]
+			}
+			out = append(append(out, b[last:i]...), enc...)
+			last = min(j+1, len(b))
+		}
+		i = j
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
 }
 
 // finish closes the response: tool calls, then the completion.
@@ -256,15 +317,25 @@ func (s *stream) finish(sawDone bool) error {
 		return err
 	}
 	s.release(nil)
-	if s.c.key != "" {
+	if key := s.c.key; key != "" {
+		if s.heldThink != "" {
+			s.emitted = true
+			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkReasoning, Delta: s.heldThink})
+			s.heldThink = ""
+		}
 		if s.held != "" {
 			s.emitted = true
 			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkDelta, Delta: s.held})
 			s.held = ""
 		}
-		comp.Content = strings.ReplaceAll(comp.Content, s.c.key, redacted)
+		comp.Content = strings.ReplaceAll(comp.Content, key, redacted)
+		comp.Reasoning = strings.ReplaceAll(comp.Reasoning, key, redacted)
 		for i := range comp.ToolCalls {
-			comp.ToolCalls[i].Arguments = bytes.ReplaceAll(comp.ToolCalls[i].Arguments, []byte(s.c.key), []byte(redacted))
+			tc := &comp.ToolCalls[i]
+			tc.Arguments = redactJSON(tc.Arguments, key, tc.BadArguments)
+			if len(tc.Extra) > 0 {
+				tc.Extra = redactJSON(tc.Extra, key, false)
+			}
 		}
 	}
 	if usage != nil {
@@ -308,20 +379,35 @@ func (s *stream) release(cause error) {
 // (announced by a ChunkRetry) or makes err terminal.
 func (s *stream) fail(err error) {
 	s.release(errClosed)
-	s.held = ""
+	s.held, s.heldThink = "", ""
 	var ae *attemptError
 	if !errors.As(err, &ae) {
 		s.err = err
 		return
 	}
 	s.err = ae.err
-	if !ae.retryable || s.emitted || s.attempt > s.c.maxRetries || s.ctx.Err() != nil {
+	if s.emitted || s.ctx.Err() != nil {
 		return
 	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
+		return
+	}
+	if field := refusedField(ae, s.req.sent); field != "" && !s.stripped {
+		// The server refuses reasoning under that name (Groq, Cerebras):
+		// the same request once more without it, and none of the client's
+		// later requests carry it.
+		if w, err := s.req.without(field); err == nil {
+			s.c.refused.add(field)
+			s.req, s.stripped, s.err, s.wait = w, true, nil, 0
+			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkRetry, Retry: &model.Retry{
+				Attempt: s.attempt, Code: string(errcode.Of(ae.err))}})
+			return
+		}
+	}
+	if !ae.retryable || s.attempt-s.strips() > s.c.maxRetries {
 		return
 	}
 	delay, ok := s.c.backoff(s.attempt, ae)
@@ -340,17 +426,29 @@ func (s *stream) fail(err error) {
 	}})
 }
 
+// strips is how many attempts were spent on a refused field (not counted
+// against MaxRetries).
+func (s *stream) strips() int {
+	if s.stripped {
+		return 1
+	}
+	return 0
+}
+
 // activityBody re-arms the attempt's timer whenever bytes arrive, so the
-// timeout bounds the wait for the first byte and every silence after it.
+// timeout bounds the wait for the first byte and every silence after it;
+// it counts the bytes, for the timeout's message.
 type activityBody struct {
 	rc    io.ReadCloser
 	timer *time.Timer
 	d     time.Duration
+	got   *atomic.Int64
 }
 
 func (b *activityBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if n > 0 {
+		b.got.Add(int64(n))
 		b.timer.Reset(b.d)
 	}
 	return n, err

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,8 +134,10 @@ func TestRecordedStreams(t *testing.T) {
 			file: "reasoning_tool.sse",
 			want: func([]byte) []model.Chunk {
 				c := call("call_00_ds1", "fs.read", `{"path":"README.md"}`)
-				return []model.Chunk{reasoning("The user wants"), reasoning(" the README."), toolChunk("call_00_ds1", "fs.read", `{"path":"README.md"}`),
-					completion(model.Completion{Reasoning: "The user wants the README.", ToolCalls: []model.ToolCall{c}, FinishReason: model.FinishToolCalls,
+				// The "s" ending the first delta could begin the key: it
+				// is held back until the next one shows it does not.
+				return []model.Chunk{reasoning("The user want"), reasoning("s the README."), toolChunk("call_00_ds1", "fs.read", `{"path":"README.md"}`),
+					completion(model.Completion{Reasoning: "The user wants the README.", ReasoningField: "reasoning_content", ToolCalls: []model.ToolCall{c}, FinishReason: model.FinishToolCalls,
 						Usage: model.Usage{PromptTokens: 300, CompletionTokens: 40, TotalTokens: 340, ReasoningTokens: 25}})}
 			},
 		},
@@ -346,16 +349,19 @@ func TestTimeouts(t *testing.T) {
 		cfg    func(*Config)
 		ctx    func(t *testing.T) context.Context
 		before []model.Chunk
+		says   string // after the base URL
 	}{
 		{
 			name:  "no headers",
 			reply: func(*testing.T) reply { return reply{stall: stallBeforeHeaders} },
 			cfg:   short,
+			says:  ": no answer within 100ms",
 		},
 		{
 			name:  "headers and no byte",
 			reply: func(*testing.T) reply { return reply{status: http.StatusOK, stall: stallAfterBody} },
 			cfg:   short,
+			says:  ": no answer within 100ms",
 		},
 		{
 			name: "stalled mid-stream",
@@ -364,6 +370,7 @@ func TestTimeouts(t *testing.T) {
 			},
 			cfg:    short,
 			before: []model.Chunk{delta("Hello")},
+			says:   fmt.Sprintf(": stalled after %d bytes, nothing for 100ms", len(firstEvents(t, "plain.sse", 2))),
 		},
 		{
 			name:  "context deadline",
@@ -374,6 +381,7 @@ func TestTimeouts(t *testing.T) {
 				t.Cleanup(cancel)
 				return ctx
 			},
+			says: ": the model round's deadline passed",
 		},
 	}
 	for _, tt := range tests {
@@ -386,6 +394,9 @@ func TestTimeouts(t *testing.T) {
 			got, err := drain(t, mustStream(t, newClient(t, srv, tt.cfg), ctx, baseRequest()))
 			if code := errcode.Of(err); code != errcode.ModelTimeout {
 				t.Fatalf("code = %q, want MODEL_TIMEOUT (%v)", code, err)
+			}
+			if !strings.Contains(errcode.Message(err), srv.url()+tt.says) {
+				t.Errorf("message %q does not name %s and the cause %q", errcode.Message(err), srv.url(), tt.says)
 			}
 			if diff := cmp.Diff(tt.before, got); diff != "" {
 				t.Errorf("chunks before the timeout (-want +got):\n%s", diff)
