@@ -406,9 +406,9 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 			}
 			seq++
 		case model.ChunkReasoning:
-			if seq > 0 || len(calls) > 0 {
-				return nil, invalid("reasoning after the answer began")
-			}
+			// Interleaved-thinking servers reason between pieces of text
+			// and tool calls: reasoning is kept, in order, wherever it
+			// comes.
 			reasoning.WriteString(c.Delta)
 		case model.ChunkToolCall:
 			if c.ToolCall == nil || c.ToolCall.ID == "" || c.ToolCall.Name == "" {
