@@ -222,9 +222,11 @@ type Compaction struct {
 	// History.Messages[TailStart:ElideBefore] in the view
 	// (compaction.Elide); the originals stay in the history.
 	ElideBefore int `json:"elideBefore,omitempty"`
-	// Calibration is the last plausible usage report (model, request
-	// bytes, prompt tokens); nil before any. It turns the occupancy's
-	// bytes into the tokens the model sees (compaction.Calibration).
+	// Calibration is the last plausible usage report (provider, model,
+	// request bytes, prompt tokens); nil before any. It turns the
+	// occupancy's bytes into the tokens the model sees
+	// (compaction.Calibration). A calibration written before the provider
+	// was recorded has none, and holds for no provider that names one.
 	Calibration *compaction.Calibration `json:"calibration,omitempty"`
 }
 

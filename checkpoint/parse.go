@@ -138,7 +138,7 @@ func (cp *Checkpoint) Validate() error {
 		return fail("compaction state is inconsistent")
 	}
 	if k := c.Calibration; k != nil {
-		if _, ok := compaction.Calibrate(k.Model, k.Bytes, k.Tokens); !ok {
+		if _, ok := compaction.Calibrate(k.Provider, k.Model, k.Bytes, k.Tokens); !ok {
 			return fail("calibration is not a plausible usage report")
 		}
 	}

@@ -16,10 +16,12 @@
 // provider has reported usage (AlgorithmReported, "reported-usage/v1"):
 // the prompt tokens of the last plausible report, scaled to the request's
 // bytes at that report's ratio, plus a 10 % margin on the bytes added
-// since. Before any report, for estimated usage, for another model and
-// after an implausible report (fewer tokens than a tenth of the bytes, or
-// more tokens than bytes) the byte count stands (Algorithm). The runtime
-// records which rule produced each context.accounted.
+// since. A calibration is keyed on the provider (its base URL) and the
+// model: before any report, for estimated usage, for another model or the
+// same model name behind another provider, and after an implausible
+// report (fewer tokens than a tenth of the bytes, or more tokens than
+// bytes) the byte count stands (Algorithm). The runtime records which rule
+// produced each context.accounted.
 //
 // A Policy {windowTokens, thresholdTokens, tailMessages, reserveTokens}
 // drives it: compaction is Due at occupancy ≥ threshold; a request Fits

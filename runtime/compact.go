@@ -68,7 +68,7 @@ func (t *turn) maybeCompact() error {
 		}
 		return err
 	}
-	before, _ := s.state.estimate(s.settings.Model, s.state.meter.Tokens())
+	before, _ := s.estimate(s.state.meter.Tokens())
 	if !compaction.Due(p, before) {
 		return nil
 	}
@@ -95,13 +95,12 @@ func (t *turn) maybeCompact() error {
 func (t *turn) elide() error {
 	s := t.s
 	p := s.settings.Context
-	mdl := s.settings.Model
-	if occ, _ := s.state.estimate(mdl, s.state.meter.Tokens()); compaction.Fits(p, occ) {
+	if occ, _ := s.estimate(s.state.meter.Tokens()); compaction.Fits(p, occ) {
 		return nil
 	}
 	occupancy := func(c compactState) int {
 		trial := state{messages: s.state.messages, compact: c, firstUser: s.state.firstUser}
-		occ, _ := s.state.estimate(mdl, compaction.Occupancy(s.settings.System, s.settings.Tools, trial.view()))
+		occ, _ := s.estimate(compaction.Occupancy(s.settings.System, s.settings.Tools, trial.view()))
 		return occ
 	}
 	msgs := s.state.messages
@@ -138,8 +137,7 @@ func (t *turn) elide() error {
 func (t *turn) compact(focus string) error {
 	s, r := t.s, t.r
 	p := s.settings.Context
-	mdl := s.settings.Model
-	before, _ := s.state.estimate(mdl, s.state.meter.Tokens())
+	before, _ := s.estimate(s.state.meter.Tokens())
 	view := s.state.view()
 	head := len(view) - (len(s.state.messages) - s.state.compact.TailStart)
 	b, err := t.boundary(view, head, before)
@@ -148,7 +146,8 @@ func (t *turn) compact(focus string) error {
 	}
 	requestID := s.rt.cfg.NewID("req")
 	req := summaryRequest(s.settings, requestID, t.outputLimit(), view[:b], focus)
-	occ, rule := s.state.estimate(mdl, compaction.Occupancy(req.System, req.Tools, req.Messages))
+	reqBytes := compaction.Occupancy(req.System, req.Tools, req.Messages)
+	occ, rule := s.estimate(reqBytes)
 	if _, err := t.append(event.ContextAccounted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, RequestID: requestID,
 		OccupancyTokens: occ, WindowTokens: p.WindowTokens, ReserveTokens: p.ReserveTokens,
 		Algorithm: rule, SummaryRequest: true}); err != nil {
@@ -160,6 +159,10 @@ func (t *turn) compact(focus string) error {
 	if err != nil {
 		return err
 	}
+	// The summary round's usage calibrates too: after a resume it is the
+	// first report (a session stored before calibration was recorded
+	// would otherwise count its next request in bytes).
+	s.calibrate(reqBytes, comp.Usage)
 	tailStart := s.state.compact.TailStart + (b - head)
 	next := compactState{
 		Summary:          comp.Content,
@@ -175,7 +178,7 @@ func (t *turn) compact(focus string) error {
 		return err
 	}
 	newView := trial.view()
-	after, _ := s.state.estimate(mdl, compaction.Occupancy(s.settings.System, s.settings.Tools, newView))
+	after, _ := s.estimate(compaction.Occupancy(s.settings.System, s.settings.Tools, newView))
 	if err := compaction.Check(p, before, after); err != nil {
 		return err
 	}
@@ -238,7 +241,7 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 			continue
 		}
 		kept := fixed + suffix[b] + pin
-		tokens, _ := s.state.estimate(s.settings.Model, kept)
+		tokens, _ := s.estimate(kept)
 		best, bestTokens = b, tokens
 		if tokens+summaryRoom < min(p.ThresholdTokens, before/2) {
 			return b, nil

@@ -333,6 +333,101 @@ func TestCalibrationSurvivesRestoreNotModelSwitch(t *testing.T) {
 	}
 }
 
+// providerModel is a model that names its provider, as model/openai does
+// with its base URL.
+type providerModel struct {
+	model.Model
+	provider string
+}
+
+func (p providerModel) Provider() string { return p.provider }
+
+// The calibration is keyed on the provider and the model: the same model
+// name behind another provider starts afresh, counted in bytes; behind the
+// same provider it carries on.
+func TestCalibrationKeyedOnProvider(t *testing.T) {
+	js := `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}],"usage":{"promptTokens":30,"completionTokens":5}},
+ {"content":"read it","usage":{"promptTokens":900,"completionTokens":5}},
+ {"content":"again","usage":{"promptTokens":950,"completionTokens":5}},
+ {"content":"elsewhere","usage":{"promptTokens":950,"completionTokens":5}}]`
+	m := script(t, js)
+	p := compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}
+	f := newFixture(t, providerModel{m, "http://127.0.0.1:1/v1"}, m, func(_ *runtime.Config, s *runtime.Settings) {
+		s.Tools, s.System, s.Context = []model.ToolSpec{}, "sys", p
+	})
+	writeFile(t, f.root, "big.txt", strings.Repeat("a", 3000))
+	if out := f.wait(f.start("read big.txt")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	cps := f.checkpoints()
+	if c := cps[len(cps)-1].Context.Compaction.Calibration; c == nil || c.Provider != "http://127.0.0.1:1/v1" || c.Model != "fake" {
+		t.Fatalf("calibration %+v, want one for the provider and model", c)
+	}
+	resume := func(provider string) string {
+		t.Helper()
+		cps := f.checkpoints()
+		rt, err := runtime.New(runtime.Config{Model: providerModel{m, provider}, Workspace: mustLocal(t, f.root)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := rt.RestoreSession(t.Context(), f.log, cps[len(cps)-1], runtime.Settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(t.Context())
+		id, err := s.Start(t.Context(), runtime.StartRequest{Input: "once more"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, _ := rt.Wait(t.Context(), id); out.Status != runtime.StatusCompleted {
+			t.Fatalf("outcome = %+v", out)
+		}
+		acc := ofType[event.ContextAccounted](f.events())
+		return acc[len(acc)-1].Algorithm
+	}
+	f.sess.Close(t.Context())
+	if got := resume("http://127.0.0.1:1/v1"); got != compaction.AlgorithmReported {
+		t.Errorf("same provider: %s, want %s", got, compaction.AlgorithmReported)
+	}
+	if got := resume("http://127.0.0.1:2/v1"); got != compaction.Algorithm {
+		t.Errorf("another provider, same model name: %s, want %s", got, compaction.Algorithm)
+	}
+}
+
+// A summary round's usage calibrates: with no model round reporting any,
+// the request after the compaction is counted from the summary's report.
+func TestSummaryUsageCalibrates(t *testing.T) {
+	js := strings.Replace(compactScript, `"usage":{"promptTokens":100,"completionTokens":10}`, `"usage":{"promptTokens":1500,"completionTokens":10}`, 1)
+	js = strings.Replace(js, `{"content":"done","usage":{"promptTokens":20,"completionTokens":3}}`, `{"content":"done"}`, 1)
+	f := compactFixture(t, js, smallWindow, 0)
+	if out := f.wait(f.start("go")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	acc := ofType[event.ContextAccounted](f.events())
+	if len(acc) != 5 || !acc[3].SummaryRequest {
+		t.Fatalf("context.accounted = %+v", acc)
+	}
+	for i, a := range acc[:4] {
+		if a.Algorithm != compaction.Algorithm {
+			t.Errorf("request %d: %s before any report", i+1, a.Algorithm)
+		}
+	}
+	if acc[4].Algorithm != compaction.AlgorithmReported {
+		t.Errorf("request after the summary: %s, want %s", acc[4].Algorithm, compaction.AlgorithmReported)
+	}
+	// The checkpoint of that request holds the summary's report.
+	var c *compaction.Calibration
+	for _, cp := range f.checkpoints() {
+		if cp.NextRequest != nil {
+			c = cp.Context.Compaction.Calibration
+		}
+	}
+	if c == nil || c.Tokens != 1500 {
+		t.Errorf("calibration %+v, want the summary's 1500 tokens", c)
+	}
+}
+
 // A round whose tool results exceed the window continues: the older large
 // results of the round are elided in the view (the note names the path),
 // the newest one is sent whole, the originals stay in the checkpoint, and

@@ -228,7 +228,7 @@ func (t *turn) modelRound() (assistantMessage, error) {
 		return assistantMessage{}, err
 	}
 	bytes := s.state.meter.Tokens()
-	occ, rule := s.state.estimate(s.settings.Model, bytes)
+	occ, rule := s.estimate(bytes)
 	if p := s.settings.Context; p != (compaction.Policy{}) {
 		if !compaction.Fits(p, occ) {
 			return assistantMessage{}, errcode.Errorf(errcode.RuntimeContextOverflow,
@@ -244,7 +244,7 @@ func (t *turn) modelRound() (assistantMessage, error) {
 	if err != nil {
 		return assistantMessage{}, err
 	}
-	s.state.calibrate(s.settings.Model, bytes, comp.Usage)
+	s.calibrate(bytes, comp.Usage)
 	m := model.Message{ID: msgID, Role: model.RoleAssistant, Content: comp.Content, ToolCalls: comp.ToolCalls, Reasoning: comp.Reasoning}
 	if err := t.addMessage(m, requestID, func(d *event.MessageCompleted) { d.FinishReason = comp.FinishReason }); err != nil {
 		return assistantMessage{}, err
