@@ -68,6 +68,13 @@ func (t *turn) maybeCompact() error {
 		}
 		return err
 	}
+	if t.summaryRefused {
+		// A summary spent in this turn did not make the view smaller or
+		// fit: another one would most likely do no better, and each costs
+		// a model request. Elision keeps the requests within the window
+		// until the next turn tries again.
+		return nil
+	}
 	before, _ := s.estimate(s.state.meter.Tokens())
 	if !compaction.Due(p, before) {
 		return nil
@@ -175,12 +182,12 @@ func (t *turn) compact(focus string) error {
 	}
 	trial := state{messages: s.state.messages, compact: next, firstUser: s.state.firstUser}
 	if _, err := compaction.View(trial.messages, next.TailStart, next.Summary, trial.firstUser); err != nil {
-		return err
+		return t.spentInVain(err)
 	}
 	newView := trial.view()
 	after, _ := s.estimate(compaction.Occupancy(s.settings.System, s.settings.Tools, newView))
 	if err := compaction.Check(p, before, after); err != nil {
-		return err
+		return t.spentInVain(err)
 	}
 	tail := s.state.messages[tailStart:]
 	if _, err := t.append(event.ContextCheckpoint{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Version: 1,
@@ -196,6 +203,19 @@ func (t *turn) compact(focus string) error {
 	// The summary was charged: a budget it exhausted ends the turn now,
 	// before another model request.
 	return t.checkTokenBudget(true)
+}
+
+// spentInVain ends a compaction whose summary was received and charged
+// but is not committed (err: the view it gives is not smaller, or does not
+// fit). The charge counts: a budget it exhausted ends the turn now, before
+// another model request; else err is returned and no automatic summary is
+// tried again in this turn.
+func (t *turn) spentInVain(err error) error {
+	if berr := t.checkTokenBudget(true); berr != nil {
+		return berr
+	}
+	t.summaryRefused = true
+	return err
 }
 
 // boundary chooses where the kept tail of view starts. head is the number

@@ -133,6 +133,51 @@ func TestCompactionUsageIsCharged(t *testing.T) {
 	}
 }
 
+// A summary whose view is not smaller (here: a summary longer than what it
+// replaces) commits nothing, yet its usage is charged: one that exhausts
+// the budget ends the turn at once, with no request after it; without a
+// budget the turn goes on and spends no second summary.
+func TestCompactionSpentInVain(t *testing.T) {
+	huge := `{"content":"` + strings.Repeat("summary ", 800) + `","usage":{"promptTokens":100,"completionTokens":10}}`
+	summary := `{"content":"SUMMARY: read big.txt and listed files twice.","usage":{"promptTokens":100,"completionTokens":10}}`
+	t.Run("budget", func(t *testing.T) {
+		f := compactFixture(t, strings.Replace(compactScript, summary, huge, 1), smallWindow, 110)
+		out := f.wait(f.start("go"))
+		if out.Status != runtime.StatusBudgetExceeded || out.ErrorCode != errcode.RuntimeBudgetExceeded || out.Usage.TotalTokens != 110 {
+			t.Fatalf("outcome = %+v, want budget_exceeded with the summary's 110 tokens charged", out)
+		}
+		if n := len(f.model.Requests()); n != 4 {
+			t.Errorf("%d model requests, want 4 (none after the summary)", n)
+		}
+		if n := count(f.events(), event.TypeContextCompacted); n != 0 {
+			t.Errorf("%d compactions committed", n)
+		}
+	})
+	t.Run("once per turn", func(t *testing.T) {
+		js := `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},
+ {"toolCalls":[{"id":"c2","name":"fs.list","arguments":{"path":"."}}]},
+ {"toolCalls":[{"id":"c3","name":"fs.list","arguments":{"path":"."}}]},
+ ` + huge + `,
+ {"toolCalls":[{"id":"c5","name":"fs.list","arguments":{"path":"."}}]},
+ {"content":"done"}]`
+		f := compactFixture(t, js, smallWindow, 0)
+		out := f.wait(f.start("go"))
+		if out.Status != runtime.StatusCompleted {
+			t.Fatalf("outcome = %+v", out)
+		}
+		summaries := 0
+		for _, a := range ofType[event.ContextAccounted](f.events()) {
+			if a.SummaryRequest {
+				summaries++
+			}
+		}
+		if summaries != 1 || out.ModelRequests != 6 {
+			t.Errorf("%d summary requests in %d requests, want 1 in 6", summaries, out.ModelRequests)
+		}
+	})
+}
+
 // A failed summary commits no replacement.
 func TestCompactionFailedSummary(t *testing.T) {
 	for name, step := range map[string]string{

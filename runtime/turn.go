@@ -36,6 +36,7 @@ type turn struct {
 	truncated       bool            // the latest answer was cut by the output limit
 	summaryBoundary int             // the view index a summary round cuts at, while one runs
 	summaryFocus    string          // the focus of an on-demand summary round, while one runs
+	summaryRefused  bool            // a summary of this turn was spent but not committed: no automatic one again
 	wsState         *WorkspaceState // set for the terminal checkpoint
 }
 
