@@ -43,7 +43,10 @@
 // ElideBound bytes) of a range of the history by a note naming the tool
 // and the path it read, so the model can read the file again; the runtime
 // records the range (elideBefore) in the checkpoint, so the view stays a
-// function of what the checkpoint holds. Nothing here deletes or changes
+// function of what the checkpoint holds. An Elision shows the messages one
+// at a time as Elide would, so the runtime finds the shortest range that
+// fits in one linear walk, adjusting its Meter (Shrink) instead of
+// encoding the view again per candidate. Nothing here deletes or changes
 // the original messages.
 //
 // Codes returned: RUNTIME_INVALID_INPUT (a policy that does not validate, a

@@ -99,38 +99,51 @@ func (t *turn) maybeCompact() error {
 // with every tool result before the newest message elided (the system
 // text, the pinned first request and the newest message alone exceed the
 // window).
+//
+// Its cost is linear in the messages it walks: the meter holds the
+// occupancy of the current view, in which every message from the range's
+// start on is shown whole, so eliding one more changes the figure by the
+// difference of its two encodings (compaction.Elision gives the elided
+// one), without encoding the view again per candidate.
 func (t *turn) elide() error {
 	s := t.s
 	p := s.settings.Context
-	if occ, _ := s.estimate(s.state.meter.Tokens()); compaction.Fits(p, occ) {
+	st := &s.state
+	whole := st.meter.Tokens()
+	bytes := whole
+	occ, _ := s.estimate(bytes)
+	if compaction.Fits(p, occ) {
 		return nil
 	}
-	occupancy := func(c compactState) int {
-		trial := state{messages: s.state.messages, compact: c, firstUser: s.state.firstUser}
-		occ, _ := s.estimate(compaction.Occupancy(s.settings.System, s.settings.Tools, trial.view()))
-		return occ
-	}
-	msgs := s.state.messages
-	last := len(msgs) - 1
-	c := s.state.compact
-	occ := 0
-	for e := max(c.ElideBefore, c.TailStart) + 1; e <= last; e++ {
-		if m := msgs[e-1]; m.Role != model.RoleTool || len(m.Content) <= compaction.ElideBound {
+	msgs := st.messages
+	c := st.compact
+	start := max(c.ElideBefore, c.TailStart)
+	el := compaction.NewElision(msgs, start)
+	for i := start; i < len(msgs)-1; i++ {
+		m, elided := el.At(i)
+		if !elided {
 			continue
 		}
-		c.ElideBefore = e
-		if occ = occupancy(c); compaction.Fits(p, occ) {
-			s.state.compact = c
-			s.state.meter.Reset(s.state.view())
+		bytes -= st.encodedLen(i) - compaction.MessageLen(m)
+		c.ElideBefore = i + 1
+		if occ, _ = s.estimate(bytes); compaction.Fits(p, occ) {
+			st.compact = c
+			st.meter.Shrink(whole - bytes)
 			return nil
 		}
-	}
-	if occ == 0 {
-		occ = occupancy(c)
 	}
 	return errcode.Errorf(errcode.RuntimeContextOverflow,
 		"the system text, the pinned first request and the newest message need %d tokens plus a reserve of %d, over the window of %d, with every older tool result elided",
 		occ, p.ReserveTokens, p.WindowTokens)
+}
+
+// encodedLen is the length of message i's canonical encoding, as the
+// meter counted it.
+func (st *state) encodedLen(i int) int {
+	if st.rawMsgs != nil {
+		return len(st.rawMsgs[i])
+	}
+	return compaction.MessageLen(st.messages[i])
 }
 
 // compact summarizes the oldest part of the current view, inside the
