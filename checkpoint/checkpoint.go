@@ -203,10 +203,32 @@ type Input struct {
 	Content   string `json:"content"`
 }
 
-// Context is the compaction state and the pinned first request.
+// Context is the compaction state and the pinned requests: the session's
+// first, and the current turn's.
 type Context struct {
 	Compaction Compaction     `json:"compaction"`
 	FirstUser  *model.Message `json:"firstUser,omitempty"`
+	// TurnRequest is the ID of the current turn's user message (in
+	// History), which a compacted view keeps word for word too
+	// (compaction.ViewTurn); "" for a turn without one (an on-demand
+	// compaction) and in checkpoints written before it was recorded.
+	TurnRequest string `json:"turnRequest,omitempty"`
+}
+
+// TurnMessage returns the current turn's user message from a whole
+// checkpoint's history, or nil.
+func (cp *Checkpoint) TurnMessage() *model.Message {
+	if cp.Context.TurnRequest == "" {
+		return nil
+	}
+	msgs := cp.History.Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].ID == cp.Context.TurnRequest {
+			m := msgs[i]
+			return &m
+		}
+	}
+	return nil
 }
 
 // Compaction says which view of the history the next request sends: the

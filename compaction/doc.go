@@ -37,7 +37,9 @@
 // calls; View builds the new history from the prefix's system messages, one "Conversation summary
 // (v1): …" system message replacing any earlier one, the session's first
 // user request word for word (Pin, bounded at PinBound and marked when
-// cut) unless the tail holds it, and the tail unchanged; Check rejects a
+// cut) unless the tail holds it, and the tail unchanged; ViewTurn also
+// keeps the current turn's request word for word after it (PinTurn, bound
+// and marked the same way) unless it is the first request or in the tail; Check rejects a
 // view that is not smaller or does not fit. When even the newest complete
 // round does not fit, Elide replaces the large tool results (over
 // ElideBound bytes) of a range of the history by a note naming the tool

@@ -12,8 +12,9 @@ import (
 
 // view is what the next request sends: the whole history, or after a
 // compaction the prefix's system messages, the summary, the pinned first
-// request and the tail.
-// Large tool results before compact.ElideBefore are elided (see elide).
+// request, the current turn's request when it is not in the tail, and the
+// tail (compaction.ViewTurn). Large tool results before
+// compact.ElideBefore are elided (see elide).
 func (st *state) view() []model.Message {
 	msgs := st.messages
 	if e := st.compact.ElideBefore; e > 0 {
@@ -22,7 +23,7 @@ func (st *state) view() []model.Message {
 	if st.compact.Compactions == 0 {
 		return msgs
 	}
-	v, err := compaction.View(msgs, st.compact.TailStart, st.compact.Summary, st.firstUser)
+	v, err := compaction.ViewTurn(msgs, st.compact.TailStart, st.compact.Summary, st.firstUser, st.turnUser)
 	if err != nil {
 		// The state was validated when it was committed or parsed; a view
 		// that cannot be built means the history under it is broken.
@@ -193,8 +194,8 @@ func (t *turn) compact(focus string) error {
 		ElideBefore:      s.state.compact.ElideBefore,
 		Calibration:      s.state.compact.Calibration,
 	}
-	trial := state{messages: s.state.messages, compact: next, firstUser: s.state.firstUser}
-	if _, err := compaction.View(trial.messages, next.TailStart, next.Summary, trial.firstUser); err != nil {
+	trial := state{messages: s.state.messages, compact: next, firstUser: s.state.firstUser, turnUser: s.state.turnUser}
+	if _, err := compaction.ViewTurn(trial.messages, next.TailStart, next.Summary, trial.firstUser, trial.turnUser); err != nil {
 		return t.spentInVain(err)
 	}
 	newView := trial.view()
@@ -267,6 +268,12 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	if s.state.firstUser != nil {
 		pin = compaction.MessageLen(compaction.Pin(*s.state.firstUser)) + 1
 	}
+	// The current turn's request is pinned too when the tail leaves it
+	// behind (and it is not the first request).
+	turnPin := 0
+	if u := s.state.turnUser; u != nil && (s.state.firstUser == nil || u.ID != s.state.firstUser.ID) {
+		turnPin = compaction.MessageLen(compaction.PinTurn(*u)) + 1
+	}
 	best, bestTokens := -1, 0
 	for k := p.TailMessages; k >= 1; k-- {
 		b, err := compaction.Boundary(view, k)
@@ -274,6 +281,9 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 			continue
 		}
 		kept := fixed + suffix[b] + pin
+		if s.state.compact.TailStart+b-head > s.state.turnAt {
+			kept += turnPin
+		}
 		tokens, _ := s.estimate(kept)
 		best, bestTokens = b, tokens
 		if tokens+summaryRoom < min(p.ThresholdTokens, before/2) {

@@ -133,6 +133,52 @@ func TestCompactionUsageIsCharged(t *testing.T) {
 	}
 }
 
+// Compacting inside a later turn keeps that turn's request word for word
+// after the session's first one (it would otherwise live on only in the
+// summary); the checkpoints rebuild every request, and a session restored
+// after the compaction sends the same view.
+func TestCompactionKeepsTheTurnsRequest(t *testing.T) {
+	js := `[{"content":"hello"},` + strings.TrimPrefix(compactScript, "[")
+	p := smallWindow
+	p.ThresholdTokens += 300 // turn 1 adds to what the script's turn fills
+	f := compactFixture(t, js, p, 0)
+	if out := f.wait(f.start("first task: say hello")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("turn 1: %+v", out)
+	}
+	task := "second task: read big.txt, then list the files twice"
+	if out := f.wait(f.start(task)); out.Status != runtime.StatusCompleted {
+		t.Fatalf("turn 2: %+v", out)
+	}
+	reqs := f.model.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	got := reqs[5].Messages
+	if len(got) != 5 || !compaction.IsSummary(got[0]) || got[1].Content != "first task: say hello" || got[2].Content != task ||
+		got[2].Role != model.RoleUser || got[3].ToolCalls[0].ID != "c3" || got[4].ToolCallID != "c3" {
+		t.Fatalf("compacted view in turn 2 = %+v", got)
+	}
+	received := f.model.RequestsJSON()
+	i := 0
+	cps := f.checkpoints()
+	for _, cp := range cps {
+		if cp.NextRequest == nil {
+			continue
+		}
+		req, err := runtime.ReconstructModelRequest(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := model.MarshalCanonical(req); !bytes.Equal(b, received[i]) {
+			t.Errorf("request %d rebuilt:\n%s\nsent:\n%s", i+1, b, received[i])
+		}
+		i++
+	}
+	if last := cps[len(cps)-1]; last.Context.TurnRequest == "" || last.TurnMessage().Content != task {
+		t.Errorf("terminal checkpoint's turn request = %q", last.Context.TurnRequest)
+	}
+}
+
 // A summary whose view is not smaller (here: a summary longer than what it
 // replaces) commits nothing, yet its usage is charged: one that exhausts
 // the budget ends the turn at once, with no request after it; without a

@@ -70,6 +70,18 @@
 // already begun when Cancel came completes, stays in the log, and is
 // inherited by the next turn as pending steering.
 //
+// Compaction (DESIGN §8, extended). The compacted view keeps word for word
+// not only the session's first request but also the current turn's
+// request (the user message the turn was admitted with), after the first
+// and before the tail, bounded at 8 KiB and marked when cut, whenever the
+// kept tail does not hold it: a compaction inside turn 5 (or at its start,
+// after steering) would otherwise leave turn 5's task only in the summary.
+// The checkpoint records it by message ID (context.turnRequest), so
+// ReconstructModelRequest rebuilds the view exactly; checkpoints written
+// before it have none and rebuild as they were sent. A summary that is
+// spent but not committed is charged (a budget it exhausted ends the turn
+// at once) and no automatic summary is tried again in that turn.
+//
 // Permissions. A policy's Ask effect appends permission.requested and
 // waits for Session.Answer or for the turn to be canceled (then it is
 // denied with the note "turn canceled"); permission.resolved records the

@@ -73,6 +73,8 @@ type state struct {
 	warned         map[string]bool // budget metrics warned about
 	compact        compactState
 	firstUser      *model.Message // the session's first user request, pinned after compaction
+	turnUser       *model.Message // the current turn's request, pinned after compaction too; nil: none
+	turnAt         int            // turnUser's index in messages
 	meter          *compaction.Meter
 	checkpointMsgs int            // messages in the last runtime.checkpoint event of the log
 	row            checkpoint.Row // what the store's checkpoint row holds

@@ -166,6 +166,7 @@ func (t *turn) admit(in input) error {
 		first := msg
 		s.state.firstUser = &first
 	}
+	s.state.turnUser, s.state.turnAt = &msg, len(s.state.messages)-1
 	return nil
 }
 
