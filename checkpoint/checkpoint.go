@@ -190,11 +190,44 @@ type Accounting struct {
 
 // Control is the state that decides what happens next.
 type Control struct {
+	// SeenModelCallIDs lists only the seen tool-call IDs the history does
+	// not hold, in practice none: the IDs a session has seen are those of
+	// its history's assistant messages (originals are never removed), so
+	// a checkpoint need not repeat them and a round costs what it added,
+	// not the session's whole list (see SeenCalls). Checkpoints written
+	// before held the whole sorted list; it is still read.
 	SeenModelCallIDs []string `json:"seenModelCallIds"`
 	RunGrants        []string `json:"runGrants"`
 	WarnedBudgets    []string `json:"warnedBudgets"`
 	PendingSteering  []Input  `json:"pendingSteering"`
 	QueuedInputs     []Input  `json:"queuedInputs"`
+}
+
+// SeenCalls returns the model tool-call IDs a whole checkpoint's session
+// has seen: those of its history's assistant messages, and those an older
+// checkpoint listed in SeenModelCallIDs. extra is the part of that list
+// the history does not hold (sorted; empty for any log the runtime wrote),
+// which later checkpoints carry on so that nothing seen is forgotten. Its
+// cost is linear in the history.
+func (cp *Checkpoint) SeenCalls() (seen map[string]bool, extra []string) {
+	seen = map[string]bool{}
+	for _, m := range cp.History.Messages {
+		if m.Role == model.RoleAssistant {
+			for _, c := range m.ToolCalls {
+				seen[c.ID] = true
+			}
+		}
+	}
+	extra = []string{}
+	for _, id := range cp.Control.SeenModelCallIDs {
+		if !seen[id] {
+			extra = append(extra, id)
+		}
+	}
+	for _, id := range extra {
+		seen[id] = true
+	}
+	return seen, extra
 }
 
 // Input is a steering message or an input queued for the next turn.

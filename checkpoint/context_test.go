@@ -13,7 +13,7 @@ import (
 // message of the history; a checkpoint without one (every log written
 // before it was recorded) parses as before.
 func TestTurnRequestNamesAUserMessage(t *testing.T) {
-	log, err := readLog(t, filepath.Join("testdata", "logs", "good-one-turn.jsonl"))
+	log, err := readLog(t, filepath.Join("testdata", "logs", "good-two-turns-seen-ids-listed.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,5 +54,30 @@ func TestTurnRequestNamesAUserMessage(t *testing.T) {
 		if tc.code == "" && (got.TurnMessage() == nil || got.TurnMessage().ID != userID) {
 			t.Errorf("turn request %s: message %+v", tc.id, got.TurnMessage())
 		}
+	}
+}
+
+// The seen tool-call IDs are the history's: a log written before they
+// were derived (each checkpoint listing them) and one written after
+// (listing none) restore to the same set, with nothing extra to carry.
+func TestSeenCallsFromTheHistory(t *testing.T) {
+	for _, name := range []string{"good-two-turns-seen-ids-listed", "good-two-turns"} {
+		log, err := readLog(t, filepath.Join("testdata", "logs", name+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp, err := checkpoint.RestoreLog(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, extra := rp.Checkpoint.SeenCalls()
+		if len(seen) != 2 || !seen["c1"] || !seen["c2"] || len(extra) != 0 {
+			t.Errorf("%s: seen %v, extra %v", name, seen, extra)
+		}
+	}
+	cp := checkpoint.Checkpoint{Control: checkpoint.Control{SeenModelCallIDs: []string{"a", "z"}},
+		History: checkpoint.History{Messages: []model.Message{{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "a"}}}}}}
+	if seen, extra := cp.SeenCalls(); len(seen) != 2 || len(extra) != 1 || extra[0] != "z" {
+		t.Errorf("listed beyond the history: seen %v, extra %v", seen, extra)
 	}
 }

@@ -72,7 +72,7 @@ func (t *turn) snapshot(phase string, next *nextRequest, term *terminalStatus) C
 		Accounting: Accounting{Usage: st.usage, ModelRequests: st.modelRequests, ToolCalls: st.toolCalls,
 			TranscriptBytes: st.transcript},
 		Control: Control{
-			SeenModelCallIDs: sortedKeys(st.seenCalls),
+			SeenModelCallIDs: nonNil(st.seenExtra), // the rest are the history's (Checkpoint.SeenCalls)
 			RunGrants:        sortedKeys(r.grants),
 			WarnedBudgets:    sortedKeys(st.warned),
 			PendingSteering:  nonNil(s.pending),

@@ -99,9 +99,7 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpo
 	st.modelRequests = cp.Accounting.ModelRequests
 	st.toolCalls = cp.Accounting.ToolCalls
 	st.transcript = cp.Accounting.TranscriptBytes
-	for _, id := range cp.Control.SeenModelCallIDs {
-		st.seenCalls[id] = true
-	}
+	st.seenCalls, st.seenExtra = cp.SeenCalls()
 	for _, m := range cp.Control.WarnedBudgets {
 		st.warned[m] = true
 	}

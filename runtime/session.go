@@ -69,7 +69,8 @@ type state struct {
 	modelRequests  int             // cumulative
 	toolCalls      int             // cumulative
 	transcript     int64           // bytes of message content, cumulative
-	seenCalls      map[string]bool // model tool-call IDs seen in this session
+	seenCalls      map[string]bool // model tool-call IDs seen in this session: those of the history, and seenExtra
+	seenExtra      []string        // seen IDs an old checkpoint listed that the history does not hold (sorted), checkpointed
 	warned         map[string]bool // budget metrics warned about
 	compact        compactState
 	firstUser      *model.Message // the session's first user request, pinned after compaction
