@@ -13,7 +13,7 @@ import (
 // message of the history; a checkpoint without one (every log written
 // before it was recorded) parses as before.
 func TestTurnRequestNamesAUserMessage(t *testing.T) {
-	log, err := readLog(t, filepath.Join("testdata", "logs", "good-two-turns-seen-ids-listed.jsonl"))
+	log, err := readLog(t, filepath.Join("testdata", "logs", "good-one-turn.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestTurnRequestNamesAUserMessage(t *testing.T) {
 // were derived (each checkpoint listing them) and one written after
 // (listing none) restore to the same set, with nothing extra to carry.
 func TestSeenCallsFromTheHistory(t *testing.T) {
-	for _, name := range []string{"good-two-turns-seen-ids-listed", "good-two-turns"} {
+	for _, name := range []string{"good-two-turns", "good-two-turns-derived-seen-ids"} {
 		log, err := readLog(t, filepath.Join("testdata", "logs", name+".jsonl"))
 		if err != nil {
 			t.Fatal(err)
