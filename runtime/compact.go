@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
@@ -88,6 +89,40 @@ func (t *turn) maybeCompact() error {
 		return err
 	}
 	return nil
+}
+
+// compactTurn is the whole of a compaction turn (Session.Compact): one
+// compaction with the user's focus, whatever the occupancy. It completes
+// with a note saying what it did, or why nothing was compacted (nothing
+// before the newest round to summarize, or a summary that did not make
+// the context smaller, charged all the same); a failed summary fails the
+// turn with RUNTIME_SUMMARY_FAILED, a budget already spent ends it
+// budget_exceeded before any request.
+func (t *turn) compactTurn(focus string) {
+	s := t.s
+	if s.settings.Context == (compaction.Policy{}) {
+		t.fail(errcode.New(errcode.RuntimeInvalidInput, "compact context: this session has no context policy"))
+		return
+	}
+	if b := s.settings.Budget.MaxModelTokens; b > 0 && int64(s.state.usage.TotalTokens) >= b {
+		t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "token budget of %d exhausted (%d used): no summary round", b, s.state.usage.TotalTokens))
+		return
+	}
+	err := t.compact(focus)
+	switch {
+	case err == nil:
+		c := t.compacted
+		t.status = StatusCompleted
+		t.note = fmt.Sprintf("compacted: %d messages into %d, %d tokens into %d", c.BeforeMessages, c.AfterMessages, c.BeforeTokens, c.AfterTokens)
+	case errcode.Of(err) == errcode.RuntimeContextOverflow && t.summaryRefused:
+		t.status = StatusCompleted
+		t.note = "not compacted (the summary was charged): " + errcode.Message(err)
+	case errcode.Of(err) == errcode.RuntimeContextOverflow:
+		t.status = StatusCompleted
+		t.note = "nothing to compact: " + errcode.Message(err)
+	default:
+		t.fail(err)
+	}
 }
 
 // elide makes the next request fit the window by eliding large tool
@@ -208,15 +243,26 @@ func (t *turn) compact(focus string) error {
 		Summary: comp.Content, TailStart: tailStart, ThroughRevision: next.ThroughRevision, Tail: nonNil(tail)}); err != nil {
 		return err
 	}
-	if _, err := t.append(event.ContextCompacted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, SummaryMessageID: summaryID,
-		Summary: comp.Content, BeforeMessages: len(view), AfterMessages: len(newView), BeforeTokens: before, AfterTokens: after}); err != nil {
+	done := event.ContextCompacted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, SummaryMessageID: summaryID,
+		Summary: comp.Content, BeforeMessages: len(view), AfterMessages: len(newView), BeforeTokens: before, AfterTokens: after}
+	if _, err := t.append(done); err != nil {
 		return err
 	}
+	t.compacted = &done
 	s.state.compact = next
 	s.state.meter.Reset(newView)
 	// The summary was charged: a budget it exhausted ends the turn now,
 	// before another model request.
 	return t.checkTokenBudget(true)
+}
+
+// pinned reports whether a compacted view keeps m word for word: the
+// session's first request or the current turn's.
+func (st *state) pinned(m model.Message) bool {
+	if m.Role != model.RoleUser || m.ID == "" {
+		return false
+	}
+	return (st.firstUser != nil && m.ID == st.firstUser.ID) || (st.turnUser != nil && m.ID == st.turnUser.ID)
 }
 
 // spentInVain ends a compaction whose summary was received and charged
@@ -242,7 +288,8 @@ func (t *turn) spentInVain(err error) error {
 // (the occupancy it replaces, so that a compaction buys room and an
 // on-demand one of a short history summarizes more than its first
 // message); when none does, the shortest one. RUNTIME_CONTEXT_OVERFLOW
-// when nothing new lies before even the newest round.
+// when nothing new lies before even the newest round (the pinned requests
+// are not new: they stay word for word).
 func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	s := t.s
 	p := s.settings.Context
@@ -274,10 +321,17 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	if u := s.state.turnUser; u != nil && (s.state.firstUser == nil || u.ID != s.state.firstUser.ID) {
 		turnPin = compaction.MessageLen(compaction.PinTurn(*u)) + 1
 	}
+	// A prefix of nothing but the pinned requests (the first one, this
+	// turn's) summarizes nothing they do not already say word for word:
+	// the tail must leave at least one other message behind.
+	lo := head
+	for lo < len(view) && s.state.pinned(view[lo]) {
+		lo++
+	}
 	best, bestTokens := -1, 0
 	for k := p.TailMessages; k >= 1; k-- {
 		b, err := compaction.Boundary(view, k)
-		if err != nil || b <= head {
+		if err != nil || b <= lo {
 			continue
 		}
 		kept := fixed + suffix[b] + pin
@@ -292,7 +346,7 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	}
 	if best < 0 {
 		return 0, errcode.Errorf(errcode.RuntimeContextOverflow,
-			"compact context: nothing before the newest round of %d messages to summarize", len(view)-head)
+			"compact context: nothing to summarize before the newest round of %d messages but the requests kept word for word", len(view)-head)
 	}
 	if !compaction.Fits(p, bestTokens) {
 		// A summary cannot make the newest round fit: no summary request

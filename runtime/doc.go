@@ -28,6 +28,8 @@
 //	Cancel()            end the active turn now (never waits on the lock)
 //	Answer(permID, a)   answer a permission.requested question; a note
 //	                    reaches the model
+//	Compact(focus)      compact the context now: while idle, a compaction
+//	                    turn; while a turn runs, before its next request
 //	SetSettings(change) model and settings of the following requests
 //	                    (settings.changed, recorded before they apply);
 //	                    ChangeSettings(event) records one built by the
@@ -60,6 +62,20 @@
 // turn.completed and agent.stopped. Exactly one turn.completed is written
 // per turn whatever races: only the turn goroutine writes it, once, on its
 // way out.
+//
+// A compaction turn (Compact while idle) is the smallest turn that fits
+// this contract: agent.started, turn.started with compact {focus} instead
+// of inputMessageId (it has no user message), then a compaction in the
+// order of DESIGN §3 (context.accounted with summaryRequest,
+// model.request, runtime.checkpoint of phase summary, message.delta*,
+// model.response, context.checkpoint, context.compacted), then
+// runtime.checkpoint (phase terminal), turn.completed and agent.stopped.
+// It completes whether it compacted or not, and turn.completed's note says
+// which: "compacted: …", "nothing to compact: …" (no request was sent) or
+// "not compacted (the summary was charged): …"; a failed summary fails it
+// with RUNTIME_SUMMARY_FAILED. Being a turn, it is resumed, forked and
+// rebuilt (harness request) like any other, with no new event type and no
+// new rule in restore.
 //
 // Steering. Pending steering is applied, oldest first, at the next model
 // request, never into a request already sent, and recorded by

@@ -45,9 +45,9 @@ type Session struct {
 	baseURL   string               // guarded by mu: as last recorded by SetSettings
 	approve   string               // guarded by mu: as last recorded by SetSettings
 
-	// compactAsked holds the focus of an on-demand compaction (see
-	// RequestCompaction) until the next model request takes it; guarded
-	// by mu.
+	// compactAsked holds the focus of an on-demand compaction asked while
+	// a turn runs (see Compact) until its next model request takes it;
+	// guarded by mu.
 	compactAsked *string
 
 	// cur is the active run, readable without mu so that Cancel is never

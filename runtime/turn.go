@@ -22,22 +22,26 @@ type turn struct {
 	s   *Session
 	r   *run
 	ctx context.Context
-	// input is the user's message the turn was admitted with.
-	input input
+	// input is the user's message the turn was admitted with; compactOnly,
+	// for a compaction turn (Session.Compact), its focus instead.
+	input       input
+	compactOnly *string
 
 	status    Status
-	err       error // the error that ended the turn, if any
+	err       error  // the error that ended the turn, if any
+	note      string // what a completed turn says in turn.completed (a compaction turn: what it did)
 	outputID  string
 	usage     model.Usage
 	requests  int
 	toolCalls int
 	steps     int
 
-	truncated       bool            // the latest answer was cut by the output limit
-	summaryBoundary int             // the view index a summary round cuts at, while one runs
-	summaryFocus    string          // the focus of an on-demand summary round, while one runs
-	summaryRefused  bool            // a summary of this turn was spent but not committed: no automatic one again
-	wsState         *WorkspaceState // set for the terminal checkpoint
+	truncated       bool                    // the latest answer was cut by the output limit
+	summaryBoundary int                     // the view index a summary round cuts at, while one runs
+	summaryFocus    string                  // the focus of an on-demand summary round, while one runs
+	summaryRefused  bool                    // a summary of this turn was spent but not committed: no automatic one again
+	compacted       *event.ContextCompacted // the last compaction this turn committed
+	wsState         *WorkspaceState         // set for the terminal checkpoint
 }
 
 func (t *turn) append(data event.Data) (store.Record, error) {
@@ -69,6 +73,10 @@ func isAppendFailure(err error) bool {
 // without tool calls and no steering is pending, or something ends it.
 func (t *turn) run() {
 	s := t.s
+	if t.compactOnly != nil {
+		t.compactTurn(*t.compactOnly)
+		return
+	}
 	if done, err := t.userCalls(t.input.Content, t.input.MessageID); err != nil || done {
 		if err != nil {
 			t.fail(err)
