@@ -61,7 +61,11 @@
 // message.completed(tool); at the end runtime.checkpoint (phase terminal),
 // turn.completed and agent.stopped. Exactly one turn.completed is written
 // per turn whatever races: only the turn goroutine writes it, once, on its
-// way out.
+// way out. The files steering mentions (@path) are attached right after
+// steering.applied — per file tool.call, policy.decision,
+// (permission.requested, permission.resolved)?, tool.result, then one
+// message.completed(user) holding them — before context.accounted, as a
+// turn's own message has them attached after it is admitted.
 //
 // A compaction turn (Compact while idle) is the smallest turn that fits
 // this contract: agent.started, turn.started with compact {focus} instead

@@ -151,27 +151,49 @@ func (t *turn) run() {
 
 // applySteering is the request boundary: a settings change recorded since
 // the last request takes effect, and pending steering moves into the
-// history, oldest first.
+// history, oldest first. The files its messages mention (@path) are then
+// attached, oldest message first, through the policy and approvals of any
+// tool call (attach); a question asked for one waits with the session
+// unlocked.
 func (t *turn) applySteering() error {
+	applied, err := t.takeSteering()
+	if err != nil {
+		return err
+	}
+	for _, in := range applied {
+		if t.r.canceled.Load() {
+			return errCanceledTurn
+		}
+		if err := t.attach(in.Content, in.MessageID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// takeSteering records and moves pending steering into the history and
+// returns it.
+func (t *turn) takeSteering() ([]input, error) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.takeSettingsLocked()
 	if len(s.pending) == 0 {
-		return nil
+		return nil, nil
 	}
 	ids := make([]string, len(s.pending))
 	for i, in := range s.pending {
 		ids[i] = in.MessageID
 	}
 	if _, err := t.append(event.SteeringApplied{RunID: t.r.id, SessionID: s.id, TurnID: t.r.turnID, MessageIDs: ids, MessageRevision: s.state.revision + len(ids)}); err != nil {
-		return err
+		return nil, err
 	}
 	for _, in := range s.pending {
 		s.state.addQuiet(model.Message{ID: in.MessageID, Role: model.RoleUser, Content: in.Content})
 	}
+	applied := s.pending
 	s.pending = nil
-	return nil
+	return applied, nil
 }
 
 // addQuiet adds a message already recorded by another event.
