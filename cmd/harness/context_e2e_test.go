@@ -47,7 +47,11 @@ type wireRequest struct {
 func (w wireRequest) summary() bool { return len(w.Tools) == 0 }
 
 func newUsageServer(t *testing.T, window int, next func(wireRequest) string) *usageServer {
-	s := &usageServer{t: t, window: window, next: next}
+	return startUsageServer(t, &usageServer{t: t, window: window, next: next})
+}
+
+// startUsageServer serves s, configured before it starts.
+func startUsageServer(t *testing.T, s *usageServer) *usageServer {
 	s.srv = httptest.NewServer(s)
 	t.Cleanup(s.srv.Close)
 	return s
@@ -537,8 +541,7 @@ func TestContextRoundOverWindowElides(t *testing.T) {
 func TestContextNoUsageStaysUpperBound(t *testing.T) {
 	u := newUser(t)
 	files := sourceFiles(t, u, 2, 20000)
-	srv := newUsageServer(t, 0, readsThenDone([][]string{files[:1], files[1:]}))
-	srv.noUsage = true
+	srv := startUsageServer(t, &usageServer{t: t, noUsage: true, next: readsThenDone([][]string{files[:1], files[1:]})})
 	run := execContext(t, u, srv, "Read the two files under src/, one at a time.")
 	if tc := turnStatus(t, run.res.events); run.res.code != 0 || tc.Status != "completed" {
 		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
