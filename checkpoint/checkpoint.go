@@ -190,11 +190,44 @@ type Accounting struct {
 
 // Control is the state that decides what happens next.
 type Control struct {
+	// SeenModelCallIDs lists only the seen tool-call IDs the history does
+	// not hold, in practice none: the IDs a session has seen are those of
+	// its history's assistant messages (originals are never removed), so
+	// a checkpoint need not repeat them and a round costs what it added,
+	// not the session's whole list (see SeenCalls). Checkpoints written
+	// before held the whole sorted list; it is still read.
 	SeenModelCallIDs []string `json:"seenModelCallIds"`
 	RunGrants        []string `json:"runGrants"`
 	WarnedBudgets    []string `json:"warnedBudgets"`
 	PendingSteering  []Input  `json:"pendingSteering"`
 	QueuedInputs     []Input  `json:"queuedInputs"`
+}
+
+// SeenCalls returns the model tool-call IDs a whole checkpoint's session
+// has seen: those of its history's assistant messages, and those an older
+// checkpoint listed in SeenModelCallIDs. extra is the part of that list
+// the history does not hold (sorted; empty for any log the runtime wrote),
+// which later checkpoints carry on so that nothing seen is forgotten. Its
+// cost is linear in the history.
+func (cp *Checkpoint) SeenCalls() (seen map[string]bool, extra []string) {
+	seen = map[string]bool{}
+	for _, m := range cp.History.Messages {
+		if m.Role == model.RoleAssistant {
+			for _, c := range m.ToolCalls {
+				seen[c.ID] = true
+			}
+		}
+	}
+	extra = []string{}
+	for _, id := range cp.Control.SeenModelCallIDs {
+		if !seen[id] {
+			extra = append(extra, id)
+		}
+	}
+	for _, id := range extra {
+		seen[id] = true
+	}
+	return seen, extra
 }
 
 // Input is a steering message or an input queued for the next turn.
@@ -203,10 +236,32 @@ type Input struct {
 	Content   string `json:"content"`
 }
 
-// Context is the compaction state and the pinned first request.
+// Context is the compaction state and the pinned requests: the session's
+// first, and the current turn's.
 type Context struct {
 	Compaction Compaction     `json:"compaction"`
 	FirstUser  *model.Message `json:"firstUser,omitempty"`
+	// TurnRequest is the ID of the current turn's user message (in
+	// History), which a compacted view keeps word for word too
+	// (compaction.ViewTurn); "" for a turn without one (an on-demand
+	// compaction) and in checkpoints written before it was recorded.
+	TurnRequest string `json:"turnRequest,omitempty"`
+}
+
+// TurnMessage returns the current turn's user message from a whole
+// checkpoint's history, or nil.
+func (cp *Checkpoint) TurnMessage() *model.Message {
+	if cp.Context.TurnRequest == "" {
+		return nil
+	}
+	msgs := cp.History.Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].ID == cp.Context.TurnRequest {
+			m := msgs[i]
+			return &m
+		}
+	}
+	return nil
 }
 
 // Compaction says which view of the history the next request sends: the
@@ -222,9 +277,11 @@ type Compaction struct {
 	// History.Messages[TailStart:ElideBefore] in the view
 	// (compaction.Elide); the originals stay in the history.
 	ElideBefore int `json:"elideBefore,omitempty"`
-	// Calibration is the last plausible usage report (model, request
-	// bytes, prompt tokens); nil before any. It turns the occupancy's
-	// bytes into the tokens the model sees (compaction.Calibration).
+	// Calibration is the last plausible usage report (provider, model,
+	// request bytes, prompt tokens); nil before any. It turns the
+	// occupancy's bytes into the tokens the model sees
+	// (compaction.Calibration). A calibration written before the provider
+	// was recorded has none, and holds for no provider that names one.
 	Calibration *compaction.Calibration `json:"calibration,omitempty"`
 }
 

@@ -13,8 +13,9 @@ import (
 
 // Parse decodes a payload strictly: unknown keys, a non-canonical encoding,
 // usage whose total is below prompt + completion, a turn missing from
-// sessionTurns, a compaction cursor past the history, duplicates, wrong
-// phase fields or more than MaxBytes are
+// sessionTurns, a compaction cursor past the history, a turn request that
+// names no user message of the history, duplicates, wrong phase fields or
+// more than MaxBytes are
 // RUNTIME_CHECKPOINT_INVALID; a version other than 1 is
 // RUNTIME_CHECKPOINT_VERSION. A delta (history.base > 0) parses on its own;
 // Chain folds it into a whole checkpoint.
@@ -120,6 +121,11 @@ func (cp *Checkpoint) Validate() error {
 		if err := CheckMessages(h.Messages); err != nil {
 			return fail("%s", errcode.Message(err))
 		}
+		if id := cp.Context.TurnRequest; id != "" {
+			if m := cp.TurnMessage(); m == nil || m.Role != model.RoleUser {
+				return fail("turn request %s is not a user message of the history", id)
+			}
+		}
 	}
 	u := cp.Accounting.Usage
 	if !u.Valid() {
@@ -138,7 +144,7 @@ func (cp *Checkpoint) Validate() error {
 		return fail("compaction state is inconsistent")
 	}
 	if k := c.Calibration; k != nil {
-		if _, ok := compaction.Calibrate(k.Model, k.Bytes, k.Tokens); !ok {
+		if _, ok := compaction.Calibrate(k.Provider, k.Model, k.Bytes, k.Tokens); !ok {
 			return fail("calibration is not a plausible usage report")
 		}
 	}

@@ -20,40 +20,45 @@ const CalibrationMargin = 10
 
 // Calibration is what one plausible usage report taught: the request's
 // occupancy in bytes and the prompt tokens the provider counted for it,
-// for one model. The zero value means none.
+// for one model of one provider. Provider identifies the server (its base
+// URL, or "" when the model names none): the same model name behind
+// another server may tokenize differently, so a calibration holds only
+// for the provider and model it was measured on. The zero value means
+// none.
 type Calibration struct {
-	Model  string `json:"model"`
-	Bytes  int    `json:"bytes"`
-	Tokens int    `json:"tokens"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model"`
+	Bytes    int    `json:"bytes"`
+	Tokens   int    `json:"tokens"`
 }
 
 // Calibrate returns the calibration a usage report gives: promptTokens
-// counted for a request of occupancy bytes sent to model. ok is false for
-// an implausible report (no tokens, or fewer than a tenth of the bytes: a
-// broken or scripted server, or an estimate) — the caller then falls back
-// to Algorithm.
-func Calibrate(model string, bytes, promptTokens int) (Calibration, bool) {
+// counted for a request of occupancy bytes sent to model at provider. ok
+// is false for an implausible report (no tokens, or fewer than a tenth of
+// the bytes: a broken or scripted server, or an estimate) — the caller
+// then falls back to Algorithm.
+func Calibrate(provider, model string, bytes, promptTokens int) (Calibration, bool) {
 	if bytes <= 0 || promptTokens <= 0 || promptTokens*10 < bytes || promptTokens > bytes {
 		return Calibration{}, false
 	}
-	return Calibration{Model: model, Bytes: bytes, Tokens: promptTokens}, true
+	return Calibration{Provider: provider, Model: model, Bytes: bytes, Tokens: promptTokens}, true
 }
 
-// Valid reports whether c can be used for requests to model.
-func (c Calibration) Valid(model string) bool {
-	_, ok := Calibrate(c.Model, c.Bytes, c.Tokens)
-	return ok && c.Model == model
+// Valid reports whether c can be used for requests to model at provider.
+func (c Calibration) Valid(provider, model string) bool {
+	_, ok := Calibrate(c.Provider, c.Model, c.Bytes, c.Tokens)
+	return ok && c.Provider == provider && c.Model == model
 }
 
 // Estimate returns the occupancy in tokens of a request of bytes to model
-// and the rule that produced it. With a valid calibration for model it is
-// the reported tokens scaled by bytes / c.Bytes, plus CalibrationMargin
-// percent of the tokens of the bytes beyond c.Bytes (the part the provider
-// has not counted), rounded up; for a request no larger than the
-// calibrated one that is bytes at the reported ratio. Otherwise it is
-// bytes (Algorithm). Estimate costs O(1).
-func (c Calibration) Estimate(model string, bytes int) (int, string) {
-	if !c.Valid(model) {
+// at provider and the rule that produced it. With a valid calibration for
+// them it is the reported tokens scaled by bytes / c.Bytes, plus
+// CalibrationMargin percent of the tokens of the bytes beyond c.Bytes (the
+// part the provider has not counted), rounded up; for a request no larger
+// than the calibrated one that is bytes at the reported ratio. Otherwise
+// it is bytes (Algorithm). Estimate costs O(1).
+func (c Calibration) Estimate(provider, model string, bytes int) (int, string) {
+	if !c.Valid(provider, model) {
 		return bytes, Algorithm
 	}
 	scaled := ceilDiv(bytes*c.Tokens, c.Bytes)

@@ -17,7 +17,7 @@ func TestCalibrateRejectsImplausibleReports(t *testing.T) {
 		{"no bytes", 0, 10, false},
 	}
 	for _, tc := range cases {
-		if _, ok := Calibrate("m", tc.bytes, tc.tokens); ok != tc.ok {
+		if _, ok := Calibrate("p", "m", tc.bytes, tc.tokens); ok != tc.ok {
 			t.Errorf("%s: Calibrate(%d, %d) ok = %v", tc.name, tc.bytes, tc.tokens, ok)
 		}
 	}
@@ -25,10 +25,10 @@ func TestCalibrateRejectsImplausibleReports(t *testing.T) {
 
 func TestEstimate(t *testing.T) {
 	var none Calibration
-	if n, rule := none.Estimate("m", 5000); n != 5000 || rule != Algorithm {
+	if n, rule := none.Estimate("p", "m", 5000); n != 5000 || rule != Algorithm {
 		t.Fatalf("no calibration: %d %s", n, rule)
 	}
-	c, ok := Calibrate("m", 40000, 10000)
+	c, ok := Calibrate("p", "m", 40000, 10000)
 	if !ok {
 		t.Fatal("calibrate")
 	}
@@ -42,12 +42,16 @@ func TestEstimate(t *testing.T) {
 		{0, 0},
 	}
 	for _, tc := range cases {
-		if n, rule := c.Estimate("m", tc.bytes); n != tc.want || rule != AlgorithmReported {
+		if n, rule := c.Estimate("p", "m", tc.bytes); n != tc.want || rule != AlgorithmReported {
 			t.Errorf("Estimate(%d) = %d %s, want %d", tc.bytes, n, rule, tc.want)
 		}
 	}
 	// Another model starts afresh.
-	if n, rule := c.Estimate("other", 60000); n != 60000 || rule != Algorithm {
+	if n, rule := c.Estimate("p", "other", 60000); n != 60000 || rule != Algorithm {
 		t.Errorf("other model: %d %s", n, rule)
+	}
+	// So does the same model name behind another provider.
+	if n, rule := c.Estimate("q", "m", 60000); n != 60000 || rule != Algorithm {
+		t.Errorf("other provider: %d %s", n, rule)
 	}
 }

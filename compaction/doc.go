@@ -16,10 +16,12 @@
 // provider has reported usage (AlgorithmReported, "reported-usage/v1"):
 // the prompt tokens of the last plausible report, scaled to the request's
 // bytes at that report's ratio, plus a 10 % margin on the bytes added
-// since. Before any report, for estimated usage, for another model and
-// after an implausible report (fewer tokens than a tenth of the bytes, or
-// more tokens than bytes) the byte count stands (Algorithm). The runtime
-// records which rule produced each context.accounted.
+// since. A calibration is keyed on the provider (its base URL) and the
+// model: before any report, for estimated usage, for another model or the
+// same model name behind another provider, and after an implausible
+// report (fewer tokens than a tenth of the bytes, or more tokens than
+// bytes) the byte count stands (Algorithm). The runtime records which rule
+// produced each context.accounted.
 //
 // A Policy {windowTokens, thresholdTokens, tailMessages, reserveTokens}
 // drives it: compaction is Due at occupancy ≥ threshold; a request Fits
@@ -35,13 +37,18 @@
 // calls; View builds the new history from the prefix's system messages, one "Conversation summary
 // (v1): …" system message replacing any earlier one, the session's first
 // user request word for word (Pin, bounded at PinBound and marked when
-// cut) unless the tail holds it, and the tail unchanged; Check rejects a
+// cut) unless the tail holds it, and the tail unchanged; ViewTurn also
+// keeps the current turn's request word for word after it (PinTurn, bound
+// and marked the same way) unless it is the first request or in the tail; Check rejects a
 // view that is not smaller or does not fit. When even the newest complete
 // round does not fit, Elide replaces the large tool results (over
 // ElideBound bytes) of a range of the history by a note naming the tool
 // and the path it read, so the model can read the file again; the runtime
 // records the range (elideBefore) in the checkpoint, so the view stays a
-// function of what the checkpoint holds. Nothing here deletes or changes
+// function of what the checkpoint holds. An Elision shows the messages one
+// at a time as Elide would, so the runtime finds the shortest range that
+// fits in one linear walk, adjusting its Meter (Shrink) instead of
+// encoding the view again per candidate. Nothing here deletes or changes
 // the original messages.
 //
 // Codes returned: RUNTIME_INVALID_INPUT (a policy that does not validate, a

@@ -22,19 +22,21 @@ const ElidedPrefix = "[tool output elided to save context: "
 // that path again if it is needed. IDs, roles and call IDs are kept, so a
 // view built on the result keeps tool calls with their results. It is pure
 // and deterministic; out-of-range bounds are clamped. msgs itself is
-// returned when nothing is elided, else a copy.
+// returned when nothing is elided, else a copy. Its cost is linear in
+// msgs (an Elision walks the range).
 func Elide(msgs []model.Message, from, before int) []model.Message {
 	from, before = max(from, 0), min(before, len(msgs))
 	var out []model.Message
+	el := NewElision(msgs, from)
 	for i := from; i < before; i++ {
-		m := msgs[i]
-		if m.Role != model.RoleTool || len(m.Content) <= ElideBound {
+		m, ok := el.At(i)
+		if !ok {
 			continue
 		}
 		if out == nil {
 			out = append([]model.Message(nil), msgs...)
 		}
-		out[i].Content = elidedNote(msgs[:i], m)
+		out[i] = m
 	}
 	if out == nil {
 		return msgs
@@ -42,27 +44,99 @@ func Elide(msgs []model.Message, from, before int) []model.Message {
 	return out
 }
 
+// Elision walks msgs forward from an index and says how Elide shows each
+// message, so that a caller can weigh elision ranges one message at a time
+// (the runtime extends the range until the request fits). A tool result's
+// call is looked up in the assistant message that opened its round (the
+// nearest message before it that is not a tool result), so a walk over n
+// messages costs O(n), however long the history before it.
+type Elision struct {
+	msgs  []model.Message
+	next  int                       // the next index At may look at
+	owner int                       // the assistant message of the round at next, or -1
+	calls map[string]model.ToolCall // owner's calls by ID, when it has many
+}
+
+// NewElision starts a walk of msgs at index from.
+func NewElision(msgs []model.Message, from int) *Elision {
+	e := &Elision{msgs: msgs, next: from, owner: -1}
+	for i := min(from, len(msgs)) - 1; i >= 0; i-- {
+		if msgs[i].Role != model.RoleTool {
+			e.setOwner(i)
+			break
+		}
+	}
+	return e
+}
+
+// At returns msgs[i] as Elide shows it, and true when that is an elided
+// copy (a tool result over ElideBound bytes). Indexes must not go back
+// between calls; skipping ahead is allowed.
+func (e *Elision) At(i int) (model.Message, bool) {
+	for ; e.next <= i; e.next++ {
+		if e.msgs[e.next].Role != model.RoleTool {
+			e.setOwner(e.next)
+		}
+	}
+	m := e.msgs[i]
+	if m.Role != model.RoleTool || len(m.Content) <= ElideBound {
+		return m, false
+	}
+	m.Content = elidedNote(e.call(m.ToolCallID), m)
+	return m, true
+}
+
+// manyCalls is how many calls an assistant message needs before its calls
+// are looked up through a map rather than a scan.
+const manyCalls = 8
+
+func (e *Elision) setOwner(i int) {
+	e.owner, e.calls = i, nil
+	if calls := e.msgs[i].ToolCalls; len(calls) > manyCalls {
+		e.calls = make(map[string]model.ToolCall, len(calls))
+		for _, c := range calls {
+			if _, dup := e.calls[c.ID]; !dup {
+				e.calls[c.ID] = c
+			}
+		}
+	}
+}
+
+// call returns the call of the current round with this ID, if any.
+func (e *Elision) call(id string) *model.ToolCall {
+	if e.owner < 0 {
+		return nil
+	}
+	if e.calls != nil {
+		if c, ok := e.calls[id]; ok {
+			return &c
+		}
+		return nil
+	}
+	for _, c := range e.msgs[e.owner].ToolCalls {
+		if c.ID == id {
+			return &c
+		}
+	}
+	return nil
+}
+
 // IsElided reports whether m is a tool result Elide replaced.
 func IsElided(m model.Message) bool {
 	return m.Role == model.RoleTool && strings.HasPrefix(m.Content, ElidedPrefix)
 }
 
-// elidedNote is the note for the tool result m; before holds the messages
-// before it, where the call that asked for it is looked up (nearest first).
-func elidedNote(before []model.Message, m model.Message) string {
+// elidedNote is the note for the tool result m, which call (nil: not
+// found) asked for.
+func elidedNote(call *model.ToolCall, m model.Message) string {
 	name, path := "", ""
-	for i := len(before) - 1; i >= 0 && name == ""; i-- {
-		for _, c := range before[i].ToolCalls {
-			if c.ID == m.ToolCallID {
-				name = c.Name
-				var args struct {
-					Path string `json:"path"`
-				}
-				if json.Unmarshal(c.Arguments, &args) == nil {
-					path = args.Path
-				}
-				break
-			}
+	if call != nil {
+		name = call.Name
+		var args struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(call.Arguments, &args) == nil {
+			path = args.Path
 		}
 	}
 	note := fmt.Sprintf("%s%d bytes", ElidedPrefix, len(m.Content))

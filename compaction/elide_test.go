@@ -2,7 +2,9 @@ package compaction_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,5 +70,47 @@ func TestElide(t *testing.T) {
 	// The elided view still keeps tool calls with their results.
 	if _, err := compaction.View(got, 1, "s", nil); err != nil {
 		t.Errorf("view of the elided history: %v", err)
+	}
+}
+
+// An Elision started anywhere shows each message as Elide does, in rounds
+// of one call and of many (looked up by map), and names each result's own
+// call: its tool and path.
+func TestElisionWalk(t *testing.T) {
+	big := strings.Repeat("z", compaction.ElideBound+1)
+	var msgs []model.Message
+	msgs = append(msgs, model.Message{ID: "u", Role: model.RoleUser, Content: "go"})
+	paths := map[string]string{}
+	for r, n := range []int{1, 12, 3, 1} {
+		a := model.Message{ID: fmt.Sprintf("a%d", r), Role: model.RoleAssistant}
+		var results []model.Message
+		for k := range n {
+			id, path := fmt.Sprintf("c%d-%d", r, k), fmt.Sprintf("dir%d/f%d.go", r, k)
+			args, _ := json.Marshal(map[string]string{"path": path})
+			a.ToolCalls = append(a.ToolCalls, model.ToolCall{ID: id, Name: "fs.read", Arguments: args})
+			paths[id] = path
+			results = append(results, model.Message{ID: "t" + id, Role: model.RoleTool, ToolCallID: id, Name: "fs.read", Content: big})
+		}
+		// Results come in another order than the calls.
+		slices.Reverse(results)
+		msgs = append(append(msgs, a), results...)
+	}
+	all := compaction.Elide(msgs, 0, len(msgs))
+	for i, m := range all {
+		if m.Role != model.RoleTool {
+			continue
+		}
+		if want := "Read " + paths[m.ToolCallID] + " again"; !compaction.IsElided(m) || !strings.Contains(m.Content, want) {
+			t.Errorf("message %d: %q, want a note with %q", i, m.Content, want)
+		}
+	}
+	for from := range msgs {
+		el := compaction.NewElision(msgs, from)
+		for i := from; i < len(msgs); i += 1 + i%2 { // skipping ahead is allowed
+			got, elided := el.At(i)
+			if !reflect.DeepEqual(got, all[i]) || elided != compaction.IsElided(all[i]) {
+				t.Fatalf("walk from %d, message %d: %+v, want %+v", from, i, got, all[i])
+			}
+		}
 	}
 }

@@ -87,6 +87,14 @@ func (m *Meter) AddEncoded(n int) int {
 	return m.Tokens()
 }
 
+// Shrink counts the messages added so far as n bytes shorter in all, as
+// when some of them are shown elided (see Elision: the difference of each
+// one's two encodings), and returns the new total. It costs O(1).
+func (m *Meter) Shrink(n int) int {
+	m.sum -= n
+	return m.Tokens()
+}
+
 // Tokens returns the occupancy of the messages added so far.
 func (m *Meter) Tokens() int {
 	t := m.fixed + m.sum

@@ -12,11 +12,14 @@ import (
 // summary in a compacted view.
 const SummaryPrefix = "Conversation summary (v1): "
 
-// PinBound is the most bytes of the session's first user request a
-// compacted view keeps word for word; PinMarker follows a request cut there.
+// PinBound is the most bytes of the session's first user request (and of
+// the current turn's request) a compacted view keeps word for word;
+// PinMarker follows a first request cut there, TurnPinMarker a current
+// turn's request.
 const (
-	PinBound  = 8192
-	PinMarker = "\n[… first request cut at 8 KiB; the full text is in the session log]"
+	PinBound      = 8192
+	PinMarker     = "\n[… first request cut at 8 KiB; the full text is in the session log]"
+	TurnPinMarker = "\n[… this turn's request cut at 8 KiB; the full text is in the session log]"
 )
 
 // IsSummary reports whether m is a conversation summary written by View: a
@@ -30,16 +33,22 @@ func IsSummary(m model.Message) bool {
 // bytes; otherwise a copy whose content is its first PinBound bytes or
 // fewer, cut at a UTF-8 boundary, followed by PinMarker. ID, role and every
 // other field are kept. Pin of a pinned message returns it unchanged.
-func Pin(first model.Message) model.Message {
-	if len(first.Content) <= PinBound {
-		return first
+func Pin(first model.Message) model.Message { return pin(first, PinMarker) }
+
+// PinTurn is Pin for the current turn's request, marked with TurnPinMarker
+// when cut.
+func PinTurn(request model.Message) model.Message { return pin(request, TurnPinMarker) }
+
+func pin(m model.Message, marker string) model.Message {
+	if len(m.Content) <= PinBound {
+		return m
 	}
-	if kept, ok := strings.CutSuffix(first.Content, PinMarker); ok && len(kept) <= PinBound {
-		return first // pinned already
+	if kept, ok := strings.CutSuffix(m.Content, marker); ok && len(kept) <= PinBound {
+		return m // pinned already
 	}
-	head, _ := cutUTF8(first.Content, PinBound)
-	first.Content = head + PinMarker
-	return first
+	head, _ := cutUTF8(m.Content, PinBound)
+	m.Content = head + marker
+	return m
 }
 
 // View returns the compacted view of msgs with the tail starting at
@@ -65,6 +74,17 @@ func Pin(first model.Message) model.Message {
 // is not a user message. The result shares no slice with msgs except the
 // messages' own tool calls.
 func View(msgs []model.Message, boundary int, summary string, first *model.Message) ([]model.Message, error) {
+	return ViewTurn(msgs, boundary, summary, first, nil)
+}
+
+// ViewTurn is View that also keeps the current turn's request word for
+// word: after the pinned first request (step 3) comes turn through
+// PinTurn, unless it is nil, is the first request itself (the same ID), or
+// is in the tail. So a compaction inside a later turn, or at its start
+// after steering, never leaves that turn's task only in the summary.
+// Codes as View; RUNTIME_INVALID_INPUT too for a turn that is not a user
+// message.
+func ViewTurn(msgs []model.Message, boundary int, summary string, first, turn *model.Message) ([]model.Message, error) {
 	summary = strings.TrimSpace(summary)
 	if summary == "" {
 		return nil, &errcode.Error{
@@ -82,6 +102,9 @@ func View(msgs []model.Message, boundary int, summary string, first *model.Messa
 	if first != nil && first.Role != model.RoleUser {
 		return nil, invalid("build compacted view: the first request has role %q, not user", first.Role)
 	}
+	if turn != nil && turn.Role != model.RoleUser {
+		return nil, invalid("build compacted view: the turn's request has role %q, not user", turn.Role)
+	}
 	prefix, tail := msgs[:boundary], msgs[boundary:]
 
 	pin := first
@@ -97,8 +120,11 @@ func View(msgs []model.Message, boundary int, summary string, first *model.Messa
 	} else if inTail(tail, *first) {
 		pin = nil
 	}
+	if turn != nil && (inTail(tail, *turn) || (first != nil && sameMessage(*first, *turn)) || (pin != nil && sameMessage(*pin, *turn))) {
+		turn = nil
+	}
 
-	view := make([]model.Message, 0, len(prefix)+2+len(tail))
+	view := make([]model.Message, 0, len(prefix)+3+len(tail))
 	for _, m := range prefix {
 		if m.Role == model.RoleSystem && !IsSummary(m) {
 			view = append(view, m)
@@ -108,21 +134,29 @@ func View(msgs []model.Message, boundary int, summary string, first *model.Messa
 	if pin != nil {
 		view = append(view, Pin(*pin))
 	}
+	if turn != nil {
+		view = append(view, PinTurn(*turn))
+	}
 	return append(view, tail...), nil
 }
 
-// inTail reports whether tail holds first: the same ID, or for a message
-// without an ID the same role and content.
+// inTail reports whether tail holds first (sameMessage).
 func inTail(tail []model.Message, first model.Message) bool {
 	for _, m := range tail {
-		if first.ID != "" && m.ID == first.ID {
-			return true
-		}
-		if first.ID == "" && m.ID == "" && m.Role == first.Role && m.Content == first.Content {
+		if sameMessage(m, first) {
 			return true
 		}
 	}
 	return false
+}
+
+// sameMessage: the same ID, or for messages without an ID the same role
+// and content.
+func sameMessage(m, first model.Message) bool {
+	if first.ID != "" {
+		return m.ID == first.ID
+	}
+	return m.ID == "" && m.Role == first.Role && m.Content == first.Content
 }
 
 func invalid(format string, args ...any) error {

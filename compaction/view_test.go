@@ -220,3 +220,50 @@ func cloneMessages(msgs []model.Message) []model.Message {
 	}
 	return out
 }
+
+// ViewTurn keeps the current turn's request word for word after the
+// pinned first request, once, unless it is in the tail or is the first
+// request; a long one is cut and marked as this turn's.
+func TestViewTurn(t *testing.T) {
+	first := user("u1", "build the parser")
+	turn := user("u5", "now make it stream")
+	msgs := []model.Message{first, say("a1", "done"), turn, call("a2", "c1"), result("t1", "c1"), call("a3", "c2"), result("t2", "c2")}
+	long := user("u5", strings.Repeat("é", compaction.PinBound))
+	tests := []struct {
+		name     string
+		boundary int
+		turn     *model.Message
+		msgs     []model.Message
+		want     []model.Message
+	}{
+		{"in the prefix: pinned after the first request", 5, &turn, msgs,
+			[]model.Message{summaryMsg("s"), first, turn, call("a3", "c2"), result("t2", "c2")}},
+		{"in the tail: not pinned", 2, &turn, msgs,
+			append([]model.Message{summaryMsg("s"), first}, msgs[2:]...)},
+		{"the first request itself: pinned once", 3, &first, msgs,
+			append([]model.Message{summaryMsg("s"), first}, msgs[3:]...)},
+		{"none", 5, nil, msgs,
+			[]model.Message{summaryMsg("s"), first, call("a3", "c2"), result("t2", "c2")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := compaction.ViewTurn(tt.msgs, tt.boundary, "s", &first, tt.turn)
+			mustCode(t, err, "")
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ViewTurn (-want +got):\n%s", diff)
+			}
+		})
+	}
+	cut := []model.Message{first, say("a1", "done"), long, say("a2", "ok"), user("u6", "more")}
+	got, err := compaction.ViewTurn(cut, 4, "s", &first, &cut[2])
+	mustCode(t, err, "")
+	if len(got) != 4 || got[2].ID != "u5" || !strings.HasSuffix(got[2].Content, compaction.TurnPinMarker) ||
+		len(got[2].Content) > compaction.PinBound+len(compaction.TurnPinMarker) || !utf8.ValidString(got[2].Content) {
+		t.Errorf("long turn request pinned as %d messages, [2] = %.80q…", len(got), got[2].Content)
+	}
+	if again := compaction.PinTurn(got[2]); again.Content != got[2].Content {
+		t.Error("PinTurn of a pinned request changed it")
+	}
+	_, err = compaction.ViewTurn(msgs, 5, "s", &first, &model.Message{ID: "a1", Role: model.RoleAssistant})
+	mustCode(t, err, errcode.RuntimeInvalidInput)
+}

@@ -19,12 +19,22 @@ type AgentStarted struct {
 	TurnID    string `json:"turnId"`
 }
 
-// TurnStarted: turn.started.
+// TurnStarted: turn.started. A turn's input is the user message
+// InputMessageID, or, for an on-demand compaction (/compact while idle),
+// Compact: such a turn has no user message, runs one summary round and
+// ends with turn.completed saying what it did in its note.
 type TurnStarted struct {
-	RunID          string `json:"runId"`
-	SessionID      string `json:"sessionId"`
-	TurnID         string `json:"turnId"`
-	InputMessageID string `json:"inputMessageId"`
+	RunID          string        `json:"runId"`
+	SessionID      string        `json:"sessionId"`
+	TurnID         string        `json:"turnId"`
+	InputMessageID string        `json:"inputMessageId,omitempty"`
+	Compact        *CompactInput `json:"compact,omitempty"`
+}
+
+// CompactInput is the input of a compaction turn: the user's focus, which
+// the summary keeps in most detail (may be empty).
+type CompactInput struct {
+	Focus string `json:"focus,omitempty"`
 }
 
 // MessageCompleted: message.completed. Role is user, assistant or tool.

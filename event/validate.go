@@ -218,7 +218,14 @@ func (d AgentStarted) validate(c *checker) {
 
 func (d TurnStarted) validate(c *checker) {
 	c.run(d.RunID, d.SessionID, d.TurnID)
-	c.nonEmpty("data.inputMessageId", d.InputMessageID)
+	if d.Compact == nil {
+		c.present("data.inputMessageId", d.InputMessageID != "", "for a turn that is not a compaction")
+		return
+	}
+	c.absent("data.inputMessageId", d.InputMessageID != "", "in a compaction turn")
+	if d.Compact.Focus != "" {
+		c.content("data.compact.focus", d.Compact.Focus)
+	}
 }
 
 func (d MessageCompleted) validate(c *checker) {

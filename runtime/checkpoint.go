@@ -72,17 +72,25 @@ func (t *turn) snapshot(phase string, next *nextRequest, term *terminalStatus) C
 		Accounting: Accounting{Usage: st.usage, ModelRequests: st.modelRequests, ToolCalls: st.toolCalls,
 			TranscriptBytes: st.transcript},
 		Control: Control{
-			SeenModelCallIDs: sortedKeys(st.seenCalls),
+			SeenModelCallIDs: nonNil(st.seenExtra), // the rest are the history's (Checkpoint.SeenCalls)
 			RunGrants:        sortedKeys(r.grants),
 			WarnedBudgets:    sortedKeys(st.warned),
 			PendingSteering:  nonNil(s.pending),
 			QueuedInputs:     nonNil(s.next),
 		},
-		Context:        ContextState{Compaction: st.compact, FirstUser: st.firstUser},
+		Context:        ContextState{Compaction: st.compact, FirstUser: st.firstUser, TurnRequest: st.turnRequest()},
 		NextRequest:    next,
 		TerminalStatus: term,
 		Workspace:      t.wsState,
 	}
+}
+
+// turnRequest is the ID of the current turn's request, "" for none.
+func (st *state) turnRequest() string {
+	if st.turnUser == nil {
+		return ""
+	}
+	return st.turnUser.ID
 }
 
 func nonNil[T any](s []T) []T {
@@ -135,7 +143,7 @@ func ReconstructModelRequest(cp *Checkpoint) (model.Request, error) {
 	if cp.NextRequest == nil {
 		return model.Request{}, errcode.Errorf(errcode.RuntimeInvalidInput, "reconstruct request: checkpoint of phase %s has no next request", cp.Identity.Phase)
 	}
-	st := state{messages: cp.History.Messages, compact: cp.Context.Compaction, firstUser: cp.Context.FirstUser}
+	st := state{messages: cp.History.Messages, compact: cp.Context.Compaction, firstUser: cp.Context.FirstUser, turnUser: cp.TurnMessage()}
 	view := st.view()
 	nr := cp.NextRequest
 	if cp.Identity.Phase == phaseSummary {

@@ -28,6 +28,9 @@ const (
 	SentStarted SentKind = "started" // it is the user message of a new turn
 	SentSteered SentKind = "steered" // steering for the running turn's next request
 	SentQueued  SentKind = "queued"  // the input of the turn after the running one
+
+	SentCompacting   SentKind = "compacting"    // Compact started a compaction turn
+	SentCompactAsked SentKind = "compact-asked" // the running turn compacts before its next request
 )
 
 // Sent is the result of Send, Queue and StartQueued.
@@ -426,28 +429,73 @@ func (s *Session) takeSettingsLocked() {
 	}
 }
 
-// RequestCompaction asks for the context to be compacted before the next
-// model request, whatever the occupancy: at the next round of the running
-// turn, or before the first request of the next turn. focus (may be empty)
-// tells the summarizer what to keep in most detail; it is cut at
-// compaction.FocusBound. The compaction is recorded as any other
-// (context.accounted with summaryRequest, context.checkpoint,
-// context.compacted); when there is nothing to summarize it is skipped
-// and nothing is recorded. A later request replaces an earlier one not yet
-// run. It is not persisted: a session resumed in another process does not
-// inherit it. RUNTIME_INVALID_INPUT when the session has no context policy.
-func (s *Session) RequestCompaction(focus string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	set := s.settings
-	if s.changed != nil {
-		set = *s.changed
+// Compact compacts the context on demand (/compact [focus]); focus (may
+// be empty) tells the summarizer what to keep in most detail and is cut at
+// compaction.FocusBound.
+//
+// While no turn is active it starts a compaction turn and returns once the
+// turn is admitted (Sent kind SentCompacting): agent.started and
+// turn.started with compact (a compaction turn has no user message), then
+// the one summary round of any compaction (context.accounted with
+// summaryRequest, model.request, runtime.checkpoint of phase summary,
+// message.delta*, model.response, context.checkpoint, context.compacted),
+// then the terminal checkpoint, turn.completed and agent.stopped. The turn
+// completes whether it compacted or found nothing to compact; its
+// turn.completed note says which (and the Outcome's Message). It has the
+// deadline, stream checks and budget of any summary round, and its
+// terminal checkpoint carries the compacted state, so a resume and
+// harness request rebuild the next request exactly. Text sent while it
+// runs waits for its end and then starts a turn (it takes no steering);
+// it does not start the queued inputs a turn that did not complete left.
+//
+// While a turn runs, that turn compacts before its next model request,
+// whatever the occupancy (SentCompactAsked); this request lives in memory
+// only, and a later one replaces it. While a turn is being admitted or is
+// ending, Compact waits and decides again.
+//
+// Codes: RUNTIME_INVALID_INPUT (no context policy, a focus that is not
+// valid text, a closed session), RUNTIME_EVENT_APPEND_FAILED, and the
+// context's error when ctx ends while waiting.
+func (s *Session) Compact(ctx context.Context, focus string) (Sent, error) {
+	if focus != "" {
+		if err := validText("focus", focus); err != nil {
+			return Sent{}, err
+		}
 	}
-	if set.Context == (compaction.Policy{}) {
-		return errcode.New(errcode.RuntimeInvalidInput, "compact context: this session has no context policy")
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return Sent{}, errClosed(s.id)
+		}
+		set := s.settings
+		if s.changed != nil {
+			set = *s.changed
+		}
+		if set.Context == (compaction.Policy{}) {
+			s.mu.Unlock()
+			return Sent{}, errcode.New(errcode.RuntimeInvalidInput, "compact context: this session has no context policy")
+		}
+		r, wait := s.activeLocked()
+		if wait != nil {
+			s.mu.Unlock()
+			if err := waitFor(ctx, wait); err != nil {
+				return Sent{}, err
+			}
+			continue
+		}
+		if r != nil {
+			s.compactAsked = &focus
+			s.mu.Unlock()
+			return Sent{Kind: SentCompactAsked, RunID: r.id, TurnID: r.turnID}, nil
+		}
+		t, err := s.startLocked(ctx, StartRequest{compact: &focus})
+		s.mu.Unlock()
+		if err != nil {
+			return Sent{}, err
+		}
+		return Sent{Kind: SentCompacting, RunID: t.r.id, TurnID: t.r.turnID}, t.begin()
 	}
-	s.compactAsked = &focus
-	return nil
 }
 
 // takeCompaction returns and clears an on-demand compaction request.
@@ -556,7 +604,7 @@ func (s *Session) releaseLocked(t *turn) *turn {
 			delete(s.questions, id)
 		}
 	}
-	if t.status == StatusCompleted && len(s.next) > 0 && !s.closed {
+	if t.status == StatusCompleted && len(s.next) > 0 && !s.closed && t.compactOnly == nil {
 		next, err := s.startLocked(t.ctx, StartRequest{FromQueue: true})
 		if err == nil {
 			return next

@@ -423,3 +423,42 @@ func TestCommandsRaceOneEndPerTurn(t *testing.T) {
 		t.Errorf("last event %s", ty)
 	}
 }
+
+// ChangeSettings reads the settings it changes under the session's lock:
+// racing SetSettings on an idle session (go test -race), every change is
+// recorded and the last one recorded is the one in force.
+func TestChangeSettingsRacesSetSettings(t *testing.T) {
+	m := script(t, `[]`)
+	f := newFixture(t, m, m, func(_ *runtime.Config, s *runtime.Settings) {
+		s.Context = compaction.DefaultPolicy(100000)
+	})
+	ctx := t.Context()
+	p := compaction.DefaultPolicy(100000)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("set-%d", i)
+			if _, err := f.sess.SetSettings(ctx, runtime.SettingsChange{Model: &name}); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			d := event.SettingsChanged{Changed: []string{"model"}, Model: fmt.Sprintf("change-%d", i),
+				WindowTokens: p.WindowTokens, ThresholdTokens: p.ThresholdTokens, TailMessages: p.TailMessages, ReserveTokens: p.ReserveTokens}
+			if err := f.sess.ChangeSettings(ctx, d); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	sc := ofType[event.SettingsChanged](f.events())
+	if len(sc) != 40 {
+		t.Fatalf("%d settings.changed, want 40", len(sc))
+	}
+	if got, want := f.sess.Settings().Model, sc[len(sc)-1].Model; got != want {
+		t.Errorf("model in force %q, the last recorded %q", got, want)
+	}
+}

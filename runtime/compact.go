@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
@@ -12,8 +13,9 @@ import (
 
 // view is what the next request sends: the whole history, or after a
 // compaction the prefix's system messages, the summary, the pinned first
-// request and the tail.
-// Large tool results before compact.ElideBefore are elided (see elide).
+// request, the current turn's request when it is not in the tail, and the
+// tail (compaction.ViewTurn). Large tool results before
+// compact.ElideBefore are elided (see elide).
 func (st *state) view() []model.Message {
 	msgs := st.messages
 	if e := st.compact.ElideBefore; e > 0 {
@@ -22,7 +24,7 @@ func (st *state) view() []model.Message {
 	if st.compact.Compactions == 0 {
 		return msgs
 	}
-	v, err := compaction.View(msgs, st.compact.TailStart, st.compact.Summary, st.firstUser)
+	v, err := compaction.ViewTurn(msgs, st.compact.TailStart, st.compact.Summary, st.firstUser, st.turnUser)
 	if err != nil {
 		// The state was validated when it was committed or parsed; a view
 		// that cannot be built means the history under it is broken.
@@ -68,7 +70,14 @@ func (t *turn) maybeCompact() error {
 		}
 		return err
 	}
-	before, _ := s.state.estimate(s.settings.Model, s.state.meter.Tokens())
+	if t.summaryRefused {
+		// A summary spent in this turn did not make the view smaller or
+		// fit: another one would most likely do no better, and each costs
+		// a model request. Elision keeps the requests within the window
+		// until the next turn tries again.
+		return nil
+	}
+	before, _ := s.estimate(s.state.meter.Tokens())
 	if !compaction.Due(p, before) {
 		return nil
 	}
@@ -82,6 +91,40 @@ func (t *turn) maybeCompact() error {
 	return nil
 }
 
+// compactTurn is the whole of a compaction turn (Session.Compact): one
+// compaction with the user's focus, whatever the occupancy. It completes
+// with a note saying what it did, or why nothing was compacted (nothing
+// before the newest round to summarize, or a summary that did not make
+// the context smaller, charged all the same); a failed summary fails the
+// turn with RUNTIME_SUMMARY_FAILED, a budget already spent ends it
+// budget_exceeded before any request.
+func (t *turn) compactTurn(focus string) {
+	s := t.s
+	if s.settings.Context == (compaction.Policy{}) {
+		t.fail(errcode.New(errcode.RuntimeInvalidInput, "compact context: this session has no context policy"))
+		return
+	}
+	if b := s.settings.Budget.MaxModelTokens; b > 0 && int64(s.state.usage.TotalTokens) >= b {
+		t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "token budget of %d exhausted (%d used): no summary round", b, s.state.usage.TotalTokens))
+		return
+	}
+	err := t.compact(focus)
+	switch {
+	case err == nil:
+		c := t.compacted
+		t.status = StatusCompleted
+		t.note = fmt.Sprintf("compacted: %d messages into %d, %d tokens into %d", c.BeforeMessages, c.AfterMessages, c.BeforeTokens, c.AfterTokens)
+	case errcode.Of(err) == errcode.RuntimeContextOverflow && t.summaryRefused:
+		t.status = StatusCompleted
+		t.note = "not compacted (the summary was charged): " + errcode.Message(err)
+	case errcode.Of(err) == errcode.RuntimeContextOverflow:
+		t.status = StatusCompleted
+		t.note = "nothing to compact: " + errcode.Message(err)
+	default:
+		t.fail(err)
+	}
+}
+
 // elide makes the next request fit the window by eliding large tool
 // results of the uncompacted history in the view, oldest first, never the
 // newest message: it sets compact.ElideBefore to the smallest index that
@@ -92,39 +135,51 @@ func (t *turn) maybeCompact() error {
 // with every tool result before the newest message elided (the system
 // text, the pinned first request and the newest message alone exceed the
 // window).
+//
+// Its cost is linear in the messages it walks: the meter holds the
+// occupancy of the current view, in which every message from the range's
+// start on is shown whole, so eliding one more changes the figure by the
+// difference of its two encodings (compaction.Elision gives the elided
+// one), without encoding the view again per candidate.
 func (t *turn) elide() error {
 	s := t.s
 	p := s.settings.Context
-	mdl := s.settings.Model
-	if occ, _ := s.state.estimate(mdl, s.state.meter.Tokens()); compaction.Fits(p, occ) {
+	st := &s.state
+	whole := st.meter.Tokens()
+	bytes := whole
+	occ, _ := s.estimate(bytes)
+	if compaction.Fits(p, occ) {
 		return nil
 	}
-	occupancy := func(c compactState) int {
-		trial := state{messages: s.state.messages, compact: c, firstUser: s.state.firstUser}
-		occ, _ := s.state.estimate(mdl, compaction.Occupancy(s.settings.System, s.settings.Tools, trial.view()))
-		return occ
-	}
-	msgs := s.state.messages
-	last := len(msgs) - 1
-	c := s.state.compact
-	occ := 0
-	for e := max(c.ElideBefore, c.TailStart) + 1; e <= last; e++ {
-		if m := msgs[e-1]; m.Role != model.RoleTool || len(m.Content) <= compaction.ElideBound {
+	msgs := st.messages
+	c := st.compact
+	start := max(c.ElideBefore, c.TailStart)
+	el := compaction.NewElision(msgs, start)
+	for i := start; i < len(msgs)-1; i++ {
+		m, elided := el.At(i)
+		if !elided {
 			continue
 		}
-		c.ElideBefore = e
-		if occ = occupancy(c); compaction.Fits(p, occ) {
-			s.state.compact = c
-			s.state.meter.Reset(s.state.view())
+		bytes -= st.encodedLen(i) - compaction.MessageLen(m)
+		c.ElideBefore = i + 1
+		if occ, _ = s.estimate(bytes); compaction.Fits(p, occ) {
+			st.compact = c
+			st.meter.Shrink(whole - bytes)
 			return nil
 		}
-	}
-	if occ == 0 {
-		occ = occupancy(c)
 	}
 	return errcode.Errorf(errcode.RuntimeContextOverflow,
 		"the system text, the pinned first request and the newest message need %d tokens plus a reserve of %d, over the window of %d, with every older tool result elided",
 		occ, p.ReserveTokens, p.WindowTokens)
+}
+
+// encodedLen is the length of message i's canonical encoding, as the
+// meter counted it.
+func (st *state) encodedLen(i int) int {
+	if st.rawMsgs != nil {
+		return len(st.rawMsgs[i])
+	}
+	return compaction.MessageLen(st.messages[i])
 }
 
 // compact summarizes the oldest part of the current view, inside the
@@ -138,8 +193,7 @@ func (t *turn) elide() error {
 func (t *turn) compact(focus string) error {
 	s, r := t.s, t.r
 	p := s.settings.Context
-	mdl := s.settings.Model
-	before, _ := s.state.estimate(mdl, s.state.meter.Tokens())
+	before, _ := s.estimate(s.state.meter.Tokens())
 	view := s.state.view()
 	head := len(view) - (len(s.state.messages) - s.state.compact.TailStart)
 	b, err := t.boundary(view, head, before)
@@ -148,7 +202,8 @@ func (t *turn) compact(focus string) error {
 	}
 	requestID := s.rt.cfg.NewID("req")
 	req := summaryRequest(s.settings, requestID, t.outputLimit(), view[:b], focus)
-	occ, rule := s.state.estimate(mdl, compaction.Occupancy(req.System, req.Tools, req.Messages))
+	reqBytes := compaction.Occupancy(req.System, req.Tools, req.Messages)
+	occ, rule := s.estimate(reqBytes)
 	if _, err := t.append(event.ContextAccounted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, RequestID: requestID,
 		OccupancyTokens: occ, WindowTokens: p.WindowTokens, ReserveTokens: p.ReserveTokens,
 		Algorithm: rule, SummaryRequest: true}); err != nil {
@@ -160,6 +215,10 @@ func (t *turn) compact(focus string) error {
 	if err != nil {
 		return err
 	}
+	// The summary round's usage calibrates too: after a resume it is the
+	// first report (a session stored before calibration was recorded
+	// would otherwise count its next request in bytes).
+	s.calibrate(reqBytes, comp.Usage)
 	tailStart := s.state.compact.TailStart + (b - head)
 	next := compactState{
 		Summary:          comp.Content,
@@ -170,29 +229,53 @@ func (t *turn) compact(focus string) error {
 		ElideBefore:      s.state.compact.ElideBefore,
 		Calibration:      s.state.compact.Calibration,
 	}
-	trial := state{messages: s.state.messages, compact: next, firstUser: s.state.firstUser}
-	if _, err := compaction.View(trial.messages, next.TailStart, next.Summary, trial.firstUser); err != nil {
-		return err
+	trial := state{messages: s.state.messages, compact: next, firstUser: s.state.firstUser, turnUser: s.state.turnUser}
+	if _, err := compaction.ViewTurn(trial.messages, next.TailStart, next.Summary, trial.firstUser, trial.turnUser); err != nil {
+		return t.spentInVain(err)
 	}
 	newView := trial.view()
-	after, _ := s.state.estimate(mdl, compaction.Occupancy(s.settings.System, s.settings.Tools, newView))
+	after, _ := s.estimate(compaction.Occupancy(s.settings.System, s.settings.Tools, newView))
 	if err := compaction.Check(p, before, after); err != nil {
-		return err
+		return t.spentInVain(err)
 	}
 	tail := s.state.messages[tailStart:]
 	if _, err := t.append(event.ContextCheckpoint{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Version: 1,
 		Summary: comp.Content, TailStart: tailStart, ThroughRevision: next.ThroughRevision, Tail: nonNil(tail)}); err != nil {
 		return err
 	}
-	if _, err := t.append(event.ContextCompacted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, SummaryMessageID: summaryID,
-		Summary: comp.Content, BeforeMessages: len(view), AfterMessages: len(newView), BeforeTokens: before, AfterTokens: after}); err != nil {
+	done := event.ContextCompacted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, SummaryMessageID: summaryID,
+		Summary: comp.Content, BeforeMessages: len(view), AfterMessages: len(newView), BeforeTokens: before, AfterTokens: after}
+	if _, err := t.append(done); err != nil {
 		return err
 	}
+	t.compacted = &done
 	s.state.compact = next
 	s.state.meter.Reset(newView)
 	// The summary was charged: a budget it exhausted ends the turn now,
 	// before another model request.
 	return t.checkTokenBudget(true)
+}
+
+// pinned reports whether a compacted view keeps m word for word: the
+// session's first request or the current turn's.
+func (st *state) pinned(m model.Message) bool {
+	if m.Role != model.RoleUser || m.ID == "" {
+		return false
+	}
+	return (st.firstUser != nil && m.ID == st.firstUser.ID) || (st.turnUser != nil && m.ID == st.turnUser.ID)
+}
+
+// spentInVain ends a compaction whose summary was received and charged
+// but is not committed (err: the view it gives is not smaller, or does not
+// fit). The charge counts: a budget it exhausted ends the turn now, before
+// another model request; else err is returned and no automatic summary is
+// tried again in this turn.
+func (t *turn) spentInVain(err error) error {
+	if berr := t.checkTokenBudget(true); berr != nil {
+		return berr
+	}
+	t.summaryRefused = true
+	return err
 }
 
 // boundary chooses where the kept tail of view starts. head is the number
@@ -205,7 +288,8 @@ func (t *turn) compact(focus string) error {
 // (the occupancy it replaces, so that a compaction buys room and an
 // on-demand one of a short history summarizes more than its first
 // message); when none does, the shortest one. RUNTIME_CONTEXT_OVERFLOW
-// when nothing new lies before even the newest round.
+// when nothing new lies before even the newest round (the pinned requests
+// are not new: they stay word for word).
 func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	s := t.s
 	p := s.settings.Context
@@ -231,14 +315,30 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	if s.state.firstUser != nil {
 		pin = compaction.MessageLen(compaction.Pin(*s.state.firstUser)) + 1
 	}
+	// The current turn's request is pinned too when the tail leaves it
+	// behind (and it is not the first request).
+	turnPin := 0
+	if u := s.state.turnUser; u != nil && (s.state.firstUser == nil || u.ID != s.state.firstUser.ID) {
+		turnPin = compaction.MessageLen(compaction.PinTurn(*u)) + 1
+	}
+	// A prefix of nothing but the pinned requests (the first one, this
+	// turn's) summarizes nothing they do not already say word for word:
+	// the tail must leave at least one other message behind.
+	lo := head
+	for lo < len(view) && s.state.pinned(view[lo]) {
+		lo++
+	}
 	best, bestTokens := -1, 0
 	for k := p.TailMessages; k >= 1; k-- {
 		b, err := compaction.Boundary(view, k)
-		if err != nil || b <= head {
+		if err != nil || b <= lo {
 			continue
 		}
 		kept := fixed + suffix[b] + pin
-		tokens, _ := s.state.estimate(s.settings.Model, kept)
+		if s.state.compact.TailStart+b-head > s.state.turnAt {
+			kept += turnPin
+		}
+		tokens, _ := s.estimate(kept)
 		best, bestTokens = b, tokens
 		if tokens+summaryRoom < min(p.ThresholdTokens, before/2) {
 			return b, nil
@@ -246,7 +346,7 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 	}
 	if best < 0 {
 		return 0, errcode.Errorf(errcode.RuntimeContextOverflow,
-			"compact context: nothing before the newest round of %d messages to summarize", len(view)-head)
+			"compact context: nothing to summarize before the newest round of %d messages but the requests kept word for word", len(view)-head)
 	}
 	if !compaction.Fits(p, bestTokens) {
 		// A summary cannot make the newest round fit: no summary request

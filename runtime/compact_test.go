@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
@@ -133,6 +136,97 @@ func TestCompactionUsageIsCharged(t *testing.T) {
 	}
 }
 
+// Compacting inside a later turn keeps that turn's request word for word
+// after the session's first one (it would otherwise live on only in the
+// summary); the checkpoints rebuild every request, and a session restored
+// after the compaction sends the same view.
+func TestCompactionKeepsTheTurnsRequest(t *testing.T) {
+	js := `[{"content":"hello"},` + strings.TrimPrefix(compactScript, "[")
+	p := smallWindow
+	p.ThresholdTokens += 300 // turn 1 adds to what the script's turn fills
+	f := compactFixture(t, js, p, 0)
+	if out := f.wait(f.start("first task: say hello")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("turn 1: %+v", out)
+	}
+	task := "second task: read big.txt, then list the files twice"
+	if out := f.wait(f.start(task)); out.Status != runtime.StatusCompleted {
+		t.Fatalf("turn 2: %+v", out)
+	}
+	reqs := f.model.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	got := reqs[5].Messages
+	if len(got) != 5 || !compaction.IsSummary(got[0]) || got[1].Content != "first task: say hello" || got[2].Content != task ||
+		got[2].Role != model.RoleUser || got[3].ToolCalls[0].ID != "c3" || got[4].ToolCallID != "c3" {
+		t.Fatalf("compacted view in turn 2 = %+v", got)
+	}
+	received := f.model.RequestsJSON()
+	i := 0
+	cps := f.checkpoints()
+	for _, cp := range cps {
+		if cp.NextRequest == nil {
+			continue
+		}
+		req, err := runtime.ReconstructModelRequest(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := model.MarshalCanonical(req); !bytes.Equal(b, received[i]) {
+			t.Errorf("request %d rebuilt:\n%s\nsent:\n%s", i+1, b, received[i])
+		}
+		i++
+	}
+	if last := cps[len(cps)-1]; last.Context.TurnRequest == "" || last.TurnMessage().Content != task {
+		t.Errorf("terminal checkpoint's turn request = %q", last.Context.TurnRequest)
+	}
+}
+
+// A summary whose view is not smaller (here: a summary longer than what it
+// replaces) commits nothing, yet its usage is charged: one that exhausts
+// the budget ends the turn at once, with no request after it; without a
+// budget the turn goes on and spends no second summary.
+func TestCompactionSpentInVain(t *testing.T) {
+	huge := `{"content":"` + strings.Repeat("summary ", 800) + `","usage":{"promptTokens":100,"completionTokens":10}}`
+	summary := `{"content":"SUMMARY: read big.txt and listed files twice.","usage":{"promptTokens":100,"completionTokens":10}}`
+	t.Run("budget", func(t *testing.T) {
+		f := compactFixture(t, strings.Replace(compactScript, summary, huge, 1), smallWindow, 110)
+		out := f.wait(f.start("go"))
+		if out.Status != runtime.StatusBudgetExceeded || out.ErrorCode != errcode.RuntimeBudgetExceeded || out.Usage.TotalTokens != 110 {
+			t.Fatalf("outcome = %+v, want budget_exceeded with the summary's 110 tokens charged", out)
+		}
+		if n := len(f.model.Requests()); n != 4 {
+			t.Errorf("%d model requests, want 4 (none after the summary)", n)
+		}
+		if n := count(f.events(), event.TypeContextCompacted); n != 0 {
+			t.Errorf("%d compactions committed", n)
+		}
+	})
+	t.Run("once per turn", func(t *testing.T) {
+		js := `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},
+ {"toolCalls":[{"id":"c2","name":"fs.list","arguments":{"path":"."}}]},
+ {"toolCalls":[{"id":"c3","name":"fs.list","arguments":{"path":"."}}]},
+ ` + huge + `,
+ {"toolCalls":[{"id":"c5","name":"fs.list","arguments":{"path":"."}}]},
+ {"content":"done"}]`
+		f := compactFixture(t, js, smallWindow, 0)
+		out := f.wait(f.start("go"))
+		if out.Status != runtime.StatusCompleted {
+			t.Fatalf("outcome = %+v", out)
+		}
+		summaries := 0
+		for _, a := range ofType[event.ContextAccounted](f.events()) {
+			if a.SummaryRequest {
+				summaries++
+			}
+		}
+		if summaries != 1 || out.ModelRequests != 6 {
+			t.Errorf("%d summary requests in %d requests, want 1 in 6", summaries, out.ModelRequests)
+		}
+	})
+}
+
 // A failed summary commits no replacement.
 func TestCompactionFailedSummary(t *testing.T) {
 	for name, step := range map[string]string{
@@ -234,57 +328,172 @@ func TestCalibratedAccounting(t *testing.T) {
 	}
 }
 
-// An on-demand compaction (/compact focus) runs before the next model
-// request although the occupancy is far below the threshold; the focus
-// reaches the summarizer, and the checkpoint rebuilds that request.
-func TestRequestCompaction(t *testing.T) {
+// /compact while idle compacts at once, as a compaction turn: no user
+// message, one summary round recorded in the order of any compaction, a
+// terminal checkpoint holding the compacted state and a completed
+// turn.completed whose note says what it did. The focus reaches the
+// summarizer; the summary request is rebuilt from its checkpoint, and a
+// session restored from the terminal one sends the compacted view.
+func TestCompactWhileIdle(t *testing.T) {
 	js := `[
  {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},
  {"content":"read it"},
- {"content":"SUMMARY: big.txt holds a's."},
+ {"content":"SUMMARY: big.txt holds a's.","deltas":["SUMMARY: ","big.txt holds a's."]},
  {"content":"done"}]`
 	f := compactFixture(t, js, compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}, 0)
 	if out := f.wait(f.start("read big.txt")); out.Status != runtime.StatusCompleted {
 		t.Fatalf("outcome = %+v", out)
 	}
-	if err := f.sess.RequestCompaction("the contents of big.txt"); err != nil {
-		t.Fatal(err)
+	seen := len(f.events())
+	sent, err := f.sess.Compact(t.Context(), "the contents of big.txt")
+	if err != nil || sent.Kind != runtime.SentCompacting {
+		t.Fatalf("compact: %+v, %v", sent, err)
 	}
-	if out := f.wait(f.start("and now?")); out.Status != runtime.StatusCompleted {
-		t.Fatalf("outcome = %+v", out)
+	out := f.wait(sent.RunID)
+	if out.Status != runtime.StatusCompleted || !strings.HasPrefix(out.Message, "compacted: ") || out.ModelRequests != 1 {
+		t.Fatalf("compaction turn: %+v", out)
+	}
+	evs := f.events()[seen:]
+	var order []string
+	for _, e := range evs {
+		if e.Type != event.TypeMessageDelta || order[len(order)-1] != string(event.TypeMessageDelta) {
+			order = append(order, string(e.Type))
+		}
+	}
+	want := []string{"agent.started", "turn.started", "context.accounted", "model.request", "runtime.checkpoint", "message.delta",
+		"model.response", "context.checkpoint", "context.compacted", "runtime.checkpoint", "turn.completed", "agent.stopped"}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("events of the compaction turn (-want +got):\n%s", diff)
+	}
+	ts := ofType[event.TurnStarted](evs)
+	if len(ts) != 1 || ts[0].InputMessageID != "" || ts[0].Compact == nil || ts[0].Compact.Focus != "the contents of big.txt" {
+		t.Errorf("turn.started = %+v", ts)
+	}
+	if n := len(ofType[event.MessageCompleted](evs)); n != 0 {
+		t.Errorf("%d messages recorded by a compaction turn", n)
+	}
+	tc := ofType[event.TurnCompleted](evs)
+	if len(tc) != 1 || tc[0].Note != out.Message || tc[0].ErrorCode != "" {
+		t.Errorf("turn.completed = %+v", tc)
 	}
 	reqs := f.model.Requests()
-	if len(reqs) != 4 {
-		t.Fatalf("%d requests", len(reqs))
-	}
 	if !strings.Contains(reqs[2].Messages[0].Content, "what concerns: the contents of big.txt") {
 		t.Errorf("summary instruction = %q", reqs[2].Messages[0].Content)
 	}
-	last := reqs[3].Messages
-	if len(last) != 4 || !compaction.IsSummary(last[0]) || last[1].Content != "read big.txt" || last[3].Content != "and now?" {
+	received := f.model.RequestsJSON()
+	cps := f.checkpoints()
+	var summaryCP *runtime.Checkpoint
+	for _, cp := range cps {
+		if cp.Identity.Phase == "summary" {
+			summaryCP = cp
+		}
+	}
+	if summaryCP == nil || summaryCP.NextRequest.Focus != "the contents of big.txt" {
+		t.Fatalf("no summary checkpoint with the focus: %+v", summaryCP)
+	}
+	if req, err := runtime.ReconstructModelRequest(summaryCP); err != nil {
+		t.Fatal(err)
+	} else if b, _ := model.MarshalCanonical(req); !bytes.Equal(b, received[2]) {
+		t.Errorf("the summary request is not rebuilt:\n%s\n%s", b, received[2])
+	}
+
+	// Restored from its terminal checkpoint in another runtime, the
+	// session's next request is the compacted view.
+	f.sess.Close(t.Context())
+	rp, err := runtime.LatestTerminal(t.Context(), f.st, f.sess.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rp.Checkpoint.Context.Compaction; c.Compactions != 1 || c.Summary != "SUMMARY: big.txt holds a's." {
+		t.Fatalf("terminal compaction state = %+v", c)
+	}
+	rt, _ := runtime.New(runtime.Config{Model: f.model, Workspace: mustLocal(t, f.root)})
+	s, err := rt.RestoreSession(t.Context(), f.log, rp.Checkpoint, runtime.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(t.Context())
+	next, err := s.Send(t.Context(), "and now?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := rt.Wait(t.Context(), next.RunID); out.Status != runtime.StatusCompleted {
+		t.Fatalf("next turn: %+v", out)
+	}
+	last := f.model.Requests()[3].Messages
+	if len(last) != 4 || !compaction.IsSummary(last[0]) || last[1].Content != "read big.txt" || last[2].Content != "read it" || last[3].Content != "and now?" {
 		t.Errorf("compacted view = %+v", last)
+	}
+	cps = f.checkpoints()
+	if req, err := runtime.ReconstructModelRequest(cps[len(cps)-2]); err != nil {
+		t.Fatal(err)
+	} else if b, _ := model.MarshalCanonical(req); !bytes.Equal(b, f.model.RequestsJSON()[3]) {
+		t.Errorf("the request after the compaction is not rebuilt:\n%s\n%s", b, f.model.RequestsJSON()[3])
+	}
+}
+
+// /compact with nothing to summarize (a fresh session; one whose history
+// is only the pinned first request and its answer) records a completed
+// compaction turn whose note says so, and spends no model request; a
+// session without a context policy refuses.
+func TestCompactNothingToCompact(t *testing.T) {
+	f := compactFixture(t, `[{"content":"hello"}]`, smallWindow, 0)
+	for i, before := range []func(){func() {}, func() { f.wait(f.start("hi")) }} {
+		before()
+		sent, err := f.sess.Compact(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := f.wait(sent.RunID)
+		if out.Status != runtime.StatusCompleted || out.ModelRequests != 0 || !strings.HasPrefix(out.Message, "nothing to compact: ") {
+			t.Errorf("case %d: %+v", i, out)
+		}
+	}
+	tc := ofType[event.TurnCompleted](f.events())
+	if len(tc) != 3 || !strings.HasPrefix(tc[2].Note, "nothing to compact: ") || count(f.events(), event.TypeContextAccounted) != 1 {
+		t.Errorf("turn.completed = %+v", tc)
+	}
+	g := newFixture(t, script(t, `[{"content":"x"}]`), nil, func(_ *runtime.Config, s *runtime.Settings) { s.Context = compaction.Policy{} })
+	if _, err := g.sess.Compact(t.Context(), ""); errcode.Of(err) != errcode.RuntimeInvalidInput {
+		t.Errorf("no policy: %v", err)
+	}
+	if _, err := f.sess.Compact(t.Context(), "bad \xff focus"); errcode.Of(err) != errcode.RuntimeInvalidInput {
+		t.Errorf("invalid focus: %v", err)
+	}
+}
+
+// /compact while a turn runs compacts before that turn's next model
+// request, whatever the occupancy.
+func TestCompactDuringTurn(t *testing.T) {
+	inner := script(t, `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},
+ {"toolCalls":[{"id":"c2","name":"fs.list","arguments":{"path":"."}}]},
+ {"content":"SUMMARY: read big.txt."},
+ {"content":"done"}]`)
+	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{2: true}}
+	f := newFixture(t, gm, inner, func(_ *runtime.Config, s *runtime.Settings) {
+		s.Tools, s.System = []model.ToolSpec{}, "sys"
+		s.Context = compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 2, ReserveTokens: 1000}
+	})
+	writeFile(t, f.root, "big.txt", strings.Repeat("a", 3000))
+	sent, err := f.sess.Send(t.Context(), "read big.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-gm.started
+	asked, err := f.sess.Compact(t.Context(), "")
+	if err != nil || asked.Kind != runtime.SentCompactAsked || asked.RunID != sent.RunID {
+		t.Fatalf("compact during the turn: %+v, %v", asked, err)
+	}
+	close(gm.release)
+	if out := f.wait(sent.RunID); out.Status != runtime.StatusCompleted || out.ModelRequests != 4 {
+		t.Fatalf("outcome = %+v", out)
 	}
 	if n := count(f.events(), event.TypeContextCompacted); n != 1 {
 		t.Errorf("compacted %d times", n)
 	}
-	received := f.model.RequestsJSON()
-	for _, cp := range f.checkpoints() {
-		if cp.NextRequest == nil || cp.NextRequest.Focus == "" {
-			continue
-		}
-		req, err := runtime.ReconstructModelRequest(cp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := model.MarshalCanonical(req)
-		if !bytes.Equal(b, received[2]) {
-			t.Errorf("the summary request is not rebuilt:\n%s\n%s", b, received[2])
-		}
-	}
-	// A session without a policy refuses.
-	g := newFixture(t, script(t, `[{"content":"x"}]`), nil, func(_ *runtime.Config, s *runtime.Settings) { s.Context = compaction.Policy{} })
-	if err := g.sess.RequestCompaction(""); errcode.Of(err) != errcode.RuntimeInvalidInput {
-		t.Errorf("no policy: %v", err)
+	if n := count(f.events(), event.TypeTurnStarted); n != 1 {
+		t.Errorf("%d turns, want the one", n)
 	}
 }
 
@@ -330,6 +539,101 @@ func TestCalibrationSurvivesRestoreNotModelSwitch(t *testing.T) {
 	}
 	if acc[1].Algorithm != compaction.AlgorithmReported {
 		t.Errorf("second request of the first model: %s", acc[1].Algorithm)
+	}
+}
+
+// providerModel is a model that names its provider, as model/openai does
+// with its base URL.
+type providerModel struct {
+	model.Model
+	provider string
+}
+
+func (p providerModel) Provider() string { return p.provider }
+
+// The calibration is keyed on the provider and the model: the same model
+// name behind another provider starts afresh, counted in bytes; behind the
+// same provider it carries on.
+func TestCalibrationKeyedOnProvider(t *testing.T) {
+	js := `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}],"usage":{"promptTokens":30,"completionTokens":5}},
+ {"content":"read it","usage":{"promptTokens":900,"completionTokens":5}},
+ {"content":"again","usage":{"promptTokens":950,"completionTokens":5}},
+ {"content":"elsewhere","usage":{"promptTokens":950,"completionTokens":5}}]`
+	m := script(t, js)
+	p := compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}
+	f := newFixture(t, providerModel{m, "http://127.0.0.1:1/v1"}, m, func(_ *runtime.Config, s *runtime.Settings) {
+		s.Tools, s.System, s.Context = []model.ToolSpec{}, "sys", p
+	})
+	writeFile(t, f.root, "big.txt", strings.Repeat("a", 3000))
+	if out := f.wait(f.start("read big.txt")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	cps := f.checkpoints()
+	if c := cps[len(cps)-1].Context.Compaction.Calibration; c == nil || c.Provider != "http://127.0.0.1:1/v1" || c.Model != "fake" {
+		t.Fatalf("calibration %+v, want one for the provider and model", c)
+	}
+	resume := func(provider string) string {
+		t.Helper()
+		cps := f.checkpoints()
+		rt, err := runtime.New(runtime.Config{Model: providerModel{m, provider}, Workspace: mustLocal(t, f.root)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := rt.RestoreSession(t.Context(), f.log, cps[len(cps)-1], runtime.Settings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(t.Context())
+		id, err := s.Start(t.Context(), runtime.StartRequest{Input: "once more"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, _ := rt.Wait(t.Context(), id); out.Status != runtime.StatusCompleted {
+			t.Fatalf("outcome = %+v", out)
+		}
+		acc := ofType[event.ContextAccounted](f.events())
+		return acc[len(acc)-1].Algorithm
+	}
+	f.sess.Close(t.Context())
+	if got := resume("http://127.0.0.1:1/v1"); got != compaction.AlgorithmReported {
+		t.Errorf("same provider: %s, want %s", got, compaction.AlgorithmReported)
+	}
+	if got := resume("http://127.0.0.1:2/v1"); got != compaction.Algorithm {
+		t.Errorf("another provider, same model name: %s, want %s", got, compaction.Algorithm)
+	}
+}
+
+// A summary round's usage calibrates: with no model round reporting any,
+// the request after the compaction is counted from the summary's report.
+func TestSummaryUsageCalibrates(t *testing.T) {
+	js := strings.Replace(compactScript, `"usage":{"promptTokens":100,"completionTokens":10}`, `"usage":{"promptTokens":1500,"completionTokens":10}`, 1)
+	js = strings.Replace(js, `{"content":"done","usage":{"promptTokens":20,"completionTokens":3}}`, `{"content":"done"}`, 1)
+	f := compactFixture(t, js, smallWindow, 0)
+	if out := f.wait(f.start("go")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	acc := ofType[event.ContextAccounted](f.events())
+	if len(acc) != 5 || !acc[3].SummaryRequest {
+		t.Fatalf("context.accounted = %+v", acc)
+	}
+	for i, a := range acc[:4] {
+		if a.Algorithm != compaction.Algorithm {
+			t.Errorf("request %d: %s before any report", i+1, a.Algorithm)
+		}
+	}
+	if acc[4].Algorithm != compaction.AlgorithmReported {
+		t.Errorf("request after the summary: %s, want %s", acc[4].Algorithm, compaction.AlgorithmReported)
+	}
+	// The checkpoint of that request holds the summary's report.
+	var c *compaction.Calibration
+	for _, cp := range f.checkpoints() {
+		if cp.NextRequest != nil {
+			c = cp.Context.Compaction.Calibration
+		}
+	}
+	if c == nil || c.Tokens != 1500 {
+		t.Errorf("calibration %+v, want the summary's 1500 tokens", c)
 	}
 }
 
@@ -429,5 +733,64 @@ func TestCompactionOverflowNewestMessage(t *testing.T) {
 	}
 	if n := len(f.model.Requests()); n != 1 {
 		t.Errorf("%d model requests, want 1", n)
+	}
+}
+
+// Text sent while a compaction turn runs is not steering (that turn sends
+// no request it could join): it waits for the compaction to end and starts
+// the next turn, which sends the compacted view.
+func TestSendDuringCompactionStartsTheNextTurn(t *testing.T) {
+	synctest.Test(t, sendDuringCompaction)
+}
+
+func sendDuringCompaction(t *testing.T) {
+	inner := script(t, `[
+ {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},
+ {"content":"read it"},
+ {"content":"SUMMARY: big.txt holds a's."},
+ {"content":"done"}]`)
+	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{3: true}}
+	f := newFixture(t, gm, inner, func(_ *runtime.Config, s *runtime.Settings) {
+		s.Tools, s.System = []model.ToolSpec{}, "sys"
+		s.Context = compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}
+	})
+	writeFile(t, f.root, "big.txt", strings.Repeat("a", 3000))
+	ctx := t.Context()
+	first, _ := f.sess.Send(ctx, "read big.txt")
+	f.wait(first.RunID)
+	compacting, err := f.sess.Compact(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-gm.started // the summary request is in flight
+	type result struct {
+		sent runtime.Sent
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		s, err := f.sess.Send(ctx, "and now?")
+		got <- result{s, err}
+	}()
+	synctest.Wait() // Send waits for the compaction turn to end
+	select {
+	case r := <-got:
+		t.Fatalf("send returned during the compaction: %+v, %v", r.sent, r.err)
+	default:
+	}
+	close(gm.release)
+	r := <-got
+	if r.err != nil || r.sent.Kind != runtime.SentStarted || r.sent.RunID == compacting.RunID {
+		t.Fatalf("send during the compaction: %+v, %v", r.sent, r.err)
+	}
+	if out := f.wait(r.sent.RunID); out.Status != runtime.StatusCompleted {
+		t.Fatalf("next turn: %+v", out)
+	}
+	if n := count(f.events(), event.TypeSteeringQueued); n != 0 {
+		t.Errorf("%d steering.queued", n)
+	}
+	reqs := inner.Requests()
+	if last := reqs[len(reqs)-1].Messages; !compaction.IsSummary(last[0]) || last[len(last)-1].Content != "and now?" {
+		t.Errorf("the next turn's request = %+v", last)
 	}
 }

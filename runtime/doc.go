@@ -28,6 +28,8 @@
 //	Cancel()            end the active turn now (never waits on the lock)
 //	Answer(permID, a)   answer a permission.requested question; a note
 //	                    reaches the model
+//	Compact(focus)      compact the context now: while idle, a compaction
+//	                    turn; while a turn runs, before its next request
 //	SetSettings(change) model and settings of the following requests
 //	                    (settings.changed, recorded before they apply);
 //	                    ChangeSettings(event) records one built by the
@@ -59,7 +61,25 @@
 // message.completed(tool); at the end runtime.checkpoint (phase terminal),
 // turn.completed and agent.stopped. Exactly one turn.completed is written
 // per turn whatever races: only the turn goroutine writes it, once, on its
-// way out.
+// way out. The files steering mentions (@path) are attached right after
+// steering.applied — per file tool.call, policy.decision,
+// (permission.requested, permission.resolved)?, tool.result, then one
+// message.completed(user) holding them — before context.accounted, as a
+// turn's own message has them attached after it is admitted.
+//
+// A compaction turn (Compact while idle) is the smallest turn that fits
+// this contract: agent.started, turn.started with compact {focus} instead
+// of inputMessageId (it has no user message), then a compaction in the
+// order of DESIGN §3 (context.accounted with summaryRequest,
+// model.request, runtime.checkpoint of phase summary, message.delta*,
+// model.response, context.checkpoint, context.compacted), then
+// runtime.checkpoint (phase terminal), turn.completed and agent.stopped.
+// It completes whether it compacted or not, and turn.completed's note says
+// which: "compacted: …", "nothing to compact: …" (no request was sent) or
+// "not compacted (the summary was charged): …"; a failed summary fails it
+// with RUNTIME_SUMMARY_FAILED. Being a turn, it is resumed, forked and
+// rebuilt (harness request) like any other, with no new event type and no
+// new rule in restore.
 //
 // Steering. Pending steering is applied, oldest first, at the next model
 // request, never into a request already sent, and recorded by
@@ -69,6 +89,18 @@
 // and then starts (or steers) the next turn. A steering append that had
 // already begun when Cancel came completes, stays in the log, and is
 // inherited by the next turn as pending steering.
+//
+// Compaction (DESIGN §8, extended). The compacted view keeps word for word
+// not only the session's first request but also the current turn's
+// request (the user message the turn was admitted with), after the first
+// and before the tail, bounded at 8 KiB and marked when cut, whenever the
+// kept tail does not hold it: a compaction inside turn 5 (or at its start,
+// after steering) would otherwise leave turn 5's task only in the summary.
+// The checkpoint records it by message ID (context.turnRequest), so
+// ReconstructModelRequest rebuilds the view exactly; checkpoints written
+// before it have none and rebuild as they were sent. A summary that is
+// spent but not committed is charged (a budget it exhausted ends the turn
+// at once) and no automatic summary is tried again in that turn.
 //
 // Permissions. A policy's Ask effect appends permission.requested and
 // waits for Session.Answer or for the turn to be canceled (then it is

@@ -52,6 +52,8 @@ func (t *turn) finish() *turn {
 	if code != "" {
 		tc.ErrorCode = string(code)
 		tc.Note = msg
+	} else if t.status == StatusCompleted && t.note != "" {
+		tc.Note, msg = t.note, t.note
 	}
 	tc.OutputMessageID = t.outputID
 	if _, err := t.append(tc); err != nil && t.err == nil {

@@ -54,8 +54,19 @@ func (o *outputRecorder) write(stream string, p []byte) {
 	}
 	o.mu.Lock()
 	n := min(len(p), event.MaxToolOutputBytes-o.total)
-	if n < len(p) {
+	switch {
+	case o.truncated:
+		n = 0 // past the bound: nothing more is recorded
+	case n < len(p):
+		// The bound never cuts a rune: it falls before one it would
+		// split, in this write or begun in the last one.
 		o.truncated = true
+		for n > 0 && !utf8.RuneStart(p[n]) {
+			n--
+		}
+		if n == 0 && !utf8.RuneStart(p[0]) {
+			o.pending[i] = o.pending[i][:validPrefix(o.pending[i])]
+		}
 	}
 	o.pending[i] = append(o.pending[i], p[:n]...)
 	o.total += n

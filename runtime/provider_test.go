@@ -134,3 +134,53 @@ func TestProviderShapes(t *testing.T) {
 		}
 	}
 }
+
+// Interleaved-thinking servers send reasoning between pieces of text and
+// after tool calls: it is accepted wherever it comes and kept in order;
+// the other stream checks still hold.
+func TestReasoningAnywhereInTheStream(t *testing.T) {
+	call := model.ToolCall{ID: "call_1", Name: "fs.list", Arguments: json.RawMessage(`{"path":"."}`)}
+	done := func(c model.Completion) model.Chunk { return model.Chunk{Kind: model.ChunkCompletion, Completion: &c} }
+	text := func(s string) model.Chunk { return model.Chunk{Kind: model.ChunkDelta, Delta: s} }
+	think := func(s string) model.Chunk { return model.Chunk{Kind: model.ChunkReasoning, Delta: s} }
+	final := model.Completion{Content: "done", FinishReason: model.FinishStop}
+	for _, tc := range []struct {
+		name      string
+		chunks    []model.Chunk
+		code      errcode.Code // "" for a completed turn
+		reasoning string       // of the first assistant message
+	}{
+		{"after text", []model.Chunk{text("Hi"), think("hmm, "), text(" there"), think("done."),
+			done(model.Completion{Content: "Hi there", FinishReason: model.FinishStop})}, "", "hmm, done."},
+		{"after a tool call", []model.Chunk{think("list "), {Kind: model.ChunkToolCall, ToolCall: &call}, think("then answer"),
+			done(model.Completion{ToolCalls: []model.ToolCall{call}, FinishReason: model.FinishToolCalls})}, "", "list then answer"},
+		{"text after a tool call", []model.Chunk{{Kind: model.ChunkToolCall, ToolCall: &call}, think("x"), text("late"),
+			done(model.Completion{Content: "late", ToolCalls: []model.ToolCall{call}})}, errcode.RuntimeModelStreamInvalid, ""},
+		{"final reasoning differs", []model.Chunk{text("Hi"), think("a"), done(model.Completion{Content: "Hi", Reasoning: "b"})},
+			errcode.RuntimeModelStreamInvalid, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &chunkModel{answers: [][]model.Chunk{tc.chunks, {text("done"), done(final)}}}
+			f := newFixture(t, m, nil, nil)
+			out := f.wait(f.start("hello"))
+			if tc.code != "" {
+				if out.Status != runtime.StatusFailed || out.ErrorCode != tc.code {
+					t.Fatalf("outcome %+v, want failed with %s", out, tc.code)
+				}
+				return
+			}
+			if out.Status != runtime.StatusCompleted {
+				t.Fatalf("outcome %+v", out)
+			}
+			var asst []event.MessageCompleted
+			for _, d := range ofType[event.MessageCompleted](f.events()) {
+				if d.Role == model.RoleAssistant {
+					asst = append(asst, d)
+				}
+			}
+			if len(asst) == 0 || asst[0].Reasoning != tc.reasoning {
+				t.Errorf("assistant messages %+v, want reasoning %q first", asst, tc.reasoning)
+			}
+		})
+	}
+}

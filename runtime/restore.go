@@ -99,14 +99,20 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpo
 	st.modelRequests = cp.Accounting.ModelRequests
 	st.toolCalls = cp.Accounting.ToolCalls
 	st.transcript = cp.Accounting.TranscriptBytes
-	for _, id := range cp.Control.SeenModelCallIDs {
-		st.seenCalls[id] = true
-	}
+	st.seenCalls, st.seenExtra = cp.SeenCalls()
 	for _, m := range cp.Control.WarnedBudgets {
 		st.warned[m] = true
 	}
 	st.compact = cp.Context.Compaction
 	st.firstUser = cp.Context.FirstUser
+	if st.turnUser = cp.TurnMessage(); st.turnUser != nil {
+		for i := len(st.messages) - 1; i >= 0; i-- {
+			if st.messages[i].ID == st.turnUser.ID {
+				st.turnAt = i
+				break
+			}
+		}
+	}
 	st.meter = compaction.NewMeter(settings.System, settings.Tools)
 	st.meter.Reset(st.view())
 	s.pending = append([]input(nil), cp.Control.PendingSteering...)

@@ -45,7 +45,8 @@ type Outcome struct {
 
 // Runtime owns the sessions of this process.
 type Runtime struct {
-	cfg Config
+	cfg      Config
+	provider string // the model's provider identity (providerNamer), "" when it names none
 
 	mu       sync.Mutex
 	sessions map[string]*Session // guarded by mu
@@ -57,8 +58,18 @@ func New(cfg Config) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Runtime{cfg: cfg, sessions: map[string]*Session{}, runs: map[string]*run{}}, nil
+	rt := &Runtime{cfg: cfg, sessions: map[string]*Session{}, runs: map[string]*run{}}
+	if p, ok := cfg.Model.(providerNamer); ok {
+		rt.provider = p.Provider()
+	}
+	return rt, nil
 }
+
+// providerNamer is implemented by models that know which server they send
+// to (model/openai: its base URL). The calibration of the occupancy is
+// keyed on it and the model name, so that the same model name behind
+// another server starts afresh.
+type providerNamer interface{ Provider() string }
 
 // Model returns the model the runtime sends requests to.
 func (rt *Runtime) Model() model.Model { return rt.cfg.Model }

@@ -45,9 +45,9 @@ type Session struct {
 	baseURL   string               // guarded by mu: as last recorded by SetSettings
 	approve   string               // guarded by mu: as last recorded by SetSettings
 
-	// compactAsked holds the focus of an on-demand compaction (see
-	// RequestCompaction) until the next model request takes it; guarded
-	// by mu.
+	// compactAsked holds the focus of an on-demand compaction asked while
+	// a turn runs (see Compact) until its next model request takes it;
+	// guarded by mu.
 	compactAsked *string
 
 	// cur is the active run, readable without mu so that Cancel is never
@@ -69,10 +69,13 @@ type state struct {
 	modelRequests  int             // cumulative
 	toolCalls      int             // cumulative
 	transcript     int64           // bytes of message content, cumulative
-	seenCalls      map[string]bool // model tool-call IDs seen in this session
+	seenCalls      map[string]bool // model tool-call IDs seen in this session: those of the history, and seenExtra
+	seenExtra      []string        // seen IDs an old checkpoint listed that the history does not hold (sorted), checkpointed
 	warned         map[string]bool // budget metrics warned about
 	compact        compactState
 	firstUser      *model.Message // the session's first user request, pinned after compaction
+	turnUser       *model.Message // the current turn's request, pinned after compaction too; nil: none
+	turnAt         int            // turnUser's index in messages
 	meter          *compaction.Meter
 	checkpointMsgs int            // messages in the last runtime.checkpoint event of the log
 	row            checkpoint.Row // what the store's checkpoint row holds
@@ -128,31 +131,33 @@ func (s *Session) Settings() Settings {
 func (s *Session) Usage() model.Usage { return s.state.usage }
 
 // Occupancy returns the current context occupancy in tokens, as the next
-// context.accounted will count it.
+// context.accounted will count it. Only meaningful between turns.
 func (s *Session) Occupancy() int {
-	occ, _ := s.state.estimate(s.settings.Model, s.state.meter.Tokens())
+	occ, _ := s.estimate(s.state.meter.Tokens())
 	return occ
 }
 
-// estimate converts an occupancy in bytes into tokens for model, with the
-// rule used (compaction.Algorithm or compaction.AlgorithmReported).
-func (st *state) estimate(mdl string, bytes int) (int, string) {
+// estimate converts an occupancy in bytes into tokens for the session's
+// model at the runtime's provider, with the rule used
+// (compaction.Algorithm or compaction.AlgorithmReported).
+func (s *Session) estimate(bytes int) (int, string) {
 	var c compaction.Calibration
-	if st.compact.Calibration != nil {
-		c = *st.compact.Calibration
+	if s.state.compact.Calibration != nil {
+		c = *s.state.compact.Calibration
 	}
-	return c.Estimate(mdl, bytes)
+	return c.Estimate(s.rt.provider, s.settings.Model, bytes)
 }
 
-// calibrate records what a usage report teaches: a plausible one replaces
-// the calibration, an implausible or estimated one removes it (the
-// byte-count bound applies until the next plausible report).
-func (st *state) calibrate(mdl string, bytes int, u model.Usage) {
-	if c, ok := compaction.Calibrate(mdl, bytes, u.PromptTokens); ok && !u.Estimated {
-		st.compact.Calibration = &c
+// calibrate records what a usage report for a request of bytes teaches: a
+// plausible one replaces the calibration, an implausible or estimated one
+// removes it (the byte-count bound applies until the next plausible
+// report). Model rounds and summary rounds both report.
+func (s *Session) calibrate(bytes int, u model.Usage) {
+	if c, ok := compaction.Calibrate(s.rt.provider, s.settings.Model, bytes, u.PromptTokens); ok && !u.Estimated {
+		s.state.compact.Calibration = &c
 		return
 	}
-	st.compact.Calibration = nil
+	s.state.compact.Calibration = nil
 }
 
 // Messages returns a copy of the history. Only meaningful between turns.

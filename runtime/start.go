@@ -24,6 +24,8 @@ type StartRequest struct {
 	// Messages would replace the inherited context; it is always refused on
 	// a follow-up (history is append-only).
 	Messages []model.Message
+
+	compact *string // a compaction turn with this focus (Session.Compact)
 }
 
 // Start admits a turn when the session is idle: it appends agent.started,
@@ -79,12 +81,14 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 		return nil, errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: turn id %s was already used", req.TurnID)
 	}
 	var in input
-	if req.FromQueue {
+	switch {
+	case req.compact != nil:
+	case req.FromQueue:
 		if len(s.next) == 0 {
 			return nil, errcode.New(errcode.RuntimeInvalidInput, "start turn: nothing is queued")
 		}
 		in = s.next[0]
-	} else {
+	default:
 		in = input{MessageID: rt.cfg.NewID("msg"), Content: req.Input}
 	}
 	rt.mu.Lock()
@@ -100,6 +104,9 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 	if req.FromQueue {
 		s.next = s.next[1:]
 	}
+	// A compaction turn takes no steering: text sent while it runs waits
+	// for its end and starts a turn.
+	r.completing = req.compact != nil
 	s.active = r
 	s.cur.Store(r)
 	s.lastIDs = [2]string{r.id, r.turnID}
@@ -108,7 +115,7 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 		s.idle = make(chan struct{})
 	default:
 	}
-	return &turn{s: s, r: r, ctx: runCtx, input: in}, nil
+	return &turn{s: s, r: r, ctx: runCtx, input: in, compactOnly: req.compact}, nil
 }
 
 // begin admits the turn and, once its admission is durable, runs it in its
@@ -155,6 +162,13 @@ func (t *turn) admit(in input) error {
 	if _, err := t.append(event.AgentStarted{AgentID: r.agentID, SessionID: s.id, Model: s.settings.Model, RunID: r.id, TurnID: r.turnID}); err != nil {
 		return err
 	}
+	if t.compactOnly != nil {
+		// A compaction turn has no user message, and no request of its
+		// own to pin.
+		s.state.turnUser = nil
+		_, err := t.append(event.TurnStarted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Compact: &event.CompactInput{Focus: *t.compactOnly}})
+		return err
+	}
 	if _, err := t.append(event.TurnStarted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, InputMessageID: in.MessageID}); err != nil {
 		return err
 	}
@@ -166,6 +180,7 @@ func (t *turn) admit(in input) error {
 		first := msg
 		s.state.firstUser = &first
 	}
+	s.state.turnUser, s.state.turnAt = &msg, len(s.state.messages)-1
 	return nil
 }
 

@@ -22,21 +22,26 @@ type turn struct {
 	s   *Session
 	r   *run
 	ctx context.Context
-	// input is the user's message the turn was admitted with.
-	input input
+	// input is the user's message the turn was admitted with; compactOnly,
+	// for a compaction turn (Session.Compact), its focus instead.
+	input       input
+	compactOnly *string
 
 	status    Status
-	err       error // the error that ended the turn, if any
+	err       error  // the error that ended the turn, if any
+	note      string // what a completed turn says in turn.completed (a compaction turn: what it did)
 	outputID  string
 	usage     model.Usage
 	requests  int
 	toolCalls int
 	steps     int
 
-	truncated       bool            // the latest answer was cut by the output limit
-	summaryBoundary int             // the view index a summary round cuts at, while one runs
-	summaryFocus    string          // the focus of an on-demand summary round, while one runs
-	wsState         *WorkspaceState // set for the terminal checkpoint
+	truncated       bool                    // the latest answer was cut by the output limit
+	summaryBoundary int                     // the view index a summary round cuts at, while one runs
+	summaryFocus    string                  // the focus of an on-demand summary round, while one runs
+	summaryRefused  bool                    // a summary of this turn was spent but not committed: no automatic one again
+	compacted       *event.ContextCompacted // the last compaction this turn committed
+	wsState         *WorkspaceState         // set for the terminal checkpoint
 }
 
 func (t *turn) append(data event.Data) (store.Record, error) {
@@ -68,6 +73,10 @@ func isAppendFailure(err error) bool {
 // without tool calls and no steering is pending, or something ends it.
 func (t *turn) run() {
 	s := t.s
+	if t.compactOnly != nil {
+		t.compactTurn(*t.compactOnly)
+		return
+	}
 	if done, err := t.userCalls(t.input.Content, t.input.MessageID); err != nil || done {
 		if err != nil {
 			t.fail(err)
@@ -142,27 +151,49 @@ func (t *turn) run() {
 
 // applySteering is the request boundary: a settings change recorded since
 // the last request takes effect, and pending steering moves into the
-// history, oldest first.
+// history, oldest first. The files its messages mention (@path) are then
+// attached, oldest message first, through the policy and approvals of any
+// tool call (attach); a question asked for one waits with the session
+// unlocked.
 func (t *turn) applySteering() error {
+	applied, err := t.takeSteering()
+	if err != nil {
+		return err
+	}
+	for _, in := range applied {
+		if t.r.canceled.Load() {
+			return errCanceledTurn
+		}
+		if err := t.attach(in.Content, in.MessageID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// takeSteering records and moves pending steering into the history and
+// returns it.
+func (t *turn) takeSteering() ([]input, error) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.takeSettingsLocked()
 	if len(s.pending) == 0 {
-		return nil
+		return nil, nil
 	}
 	ids := make([]string, len(s.pending))
 	for i, in := range s.pending {
 		ids[i] = in.MessageID
 	}
 	if _, err := t.append(event.SteeringApplied{RunID: t.r.id, SessionID: s.id, TurnID: t.r.turnID, MessageIDs: ids, MessageRevision: s.state.revision + len(ids)}); err != nil {
-		return err
+		return nil, err
 	}
 	for _, in := range s.pending {
 		s.state.addQuiet(model.Message{ID: in.MessageID, Role: model.RoleUser, Content: in.Content})
 	}
+	applied := s.pending
 	s.pending = nil
-	return nil
+	return applied, nil
 }
 
 // addQuiet adds a message already recorded by another event.
@@ -228,7 +259,7 @@ func (t *turn) modelRound() (assistantMessage, error) {
 		return assistantMessage{}, err
 	}
 	bytes := s.state.meter.Tokens()
-	occ, rule := s.state.estimate(s.settings.Model, bytes)
+	occ, rule := s.estimate(bytes)
 	if p := s.settings.Context; p != (compaction.Policy{}) {
 		if !compaction.Fits(p, occ) {
 			return assistantMessage{}, errcode.Errorf(errcode.RuntimeContextOverflow,
@@ -244,7 +275,7 @@ func (t *turn) modelRound() (assistantMessage, error) {
 	if err != nil {
 		return assistantMessage{}, err
 	}
-	s.state.calibrate(s.settings.Model, bytes, comp.Usage)
+	s.calibrate(bytes, comp.Usage)
 	m := model.Message{ID: msgID, Role: model.RoleAssistant, Content: comp.Content, ToolCalls: comp.ToolCalls, Reasoning: comp.Reasoning}
 	if m.Reasoning != "" {
 		m.ReasoningField = comp.ReasoningField
@@ -409,9 +440,9 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 			}
 			seq++
 		case model.ChunkReasoning:
-			if seq > 0 || len(calls) > 0 {
-				return nil, invalid("reasoning after the answer began")
-			}
+			// Interleaved-thinking servers reason between pieces of text
+			// and tool calls: reasoning is kept, in order, wherever it
+			// comes.
 			reasoning.WriteString(c.Delta)
 		case model.ChunkToolCall:
 			if c.ToolCall == nil || c.ToolCall.ID == "" || c.ToolCall.Name == "" {

@@ -45,7 +45,8 @@ func ShellCommand(text string) (cmd string, ok bool) {
 // userCalls runs what the user's message asks of the workspace before the
 // first model request: "!command" runs the command (and the turn ends
 // without the model: its output is for the conversation), @path mentions
-// read the files. Both go through callTool, so the policy, the approvals
+// read the files (attach; steering's mentions take the same path when the
+// steering is applied). Both go through callTool, so the policy, the approvals
 // and the tools' refusals (credential files, paths out of the workspace)
 // are the model's own; the results go to the conversation as one user
 // message starting with event.AttachmentsMarker. It reports whether the
@@ -64,9 +65,18 @@ func (t *turn) userCalls(text, messageID string) (done bool, err error) {
 		t.status = StatusCompleted
 		return true, nil
 	}
+	return false, t.attach(text, messageID)
+}
+
+// attach reads the files text mentions (@path) through callTool, as the
+// model's own fs.read calls go, and adds their contents as one user
+// message starting with event.AttachmentsMarker. It does nothing for text
+// without mentions. The turn's input and each steering message take this
+// path (the calls are named after the message, as their request).
+func (t *turn) attach(text, messageID string) error {
 	paths := Mentions(text)
 	if len(paths) == 0 {
-		return false, nil
+		return nil
 	}
 	var b strings.Builder
 	b.WriteString(event.AttachmentsMarker + "\nThe user attached files of the workspace:\n")
@@ -74,7 +84,7 @@ func (t *turn) userCalls(text, messageID string) (done bool, err error) {
 		args, _ := json.Marshal(map[string]string{"path": p})
 		res, err := t.callTool(model.ToolCall{ID: fmt.Sprintf("user-%s-at%d", messageID, i), Name: "fs.read", Arguments: args}, messageID, false)
 		if err != nil {
-			return true, err
+			return err
 		}
 		var out struct {
 			Content string `json:"content"`
@@ -89,7 +99,7 @@ func (t *turn) userCalls(text, messageID string) (done bool, err error) {
 			fmt.Fprintf(&b, "<file path=%q>\n%s\n</file>\n", p, content)
 		}
 	}
-	return false, t.addMessage(model.Message{ID: t.s.rt.cfg.NewID("msg"), Role: model.RoleUser, Content: b.String()}, "")
+	return t.addMessage(model.Message{ID: t.s.rt.cfg.NewID("msg"), Role: model.RoleUser, Content: b.String()}, "")
 }
 
 // shellOutput is a !command's result as the conversation keeps it.

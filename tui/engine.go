@@ -41,9 +41,10 @@ type Engine interface {
 	// Answer answers the permission question of a permission.requested
 	// event.
 	Answer(ctx context.Context, permissionID string, a Answer) error
-	// Compact asks for the context to be compacted before the next model
-	// request (of the running turn, or of the next one), keeping in most
-	// detail what concerns focus (may be empty).
+	// Compact compacts the context, keeping in most detail what concerns
+	// focus (may be empty): at once when idle (a compaction turn, whose
+	// events and turn.completed note say what it did), else before the
+	// running turn's next model request.
 	Compact(ctx context.Context, focus string) error
 	// SetModel switches the open session's model for the following
 	// requests (between turns), recorded in its log.

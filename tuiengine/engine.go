@@ -345,12 +345,16 @@ func (e *Engine) Queue(ctx context.Context, text string) (tui.Sent, error) {
 	return tuiSent(cur.sess.Queue(ctx, text))
 }
 
-func (e *Engine) Compact(_ context.Context, focus string) error {
+// Compact compacts the open session's context (/compact [focus]): at once
+// when idle, as a compaction turn whose events the transcript shows;
+// before the running turn's next model request otherwise.
+func (e *Engine) Compact(ctx context.Context, focus string) error {
 	cur, err := e.current()
 	if err != nil {
 		return err
 	}
-	return cur.sess.RequestCompaction(focus)
+	_, err = cur.sess.Compact(ctx, focus)
+	return err
 }
 
 // SetModel switches the open session's model for the following requests
