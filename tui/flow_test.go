@@ -427,8 +427,10 @@ func TestDiffAndApply(t *testing.T) {
 	s.wantText("applied the patch to /src/app")
 }
 
-// /compact passes its focus to the engine and says when it runs; the
-// compaction itself shows in the transcript as its events arrive.
+// /compact passes its focus to the engine and says when it runs: at once
+// when idle (the session runs a compaction turn), before the next request
+// while a turn runs; the compaction itself shows in the transcript as its
+// events arrive.
 func TestCompactCommand(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	startTurn(s, "run-1", "go")
@@ -437,7 +439,13 @@ func TestCompactCommand(t *testing.T) {
 	s.typeText("/compact the parser changes")
 	s.key("enter")
 	s.wantCalls("compact the parser changes")
-	s.wantText("Compaction asked")
+	s.wantText("Compacting the conversation now")
+	startTurn(s, "run-2", "go on")
+	s.resetCalls()
+	s.typeText("/compact")
+	s.key("enter")
+	s.wantCalls("compact ")
+	s.wantText("Compaction asked: it runs before the turn's next model request")
 }
 
 func TestApplyRefusedWhenHostChanged(t *testing.T) {

@@ -263,7 +263,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case m.busy():
 			m.flash = "Compaction asked: it runs before the turn's next model request."
 		default:
-			m.flash = "Compaction asked: it runs before your next message goes to the model."
+			// Idle: the session runs a compaction turn now; its events and
+			// the note it ends with show what it did.
+			m.flash = "Compacting the conversation now…"
 		}
 		return m, nil
 	case appliedMsg:

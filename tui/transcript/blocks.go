@@ -382,8 +382,14 @@ func (e *turnEnd) render(c *Ctx, _ bool) []string {
 	}
 	out := []string{line}
 	if e.note != "" {
+		// A completed turn's note informs (a compaction turn says what it
+		// did); any other explains why the turn stopped.
+		style := th.Err
+		if e.status == event.StatusCompleted {
+			style = th.Muted
+		}
 		for _, l := range wrapPlain(e.note, c.Width-3) {
-			out = append(out, "   "+th.Err.Render(l))
+			out = append(out, "   "+style.Render(l))
 		}
 	}
 	if e.truncated {
