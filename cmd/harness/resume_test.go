@@ -222,3 +222,33 @@ func rebindProject(t *testing.T, db, id, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// A session killed during its first turn has no finished turn to fork
+// from: the fork starts from nothing, records so, and runs its turn.
+func TestForkOfASessionInterruptedInItsFirstTurn(t *testing.T) {
+	u := newUser(t)
+	hang := u.script(`[{"content":"x","hang":true}]`)
+	l := u.start("exec", "--json", "--workspace", "local", "--fake-model", hang, "start")
+	l.waitFor(`"type":"runtime.checkpoint"`)
+	l.kill9()
+	id := sessionOf(t, l.wait().events)
+
+	cont := u.script(`[{"content":"from scratch"}]`)
+	fork := u.run("", "exec", "--json", "--workspace", "local", "--fake-model", cont, "--resume", id, "--fork", "again")
+	if fork.code != 0 {
+		t.Fatalf("fork of a session interrupted in its first turn: exit %d\n%s", fork.code, fork.stderr)
+	}
+	forked := eventsOf[event.SessionForked](fork.events)
+	if len(forked) != 1 || forked[0].FromSessionID != id || forked[0].FromTurnID != "" || forked[0].AbandonedTurnID == "" {
+		t.Fatalf("session.forked: %+v", forked)
+	}
+	done := eventsOf[event.TurnCompleted](fork.events)
+	if len(done) != 1 || done[0].Status != event.StatusCompleted {
+		t.Fatalf("the fork's turn: %+v", done)
+	}
+	// The fork resumes like any session.
+	again := u.script(`[{"content":"still here"}]`)
+	if r := u.run("", "exec", "--workspace", "local", "--fake-model", again, "--resume", forked[0].SessionID, "and now"); r.code != 0 {
+		t.Fatalf("resume of the fork: exit %d\n%s", r.code, r.stderr)
+	}
+}
