@@ -62,10 +62,14 @@ func (s *Session) Close() {
 // project it recorded, from whatever directory it is opened:
 // SESS_PROJECT_MISSING when that directory is gone.
 //
-// Everything that can fail before the session is written (the model, the
-// settings, the project, the workspace of a new session) is checked
-// first, so a failed open leaves no new session behind. On error nothing
-// stays open.
+// A new session (or fork) is stored with its first event, in one store
+// transaction, once everything that can fail before is done (the model,
+// the settings, the project, the workspace, a fork's patch replay): a
+// failed open, or a process killed during it, leaves no new session
+// behind. Sessions without events that older processes left (no live
+// holder, created more than a lease ago) are removed first. A recorded
+// patch that no longer applies to the project tree is SESS_PATCH_CONFLICT
+// naming the file. On error nothing stays open.
 func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
 	s := &Session{Root: a.Root}
 	if err := a.open(ctx, req, s); err != nil {
@@ -75,8 +79,12 @@ func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
 	return s, nil
 }
 
-func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
+func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error) {
 	resumeID, fork := req.ResumeID, req.Fork && req.ResumeID != ""
+	// Start-up housekeeping: sessions without events that processes killed
+	// while creating them left (best effort: a store that cannot be
+	// written fails below with its own error).
+	_, _ = RemoveEmptySessions(ctx, a.Store)
 	var (
 		cp        *runtime.Checkpoint
 		abandoned string
@@ -139,11 +147,19 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 
 	id := resumeID
 	if resumeID == "" || fork {
-		// A new session (or fork) is written only once its workspace is up.
 		id = event.NewID("sess")
-		if err := a.openWorkspace(ctx, id, s); err != nil {
-			return err
-		}
+	}
+	if err := a.openWorkspace(ctx, id, s); err != nil {
+		return err
+	}
+	if err := a.replayWorkspace(ctx, cp, s); err != nil {
+		return err
+	}
+	var log runtime.EventLog
+	if resumeID == "" || fork {
+		// A new session (or fork) is stored with its first event, once
+		// its workspace is up (and its patch replayed): nothing that fails
+		// before leaves a session behind.
 		init := map[string]string{metaRoot: s.Root, metaModel: b.id}
 		if b.baseURL != "" {
 			init[metaBaseURL] = b.baseURL
@@ -155,22 +171,17 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 			init[metaForkedFrom] = resumeID
 			init[metaModel] = settings.Model // the fork starts on the saved settings; a change follows
 		}
-		if _, err := a.Store.CreateSession(ctx, store.SessionInit{ID: id, Metadata: init}); err != nil {
-			return err
-		}
-	}
-	if resumeID == "" || fork {
-		if err := a.acquire(ctx, id, s); err != nil {
-			return err
-		}
-	} else if err := a.openWorkspace(ctx, id, s); err != nil {
-		return err
-	}
-	log, err := store.NewSessionLog(ctx, a.Store, id, s.owner)
-	if err != nil {
-		return err
-	}
-	if err := a.replayWorkspace(ctx, cp, s); err != nil {
+		sl := &startLog{st: a.Store, init: store.SessionInit{ID: id, Metadata: init}, who: a.owner,
+			started: func(owner store.Owner) { a.hold(ctx, id, owner, s) }}
+		defer func() {
+			if err := sl.startErr(); err != nil {
+				// The store's own error (SESS_READ_ONLY naming the file…),
+				// not the runtime's wrapping of it.
+				rerr = err
+			}
+		}()
+		log = sl
+	} else if log, err = store.NewSessionLog(ctx, a.Store, id, s.owner); err != nil {
 		return err
 	}
 	policy := runtime.Policy(runtime.AllowAll)
@@ -243,12 +254,19 @@ func (a *App) acquire(ctx context.Context, id string, s *Session) error {
 		}
 		return err
 	}
+	a.hold(ctx, id, owner, s)
+	return nil
+}
+
+// hold makes s the holder of session id as owner: the lease is renewed
+// while s is open, watched for a take-over (s.Lost) and released when s
+// closes.
+func (a *App) hold(ctx context.Context, id string, owner store.Owner, s *Session) {
 	a.owner, s.owner = owner, owner
 	s.closers = append(s.closers, func() { _ = a.Store.Release(context.WithoutCancel(ctx), id, owner) })
 	lost, stop := a.keepLease(ctx, id, owner)
 	s.Lost = lost
 	s.closers = append(s.closers, stop)
-	return nil
 }
 
 // project binds s to the project directory a session recorded. Opened
@@ -339,8 +357,15 @@ func (a *App) replayWorkspace(ctx context.Context, cp *runtime.Checkpoint, s *Se
 		fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
 	}
 	if err := p.ApplyPatch(ctx, cp.Workspace.Patch); err != nil {
-		return &errcode.Error{Code: errcode.Of(err), Err: err, Message: fmt.Sprintf(
-			"replay the session's patch on the project tree at %s: it no longer applies (the files changed under it?): %s", s.Root, errcode.Message(err))}
+		code := errcode.Of(err)
+		if code == errcode.ToolExecutionFailed || code == errcode.ToolBadInput {
+			// The patch met a project file it does not fit (the message
+			// names it); the workspace itself is fine.
+			code = errcode.SessPatchConflict
+		}
+		return &errcode.Error{Code: code, Err: err, Message: fmt.Sprintf(
+			"replay session %s's patch on the project tree at %s: %s — the file changed since the session's last turn; restore it (`harness diff %s` shows the patch) to resume",
+			cp.Identity.SessionID, s.Root, errcode.Message(err), cp.Identity.SessionID)}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/event"
@@ -131,8 +132,53 @@ func TestFailedStartsLeaveNoSession(t *testing.T) {
 	if r := u.run("", "exec", "--workspace", "docker", "--image", "harness-no-such-image:0", "--fake-model", a, "go"); r.code != 1 {
 		t.Errorf("failed launch: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := u.run("", "sessions", "--json"); r.code != 0 || strings.TrimSpace(r.stdout) != "" {
-		t.Fatalf("sessions after failed starts: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// The store itself, not the listing (which leaves out sessions
+	// without events), holds no session.
+	if rows := rawSessions(t, u.db); len(rows) != 0 {
+		t.Fatalf("failed starts left %d session rows: %+v", len(rows), rows)
+	}
+}
+
+// rawSessions is every session row of the SQLite store at db, those
+// without events included.
+func rawSessions(t *testing.T, db string) []store.Session {
+	t.Helper()
+	r, err := sqlite.OpenReader(db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	list, err := r.ListSessions(t.Context(), store.ListCursor{}, store.MaxPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// A fork (or a resume) whose recorded patch no longer applies to the
+// project tree fails with SESS_PATCH_CONFLICT naming the file, and the
+// fork stores no session.
+func TestForkWhosePatchNoLongerAppliesLeavesNoSession(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "milk\n")
+	w := u.script(`[{"toolCalls":[{"id":"c1","name":"fs.write","arguments":{"path":"notes.txt","contents":"oat milk\n"}}]},{"content":"done"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", w, "edit the notes")
+	if r.code != 0 {
+		t.Fatalf("first turn: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	u.write("notes.txt", "bread\n") // the host file changes under the patch
+	before := len(rawSessions(t, u.db))
+	cont := u.script(`[{"content":"x"}]`)
+	for _, args := range [][]string{{"--resume", id, "--fork"}, {"--resume", id}} {
+		f := u.run("", append([]string{"exec", "--image", "harness-busybox", "--fake-model", cont}, append(args, "go on")...)...)
+		if f.code != 1 || !strings.Contains(f.stderr, string(errcode.SessPatchConflict)) || !strings.Contains(f.stderr, "notes.txt") {
+			t.Fatalf("%v on a changed tree: exit %d\n%s", args, f.code, f.stderr)
+		}
+	}
+	if after := len(rawSessions(t, u.db)); after != before {
+		t.Fatalf("%d session rows after the refused fork, %d before", after, before)
 	}
 }
 
@@ -250,5 +296,30 @@ func TestForkOfASessionInterruptedInItsFirstTurn(t *testing.T) {
 	again := u.script(`[{"content":"still here"}]`)
 	if r := u.run("", "exec", "--workspace", "local", "--fake-model", again, "--resume", forked[0].SessionID, "and now"); r.code != 0 {
 		t.Fatalf("resume of the fork: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// harness doctor removes the sessions without events that a process
+// killed while creating them left (an older Harness created the row
+// before the first event), and says how many.
+func TestDoctorRemovesEmptySessions(t *testing.T) {
+	u := newUser(t)
+	a := u.script(`[{"content":"ok"}]`)
+	id := sessionOf(t, u.run("", "exec", "--json", "--workspace", "local", "--fake-model", a, "hello").events)
+	st, err := sqlite.Open(u.db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateSession(t.Context(), store.SessionInit{ID: "sess-orphan", CreatedAt: time.Now().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	r := u.run("", "doctor", "--workspace", "local", "--fake-model", a)
+	if !strings.Contains(r.stdout, "sessions without events (1 removed)") {
+		t.Fatalf("doctor:\n%s%s", r.stdout, r.stderr)
+	}
+	rows := rawSessions(t, u.db)
+	if len(rows) != 1 || rows[0].ID != id {
+		t.Fatalf("rows after doctor: %+v", rows)
 	}
 }
