@@ -34,11 +34,23 @@ type Session struct {
 	Note      string // why the workspace is read-only, or what its rebuild skipped
 	Moved     string // set when Root is not the current directory: says so
 	// Lost is closed when another process takes the session over; this one
-	// must stop writing to it.
-	Lost <-chan struct{}
+	// must stop writing to it. LostTo then says who took it.
+	Lost   <-chan struct{}
+	lostTo string // written before Lost is closed
 
 	owner   store.Owner
 	closers []func()
+}
+
+// LostTo says which process took the session over ("pid N on host H"),
+// once Lost is closed; "" before.
+func (s *Session) LostTo() string {
+	select {
+	case <-s.Lost:
+		return s.lostTo
+	default:
+		return ""
+	}
 }
 
 // Close records the workspace as disposed, closes it, stops renewing the
@@ -264,7 +276,7 @@ func (a *App) acquire(ctx context.Context, id string, s *Session) error {
 func (a *App) hold(ctx context.Context, id string, owner store.Owner, s *Session) {
 	a.owner, s.owner = owner, owner
 	s.closers = append(s.closers, func() { _ = a.Store.Release(context.WithoutCancel(ctx), id, owner) })
-	lost, stop := a.keepLease(ctx, id, owner)
+	lost, stop := a.keepLease(ctx, id, owner, &s.lostTo)
 	s.Lost = lost
 	s.closers = append(s.closers, stop)
 }
@@ -375,8 +387,8 @@ const leasePoll = time.Second
 
 // keepLease renews the session lease in the background and watches for a
 // take-over, until stop is called. lost is closed, and a warning printed,
-// as soon as another process holds the session.
-func (a *App) keepLease(ctx context.Context, id string, owner store.Owner) (lost <-chan struct{}, stop func()) {
+// as soon as another process holds the session; *to says which, before.
+func (a *App) keepLease(ctx context.Context, id string, owner store.Owner, to *string) (lost <-chan struct{}, stop func()) {
 	done := make(chan struct{})
 	gone := make(chan struct{})
 	go func() {
@@ -402,6 +414,7 @@ func (a *App) keepLease(ctx context.Context, id string, owner store.Owner) (lost
 					who = fmt.Sprintf("pid %d on host %s", row.Lease.Owner.PID, row.Lease.Owner.Host)
 				}
 				fmt.Fprintf(a.Warn, "harness: session %s was taken over by %s: this process no longer writes to it\n", id, who)
+				*to = who
 				close(gone)
 				return
 			}

@@ -75,6 +75,9 @@ type tuiSession struct {
 	// a permission question that follows it is about.
 	callID    string
 	callInput json.RawMessage
+	// lost is the session's take-over signal until Next reported it; nil
+	// after (one Next runs at a time).
+	lost <-chan struct{}
 }
 
 // Engine adapts the app (store, workspace, runtime session) to
@@ -127,7 +130,8 @@ func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		return tui.Session{}, err
 	}
 	sess := opened.Session
-	next := &tuiSession{id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{})}
+	next := &tuiSession{id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{}),
+		lost: opened.Lost}
 	hist, err := readHistory(ctx, a.Store, next.id)
 	var inherited []store.Record
 	if err == nil {
@@ -282,6 +286,13 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 		}
 		select {
 		case <-cur.sub.Ready():
+		case <-cur.lost:
+			// Told at once, not at the next send: another process holds
+			// the session now.
+			cur.lost = nil
+			return tui.Update{SessionID: cur.id, Lost: fmt.Sprintf(
+				"session %s was taken over by %s: this screen no longer writes to it; /new starts a session here, or take it back with `harness resume %s --take-over`",
+				cur.id, cur.opened.LostTo(), cur.id)}, nil
 		case <-changed:
 			return tui.Update{}, nil
 		case <-cur.gone:

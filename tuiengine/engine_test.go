@@ -19,9 +19,15 @@ import (
 // the race detector sees the adapter's goroutines.
 func newTestEngine(t *testing.T, script string, approve string) (*Engine, *app.App) {
 	t.Helper()
-	home := t.TempDir()
+	return newEngineAt(t, t.TempDir(), app.Options{FakeModel: script, Approve: approve})
+}
+
+// newEngineAt is newTestEngine on the store of home, with options o (the
+// local workspace).
+func newEngineAt(t *testing.T, home string, o app.Options) (*Engine, *app.App) {
+	t.Helper()
 	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
-	o := app.Options{DB: filepath.Join(home, "h.db"), FakeModel: script, Workspace: "local", Approve: approve}
+	o.DB, o.Workspace = filepath.Join(home, "h.db"), "local"
 	held := &Held{}
 	a, err := app.New(t.Context(), o, e, held)
 	if err != nil {
@@ -317,4 +323,40 @@ func writeScript(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A session another process takes over is reported by Next at once (the
+// lease watch's poll), not at the screen's next send.
+func TestEngineReportsATakeOver(t *testing.T) {
+	home := t.TempDir()
+	script := writeScript(t, `[{"content":"hi"}]`)
+	eng, _ := newEngineAt(t, home, app.Options{FakeModel: script})
+	s, err := eng.Open(t.Context(), tui.OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := newEngineAt(t, home, app.Options{FakeModel: script, TakeOver: true})
+	if _, err := other.Open(t.Context(), tui.OpenRequest{ID: s.ID}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for {
+		u, err := eng.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next did not report the take-over: %v", err)
+		}
+		if u.Lost != "" {
+			if u.SessionID != s.ID || !strings.Contains(u.Lost, s.ID) || !strings.Contains(u.Lost, "pid") {
+				t.Fatalf("lost update = %+v", u)
+			}
+			break
+		}
+	}
+	// Reported once: the next Next waits for events again.
+	short, cancel2 := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel2()
+	if u, err := eng.Next(short); err == nil {
+		t.Fatalf("a second update after the loss: %+v", u)
+	}
 }
