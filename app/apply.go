@@ -3,9 +3,13 @@ package app
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/workspace"
@@ -39,12 +43,52 @@ func CheckApply(ctx context.Context, root, patch string) ApplyPlan {
 	if strings.TrimSpace(patch) == "" {
 		return plan
 	}
+	if link := symlinkOnPath(root, patch); link != "" {
+		plan.Refused, plan.Conflict = RefusedSymlink, symlinkRefusal(root, link)
+		return plan
+	}
 	if out, err := gitApply(ctx, root, patch, "--check"); err != nil {
 		plan.Refused, plan.Conflict = refusal(ctx, root, patch, out, err)
 		return plan
 	}
 	plan.Stat, _ = gitApply(ctx, root, patch, "--stat")
 	return plan
+}
+
+// symlinkOnPath returns the first path the patch names (old or new) that
+// is, or goes through, a symbolic link under root — every component
+// checked with lstat, the file itself included — relative to root; ""
+// when there is none. git apply refuses a link on the way to a file
+// ("beyond a symbolic link"), not a patched file that is itself a link.
+func symlinkOnPath(root, patch string) string {
+	files, _, err := gitdiff.Parse(strings.NewReader(patch))
+	if err != nil {
+		return "" // git apply says what is wrong with it
+	}
+	for _, f := range files {
+		for _, name := range []string{f.OldName, f.NewName} {
+			if name == "" {
+				continue
+			}
+			p := root
+			for _, seg := range strings.Split(filepath.ToSlash(name), "/") {
+				p = filepath.Join(p, seg)
+				fi, err := os.Lstat(p)
+				if err != nil {
+					break // not there (yet): nothing further down is a link
+				}
+				if fi.Mode()&fs.ModeSymlink != 0 {
+					rel, _ := filepath.Rel(root, p)
+					return filepath.ToSlash(rel)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func symlinkRefusal(root, link string) string {
+	return fmt.Sprintf("the patch writes through a symbolic link in %s (%s is a symbolic link), which harness never follows on the host; nothing was applied", root, link)
 }
 
 func refusal(ctx context.Context, root, patch, out string, err error) (Refusal, string) {
@@ -67,6 +111,9 @@ func refusal(ctx context.Context, root, patch, out string, err error) (Refusal, 
 // and applies it. Codes: WORKSPACE_SCOPE when the host tree refuses it,
 // with the reason CheckApply would give.
 func Apply(ctx context.Context, plan ApplyPlan) error {
+	if link := symlinkOnPath(plan.Root, plan.Patch); link != "" {
+		return errcode.New(errcode.WorkspaceScope, symlinkRefusal(plan.Root, link))
+	}
 	if out, err := gitApply(ctx, plan.Root, plan.Patch, "--check"); err != nil {
 		_, msg := refusal(ctx, plan.Root, plan.Patch, out, err)
 		return errcode.New(errcode.WorkspaceScope, msg)

@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/errcode"
@@ -75,5 +76,26 @@ func TestApplyOnChangedTreeIsRefused(t *testing.T) {
 	mustWrite(t, filepath.Join(root, "notes.txt"), "bread\n")
 	if plan := CheckApply(t.Context(), root, notesPatch); plan.Refused != RefusedChanged {
 		t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedChanged, plan.Conflict)
+	}
+}
+
+// A patched file that is itself a symbolic link (git apply only refuses
+// links on the way to a file) is refused as such, by CheckApply and by
+// Apply, and the file behind it is untouched.
+func TestApplyToASymlinkedFileIsRefusedAsSuch(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	mustWrite(t, filepath.Join(elsewhere, "notes.txt"), "milk\n")
+	if err := os.Symlink(filepath.Join(elsewhere, "notes.txt"), filepath.Join(root, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	plan := CheckApply(t.Context(), root, notesPatch)
+	if plan.Refused != RefusedSymlink || !strings.Contains(plan.Conflict, "notes.txt") {
+		t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedSymlink, plan.Conflict)
+	}
+	if err := Apply(t.Context(), ApplyPlan{Root: root, Patch: notesPatch}); errcode.Of(err) != errcode.WorkspaceScope {
+		t.Fatalf("apply: %v, want %s", err, errcode.WorkspaceScope)
+	}
+	if b, _ := os.ReadFile(filepath.Join(elsewhere, "notes.txt")); string(b) != "milk\n" {
+		t.Fatalf("the file behind the link changed: %q", b)
 	}
 }
