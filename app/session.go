@@ -307,7 +307,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 		if err == nil {
 			ws, err := dockerws.Start(ctx, dockerws.Options{Root: s.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
 				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
-				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes})
+				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, SecretEnv: a.SecretEnv()})
 			if err != nil {
 				return err
 			}
@@ -328,7 +328,9 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 	} else {
 		s.Note = "--workspace local: this session is read-only (writes and commands need the Docker workspace)"
 	}
-	ws, err := workspace.OpenLocal(s.Root)
+	// What the Docker copy leaves out, the local workspace leaves out too.
+	ws, err := workspace.OpenLocalWith(s.Root, workspace.LocalOptions{Exclude: a.Opts.Exclude,
+		Ignored: workspace.GitIgnored(ctx, s.Root, a.SecretEnv())})
 	if err != nil {
 		return err
 	}

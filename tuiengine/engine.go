@@ -449,13 +449,13 @@ func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 	if err != nil {
 		return tui.ApplyPlan{}, err
 	}
-	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch)
+	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch, e.a.SecretEnv())
 	return tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict}, nil
 }
 
 // Apply checks again (the host may have changed since) and applies.
 func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) {
-	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch}); err != nil {
+	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch, SecretEnv: e.a.SecretEnv()}); err != nil {
 		return "", err
 	}
 	st := diffview.StatOf(plan.Patch)

@@ -94,7 +94,7 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 	if root == "" {
 		root = a.Root
 	}
-	plan := app.CheckApply(ctx, root, patch)
+	plan := app.CheckApply(ctx, root, patch, a.SecretEnv())
 	if plan.Refused != "" {
 		fmt.Fprintf(a.stderr, "harness: %s: %s\n", errcode.WorkspaceScope, plan.Conflict)
 		return exitFailed
