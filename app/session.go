@@ -240,25 +240,55 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 // resume takes the lease of session id and returns its last finished
 // state. A take-over first checks that no turn is running or was
 // interrupted, so a refused take-over takes nothing from the process that
-// runs the turn; then the check is repeated under the lease, where the log
-// can no longer move.
+// runs the turn — a turn running in another live process is SESS_BUSY
+// naming it —, and takes the lease only while the log is still as checked
+// (store.AcquireOptions.IfLastSeq): a turn the holder starts in between
+// makes the take-over SESS_BUSY too, its process untouched. Then the
+// check is repeated under the lease, where the log can no longer move.
 func (a *App) resume(ctx context.Context, id string, s *Session) (*runtime.Checkpoint, error) {
+	var seen *int64
 	if a.Opts.TakeOver {
-		if _, err := runtime.LatestTerminal(ctx, a.Store, id); err != nil {
-			return nil, err
+		rp, err := runtime.LatestTerminal(ctx, a.Store, id)
+		if err != nil {
+			return nil, a.running(ctx, id, err)
 		}
+		seen = &rp.LastSeq
 	}
-	if err := a.acquire(ctx, id, s); err != nil {
+	if err := a.acquire(ctx, id, s, seen); err != nil {
 		return nil, err
 	}
 	rp, err := runtime.LatestTerminal(ctx, a.Store, id)
 	return rp.Checkpoint, err
 }
 
+// running turns the refusal err of a take-over of session id into
+// SESS_BUSY naming the holder when the turn it found unfinished is running
+// in another live process (not interrupted: a crash leaves no live
+// holder).
+func (a *App) running(ctx context.Context, id string, err error) error {
+	if errcode.Of(err) != errcode.RuntimeCheckpointInterrupted {
+		return err
+	}
+	row, rerr := a.Store.Session(ctx, id)
+	if rerr != nil || row.Status != store.StatusRunning || row.Lease == nil {
+		return err
+	}
+	o := row.Lease.Owner
+	return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+		"session %s is running a turn in pid %d on host %s: a take-over would end it; let it finish or cancel it there (esc in the TUI, ctrl+c for exec), then take over",
+		id, o.PID, o.Host)}
+}
+
 // acquire takes the session's lease for s, renews it while s is open and
-// releases it when s closes. SESS_BUSY names --take-over.
-func (a *App) acquire(ctx context.Context, id string, s *Session) error {
-	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver})
+// releases it when s closes; with ifLastSeq, only while the session's log
+// still ends there. SESS_BUSY names --take-over, or says the session
+// moved on.
+func (a *App) acquire(ctx context.Context, id string, s *Session, ifLastSeq *int64) error {
+	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver, IfLastSeq: ifLastSeq})
+	if err != nil && ifLastSeq != nil && errcode.Of(err) == errcode.SessBusy {
+		return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+			"session %s moved on while it was checked (its holder started a turn): nothing was taken; take it over once it is idle", id)}
+	}
 	if err != nil {
 		if errcode.Of(err) == errcode.SessBusy {
 			return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,4 +228,77 @@ func TestSessionsPagesPastEmptyRows(t *testing.T) {
 	if len(list) != 1 || list[0].ID != "sess-real" {
 		t.Fatalf("sessions = %d, want only sess-real", len(list))
 	}
+}
+
+// gapStore runs before ahead of every Acquire: what another process does
+// between a take-over's check and its acquire.
+type gapStore struct {
+	store.Store
+	before func()
+}
+
+func (g *gapStore) Acquire(ctx context.Context, id string, who store.Owner, opts store.AcquireOptions) (store.Owner, error) {
+	g.before()
+	return g.Store.Acquire(ctx, id, who, opts)
+}
+
+// A turn the holder starts between a take-over's check and its acquire is
+// not killed: the take-over is refused with SESS_BUSY and the turn ends as
+// its holder says.
+func TestTakeOverRacingANewTurnTakesNothing(t *testing.T) {
+	dir := t.TempDir()
+	a1 := newTestApp(t, dir, false)
+	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte(`[{"content":"thinking","hang":true}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s1, err := a1.Open(t.Context(), OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+
+	a2 := newTestApp(t, dir, true)
+	var run string
+	a2.Store = &gapStore{Store: a2.Store, before: func() {
+		if run, err = s1.Start(t.Context(), runtime.StartRequest{Input: "go"}); err != nil {
+			t.Error(err)
+		}
+	}}
+	if _, err := a2.Open(t.Context(), OpenRequest{ResumeID: s1.ID()}); errcode.Of(err) != errcode.SessBusy {
+		t.Fatalf("take-over racing a new turn: %v, want %s", err, errcode.SessBusy)
+	}
+	s1.Cancel()
+	out, err := s1.Runtime.Wait(t.Context(), run)
+	if err != nil || out.Status != runtime.StatusCanceled || out.ErrorCode != "" {
+		t.Fatalf("the holder's turn: %+v, %v; want canceled by its holder", out, err)
+	}
+	select {
+	case <-s1.Lost:
+		t.Fatal("the holder lost the session to a refused take-over")
+	default:
+	}
+}
+
+// A take-over of a session whose turn runs in another live process is
+// SESS_BUSY naming that process, not "interrupted".
+func TestTakeOverOfARunningTurnNamesItsProcess(t *testing.T) {
+	dir := t.TempDir()
+	a1 := newTestApp(t, dir, false)
+	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte(`[{"content":"thinking","hang":true}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s1, err := a1.Open(t.Context(), OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	if _, err := s1.Start(t.Context(), runtime.StartRequest{Input: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	a2 := newTestApp(t, dir, true)
+	_, err = a2.Open(t.Context(), OpenRequest{ResumeID: s1.ID()})
+	if errcode.Of(err) != errcode.SessBusy || !strings.Contains(errcode.Message(err), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("take-over of a running turn: %v, want %s naming pid %d", err, errcode.SessBusy, os.Getpid())
+	}
+	s1.Cancel()
 }

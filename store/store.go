@@ -102,6 +102,11 @@ type Lease struct {
 type AcquireOptions struct {
 	LeaseFor time.Duration
 	TakeOver bool
+	// IfLastSeq, when set, grants the session only while its last seq is
+	// still *IfLastSeq (-1: no event): a take-over decided on what the log
+	// held does not happen once the log has moved on (another process
+	// started a turn meanwhile); SESS_BUSY then.
+	IfLastSeq *int64
 }
 
 // EventIn is an event to append. Body is the canonical envelope bytes: a
@@ -207,7 +212,7 @@ type Store interface {
 	// on this host, or opts.TakeOver is set; the epoch then grows by one.
 	// The holder acquiring again keeps its epoch and renews. Codes:
 	// SESS_BUSY (a live holder, named in the message and by a *BusyError
-	// cause), SESS_NOT_FOUND,
+	// cause; or a log that moved past opts.IfLastSeq), SESS_NOT_FOUND,
 	// SESS_INVALID_RECORD (an owner without ID, or naming a local process
 	// that does not exist), SESS_CLOSED.
 	Acquire(ctx context.Context, sessionID string, who Owner, opts AcquireOptions) (Owner, error)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -235,8 +236,9 @@ func TestBusySessionNamesTakeOverAndARefusedTakeOverKeepsTheTurn(t *testing.T) {
 	if busy.code != 1 || !strings.Contains(busy.stderr, string(errcode.SessBusy)) || !strings.Contains(busy.stderr, "--take-over") {
 		t.Fatalf("resume of a busy session: exit %d\n%s", busy.code, busy.stderr)
 	}
+	// Refused, naming the process that runs the turn (not "interrupted").
 	take := u.run("", "exec", "--workspace", "local", "--fake-model", s2, "--resume", id, "--take-over", "mine now")
-	if take.code != 1 || !strings.Contains(take.stderr, string(errcode.RuntimeCheckpointInterrupted)) {
+	if take.code != 1 || !strings.Contains(take.stderr, string(errcode.SessBusy)) || !strings.Contains(take.stderr, fmt.Sprintf("pid %d", l.cmd.Process.Pid)) {
 		t.Fatalf("take-over of a running turn: exit %d\n%s", take.code, take.stderr)
 	}
 	// The live process still holds the session: its cancel is recorded.

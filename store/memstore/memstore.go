@@ -330,6 +330,9 @@ func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, 
 	const op = "memstore.Acquire"
 	var got store.Owner
 	err := s.update(ctx, op, sessionID, func(ss *session) error {
+		if err := rules.Unmoved(op, sessionID, int64(len(ss.log))-1, opts); err != nil {
+			return err
+		}
 		g, err := rules.Acquire(op, sessionID, ss.epoch, ss.holder, who, opts, s.env())
 		if err != nil {
 			return err

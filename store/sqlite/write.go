@@ -176,6 +176,9 @@ func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, 
 		if err != nil {
 			return false, err
 		}
+		if err := rules.Unmoved(op, sessionID, row.LastSeq, opts); err != nil {
+			return false, err
+		}
 		g, err := rules.Acquire(op, sessionID, row.Epoch, row.Holder, who, opts, s.env())
 		if err != nil {
 			return false, err

@@ -1047,6 +1047,22 @@ func testLease(t *testing.T, open Opener) {
 			t.Fatalf("take over: %+v, %v", b, err)
 		}
 	})
+	t.Run("take-over only while the log has not moved", func(t *testing.T) {
+		e := setup(t, open)
+		e.create("sess-a")
+		a := e.acquire("sess-a", Me("a"))
+		seen := int64(-1) // what the taker looked at: no event
+		e.append("sess-a", a, Event("evt-1", "turn.started", `{}`))
+		_, err := e.s.Acquire(ctx, "sess-a", Me("b"), store.AcquireOptions{TakeOver: true, IfLastSeq: &seen})
+		WantCode(t, err, errcode.SessBusy)
+		// The holder never noticed.
+		e.append("sess-a", a, Note("evt-2", 2))
+		seen = 1
+		b, err := e.s.Acquire(ctx, "sess-a", Me("b"), store.AcquireOptions{TakeOver: true, IfLastSeq: &seen})
+		if err != nil || b.Epoch != a.Epoch+1 {
+			t.Fatalf("take over of an unmoved log: %+v, %v", b, err)
+		}
+	})
 	t.Run("other host is waited out", func(t *testing.T) {
 		e := setup(t, open)
 		e.create("sess-a")

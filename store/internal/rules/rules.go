@@ -399,6 +399,14 @@ type Grant struct {
 	Displaced bool // another holder's claim was ended (expired, dead, taken over)
 }
 
+// Unmoved checks opts.IfLastSeq against the session's last seq.
+func Unmoved(op, sessionID string, lastSeq int64, opts store.AcquireOptions) error {
+	if opts.IfLastSeq != nil && *opts.IfLastSeq != lastSeq {
+		return fail(errcode.SessBusy, op, "acquire %s: its log moved on (last seq %d, not %d) since it was checked: another process wrote to it", sessionID, lastSeq, *opts.IfLastSeq)
+	}
+	return nil
+}
+
 // Acquire decides whether who gets the session, given its epoch (kept after
 // release) and current holder (nil when free). who's empty Host and zero PID
 // are filled with this host and process.
