@@ -39,7 +39,23 @@ type Session struct {
 	lostTo string // written before Lost is closed
 
 	owner   store.Owner
+	st      store.Reader
 	closers []func()
+}
+
+// Patch returns the workspace patch recorded at the session's last
+// finished turn: what its end-of-turn diff found, read back from the
+// store, so no second diff of the workspace runs (a diff that failed, or
+// ran out of time, does not run again). A failed diff is its coded error.
+func (s *Session) Patch(ctx context.Context) (string, error) {
+	rp, err := runtime.LatestTerminal(ctx, s.st, s.ID())
+	if err != nil {
+		return "", err
+	}
+	if rp.Checkpoint == nil || rp.Checkpoint.Workspace == nil {
+		return "", nil
+	}
+	return rp.Checkpoint.Workspace.PatchOrError()
 }
 
 // LostTo says which process took the session over ("pid N on host H"),
@@ -83,7 +99,7 @@ func (s *Session) Close() {
 // patch that no longer applies to the project tree is SESS_PATCH_CONFLICT
 // naming the file. On error nothing stays open.
 func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
-	s := &Session{Root: a.Root}
+	s := &Session{Root: a.Root, st: a.Store}
 	if err := a.open(ctx, req, s); err != nil {
 		s.Close()
 		return nil, err

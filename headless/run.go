@@ -117,7 +117,9 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 	flush <- done // the turns' outcome lines come before what follows
 	<-done
 	fmt.Fprintf(a.Stderr, "harness: session %s (harness resume %s)\n", sess.ID(), sess.ID())
-	if patch, err := sess.Workspace.Diff(ctx); err == nil && patch != "" {
+	// The patch the last turn's diff recorded: the workspace is not diffed
+	// again (after a failed diff, a second one would fail as slowly).
+	if patch, err := sess.Patch(ctx); err == nil && patch != "" {
 		fmt.Fprintf(a.Stderr, "harness: the workspace has changes: review them with `harness diff %s`, apply them with `harness apply %s`\n", sess.ID(), sess.ID())
 	}
 	return out, true

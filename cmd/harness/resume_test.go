@@ -169,6 +169,9 @@ func TestForkWhosePatchNoLongerAppliesLeavesNoSession(t *testing.T) {
 		t.Fatalf("first turn: exit %d\n%s", r.code, r.stderr)
 	}
 	id := sessionOf(t, r.events)
+	if !strings.Contains(r.stderr, "harness diff "+id) {
+		t.Errorf("exec did not say the workspace has changes:\n%s", r.stderr)
+	}
 	u.write("notes.txt", "bread\n") // the host file changes under the patch
 	before := len(rawSessions(t, u.db))
 	cont := u.script(`[{"content":"x"}]`)
