@@ -100,7 +100,7 @@ func execOutcome(d event.ToolResult) string {
 			fmt.Fprintf(&b, "    %s:\n", s.name)
 		}
 		for _, l := range lines {
-			fmt.Fprintf(&b, "    │ %s\n", short(l, 200))
+			fmt.Fprintf(&b, "    │ %s\n", Short(l, 200))
 		}
 	}
 	return b.String()

@@ -63,6 +63,10 @@ func (h *Held) Release(w io.Writer) {
 
 // tuiSession is one open session and what it owns.
 type tuiSession struct {
+	// ctx is the Open's, without its cancellation: closing the session
+	// (which waits for its turn to end) must work after the screen's
+	// context ended.
+	ctx     context.Context
 	id      string
 	sess    *runtime.Session
 	opened  *app.Session
@@ -130,7 +134,7 @@ func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		return tui.Session{}, err
 	}
 	sess := opened.Session
-	next := &tuiSession{id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{}),
+	next := &tuiSession{ctx: context.WithoutCancel(ctx), id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{}),
 		lost: opened.Lost}
 	hist, err := readHistory(ctx, a.Store, next.id)
 	var inherited []store.Record
@@ -223,7 +227,7 @@ func records(recs []store.Record) []tui.Record {
 // close ends the session's running turn (so that it stays resumable),
 // stops its event stream and releases what it opened.
 func (s *tuiSession) close() {
-	wctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	wctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
 	_ = s.sess.Close(wctx)
 	cancel()
 	s.sub.Close()

@@ -122,6 +122,7 @@ func TestFailedStartsLeaveNoSession(t *testing.T) {
 	for name, args := range map[string][]string{
 		"fork without resume": {"exec", "--workspace", "local", "--fake-model", a, "--fork", "go"},
 		"invalid UTF-8":       {"exec", "--workspace", "local", "--fake-model", a, "caf\xe9"},
+		"empty prompt":        {"exec", "--workspace", "local", "--fake-model", a, ""},
 	} {
 		if r := u.run("", args...); r.code != exitUsage {
 			t.Errorf("%s: exit %d, want %d\n%s", name, r.code, exitUsage, r.stderr)
