@@ -52,6 +52,11 @@ func NewOwner(host string) store.Owner {
 	return store.Owner{ID: "proc-" + fmt.Sprint(os.Getpid()) + "-" + fmt.Sprint(time.Now().UnixNano()), Host: host, PID: os.Getpid()}
 }
 
+// SecretEnv names the environment variables, beyond those
+// workspace.HostEnv drops by their names, that host processes (git) must
+// not inherit: the one the API key is configured in.
+func (a *App) SecretEnv() []string { return []string{a.Conf.KeyEnv} }
+
 // Close releases everything in reverse order of opening.
 func (a *App) Close() {
 	runClosers(a.closers)

@@ -1,8 +1,10 @@
 package app
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/errcode"
@@ -29,14 +31,14 @@ func mustWrite(t *testing.T, path, body string) {
 func TestApplyTwiceSaysAlreadyApplied(t *testing.T) {
 	root := t.TempDir()
 	mustWrite(t, filepath.Join(root, "notes.txt"), "milk\n")
-	plan := CheckApply(t.Context(), root, notesPatch)
+	plan := CheckApply(t.Context(), root, notesPatch, nil)
 	if plan.Refused != "" || plan.Stat == "" {
 		t.Fatalf("first check: refused %q (%s), stat %q", plan.Refused, plan.Conflict, plan.Stat)
 	}
 	if err := Apply(t.Context(), plan); err != nil {
 		t.Fatal(err)
 	}
-	again := CheckApply(t.Context(), root, notesPatch)
+	again := CheckApply(t.Context(), root, notesPatch, nil)
 	if again.Refused != RefusedApplied {
 		t.Fatalf("second check: refused %q, want %q (%s)", again.Refused, RefusedApplied, again.Conflict)
 	}
@@ -61,7 +63,7 @@ func TestApplyThroughSymlinkIsRefusedAsSuch(t *testing.T) {
 -milk
 +oat milk
 `
-	plan := CheckApply(t.Context(), root, patch)
+	plan := CheckApply(t.Context(), root, patch, nil)
 	if plan.Refused != RefusedSymlink {
 		t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedSymlink, plan.Conflict)
 	}
@@ -73,7 +75,62 @@ func TestApplyThroughSymlinkIsRefusedAsSuch(t *testing.T) {
 func TestApplyOnChangedTreeIsRefused(t *testing.T) {
 	root := t.TempDir()
 	mustWrite(t, filepath.Join(root, "notes.txt"), "bread\n")
-	if plan := CheckApply(t.Context(), root, notesPatch); plan.Refused != RefusedChanged {
+	if plan := CheckApply(t.Context(), root, notesPatch, nil); plan.Refused != RefusedChanged {
 		t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedChanged, plan.Conflict)
+	}
+}
+
+// A patched file that is itself a symbolic link (git apply only refuses
+// links on the way to a file) is refused as such, by CheckApply and by
+// Apply, and the file behind it is untouched.
+func TestApplyToASymlinkedFileIsRefusedAsSuch(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	mustWrite(t, filepath.Join(elsewhere, "notes.txt"), "milk\n")
+	if err := os.Symlink(filepath.Join(elsewhere, "notes.txt"), filepath.Join(root, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	plan := CheckApply(t.Context(), root, notesPatch, nil)
+	if plan.Refused != RefusedSymlink || !strings.Contains(plan.Conflict, "notes.txt") {
+		t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedSymlink, plan.Conflict)
+	}
+	if err := Apply(t.Context(), ApplyPlan{Root: root, Patch: notesPatch}); errcode.Of(err) != errcode.WorkspaceScope {
+		t.Fatalf("apply: %v, want %s", err, errcode.WorkspaceScope)
+	}
+	if b, _ := os.ReadFile(filepath.Join(elsewhere, "notes.txt")); string(b) != "milk\n" {
+		t.Fatalf("the file behind the link changed: %q", b)
+	}
+}
+
+// Host git (apply's check and apply) never sees the API key, kept in the
+// variable the config file names (apiKeyEnv), however that one is named.
+func TestApplyHostGitGetsNoConfiguredKey(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	mustWrite(t, cfg, `{"apiKeyEnv": "GROQ_KEY", "model": "m"}`)
+	a, err := New(t.Context(), Options{DB: filepath.Join(dir, "h.db"), Config: cfg}, Env{"HOME": dir, "GROQ_KEY": "gsk-must-not-leak"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	bin := t.TempDir()
+	dump := filepath.Join(bin, "env.txt")
+	mustWrite(t, filepath.Join(bin, "git"), "#!/bin/sh\nenv >> "+dump+"\n")
+	if err := os.Chmod(filepath.Join(bin, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("GROQ_KEY", "gsk-must-not-leak")
+	t.Setenv("HARNESS_TEST_PLAIN", "kept")
+	root := t.TempDir()
+	plan := CheckApply(t.Context(), root, notesPatch, a.SecretEnv())
+	if err := Apply(t.Context(), plan); err != nil {
+		t.Fatal(err)
+	}
+	env, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatalf("the git stand-in did not run: %v", err)
+	}
+	if strings.Contains(string(env), "must-not-leak") || !strings.Contains(string(env), "HARNESS_TEST_PLAIN=kept") {
+		t.Errorf("host git's environment:\n%s", env)
 	}
 }

@@ -34,7 +34,7 @@ type Options struct {
 	CompactAt             int
 	CompactTail           int
 	Config                string
-	Exclude               []string
+	Exclude               []string // paths left out of either workspace (gitignore-like patterns)
 	MaxFiles              int
 	MaxFileBytes          int64
 	MaxTotalBytes         int64
@@ -56,8 +56,11 @@ type Env map[string]string
 type Resolved struct {
 	DB, Model, BaseURL, APIKey, Image, Workspace string
 	HostID                                       string
-	Window, CompactAt, CompactTail               int
-	Budget                                       int64
+	// KeyEnv is the variable the API key is read from (the config file's
+	// apiKeyEnv, else OPENAI_API_KEY): host processes never see it.
+	KeyEnv                         string
+	Window, CompactAt, CompactTail int
+	Budget                         int64
 	// WindowSource says where Window came from: WindowFromConfig (the
 	// --context-window flag or the config file), WindowFromServer or
 	// WindowFromDefault.
@@ -83,8 +86,8 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	r.HostID = first(o.HostID, e["HARNESS_HOST_ID"], store.HostID())
 	r.Model = first(o.Model, e["HARNESS_MODEL"], fc.Model)
 	r.BaseURL = first(o.BaseURL, e["OPENAI_BASE_URL"], fc.BaseURL)
-	keyEnv := first(fc.APIKeyEnv, "OPENAI_API_KEY")
-	r.APIKey = e[keyEnv]
+	r.KeyEnv = first(fc.APIKeyEnv, "OPENAI_API_KEY")
+	r.APIKey = e[r.KeyEnv]
 	r.Image = first(o.Image, e["HARNESS_IMAGE"], fc.Image, DefaultImage)
 	r.Workspace = o.Workspace
 	r.Window, r.WindowSource = DefaultContextWindow, WindowFromDefault

@@ -79,22 +79,36 @@ func Patch(ctx context.Context, r store.Reader, id string) (patch, root string, 
 	return patch, s.Metadata["root"], err
 }
 
+// listPage is how many sessions Sessions reads at a time.
+const listPage = 500
+
 // Sessions lists the stored sessions, most recently updated first; with
 // root set, only those of that project. Sessions without a single event
-// (a process killed while creating one) are left out.
+// (one being created by a process of an older Harness, or left by one
+// killed meanwhile) are left out; the listing pages through the whole
+// store, so that rows left out never push a session off the list.
 func Sessions(ctx context.Context, r store.Reader, root string) ([]store.Session, error) {
-	list, err := r.ListSessions(ctx, store.MaxPage)
-	if err != nil {
-		return nil, err
-	}
-	out := list[:0]
-	for _, s := range list {
-		if s.LastSeq < 0 || root != "" && s.Metadata[metaRoot] != root {
-			continue
+	var out []store.Session
+	seen := map[string]bool{}
+	cur := store.ListCursor{}
+	for {
+		page, err := r.ListSessions(ctx, cur, listPage)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, s)
+		for _, s := range page {
+			// A session updated while the list is read may come twice.
+			if seen[s.ID] || s.LastSeq < 0 || root != "" && s.Metadata[metaRoot] != root {
+				continue
+			}
+			seen[s.ID] = true
+			out = append(out, s)
+		}
+		if len(page) < listPage {
+			return out, nil
+		}
+		cur = store.PageAfter(page[len(page)-1])
 	}
-	return out, nil
 }
 
 // maxForkDepth bounds how many forks back Inherited follows.

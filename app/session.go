@@ -34,11 +34,39 @@ type Session struct {
 	Note      string // why the workspace is read-only, or what its rebuild skipped
 	Moved     string // set when Root is not the current directory: says so
 	// Lost is closed when another process takes the session over; this one
-	// must stop writing to it.
-	Lost <-chan struct{}
+	// must stop writing to it. LostTo then says who took it.
+	Lost   <-chan struct{}
+	lostTo string // written before Lost is closed
 
 	owner   store.Owner
+	st      store.Reader
 	closers []func()
+}
+
+// Patch returns the workspace patch recorded at the session's last
+// finished turn: what its end-of-turn diff found, read back from the
+// store, so no second diff of the workspace runs (a diff that failed, or
+// ran out of time, does not run again). A failed diff is its coded error.
+func (s *Session) Patch(ctx context.Context) (string, error) {
+	rp, err := runtime.LatestTerminal(ctx, s.st, s.ID())
+	if err != nil {
+		return "", err
+	}
+	if rp.Checkpoint == nil || rp.Checkpoint.Workspace == nil {
+		return "", nil
+	}
+	return rp.Checkpoint.Workspace.PatchOrError()
+}
+
+// LostTo says which process took the session over ("pid N on host H"),
+// once Lost is closed; "" before.
+func (s *Session) LostTo() string {
+	select {
+	case <-s.Lost:
+		return s.lostTo
+	default:
+		return ""
+	}
 }
 
 // Close records the workspace as disposed, closes it, stops renewing the
@@ -62,12 +90,16 @@ func (s *Session) Close() {
 // project it recorded, from whatever directory it is opened:
 // SESS_PROJECT_MISSING when that directory is gone.
 //
-// Everything that can fail before the session is written (the model, the
-// settings, the project, the workspace of a new session) is checked
-// first, so a failed open leaves no new session behind. On error nothing
-// stays open.
+// A new session (or fork) is stored with its first event, in one store
+// transaction, once everything that can fail before is done (the model,
+// the settings, the project, the workspace, a fork's patch replay): a
+// failed open, or a process killed during it, leaves no new session
+// behind. Sessions without events that older processes left (no live
+// holder, created more than a lease ago) are removed first. A recorded
+// patch that no longer applies to the project tree is SESS_PATCH_CONFLICT
+// naming the file. On error nothing stays open.
 func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
-	s := &Session{Root: a.Root}
+	s := &Session{Root: a.Root, st: a.Store}
 	if err := a.open(ctx, req, s); err != nil {
 		s.Close()
 		return nil, err
@@ -75,8 +107,12 @@ func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
 	return s, nil
 }
 
-func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
+func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error) {
 	resumeID, fork := req.ResumeID, req.Fork && req.ResumeID != ""
+	// Start-up housekeeping: sessions without events that processes killed
+	// while creating them left (best effort: a store that cannot be
+	// written fails below with its own error).
+	_, _ = RemoveEmptySessions(ctx, a.Store)
 	var (
 		cp        *runtime.Checkpoint
 		abandoned string
@@ -139,11 +175,19 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 
 	id := resumeID
 	if resumeID == "" || fork {
-		// A new session (or fork) is written only once its workspace is up.
 		id = event.NewID("sess")
-		if err := a.openWorkspace(ctx, id, s); err != nil {
-			return err
-		}
+	}
+	if err := a.openWorkspace(ctx, id, s); err != nil {
+		return err
+	}
+	if err := a.replayWorkspace(ctx, cp, s); err != nil {
+		return err
+	}
+	var log runtime.EventLog
+	if resumeID == "" || fork {
+		// A new session (or fork) is stored with its first event, once
+		// its workspace is up (and its patch replayed): nothing that fails
+		// before leaves a session behind.
 		init := map[string]string{metaRoot: s.Root, metaModel: b.id}
 		if b.baseURL != "" {
 			init[metaBaseURL] = b.baseURL
@@ -155,22 +199,17 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 			init[metaForkedFrom] = resumeID
 			init[metaModel] = settings.Model // the fork starts on the saved settings; a change follows
 		}
-		if _, err := a.Store.CreateSession(ctx, store.SessionInit{ID: id, Metadata: init}); err != nil {
-			return err
-		}
-	}
-	if resumeID == "" || fork {
-		if err := a.acquire(ctx, id, s); err != nil {
-			return err
-		}
-	} else if err := a.openWorkspace(ctx, id, s); err != nil {
-		return err
-	}
-	log, err := store.NewSessionLog(ctx, a.Store, id, s.owner)
-	if err != nil {
-		return err
-	}
-	if err := a.replayWorkspace(ctx, cp, s); err != nil {
+		sl := &startLog{st: a.Store, init: store.SessionInit{ID: id, Metadata: init}, who: a.owner,
+			started: func(owner store.Owner) { a.hold(ctx, id, owner, s) }}
+		defer func() {
+			if err := sl.startErr(); err != nil {
+				// The store's own error (SESS_READ_ONLY naming the file…),
+				// not the runtime's wrapping of it.
+				rerr = err
+			}
+		}()
+		log = sl
+	} else if log, err = store.NewSessionLog(ctx, a.Store, id, s.owner); err != nil {
 		return err
 	}
 	policy := runtime.Policy(runtime.AllowAll)
@@ -217,25 +256,55 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 // resume takes the lease of session id and returns its last finished
 // state. A take-over first checks that no turn is running or was
 // interrupted, so a refused take-over takes nothing from the process that
-// runs the turn; then the check is repeated under the lease, where the log
-// can no longer move.
+// runs the turn — a turn running in another live process is SESS_BUSY
+// naming it —, and takes the lease only while the log is still as checked
+// (store.AcquireOptions.IfLastSeq): a turn the holder starts in between
+// makes the take-over SESS_BUSY too, its process untouched. Then the
+// check is repeated under the lease, where the log can no longer move.
 func (a *App) resume(ctx context.Context, id string, s *Session) (*runtime.Checkpoint, error) {
+	var seen *int64
 	if a.Opts.TakeOver {
-		if _, err := runtime.LatestTerminal(ctx, a.Store, id); err != nil {
-			return nil, err
+		rp, err := runtime.LatestTerminal(ctx, a.Store, id)
+		if err != nil {
+			return nil, a.running(ctx, id, err)
 		}
+		seen = &rp.LastSeq
 	}
-	if err := a.acquire(ctx, id, s); err != nil {
+	if err := a.acquire(ctx, id, s, seen); err != nil {
 		return nil, err
 	}
 	rp, err := runtime.LatestTerminal(ctx, a.Store, id)
 	return rp.Checkpoint, err
 }
 
+// running turns the refusal err of a take-over of session id into
+// SESS_BUSY naming the holder when the turn it found unfinished is running
+// in another live process (not interrupted: a crash leaves no live
+// holder).
+func (a *App) running(ctx context.Context, id string, err error) error {
+	if errcode.Of(err) != errcode.RuntimeCheckpointInterrupted {
+		return err
+	}
+	row, rerr := a.Store.Session(ctx, id)
+	if rerr != nil || row.Status != store.StatusRunning || row.Lease == nil {
+		return err
+	}
+	o := row.Lease.Owner
+	return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+		"session %s is running a turn in pid %d on host %s: a take-over would end it; let it finish or cancel it there (esc in the TUI, ctrl+c for exec), then take over",
+		id, o.PID, o.Host)}
+}
+
 // acquire takes the session's lease for s, renews it while s is open and
-// releases it when s closes. SESS_BUSY names --take-over.
-func (a *App) acquire(ctx context.Context, id string, s *Session) error {
-	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver})
+// releases it when s closes; with ifLastSeq, only while the session's log
+// still ends there. SESS_BUSY names --take-over, or says the session
+// moved on.
+func (a *App) acquire(ctx context.Context, id string, s *Session, ifLastSeq *int64) error {
+	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver, IfLastSeq: ifLastSeq})
+	if err != nil && ifLastSeq != nil && errcode.Of(err) == errcode.SessBusy {
+		return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+			"session %s moved on while it was checked (its holder started a turn): nothing was taken; take it over once it is idle", id)}
+	}
 	if err != nil {
 		if errcode.Of(err) == errcode.SessBusy {
 			return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
@@ -243,12 +312,19 @@ func (a *App) acquire(ctx context.Context, id string, s *Session) error {
 		}
 		return err
 	}
+	a.hold(ctx, id, owner, s)
+	return nil
+}
+
+// hold makes s the holder of session id as owner: the lease is renewed
+// while s is open, watched for a take-over (s.Lost) and released when s
+// closes.
+func (a *App) hold(ctx context.Context, id string, owner store.Owner, s *Session) {
 	a.owner, s.owner = owner, owner
 	s.closers = append(s.closers, func() { _ = a.Store.Release(context.WithoutCancel(ctx), id, owner) })
-	lost, stop := a.keepLease(ctx, id, owner)
+	lost, stop := a.keepLease(ctx, id, owner, &s.lostTo)
 	s.Lost = lost
 	s.closers = append(s.closers, stop)
-	return nil
 }
 
 // project binds s to the project directory a session recorded. Opened
@@ -277,7 +353,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 		if err == nil {
 			ws, err := dockerws.Start(ctx, dockerws.Options{Root: s.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
 				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
-				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes})
+				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, SecretEnv: a.SecretEnv()})
 			if err != nil {
 				return err
 			}
@@ -298,7 +374,9 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 	} else {
 		s.Note = "--workspace local: this session is read-only (writes and commands need the Docker workspace)"
 	}
-	ws, err := workspace.OpenLocal(s.Root)
+	// What the Docker copy leaves out, the local workspace leaves out too.
+	ws, err := workspace.OpenLocalWith(s.Root, workspace.LocalOptions{Exclude: a.Opts.Exclude,
+		Ignored: workspace.GitIgnored(ctx, s.Root, a.SecretEnv())})
 	if err != nil {
 		return err
 	}
@@ -339,8 +417,15 @@ func (a *App) replayWorkspace(ctx context.Context, cp *runtime.Checkpoint, s *Se
 		fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
 	}
 	if err := p.ApplyPatch(ctx, cp.Workspace.Patch); err != nil {
-		return &errcode.Error{Code: errcode.Of(err), Err: err, Message: fmt.Sprintf(
-			"replay the session's patch on the project tree at %s: it no longer applies (the files changed under it?): %s", s.Root, errcode.Message(err))}
+		code := errcode.Of(err)
+		if code == errcode.ToolExecutionFailed || code == errcode.ToolBadInput {
+			// The patch met a project file it does not fit (the message
+			// names it); the workspace itself is fine.
+			code = errcode.SessPatchConflict
+		}
+		return &errcode.Error{Code: code, Err: err, Message: fmt.Sprintf(
+			"replay session %s's patch on the project tree at %s: %s — the file changed since the session's last turn; restore it (`harness diff %s` shows the patch) to resume",
+			cp.Identity.SessionID, s.Root, errcode.Message(err), cp.Identity.SessionID)}
 	}
 	return nil
 }
@@ -350,8 +435,8 @@ const leasePoll = time.Second
 
 // keepLease renews the session lease in the background and watches for a
 // take-over, until stop is called. lost is closed, and a warning printed,
-// as soon as another process holds the session.
-func (a *App) keepLease(ctx context.Context, id string, owner store.Owner) (lost <-chan struct{}, stop func()) {
+// as soon as another process holds the session; *to says which, before.
+func (a *App) keepLease(ctx context.Context, id string, owner store.Owner, to *string) (lost <-chan struct{}, stop func()) {
 	done := make(chan struct{})
 	gone := make(chan struct{})
 	go func() {
@@ -377,6 +462,7 @@ func (a *App) keepLease(ctx context.Context, id string, owner store.Owner) (lost
 					who = fmt.Sprintf("pid %d on host %s", row.Lease.Owner.PID, row.Lease.Owner.Host)
 				}
 				fmt.Fprintf(a.Warn, "harness: session %s was taken over by %s: this process no longer writes to it\n", id, who)
+				*to = who
 				close(gone)
 				return
 			}

@@ -22,7 +22,9 @@ func OpenStore(ctx context.Context, dsn, host string) (store.Store, error) {
 		}
 		return st, nil
 	}
-	if _, err := os.Stat(dsn); err == nil && !sqlite.Writable(dsn) {
+	_, statErr := os.Stat(dsn)
+	exists := statErr == nil
+	if exists && !sqlite.Writable(dsn) {
 		// A store on a read-only file system (or a read-only file or
 		// directory) can still be listed and read; writes say why not.
 		return sqlite.OpenReadOnly(dsn, sqlite.Options{LocalHost: host})
@@ -31,6 +33,12 @@ func OpenStore(ctx context.Context, dsn, host string) (store.Store, error) {
 		return nil, errcode.Wrap(errcode.SessInvalidRecord, "create the store directory", err)
 	}
 	st, err := sqlite.Open(dsn, sqlite.Options{LocalHost: host})
+	if errcode.Of(err) == errcode.SessDiskFull && exists {
+		// So can a store on a full disk; every write says the disk is full.
+		if ro, rerr := sqlite.OpenFull(dsn, sqlite.Options{LocalHost: host}, err); rerr == nil {
+			return ro, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

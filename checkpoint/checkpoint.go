@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
 )
@@ -16,8 +17,9 @@ const Version = 1
 // MaxBytes bounds a checkpoint payload.
 const MaxBytes = 16 << 20
 
-// MaxInputChars bounds a prompt or a steering message, in characters.
-const MaxInputChars = 262144
+// MaxInputChars bounds a prompt or a steering message, in characters: the
+// content the events that record them may hold.
+const MaxInputChars = event.MaxContentRunes
 
 // Phases: a checkpoint is written at each model and summary request
 // (nextRequest set) and before turn.completed (terminalStatus set).

@@ -169,7 +169,10 @@ type Restored struct {
 // workspace.lifecycle, session.forked and settings.changed events (the
 // last fold into the returned checkpoint's settings), and input.withdrawn
 // events of commands between turns (folded into its queue); its turn.completed (or a
-// session.forked just before a fork's checkpoint) must be there.
+// session.forked just before a fork's checkpoint) must be there. With no
+// checkpoint, a session.forked must be a fork from nothing (no
+// fromTurnId): a fork of a finished turn without its checkpoint was
+// interrupted while it was set up.
 // Otherwise RUNTIME_CHECKPOINT_INTERRUPTED says what was interrupted.
 func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 	if cp != nil && cp.Identity.Phase != PhaseTerminal {
@@ -194,7 +197,21 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 				matched = matched || rec.Type == string(event.TypeTurnCompleted)
 				continue
 			}
-		case event.TypeSessionForked, event.TypeWorkspaceLifecycle:
+		case event.TypeSessionForked:
+			if cp == nil {
+				// A fork from a finished turn writes its own terminal
+				// checkpoint right after; without it, the fork's setup was
+				// interrupted and its history is not here.
+				if from, err := forkedFrom(rec.Body); err != nil || from != "" {
+					if err != nil {
+						return Restored{}, err
+					}
+					return Restored{}, errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
+						"this fork of turn %s was interrupted while it was set up (seq %d has no checkpoint after it); nothing is replayed: fork the original session again", from, rec.Seq)
+				}
+			}
+			continue
+		case event.TypeWorkspaceLifecycle:
 			continue
 		case event.TypeSettingsChanged:
 			if cp != nil {
@@ -225,6 +242,20 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 			"turn %s wrote its terminal checkpoint but no turn.completed; resume with --fork", cp.Identity.TurnID)
 	}
 	return Restored{Checkpoint: cp, AfterSeq: afterSeq, LastSeq: last}, nil
+}
+
+// forkedFrom returns the turn a recorded session.forked continues from
+// ("" for a fork from nothing).
+func forkedFrom(body []byte) (string, error) {
+	ev, err := event.Decode(body)
+	if err != nil {
+		return "", err
+	}
+	d, ok := ev.Data.(event.SessionForked)
+	if !ok {
+		return "", errcode.New(errcode.RuntimeCheckpointInvalid, "fold a fork: not a session.forked event")
+	}
+	return d.FromTurnID, nil
 }
 
 // withoutInput returns a copy of cp without the queued input or pending

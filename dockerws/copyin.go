@@ -14,7 +14,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,7 +40,7 @@ const (
 
 // gitCheckIgnore reports which of paths (relative to root) the project's git
 // would ignore; nothing when root is not in a git work tree or git is absent.
-func gitCheckIgnore(ctx context.Context, root string, paths []string) map[string]bool {
+func gitCheckIgnore(ctx context.Context, root string, secretEnv, paths []string) map[string]bool {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -49,32 +48,9 @@ func gitCheckIgnore(ctx context.Context, root string, paths []string) map[string
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, "git", "-C", root, "check-ignore", "-z", "--stdin", "--no-index")
-	cmd.Env = workspace.HostEnv(nil, "GIT_OPTIONAL_LOCKS=0")
+	cmd.Env = workspace.HostEnv(secretEnv, "GIT_OPTIONAL_LOCKS=0")
 	cmd.Stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
 	out, _ := cmd.Output() // exit 1: none ignored; 128: not a work tree
-	set := map[string]bool{}
-	for _, p := range strings.Split(string(out), "\x00") {
-		if p != "" {
-			set[p] = true
-		}
-	}
-	return set
-}
-
-// gitIgnored lists what git ignores under root (files, and directories with
-// a trailing slash), relative to root, when root is inside a git work tree
-// and git is installed; otherwise nothing. Build outputs and dependency
-// trees stay out of the copy the way they stay out of commits.
-func gitIgnored(ctx context.Context, root string) map[string]bool {
-	if _, err := exec.LookPath("git"); err != nil {
-		return nil
-	}
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-	cmd.Env = workspace.HostEnv(nil, "GIT_OPTIONAL_LOCKS=0")
-	out, err := cmd.Output()
-	if err != nil {
-		return nil // not a work tree
-	}
 	set := map[string]bool{}
 	for _, p := range strings.Split(string(out), "\x00") {
 		if p != "" {
@@ -104,35 +80,10 @@ type snapshot struct {
 	bytes     int64
 }
 
-// credentialNames are base names that look like secrets (DESIGN §6, and
-// the ones adversarial runs found); a backup of one (".npmrc.bak",
-// "id_rsa.orig", ".netrc~") counts too.
-var credentialNames = []string{
-	".env", ".npmrc", ".netrc", "_netrc", ".ssh", ".aws", ".docker", ".kube",
-	".git-credentials", ".pgpass", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
-}
-
-// isCredential reports whether a base name looks like a secret: a name
-// above or a backup of one, ".env.*", "credentials*", or a private key
-// ("*.pem", "*.key"). Public keys ("id_rsa.pub") are not secrets.
-func isCredential(name string) bool {
-	n := strings.ToLower(name)
-	if strings.HasPrefix(n, ".env.") || strings.HasPrefix(n, "credentials") ||
-		strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") {
-		return true
-	}
-	for _, c := range credentialNames {
-		if n == c || n == c+"~" || (strings.HasPrefix(n, c+".") && !strings.HasSuffix(n, ".pub")) {
-			return true
-		}
-	}
-	return false
-}
-
 // scan reads the text tree under opts.Root through an os.Root, so nothing
 // outside the root is opened. It fails on credential-like paths (naming
 // them) and on the file-count and total-byte limits, before any Docker call.
-func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
+func scan(ctx context.Context, opts Options, excl workspace.Excludes) (*snapshot, error) {
 	const op = "copy project"
 	root, err := os.OpenRoot(opts.Root)
 	if err != nil {
@@ -143,7 +94,7 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 	}
 	defer root.Close()
 	s := &snapshot{files: map[string]*entry{}, mtimes: map[string]time.Time{}, hardLinks: map[string]bool{}}
-	ignored := gitIgnored(ctx, opts.Root)
+	ignored := workspace.GitIgnored(ctx, opts.Root, opts.SecretEnv)
 	var creds []string
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -162,7 +113,7 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 			}
 			return nil
 		}
-		if excl.match(p, isDir) {
+		if excl.Match(p, isDir) {
 			s.skip(p, skipExcluded)
 			if isDir {
 				return fs.SkipDir
@@ -176,7 +127,7 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 			}
 			return nil
 		}
-		if isCredential(d.Name()) {
+		if workspace.IsCredential(d.Name()) {
 			creds = append(creds, p)
 			if isDir {
 				return fs.SkipDir
@@ -432,107 +383,3 @@ func pipeTar(write func(io.Writer) error) *io.PipeReader {
 
 // markRE is the shape of `stat -c %z` under TZ=UTC0 in busybox and coreutils.
 var markRE = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000$`)
-
-// excludes is the compiled Options.Exclude.
-type excludes []excludePattern
-
-type excludePattern struct {
-	segs    []string // glob per path segment; "**" spans any number of them
-	dirOnly bool     // the pattern ended in "/"
-	rooted  bool     // the pattern had a "/" before its end: matched from the root
-}
-
-// compileExcludes parses gitignore-like patterns: a pattern with no slash
-// (other than a trailing one) matches a file or directory of that name at
-// any depth; one with a slash matches from the project root; a trailing
-// slash matches directories only; "*", "?" and "[...]" work within a
-// segment and "**" spans segments. Blank lines and "#" comments are
-// ignored. A bad pattern fails with WORKSPACE_PATH.
-func compileExcludes(pats []string) (excludes, error) {
-	var out excludes
-	for _, raw := range pats {
-		p := strings.TrimSpace(raw)
-		if p == "" || strings.HasPrefix(p, "#") {
-			continue
-		}
-		var e excludePattern
-		if strings.HasSuffix(p, "/") {
-			e.dirOnly = true
-			p = strings.TrimRight(p, "/")
-		}
-		if strings.Contains(p, "/") {
-			e.rooted = true
-			p = strings.TrimLeft(p, "/")
-		}
-		if p == "" {
-			continue
-		}
-		e.segs = strings.Split(p, "/")
-		for _, seg := range e.segs {
-			if _, err := path.Match(seg, ""); err != nil {
-				return nil, &errcode.Error{Code: errcode.WorkspacePath, Op: "exclude",
-					Message: fmt.Sprintf("bad exclude pattern %q", raw), Err: err}
-			}
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// match reports whether the slash path p is excluded.
-func (x excludes) match(p string, isDir bool) bool {
-	segs := strings.Split(p, "/")
-	for _, e := range x {
-		if e.dirOnly && !isDir {
-			continue
-		}
-		if e.rooted {
-			if matchSegs(e.segs, segs) {
-				return true
-			}
-			continue
-		}
-		if len(e.segs) == 1 {
-			if ok, _ := path.Match(e.segs[0], segs[len(segs)-1]); ok {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// excluded reports whether p or one of its parent directories is excluded.
-func (x excludes) excluded(p string) bool {
-	if len(x) == 0 {
-		return false
-	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == '/' && x.match(p[:i], true) {
-			return true
-		}
-	}
-	return x.match(p, false)
-}
-
-// matchSegs matches path segments against glob segments, "**" spanning
-// zero or more segments.
-func matchSegs(pat, segs []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(segs); i++ {
-				if matchSegs(pat[1:], segs[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(segs) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], segs[0]); !ok {
-			return false
-		}
-		pat, segs = pat[1:], segs[1:]
-	}
-	return len(segs) == 0
-}

@@ -162,7 +162,7 @@ func (w *Workspace) withoutIgnored(ctx context.Context, cur map[string]*entry) m
 			added = append(added, p)
 		}
 	}
-	ignored := gitCheckIgnore(ctx, w.opts.Root, added)
+	ignored := gitCheckIgnore(ctx, w.opts.Root, w.opts.SecretEnv, added)
 	if len(ignored) == 0 {
 		return cur
 	}
@@ -202,7 +202,7 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		want := map[string]bool{}
 		var need int64 // sizes of the changed files still to read
 		for _, f := range l.files {
-			if workspace.CheckPath(f.path) != nil || w.excl.excluded(f.path) {
+			if workspace.CheckPath(f.path) != nil || w.excl.Excluded(f.path) {
 				continue
 			}
 			if e, ok := prev.files[f.path]; ok && f.ctime < prev.mark {

@@ -80,6 +80,9 @@ type Options struct {
 	NanoCPUs          int64 // default: DefaultNanoCPUs()
 	PidsLimit         int64
 	DockerHost        string // "" = DOCKER_HOST from the environment, else the default socket
+	// SecretEnv names more variables that hold secrets (a configured key
+	// variable), kept from host git with those workspace.HostEnv drops.
+	SecretEnv []string
 }
 
 // DefaultNanoCPUs is the container's CPU limit on a host with cpus cores:
@@ -129,7 +132,7 @@ type Workspace struct {
 	user    string // the user every process runs as
 	opts    Options
 	imageID string
-	excl    excludes
+	excl    workspace.Excludes
 	base    *snapshot // the tree as copied in; never changes
 
 	// lock serializes the operations that change the tree or the diff
@@ -234,7 +237,7 @@ func prepare(ctx context.Context, opts Options) (*Workspace, []string, error) {
 		return nil, nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "resolve " + opts.Root, Err: err}
 	}
 	opts.Root = root
-	excl, err := compileExcludes(opts.Exclude)
+	excl, err := workspace.CompileExcludes(opts.Exclude)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -165,7 +165,8 @@ func TestHardLinkedFileStaysOut(t *testing.T) {
 }
 
 // TestHostGitGetsNoSecrets: the git Harness runs on the host (listing
-// ignored paths) does not inherit OPENAI_API_KEY or another secret.
+// ignored paths at copy-in) does not inherit OPENAI_API_KEY, another
+// secret, or the variable configured to hold the key (Options.SecretEnv).
 func TestHostGitGetsNoSecrets(t *testing.T) {
 	bin := t.TempDir()
 	dump := filepath.Join(bin, "env.txt")
@@ -176,8 +177,13 @@ func TestHostGitGetsNoSecrets(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("OPENAI_API_KEY", "sk-test-must-not-leak")
 	t.Setenv("GITHUB_TOKEN", "ghp-must-not-leak")
+	t.Setenv("GROQ_KEY", "gsk-must-not-leak") // named in no way a secret would be, but configured as the key
 	t.Setenv("HARNESS_TEST_PLAIN", "kept")
-	gitIgnored(t.Context(), t.TempDir())
+	opts := Options{Root: t.TempDir(), SecretEnv: []string{"GROQ_KEY"}}
+	opts.defaults()
+	if _, err := scan(t.Context(), opts, nil); err != nil {
+		t.Fatal(err)
+	}
 	env, err := os.ReadFile(dump)
 	if err != nil {
 		t.Fatalf("the git stand-in did not run: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/workspace"
 )
 
 func mustScan(t *testing.T, root string, edit func(*Options)) (*snapshot, error) {
@@ -19,7 +20,7 @@ func mustScan(t *testing.T, root string, edit func(*Options)) (*snapshot, error)
 		edit(&opts)
 	}
 	opts.defaults()
-	excl, err := compileExcludes(opts.Exclude)
+	excl, err := workspace.CompileExcludes(opts.Exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -171,44 +172,6 @@ func TestScanCanceled(t *testing.T) {
 	opts.defaults()
 	_, err := scan(ctx, opts, nil)
 	wantCode(t, err, errcode.ToolCanceled)
-}
-
-func TestExcludePatterns(t *testing.T) {
-	for _, tc := range []struct {
-		pattern string
-		path    string
-		isDir   bool
-		want    bool
-	}{
-		{"*.log", "a.log", false, true},
-		{"*.log", "deep/dir/a.log", false, true},
-		{"*.log", "a.txt", false, false},
-		{"vendor/", "vendor", true, true},
-		{"vendor/", "vendor", false, false},
-		{"/build", "build", true, true},
-		{"/build", "src/build", true, false},
-		{"docs/*.md", "docs/a.md", false, true},
-		{"docs/*.md", "x/docs/a.md", false, false},
-		{"**/gen", "a/b/gen", true, true},
-		{"**/gen", "gen", true, true},
-		{"a/**/z.txt", "a/z.txt", false, true},
-		{"a/**/z.txt", "a/b/c/z.txt", false, true},
-		{"a/**", "a/b", false, true},
-	} {
-		t.Run(tc.pattern+" "+tc.path, func(t *testing.T) {
-			x, err := compileExcludes([]string{tc.pattern})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := x.match(tc.path, tc.isDir); got != tc.want {
-				t.Errorf("match = %v, want %v", got, tc.want)
-			}
-		})
-	}
-	x, _ := compileExcludes([]string{"node_modules/"})
-	if !x.excluded("web/node_modules/react/index.js") {
-		t.Error("a file under an excluded directory is not excluded")
-	}
 }
 
 func TestSnapshotDigest(t *testing.T) {

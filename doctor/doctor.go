@@ -47,6 +47,11 @@ func Run(ctx context.Context, o app.Options, e app.Env, w io.Writer) bool {
 	st, err := app.OpenStore(ctx, r.DB, r.HostID)
 	report("session store "+redactDSN(r.DB), err, "check that the directory is writable or the server reachable (scripts/postgres.sh starts a local one), or pass --db")
 	if err == nil {
+		// Sessions without events that killed processes left behind.
+		gone, err := app.RemoveEmptySessions(ctx, st)
+		if errcode.Of(err) != errcode.SessReadOnly {
+			report(fmt.Sprintf("sessions without events (%d removed)", len(gone)), err, "check that the store is writable")
+		}
 		_ = st.Close()
 	}
 	switch {

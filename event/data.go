@@ -318,11 +318,13 @@ type ModelRetry struct {
 }
 
 // SessionForked: session.forked. SessionID continues from FromSessionID
-// after FromTurnID; AbandonedTurnID names the turn left behind, if any.
+// after FromTurnID, or from nothing when FromTurnID is empty (the forked
+// session had finished no turn: its first one was interrupted);
+// AbandonedTurnID names the turn left behind, if any.
 type SessionForked struct {
 	SessionID       string `json:"sessionId"`
 	FromSessionID   string `json:"fromSessionId"`
-	FromTurnID      string `json:"fromTurnId"`
+	FromTurnID      string `json:"fromTurnId,omitempty"`
 	AbandonedTurnID string `json:"abandonedTurnId,omitempty"`
 }
 

@@ -64,8 +64,9 @@
 //	                                  or pending steering removed before it applied
 //	model.retry       ModelRetry      requestId, attempt (from 1), code, delayMs, runId, sessionId,
 //	                                  turnId: the model adapter retrying a failed attempt
-//	session.forked    SessionForked   sessionId, fromSessionId, fromTurnId, abandonedTurnId?:
-//	                                  a session continued from a point of another (or its own) history
+//	session.forked    SessionForked   sessionId, fromSessionId, fromTurnId?, abandonedTurnId?:
+//	                                  a session continued from a point of another (or its own) history;
+//	                                  no fromTurnId: from nothing (the other session finished no turn)
 //	settings.changed  SettingsChanged sessionId, changed (1+ of model, baseUrl, contextWindow, compactAt,
 //	                                  compactTail, budgetTokens, approve, maxTokens), model, baseUrl?,
 //	                                  windowTokens, thresholdTokens, tailMessages, reserveTokens,

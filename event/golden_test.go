@@ -168,6 +168,11 @@ func goldenEvents() []named {
 			CallID: "call-3", Tool: "fs.write", OK: true, Output: json.RawMessage(`{"path":"README.md","bytes":8}`), DurationMs: 9,
 			Patch: "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1 @@\n-# Demo\n-A CLI.\n+# demo\n", Lines: &event.LineCounts{Added: 1, Deleted: 2},
 		})},
+		// A fork of a session whose first turn was interrupted: it
+		// continues from nothing.
+		{"session.forked/empty", ev(event.TypeSessionForked, event.ActorUser, event.SessionForked{
+			SessionID: "sess-b3", FromSessionID: sess, AbandonedTurnID: turn,
+		})},
 	}
 }
 

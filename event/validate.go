@@ -501,5 +501,6 @@ func (d ToolOutput) validate(c *checker) {
 func (d SessionForked) validate(c *checker) {
 	c.nonEmpty("data.sessionId", d.SessionID)
 	c.nonEmpty("data.fromSessionId", d.FromSessionID)
-	c.nonEmpty("data.fromTurnId", d.FromTurnID)
+	// An empty fromTurnId is a fork from nothing: the forked session
+	// finished no turn.
 }

@@ -59,7 +59,7 @@ func askText(q question, diffText string) string {
 		fmt.Fprintf(&b, "  +%d −%d\n", st.Added, st.Deleted)
 		lines, _ := diffview.Excerpt(diffview.Hunks(diffText), askLines)
 		for _, l := range lines {
-			fmt.Fprintf(&b, "  │ %s\n", short(strings.ReplaceAll(l, "\t", "    "), 200))
+			fmt.Fprintf(&b, "  │ %s\n", Short(strings.ReplaceAll(l, "\t", "    "), 200))
 		}
 	} else {
 		b.WriteString("\n")
@@ -144,7 +144,7 @@ func execOutcome(d event.ToolResult) string {
 			fmt.Fprintf(&b, "    %s:\n", s.name)
 		}
 		for _, l := range lines {
-			fmt.Fprintf(&b, "    │ %s\n", short(l, 200))
+			fmt.Fprintf(&b, "    │ %s\n", Short(l, 200))
 		}
 	}
 	return b.String()

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/event"
@@ -117,7 +118,9 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 	flush <- done // the turns' outcome lines come before what follows
 	<-done
 	fmt.Fprintf(a.Stderr, "harness: session %s (harness resume %s)\n", sess.ID(), sess.ID())
-	if patch, err := sess.Workspace.Diff(ctx); err == nil && patch != "" {
+	// The patch the last turn's diff recorded: the workspace is not diffed
+	// again (after a failed diff, a second one would fail as slowly).
+	if patch, err := sess.Patch(ctx); err == nil && patch != "" {
 		fmt.Fprintf(a.Stderr, "harness: the workspace has changes: review them with `harness diff %s`, apply them with `harness apply %s`\n", sess.ID(), sess.ID())
 	}
 	return out, true
@@ -256,11 +259,11 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 				p.midLine = false
 			}
 		case event.ToolCall:
-			fmt.Fprintf(a.Stderr, "▸ %s %s\n", d.Tool, short(string(d.Input), 100))
+			fmt.Fprintf(a.Stderr, "▸ %s %s\n", d.Tool, Short(string(d.Input), 100))
 		case event.ToolResult:
 			switch {
 			case d.Error != nil:
-				fmt.Fprintf(a.Stderr, "  ✗ %s: %s\n", d.Error.Code, short(d.Error.Message, 160))
+				fmt.Fprintf(a.Stderr, "  ✗ %s: %s\n", d.Error.Code, Short(d.Error.Message, 160))
 			case d.Tool == "process.exec":
 				fmt.Fprint(a.Stderr, execOutcome(d))
 			default:
@@ -310,12 +313,19 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-func short(s string, n int) string {
+// Short is s on one line, cut to at most n bytes (on a character
+// boundary, so the cut text stays UTF-8) with "…" when cut: how exec and
+// the session list print a value.
+func Short(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "…"
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // isDone reports whether c is closed (a nil c never is).

@@ -28,6 +28,16 @@
 // most 80 characters). A running session whose holder is gone is reported,
 // and on take-over stored, as interrupted.
 //
+// # Starting and removing sessions
+//
+// StartSession creates a session, makes the caller its holder and stores
+// its first events in one transaction, so a session never exists without
+// an event because its creator died half way. RemoveEmpty removes the
+// sessions that hold no event, no checkpoint and no live lease, created
+// before a given time: the rows CreateSession alone (an import, an older
+// Harness) leaves when its process dies before the first append.
+// ListSessions pages by a cursor (ListCursor, PageAfter) in its order.
+//
 // # Leases and fencing
 //
 // A session has at most one holder (Owner) with a lease. Acquire grants it

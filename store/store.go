@@ -78,6 +78,17 @@ type Session struct {
 	Lease     *Lease // nil when nobody holds the session
 }
 
+// ListCursor is where a ListSessions page starts: after the session
+// updated at UpdatedAt with the ID ID, in the listing's order. The zero
+// value starts at the most recently updated session.
+type ListCursor struct {
+	UpdatedAt time.Time
+	ID        string
+}
+
+// PageAfter is the cursor of the page that follows s.
+func PageAfter(s Session) ListCursor { return ListCursor{UpdatedAt: s.UpdatedAt, ID: s.ID} }
+
 // Lease is the current holder of a session and how long its claim lasts.
 type Lease struct {
 	Owner      Owner
@@ -91,6 +102,11 @@ type Lease struct {
 type AcquireOptions struct {
 	LeaseFor time.Duration
 	TakeOver bool
+	// IfLastSeq, when set, grants the session only while its last seq is
+	// still *IfLastSeq (-1: no event): a take-over decided on what the log
+	// held does not happen once the log has moved on (another process
+	// started a turn meanwhile); SESS_BUSY then.
+	IfLastSeq *int64
 }
 
 // EventIn is an event to append. Body is the canonical envelope bytes: a
@@ -134,8 +150,10 @@ type Reader interface {
 	// Session returns one session's summary. Codes: SESS_NOT_FOUND, SESS_CLOSED.
 	Session(ctx context.Context, id string) (Session, error)
 	// ListSessions returns up to limit (1..MaxPage) sessions, most recently
-	// updated first, ties by ID. Codes: SESS_INVALID_CURSOR, SESS_CLOSED.
-	ListSessions(ctx context.Context, limit int) ([]Session, error)
+	// updated first, ties by ID, starting after the cursor (the zero
+	// ListCursor: from the most recent; PageAfter of a page's last
+	// session: the next page). Codes: SESS_INVALID_CURSOR, SESS_CLOSED.
+	ListSessions(ctx context.Context, after ListCursor, limit int) ([]Session, error)
 	// ReadEvents returns up to limit (1..MaxPage) events of a session with
 	// seq > afterSeq, in seq order; afterSeq -1 reads from the start, and a
 	// cursor at or past the end yields an empty page. Codes:
@@ -164,6 +182,21 @@ type Store interface {
 	// SESS_INVALID_RECORD (bad ID, metadata), SESS_EVENT_CONFLICT (the ID
 	// exists with other settings), SESS_CLOSED.
 	CreateSession(ctx context.Context, init SessionInit) (Session, error)
+	// StartSession creates the new session init describes, makes who its
+	// holder (as Acquire does, for the default lease) and appends its first
+	// events, all in one transaction: the session exists with its events or
+	// not at all, so a process that dies while starting a session leaves
+	// nothing behind. It returns who with its epoch and the records. Codes:
+	// SESS_INVALID_RECORD (no event, a bad ID, metadata, owner or event),
+	// SESS_EVENT_CONFLICT (the session exists, or an event ID is stored
+	// already), SESS_READ_ONLY, SESS_DISK_FULL, SESS_CLOSED.
+	StartSession(ctx context.Context, init SessionInit, who Owner, first []EventIn) (Owner, []Record, error)
+	// RemoveEmpty removes the sessions created before before that hold no
+	// event and no checkpoint and that nobody live holds (no lease, an
+	// expired one, or a dead process on this host): the rows a process
+	// killed between CreateSession and its first append leaves. It returns
+	// their IDs, sorted. Codes: SESS_READ_ONLY, SESS_BUSY, SESS_CLOSED.
+	RemoveEmpty(ctx context.Context, before time.Time) ([]string, error)
 	// SetTitle renames a session (first line, at most MaxTitleChars). A
 	// title is a label, not part of the log: it needs no ownership. Codes:
 	// SESS_NOT_FOUND, SESS_CLOSED.
@@ -179,7 +212,7 @@ type Store interface {
 	// on this host, or opts.TakeOver is set; the epoch then grows by one.
 	// The holder acquiring again keeps its epoch and renews. Codes:
 	// SESS_BUSY (a live holder, named in the message and by a *BusyError
-	// cause), SESS_NOT_FOUND,
+	// cause; or a log that moved past opts.IfLastSeq), SESS_NOT_FOUND,
 	// SESS_INVALID_RECORD (an owner without ID, or naming a local process
 	// that does not exist), SESS_CLOSED.
 	Acquire(ctx context.Context, sessionID string, who Owner, opts AcquireOptions) (Owner, error)

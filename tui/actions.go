@@ -169,6 +169,10 @@ func (m *Model) submit(next bool) tea.Cmd {
 		m.flash = "No session is open yet."
 		return nil
 	}
+	if m.sess.Lost {
+		m.flash = "Another process took this session over: /new starts a session, /sessions opens another."
+		return nil
+	}
 	m.in.take()
 	m.vp.Bottom()
 	m.unseen = false

@@ -97,6 +97,9 @@ type Session struct {
 	// History is the session's stored log, oldest first; events the
 	// Next stream delivers later have larger sequence numbers.
 	History []Record
+	// Lost is set by the TUI once the engine reports the session taken
+	// over (Update.Lost): it sends nothing more to it.
+	Lost bool
 	// Inherited is, for a fork, the transcript it continues: the forked
 	// session's log up to the turn it continues from, shown before
 	// History. Its sequence numbers are the other session's.
@@ -116,6 +119,9 @@ type Update struct {
 	SessionID string
 	Events    []Record
 	Approval  *Approval
+	// Lost, set once, says that another process took the session over:
+	// what to tell the user. Nothing more may be sent to the session.
+	Lost string
 }
 
 // Approval is a permission question, asked by a permission.requested

@@ -309,6 +309,12 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 		if m.tr.Version() != before && !m.vp.Following() {
 			m.unseen = true
 		}
+		if u.Lost != "" && !m.sess.Lost {
+			// Another process took the session over: say so now, and send
+			// it nothing more (what waits in the outbox is dropped).
+			m.sess.Lost, m.outbox = true, nil
+			m.tr.Note(transcript.NoteError, string(errcode.SessOwnershipLost), u.Lost)
+		}
 		if u.Approval != nil {
 			// A question takes the screen: an open pager or picker closes.
 			m.asking = &asking{a: u.Approval}

@@ -63,6 +63,10 @@ func (h *Held) Release(w io.Writer) {
 
 // tuiSession is one open session and what it owns.
 type tuiSession struct {
+	// ctx is the Open's, without its cancellation: closing the session
+	// (which waits for its turn to end) must work after the screen's
+	// context ended.
+	ctx     context.Context
 	id      string
 	sess    *runtime.Session
 	opened  *app.Session
@@ -75,6 +79,9 @@ type tuiSession struct {
 	// a permission question that follows it is about.
 	callID    string
 	callInput json.RawMessage
+	// lost is the session's take-over signal until Next reported it; nil
+	// after (one Next runs at a time).
+	lost <-chan struct{}
 }
 
 // Engine adapts the app (store, workspace, runtime session) to
@@ -127,7 +134,8 @@ func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		return tui.Session{}, err
 	}
 	sess := opened.Session
-	next := &tuiSession{id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{})}
+	next := &tuiSession{ctx: context.WithoutCancel(ctx), id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{}),
+		lost: opened.Lost}
 	hist, err := readHistory(ctx, a.Store, next.id)
 	var inherited []store.Record
 	if err == nil {
@@ -219,7 +227,7 @@ func records(recs []store.Record) []tui.Record {
 // close ends the session's running turn (so that it stays resumable),
 // stops its event stream and releases what it opened.
 func (s *tuiSession) close() {
-	wctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	wctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
 	_ = s.sess.Close(wctx)
 	cancel()
 	s.sub.Close()
@@ -282,6 +290,13 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 		}
 		select {
 		case <-cur.sub.Ready():
+		case <-cur.lost:
+			// Told at once, not at the next send: another process holds
+			// the session now.
+			cur.lost = nil
+			return tui.Update{SessionID: cur.id, Lost: fmt.Sprintf(
+				"session %s was taken over by %s: this screen no longer writes to it; /new starts a session here, or take it back with `harness resume %s --take-over`",
+				cur.id, cur.opened.LostTo(), cur.id)}, nil
 		case <-changed:
 			return tui.Update{}, nil
 		case <-cur.gone:
@@ -442,13 +457,13 @@ func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 	if err != nil {
 		return tui.ApplyPlan{}, err
 	}
-	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch)
+	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch, e.a.SecretEnv())
 	return tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict}, nil
 }
 
 // Apply checks again (the host may have changed since) and applies.
 func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) {
-	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch}); err != nil {
+	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch, SecretEnv: e.a.SecretEnv()}); err != nil {
 		return "", err
 	}
 	st := diffview.StatOf(plan.Patch)

@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/tui"
 )
 
@@ -19,9 +21,15 @@ import (
 // the race detector sees the adapter's goroutines.
 func newTestEngine(t *testing.T, script string, approve string) (*Engine, *app.App) {
 	t.Helper()
-	home := t.TempDir()
+	return newEngineAt(t, t.TempDir(), app.Options{FakeModel: script, Approve: approve})
+}
+
+// newEngineAt is newTestEngine on the store of home, with options o (the
+// local workspace).
+func newEngineAt(t *testing.T, home string, o app.Options) (*Engine, *app.App) {
+	t.Helper()
 	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
-	o := app.Options{DB: filepath.Join(home, "h.db"), FakeModel: script, Workspace: "local", Approve: approve}
+	o.DB, o.Workspace = filepath.Join(home, "h.db"), "local"
 	held := &Held{}
 	a, err := app.New(t.Context(), o, e, held)
 	if err != nil {
@@ -317,4 +325,176 @@ func writeScript(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A session another process takes over is reported by Next at once (the
+// lease watch's poll), not at the screen's next send.
+func TestEngineReportsATakeOver(t *testing.T) {
+	home := t.TempDir()
+	script := writeScript(t, `[{"content":"hi"}]`)
+	eng, _ := newEngineAt(t, home, app.Options{FakeModel: script})
+	s, err := eng.Open(t.Context(), tui.OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := newEngineAt(t, home, app.Options{FakeModel: script, TakeOver: true})
+	if _, err := other.Open(t.Context(), tui.OpenRequest{ID: s.ID}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for {
+		u, err := eng.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next did not report the take-over: %v", err)
+		}
+		if u.Lost != "" {
+			if u.SessionID != s.ID || !strings.Contains(u.Lost, s.ID) || !strings.Contains(u.Lost, "pid") {
+				t.Fatalf("lost update = %+v", u)
+			}
+			break
+		}
+	}
+	// Reported once: the next Next waits for events again.
+	short, cancel2 := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel2()
+	if u, err := eng.Next(short); err == nil {
+		t.Fatalf("a second update after the loss: %+v", u)
+	}
+}
+
+// gate is a store whose first append of one event type waits until the
+// test opens it; reached is closed when that append arrives.
+type gate struct {
+	store.Store
+	typ     string
+	reached chan struct{}
+	open    chan struct{}
+	once    sync.Once
+}
+
+func (g *gate) Append(ctx context.Context, id string, who store.Owner, ev store.EventIn) (store.Record, error) {
+	if ev.Type == g.typ {
+		first := false
+		g.once.Do(func() { first = true })
+		if first {
+			close(g.reached)
+			<-g.open
+		}
+	}
+	return g.Store.Append(ctx, id, who, ev)
+}
+
+// Text sent while the turn is ending (its turn.completed being stored)
+// starts the next turn once that one has ended; each ends once.
+func TestEngineSendWhileTheTurnIsEnding(t *testing.T) {
+	script := writeScript(t, `[{"content": "first done"}, {"content": "second done"}]`)
+	eng, a := newTestEngine(t, script, "")
+	g := &gate{Store: a.Store, typ: string(event.TypeTurnCompleted), reached: make(chan struct{}), open: make(chan struct{})}
+	a.Store = g
+	ctx := t.Context()
+	if _, err := eng.Open(ctx, tui.OpenRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := eng.Send(ctx, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.reached // the first turn is ending
+	type sent struct {
+		s   tui.Sent
+		err error
+	}
+	got := make(chan sent, 1)
+	go func() {
+		s, err := eng.Send(ctx, "and then")
+		got <- sent{s, err}
+	}()
+	close(g.open)
+	var second sent
+	select {
+	case second = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Send while the turn ended did not return")
+	}
+	if second.err != nil || second.s.Kind != "started" || second.s.RunID == first.RunID {
+		t.Fatalf("send while ending = %+v, %v; want a new turn after %s", second.s, second.err, first.RunID)
+	}
+	ends := turnsEnded(collectTurns(t, eng, 2, nil))
+	if len(ends) != 2 || ends[0].RunID != first.RunID || ends[1].RunID != second.s.RunID ||
+		ends[0].Status != event.StatusCompleted || ends[1].Status != event.StatusCompleted {
+		t.Fatalf("turns ended %+v", ends)
+	}
+}
+
+// collectTurns reads Next until n turn.completed events arrived (the
+// batch they come in whole), answering questions with answer.
+func collectTurns(t *testing.T, eng *Engine, n int, answer func(*tui.Approval) tui.Answer) []event.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var evs []event.Event
+	for len(turnsEnded(evs)) < n {
+		u, err := eng.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next: %v (turns ended so far: %+v)", err, turnsEnded(evs))
+		}
+		if u.Approval != nil {
+			if err := eng.Answer(ctx, u.Approval.PermissionID, answer(u.Approval)); err != nil {
+				t.Errorf("answer: %v", err)
+			}
+		}
+		for _, r := range u.Events {
+			evs = append(evs, r.Event)
+		}
+	}
+	return evs
+}
+
+func turnsEnded(evs []event.Event) []event.TurnCompleted {
+	var out []event.TurnCompleted
+	for _, e := range evs {
+		if d, ok := e.Data.(event.TurnCompleted); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// A turn queued while one runs is started by the session itself when the
+// running one completes: the screen sees both turns through Next, with
+// no StartQueued.
+func TestEngineAutoStartsTheQueuedTurn(t *testing.T) {
+	script := writeScript(t, `[
+		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]},
+		{"content": "first done"},
+		{"content": "queued done"}
+	]`)
+	eng, _ := newTestEngine(t, script, "ask")
+	ctx := t.Context()
+	if _, err := eng.Open(ctx, tui.OpenRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(ctx, "go"); err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	evs := collectTurns(t, eng, 2, func(*tui.Approval) tui.Answer {
+		// The turn waits on its question: queue behind it, then deny.
+		asked++
+		if q, err := eng.Queue(ctx, "then this"); err != nil || q.Kind != "queued" {
+			t.Errorf("queue while running = %+v, %v", q, err)
+		}
+		return tui.Answer{}
+	})
+	var inputs []string
+	for _, e := range evs {
+		if d, ok := e.Data.(event.MessageCompleted); ok && d.Role == "user" {
+			inputs = append(inputs, d.Content)
+		}
+	}
+	ends := turnsEnded(evs)
+	if asked != 1 || strings.Join(inputs, "|") != "go|then this" || ends[0].Status != event.StatusCompleted || ends[1].Status != event.StatusCompleted {
+		t.Fatalf("asked %d; inputs %q; turns ended %+v", asked, inputs, ends)
+	}
 }

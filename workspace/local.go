@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -39,6 +40,16 @@ const MaxLocalReadBytes = 16 << 20
 // read is refused instead of seeing the file vanish. On platforms without a
 // link count (not Unix) this check is absent.
 //
+// Credential-like paths (IsCredential: .env, .ssh, id_rsa, *.pem…, by any
+// segment) are never read: ReadFile fails with WORKSPACE_CREDENTIAL_INPUT,
+// also when a symlink inside the root leads to one (on Linux, where the
+// opened file's real path is known), and List leaves them out. Paths the
+// options leave out — excluded by a pattern (--exclude) or ignored by the
+// project's git — are not in the workspace, as they are not in the Docker
+// copy: ReadFile fails with WORKSPACE_NOT_FOUND saying so, List leaves them
+// out. An excluded credential is left out like any excluded path: it is
+// never read either way.
+//
 // Only regular files are read; a directory, FIFO, socket or device fails
 // with WORKSPACE_NOT_FOUND and is opened non-blocking, so a FIFO never hangs
 // a read. List walks without following symlinks, skips every ".git"
@@ -53,8 +64,11 @@ const MaxLocalReadBytes = 16 << 20
 // A Local is safe for concurrent use; Close waits for calls in flight.
 type Local struct {
 	root    string
+	real    string // root with its symlinks resolved, as the kernel names opened files
 	id      string
 	escapes error // the error os.Root reports for a path leaving the root
+	excl    Excludes
+	ignored map[string]bool // what the project's git ignores (GitIgnored)
 
 	mu sync.RWMutex
 	r  *os.Root // guarded by mu; nil once closed
@@ -62,11 +76,32 @@ type Local struct {
 
 var _ Workspace = (*Local)(nil)
 
+// LocalOptions say what a local workspace leaves out, as the Docker copy
+// does.
+type LocalOptions struct {
+	// Exclude are gitignore-like patterns (CompileExcludes) of paths left
+	// out.
+	Exclude []string
+	// Ignored are the paths the project's git ignores, as GitIgnored
+	// lists them.
+	Ignored map[string]bool
+}
+
 // OpenLocal opens the directory root as a read-only workspace. The directory
 // is made absolute (symlinks in it are followed once, here) and held open,
 // so renaming it later does not redirect the workspace. A missing root or a
 // root that is not a directory fails with WORKSPACE_NOT_FOUND.
 func OpenLocal(root string) (*Local, error) {
+	return OpenLocalWith(root, LocalOptions{})
+}
+
+// OpenLocalWith is OpenLocal leaving out what opts says. A bad exclude
+// pattern fails with WORKSPACE_PATH.
+func OpenLocalWith(root string, opts LocalOptions) (*Local, error) {
+	excl, err := CompileExcludes(opts.Exclude)
+	if err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, errcode.Wrap(errcode.WorkspaceNotFound, "open local workspace", err)
@@ -80,7 +115,9 @@ func OpenLocal(root string) (*Local, error) {
 	if err == nil {
 		var r *os.Root
 		if r, err = os.OpenRoot(abs); err == nil {
-			return newLocal(abs, r), nil
+			l := newLocal(abs, r)
+			l.excl, l.ignored = excl, opts.Ignored
+			return l, nil
 		}
 	}
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -102,8 +139,13 @@ func newLocal(abs string, r *os.Root) *Local {
 		escapes = errors.Unwrap(err)
 	}
 	sum := sha256.Sum256([]byte(abs))
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		real = abs
+	}
 	return &Local{
 		root:    abs,
+		real:    real,
 		id:      BackendLocal + "-" + hex.EncodeToString(sum[:6]),
 		escapes: escapes,
 		r:       r,
@@ -119,13 +161,17 @@ func (l *Local) Info() Info {
 // ReadFile returns the bytes of the regular file at p.
 //
 // Codes: WORKSPACE_PATH, WORKSPACE_SCOPE (escaping symlink, symlink loop,
-// hard link), WORKSPACE_NOT_FOUND (missing, or not a regular file),
+// hard link), WORKSPACE_NOT_FOUND (missing, not a regular file, or left
+// out), WORKSPACE_CREDENTIAL_INPUT (a credential-like path),
 // WORKSPACE_LIMIT (over MaxLocalReadBytes), WORKSPACE_DISPOSED,
 // TOOL_EXECUTION_FAILED (any other I/O failure, such as permission denied);
 // a canceled ctx returns its error.
 func (l *Local) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	const op = "read file"
 	if err := CheckPath(p); err != nil {
+		return nil, err
+	}
+	if err := l.refuse(op, p, p, false); err != nil {
 		return nil, err
 	}
 	l.mu.RLock()
@@ -150,6 +196,13 @@ func (l *Local) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, l.translate(op, p, err)
 	}
 	defer f.Close()
+	if real, ok := l.opened(f); ok && real != p {
+		// A symlink inside the root led elsewhere in it: what it led to
+		// must not be left out or credential-like either.
+		if err := l.refuse(op, p, real, false); err != nil {
+			return nil, err
+		}
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, l.translate(op, p, err)
@@ -176,13 +229,21 @@ func (l *Local) ReadFile(ctx context.Context, p string) ([]byte, error) {
 // files under p ("." for the whole tree). A p naming a regular file lists
 // that file. Symlinks met during the walk are not followed and not listed;
 // a symlink named by p itself is followed when it stays inside the root.
+// Credential-like and left-out paths are not listed; p naming one fails as
+// ReadFile would.
 //
 // Codes: WORKSPACE_PATH, WORKSPACE_SCOPE, WORKSPACE_NOT_FOUND,
-// WORKSPACE_DISPOSED, TOOL_EXECUTION_FAILED; a canceled ctx returns its error.
+// WORKSPACE_CREDENTIAL_INPUT, WORKSPACE_DISPOSED, TOOL_EXECUTION_FAILED; a
+// canceled ctx returns its error.
 func (l *Local) List(ctx context.Context, p string) ([]string, error) {
 	const op = "list files"
 	if err := CheckPath(p); err != nil {
 		return nil, err
+	}
+	if p != "." {
+		if err := l.refuse(op, p, p, true); err != nil {
+			return nil, err
+		}
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -205,8 +266,9 @@ func (l *Local) List(ctx context.Context, p string) ([]string, error) {
 			}
 			return nil
 		}
-		if CheckPath(name) != nil {
-			// A .git directory, or a name the model could not send back.
+		if CheckPath(name) != nil || IsCredential(d.Name()) || l.leftOut(name, d.IsDir()) != "" {
+			// A .git directory, a name the model could not send back, a
+			// credential, or a path left out.
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -265,6 +327,48 @@ func (l *Local) Close(context.Context) error {
 			Message: "close directory " + l.root, Err: err}
 	}
 	return nil
+}
+
+// leftOut says why the slash path p (a directory when isDir) is left out
+// of the workspace, or "" when it is not.
+func (l *Local) leftOut(p string, isDir bool) string {
+	switch {
+	case isDir && l.excl.Match(p, true), l.excl.Excluded(p):
+		return "excluded (--exclude)"
+	case IgnoredPath(l.ignored, p, isDir):
+		return "ignored by the project's git"
+	}
+	return ""
+}
+
+// refuse fails when the path p, which names target (itself, or where a
+// symlink led), is left out or credential-like. A left-out file reads as
+// absent, as it is from the Docker copy; a directory named p may be left
+// out as a whole.
+func (l *Local) refuse(op, p, target string, isDir bool) error {
+	if why := l.leftOut(target, isDir); why != "" {
+		return &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op,
+			Message: "path " + p + " is not in the workspace: " + target + " is " + why}
+	}
+	if c := CredentialPath(target); c != "" {
+		return &errcode.Error{Code: errcode.WorkspaceCredentialInput, Op: op,
+			Message: "path " + p + " is credential-like (" + c + "): harness never reads credential files into a session"}
+	}
+	return nil
+}
+
+// opened returns the open file f's path relative to the root, slash
+// separated, when the platform says where f is and it lies under the root.
+func (l *Local) opened(f *os.File) (string, bool) {
+	abs, ok := openedPath(f)
+	if !ok {
+		return "", false
+	}
+	rel, err := filepath.Rel(l.real, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false // the root moved since it was opened
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // translate maps an os.Root error for path p to a workspace code.

@@ -370,3 +370,79 @@ func TestLocalConcurrentClose(t *testing.T) {
 		}
 	}
 }
+
+// Credential-like paths are never read or listed by the local workspace,
+// named directly, under a credential directory, or reached through a
+// symlink inside the root.
+func TestLocalRefusesCredentials(t *testing.T) {
+	root := t.TempDir()
+	for name, body := range map[string]string{
+		"a.txt": "a\n", ".env": "KEY=sk-secret\n", ".ssh/id_rsa": "-----BEGIN-----\n", ".ssh/id_rsa.pub": "ssh-rsa AAA\n",
+		"config/credentials.json": "{}", "keys/tls.key": "k", "deploy/.npmrc.bak": "//registry/:_authToken=x",
+	} {
+		mustWrite(t, root, name, body)
+	}
+	mustSymlink(t, ".env", filepath.Join(root, "settings.txt"))
+	ws, err := workspace.OpenLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close(t.Context())
+	for _, p := range []string{".env", ".ssh/id_rsa", ".ssh/id_rsa.pub", "config/credentials.json", "keys/tls.key", "deploy/.npmrc.bak", "settings.txt"} {
+		if _, err := ws.ReadFile(t.Context(), p); errcode.Of(err) != errcode.WorkspaceCredentialInput {
+			t.Errorf("read %s: %v, want %s", p, err, errcode.WorkspaceCredentialInput)
+		}
+	}
+	if _, err := ws.List(t.Context(), ".ssh"); errcode.Of(err) != errcode.WorkspaceCredentialInput {
+		t.Errorf("list .ssh: %v, want %s", err, errcode.WorkspaceCredentialInput)
+	}
+	got, err := ws.List(t.Context(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a.txt"}, got); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+	if b, err := ws.ReadFile(t.Context(), "a.txt"); err != nil || string(b) != "a\n" {
+		t.Errorf("read a.txt: %q, %v", b, err)
+	}
+}
+
+// What --exclude names and what the project's git ignores are not in the
+// local workspace, as they are not in the Docker copy: not listed, not
+// read (a credential among them included), not through a symlink either.
+func TestLocalLeavesOutExcludedAndIgnored(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"src/main.go", "app.log", "build/out.txt", "dist/bundle.js", "notes/private.txt", ".env"} {
+		mustWrite(t, root, name, "x\n")
+	}
+	mustSymlink(t, "build/out.txt", filepath.Join(root, "src/latest.txt"))
+	ws, err := workspace.OpenLocalWith(root, workspace.LocalOptions{
+		Exclude: []string{"*.log", "build/", ".env"},
+		Ignored: map[string]bool{"dist/": true, "notes/private.txt": true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close(t.Context())
+	for _, p := range []string{"app.log", "build/out.txt", "dist/bundle.js", "notes/private.txt", ".env", "src/latest.txt"} {
+		if _, err := ws.ReadFile(t.Context(), p); errcode.Of(err) != errcode.WorkspaceNotFound {
+			t.Errorf("read %s: %v, want %s", p, err, errcode.WorkspaceNotFound)
+		}
+	}
+	for _, p := range []string{"build", "dist"} {
+		if _, err := ws.List(t.Context(), p); errcode.Of(err) != errcode.WorkspaceNotFound {
+			t.Errorf("list %s: %v, want %s", p, err, errcode.WorkspaceNotFound)
+		}
+	}
+	got, err := ws.List(t.Context(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"src/main.go"}, got); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+	if _, err := workspace.OpenLocalWith(root, workspace.LocalOptions{Exclude: []string{"[bad"}}); errcode.Of(err) != errcode.WorkspacePath {
+		t.Errorf("a bad pattern: %v, want %s", err, errcode.WorkspacePath)
+	}
+}

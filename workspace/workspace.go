@@ -8,11 +8,17 @@
 // allowed only on a workspace for which Attested reports true; the tools
 // check that before any effect, and the local workspace refuses them itself.
 //
+// Both backends leave out the same paths, by the rules of this package:
+// credential-like names (IsCredential) — the Docker copy-in refuses them
+// until excluded, the local workspace never reads or lists them —, the
+// --exclude patterns (CompileExcludes) and what the project's git ignores
+// (GitIgnored). Host processes (git) run with HostEnv, without secrets.
+//
 // Codes returned: WORKSPACE_PATH (a path breaking the rules of CheckPath),
 // WORKSPACE_SCOPE (a path resolving outside the root), WORKSPACE_NOT_FOUND,
-// WORKSPACE_LIMIT, WORKSPACE_ISOLATION_REQUIRED, WORKSPACE_DISPOSED,
-// WORKSPACE_BUSY and, from dockerws, WORKSPACE_CONTAINER_FAILED and
-// WORKSPACE_CREDENTIAL_INPUT.
+// WORKSPACE_CREDENTIAL_INPUT, WORKSPACE_LIMIT, WORKSPACE_ISOLATION_REQUIRED,
+// WORKSPACE_DISPOSED, WORKSPACE_BUSY and, from dockerws,
+// WORKSPACE_CONTAINER_FAILED.
 package workspace
 
 import (

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/headless"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
 )
@@ -37,7 +38,7 @@ func (a *cli) listSessions(ctx context.Context) int {
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tTITLE\tUPDATED\tTURNS\tTOKENS\tSTATUS\tDIRECTORY")
 	for _, s := range list {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, short(s.Title, 48), s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.Turns, s.Tokens, s.Status, s.Metadata["root"])
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, headless.Short(s.Title, 48), s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.Turns, s.Tokens, s.Status, s.Metadata["root"])
 	}
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(a.stderr, "harness: write the session list: %v\n", err)
@@ -94,7 +95,7 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 	if root == "" {
 		root = a.Root
 	}
-	plan := app.CheckApply(ctx, root, patch)
+	plan := app.CheckApply(ctx, root, patch, a.SecretEnv())
 	if plan.Refused != "" {
 		fmt.Fprintf(a.stderr, "harness: %s: %s\n", errcode.WorkspaceScope, plan.Conflict)
 		return exitFailed
@@ -138,13 +139,4 @@ func (a *cli) importSession(ctx context.Context, path string, stdin io.Reader) i
 	}
 	fmt.Fprintf(a.stderr, "harness: imported session %s (%d events)\n", id, n)
 	return 0
-}
-
-// short is s on one line, cut to n bytes.
-func short(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

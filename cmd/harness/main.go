@@ -14,12 +14,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/doctor"
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/headless"
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/version"
 )
 
@@ -95,12 +95,14 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 	defer a.Close()
 	switch cmd {
 	case "exec":
-		if len(pos) != 1 || pos[0] == "" {
+		if len(pos) != 1 {
 			fmt.Fprintln(stderr, "harness: exec takes one PROMPT argument")
 			return exitUsage
 		}
-		if !utf8.ValidString(pos[0]) || utf8.RuneCountInString(pos[0]) > event.MaxContentRunes {
-			fmt.Fprintf(stderr, "harness: the prompt must be UTF-8 text of at most %d characters\n", event.MaxContentRunes)
+		// The runtime's own rule for a prompt, checked before anything is
+		// opened.
+		if err := checkpoint.CheckText("the prompt", pos[0]); err != nil {
+			fmt.Fprintln(stderr, "harness: "+errcode.Message(err))
 			return exitUsage
 		}
 		if err := checkStore(ctx, a); err != nil {

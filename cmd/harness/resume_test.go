@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/app"
 	"github.com/harness-dev/harness/event"
@@ -120,6 +122,7 @@ func TestFailedStartsLeaveNoSession(t *testing.T) {
 	for name, args := range map[string][]string{
 		"fork without resume": {"exec", "--workspace", "local", "--fake-model", a, "--fork", "go"},
 		"invalid UTF-8":       {"exec", "--workspace", "local", "--fake-model", a, "caf\xe9"},
+		"empty prompt":        {"exec", "--workspace", "local", "--fake-model", a, ""},
 	} {
 		if r := u.run("", args...); r.code != exitUsage {
 			t.Errorf("%s: exit %d, want %d\n%s", name, r.code, exitUsage, r.stderr)
@@ -131,8 +134,56 @@ func TestFailedStartsLeaveNoSession(t *testing.T) {
 	if r := u.run("", "exec", "--workspace", "docker", "--image", "harness-no-such-image:0", "--fake-model", a, "go"); r.code != 1 {
 		t.Errorf("failed launch: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := u.run("", "sessions", "--json"); r.code != 0 || strings.TrimSpace(r.stdout) != "" {
-		t.Fatalf("sessions after failed starts: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// The store itself, not the listing (which leaves out sessions
+	// without events), holds no session.
+	if rows := rawSessions(t, u.db); len(rows) != 0 {
+		t.Fatalf("failed starts left %d session rows: %+v", len(rows), rows)
+	}
+}
+
+// rawSessions is every session row of the SQLite store at db, those
+// without events included.
+func rawSessions(t *testing.T, db string) []store.Session {
+	t.Helper()
+	r, err := sqlite.OpenReader(db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	list, err := r.ListSessions(t.Context(), store.ListCursor{}, store.MaxPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// A fork (or a resume) whose recorded patch no longer applies to the
+// project tree fails with SESS_PATCH_CONFLICT naming the file, and the
+// fork stores no session.
+func TestForkWhosePatchNoLongerAppliesLeavesNoSession(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "milk\n")
+	w := u.script(`[{"toolCalls":[{"id":"c1","name":"fs.write","arguments":{"path":"notes.txt","contents":"oat milk\n"}}]},{"content":"done"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", w, "edit the notes")
+	if r.code != 0 {
+		t.Fatalf("first turn: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	if !strings.Contains(r.stderr, "harness diff "+id) {
+		t.Errorf("exec did not say the workspace has changes:\n%s", r.stderr)
+	}
+	u.write("notes.txt", "bread\n") // the host file changes under the patch
+	before := len(rawSessions(t, u.db))
+	cont := u.script(`[{"content":"x"}]`)
+	for _, args := range [][]string{{"--resume", id, "--fork"}, {"--resume", id}} {
+		f := u.run("", append([]string{"exec", "--image", "harness-busybox", "--fake-model", cont}, append(args, "go on")...)...)
+		if f.code != 1 || !strings.Contains(f.stderr, string(errcode.SessPatchConflict)) || !strings.Contains(f.stderr, "notes.txt") {
+			t.Fatalf("%v on a changed tree: exit %d\n%s", args, f.code, f.stderr)
+		}
+	}
+	if after := len(rawSessions(t, u.db)); after != before {
+		t.Fatalf("%d session rows after the refused fork, %d before", after, before)
 	}
 }
 
@@ -189,8 +240,9 @@ func TestBusySessionNamesTakeOverAndARefusedTakeOverKeepsTheTurn(t *testing.T) {
 	if busy.code != 1 || !strings.Contains(busy.stderr, string(errcode.SessBusy)) || !strings.Contains(busy.stderr, "--take-over") {
 		t.Fatalf("resume of a busy session: exit %d\n%s", busy.code, busy.stderr)
 	}
+	// Refused, naming the process that runs the turn (not "interrupted").
 	take := u.run("", "exec", "--workspace", "local", "--fake-model", s2, "--resume", id, "--take-over", "mine now")
-	if take.code != 1 || !strings.Contains(take.stderr, string(errcode.RuntimeCheckpointInterrupted)) {
+	if take.code != 1 || !strings.Contains(take.stderr, string(errcode.SessBusy)) || !strings.Contains(take.stderr, fmt.Sprintf("pid %d", l.cmd.Process.Pid)) {
 		t.Fatalf("take-over of a running turn: exit %d\n%s", take.code, take.stderr)
 	}
 	// The live process still holds the session: its cancel is recorded.
@@ -220,5 +272,60 @@ func rebindProject(t *testing.T, db, id, dir string) {
 	}
 	if err := st.Release(t.Context(), id, who); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A session killed during its first turn has no finished turn to fork
+// from: the fork starts from nothing, records so, and runs its turn.
+func TestForkOfASessionInterruptedInItsFirstTurn(t *testing.T) {
+	u := newUser(t)
+	hang := u.script(`[{"content":"x","hang":true}]`)
+	l := u.start("exec", "--json", "--workspace", "local", "--fake-model", hang, "start")
+	l.waitFor(`"type":"runtime.checkpoint"`)
+	l.kill9()
+	id := sessionOf(t, l.wait().events)
+
+	cont := u.script(`[{"content":"from scratch"}]`)
+	fork := u.run("", "exec", "--json", "--workspace", "local", "--fake-model", cont, "--resume", id, "--fork", "again")
+	if fork.code != 0 {
+		t.Fatalf("fork of a session interrupted in its first turn: exit %d\n%s", fork.code, fork.stderr)
+	}
+	forked := eventsOf[event.SessionForked](fork.events)
+	if len(forked) != 1 || forked[0].FromSessionID != id || forked[0].FromTurnID != "" || forked[0].AbandonedTurnID == "" {
+		t.Fatalf("session.forked: %+v", forked)
+	}
+	done := eventsOf[event.TurnCompleted](fork.events)
+	if len(done) != 1 || done[0].Status != event.StatusCompleted {
+		t.Fatalf("the fork's turn: %+v", done)
+	}
+	// The fork resumes like any session.
+	again := u.script(`[{"content":"still here"}]`)
+	if r := u.run("", "exec", "--workspace", "local", "--fake-model", again, "--resume", forked[0].SessionID, "and now"); r.code != 0 {
+		t.Fatalf("resume of the fork: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// harness doctor removes the sessions without events that a process
+// killed while creating them left (an older Harness created the row
+// before the first event), and says how many.
+func TestDoctorRemovesEmptySessions(t *testing.T) {
+	u := newUser(t)
+	a := u.script(`[{"content":"ok"}]`)
+	id := sessionOf(t, u.run("", "exec", "--json", "--workspace", "local", "--fake-model", a, "hello").events)
+	st, err := sqlite.Open(u.db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateSession(t.Context(), store.SessionInit{ID: "sess-orphan", CreatedAt: time.Now().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	r := u.run("", "doctor", "--workspace", "local", "--fake-model", a)
+	if !strings.Contains(r.stdout, "sessions without events (1 removed)") {
+		t.Fatalf("doctor:\n%s%s", r.stdout, r.stderr)
+	}
+	rows := rawSessions(t, u.db)
+	if len(rows) != 1 || rows[0].ID != id {
+		t.Fatalf("rows after doctor: %+v", rows)
 	}
 }

@@ -112,6 +112,11 @@ const (
 	// gone, so its workspace cannot be rebuilt. Restore the directory, or
 	// fork the session from inside the project it should work on.
 	SessProjectMissing Code = "SESS_PROJECT_MISSING"
+	// SessPatchConflict: app; the workspace patch a session recorded no
+	// longer applies to its project tree (a file it changes was changed
+	// since), so its workspace cannot be rebuilt. Restore the file the
+	// message names (harness diff ID shows the patch), or start anew.
+	SessPatchConflict Code = "SESS_PATCH_CONFLICT"
 
 	// EventNotObject: event; a frame that is not one JSON object.
 	EventNotObject Code = "EVENT_NOT_OBJECT"
@@ -164,7 +169,7 @@ var All = []Code{
 	WorkspaceContainerFailed, WorkspaceCredentialInput, WorkspaceDisposed,
 	SessNotFound, SessInvalidRecord, SessClosed, SessEventConflict, SessInvalidCursor,
 	SessCheckpointConflict, SessOwnershipLost, SessSchemaVersion, SessBusy, SessDiskFull, SessReadOnly,
-	SessProjectMissing,
+	SessProjectMissing, SessPatchConflict,
 	EventNotObject, EventUnknownKey, EventMissingField, EventVersion, EventUnknownType,
 	EventInvalidField, EventNonCanonical,
 	ModelInvalidConfig, ModelInvalidRequest, ModelInvalidResponse, ModelAuthError,

@@ -17,6 +17,8 @@ import (
 const (
 	RequireDocker   = "HARNESS_REQUIRE_DOCKER"
 	RequirePostgres = "HARNESS_REQUIRE_POSTGRES"
+	// RequireTmpfs: tests that mount a small tmpfs (a full disk).
+	RequireTmpfs = "HARNESS_REQUIRE_TMPFS"
 )
 
 // Unavailable skips t, or fails it when the variable named by require is 1.

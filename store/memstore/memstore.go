@@ -179,6 +179,56 @@ func (s *Store) CreateSession(ctx context.Context, init store.SessionInit) (stor
 	return ss.view(env), nil
 }
 
+// StartSession implements store.Store.
+func (s *Store) StartSession(ctx context.Context, init store.SessionInit, who store.Owner, first []store.EventIn) (store.Owner, []store.Record, error) {
+	const op = "memstore.StartSession"
+	init, h, effects, err := rules.Start(op, init, who, first, s.env())
+	if err != nil {
+		return store.Owner{}, nil, err
+	}
+	if err := s.lock(ctx, op); err != nil {
+		return store.Owner{}, nil, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.sessions[init.ID]; ok {
+		return store.Owner{}, nil, rules.Exists(op, init.ID)
+	}
+	ss := &session{
+		id:        init.ID,
+		sum:       rules.Summary{Title: init.Title, Status: store.StatusIdle},
+		metadata:  rules.CopyMetadata(init.Metadata),
+		createdAt: init.CreatedAt,
+		updatedAt: init.CreatedAt,
+		epoch:     h.Owner.Epoch,
+		holder:    &h,
+	}
+	out, err := s.appendLocked(op, ss, first, effects)
+	if err != nil {
+		return store.Owner{}, nil, err
+	}
+	s.sessions[init.ID] = ss
+	return h.Owner, out, nil
+}
+
+// RemoveEmpty implements store.Store.
+func (s *Store) RemoveEmpty(ctx context.Context, before time.Time) ([]string, error) {
+	const op = "memstore.RemoveEmpty"
+	if err := s.lock(ctx, op); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	env := s.env()
+	var out []string
+	for id, ss := range s.sessions {
+		if len(ss.log) == 0 && ss.cp == nil && ss.createdAt.Before(before) && !env.Live(ss.holder) {
+			out = append(out, id)
+			delete(s.sessions, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 func mapsEqual(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
@@ -206,7 +256,7 @@ func (s *Store) Session(ctx context.Context, id string) (store.Session, error) {
 }
 
 // ListSessions implements store.Reader.
-func (s *Store) ListSessions(ctx context.Context, limit int) ([]store.Session, error) {
+func (s *Store) ListSessions(ctx context.Context, after store.ListCursor, limit int) ([]store.Session, error) {
 	const op = "memstore.ListSessions"
 	if err := rules.CheckLimit(op, limit); err != nil {
 		return nil, err
@@ -218,7 +268,9 @@ func (s *Store) ListSessions(ctx context.Context, limit int) ([]store.Session, e
 	env := s.env()
 	all := make([]*session, 0, len(s.sessions))
 	for _, ss := range s.sessions {
-		all = append(all, ss)
+		if after.ID == "" || ss.updatedAt.Before(after.UpdatedAt) || ss.updatedAt.Equal(after.UpdatedAt) && ss.id > after.ID {
+			all = append(all, ss)
+		}
 	}
 	slices.SortFunc(all, func(a, b *session) int {
 		if c := b.updatedAt.Compare(a.updatedAt); c != 0 {
@@ -278,6 +330,9 @@ func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, 
 	const op = "memstore.Acquire"
 	var got store.Owner
 	err := s.update(ctx, op, sessionID, func(ss *session) error {
+		if err := rules.Unmoved(op, sessionID, int64(len(ss.log))-1, opts); err != nil {
+			return err
+		}
 		g, err := rules.Acquire(op, sessionID, ss.epoch, ss.holder, who, opts, s.env())
 		if err != nil {
 			return err
@@ -352,6 +407,13 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 	if err := rules.Fence(op, sessionID, ss.holder, who); err != nil {
 		return nil, err
 	}
+	return s.appendLocked(op, ss, evs, effects)
+}
+
+// appendLocked appends evs to ss (fenced by the caller): it decides
+// everything first, so that a conflict anywhere stores nothing.
+func (s *Store) appendLocked(op string, ss *session, evs []store.EventIn, effects []rules.Effect) ([]store.Record, error) {
+	sessionID := ss.id
 	now := s.env().Now
 	// Decide everything first so that a conflict anywhere stores nothing.
 	out := make([]store.Record, len(evs))

@@ -103,7 +103,7 @@ func (s *Store) Session(ctx context.Context, id string) (store.Session, error) {
 }
 
 // ListSessions implements store.Reader.
-func (s *Store) ListSessions(ctx context.Context, limit int) ([]store.Session, error) {
+func (s *Store) ListSessions(ctx context.Context, after store.ListCursor, limit int) ([]store.Session, error) {
 	const op = "postgres.ListSessions"
 	if err := rules.CheckLimit(op, limit); err != nil {
 		return nil, err
@@ -111,7 +111,13 @@ func (s *Store) ListSessions(ctx context.Context, limit int) ([]store.Session, e
 	if err := s.check(ctx, op); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id LIMIT $1`, limit)
+	query, args := `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id LIMIT $1`, []any{limit}
+	if after.ID != "" {
+		query = `SELECT * FROM (SELECT ` + sessionCols + ` FROM sessions) AS s
+			WHERE updated < $2 OR (updated = $2 AND id > $3) ORDER BY updated DESC, id LIMIT $1`
+		args = []any{limit, after.UpdatedAt, after.ID}
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, translate(op, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/internal/rules"
@@ -141,6 +142,9 @@ func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, 
 		if err != nil {
 			return err
 		}
+		if err := rules.Unmoved(op, sessionID, row.LastSeq, opts); err != nil {
+			return err
+		}
 		g, err := rules.Acquire(op, sessionID, row.Epoch, row.Holder, who, opts, s.env())
 		if err != nil {
 			return err
@@ -264,70 +268,170 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
 			return err
 		}
-		now := s.env().Now
-		sum, next := row.Sum, row.LastSeq+1
-		first := map[string]int{} // a new event's ID → its index in evs
-		var (
-			fresh        []int // indexes of the new events, in order
-			dups         []int // indexes of repeats of a new event in this call
-			types        []string
-			newIDs       []string
-			bodies       [][]byte
-			returnedOnce = map[string]bool{}
-		)
-		for i, ev := range evs {
-			if old, ok := stored[ev.ID]; ok {
-				if old.SessionID != sessionID || old.Type != ev.Type || !bytes.Equal(old.Body, ev.Body) {
-					return rules.EventConflict(op, ev.ID, old.SessionID)
-				}
-				if returnedOnce[ev.ID] {
-					old.Body = slices.Clone(old.Body)
-				}
-				returnedOnce[ev.ID] = true
-				out[i] = old
-				continue
+		_, err = appendIn(ctx, t, op, row, stored, evs, effects, out, s.env().Now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// appendIn is the second round trip of an append to the session of row
+// (fenced by the caller), given the call's events already stored: it
+// decides each event, inserts the new ones, folds them into the row and
+// commits, filling out. It reports whether it committed (false: nothing
+// new to write).
+func appendIn(ctx context.Context, t *wtx, op string, row *sessionRow, stored map[string]store.Record,
+	evs []store.EventIn, effects []rules.Effect, out []store.Record, now time.Time) (bool, error) {
+	sessionID := row.ID
+	sum, next := row.Sum, row.LastSeq+1
+	first := map[string]int{} // a new event's ID → its index in evs
+	var (
+		fresh        []int // indexes of the new events, in order
+		dups         []int // indexes of repeats of a new event in this call
+		types        []string
+		newIDs       []string
+		bodies       [][]byte
+		returnedOnce = map[string]bool{}
+	)
+	for i, ev := range evs {
+		if old, ok := stored[ev.ID]; ok {
+			if old.SessionID != sessionID || old.Type != ev.Type || !bytes.Equal(old.Body, ev.Body) {
+				return false, rules.EventConflict(op, ev.ID, old.SessionID)
 			}
-			if j, ok := first[ev.ID]; ok {
-				if evs[j].Type != ev.Type || !bytes.Equal(evs[j].Body, ev.Body) {
-					return rules.EventConflict(op, ev.ID, sessionID)
-				}
-				dups = append(dups, i)
-				continue
+			if returnedOnce[ev.ID] {
+				old.Body = slices.Clone(old.Body)
 			}
-			first[ev.ID] = i
-			out[i] = store.Record{
-				SessionID: sessionID, Seq: next,
-				ID: ev.ID, Type: ev.Type, Body: slices.Clone(ev.Body), StoredAt: now,
-			}
-			fresh = append(fresh, i)
-			newIDs, types, bodies = append(newIDs, ev.ID), append(types, ev.Type), append(bodies, ev.Body)
-			effects[i].Apply(&sum)
-			next++
+			returnedOnce[ev.ID] = true
+			out[i] = old
+			continue
 		}
-		if len(fresh) == 0 {
-			return nil
+		if j, ok := first[ev.ID]; ok {
+			if evs[j].Type != ev.Type || !bytes.Equal(evs[j].Body, ev.Body) {
+				return false, rules.EventConflict(op, ev.ID, sessionID)
+			}
+			dups = append(dups, i)
+			continue
 		}
-		h := row.Holder
-		rules.Extend(h, now)
-		var globals []int64
+		first[ev.ID] = i
+		out[i] = store.Record{
+			SessionID: sessionID, Seq: next,
+			ID: ev.ID, Type: ev.Type, Body: slices.Clone(ev.Body), StoredAt: now,
+		}
+		fresh = append(fresh, i)
+		newIDs, types, bodies = append(newIDs, ev.ID), append(types, ev.Type), append(bodies, ev.Body)
+		effects[i].Apply(&sum)
+		next++
+	}
+	if len(fresh) == 0 {
+		return false, nil
+	}
+	h := row.Holder
+	rules.Extend(h, now)
+	var globals []int64
+	b := &pgx.Batch{}
+	b.Queue(qInsertEvents, int64(len(fresh)), sessionID, row.LastSeq+1, now, newIDs, types, bodies).
+		QueryRow(func(r pgx.Row) error { return r.Scan(&globals) })
+	b.Queue(qUpdateAfterAppend, sessionID, next-1, now, sum.Title, sum.Turns, sum.Tokens, sum.Status, h.ExpiresAt)
+	if err := t.send(ctx, b, true); err != nil {
+		return false, err
+	}
+	if len(globals) != len(fresh) {
+		return true, fmt.Errorf("insert %d events: %d global sequence numbers returned", len(fresh), len(globals))
+	}
+	for k, i := range fresh {
+		out[i].GlobalSeq = globals[k]
+	}
+	for _, i := range dups {
+		out[i] = out[first[evs[i].ID]]
+		out[i].Body = slices.Clone(out[i].Body)
+	}
+	return true, nil
+}
+
+// StartSession implements store.Store: the first batch inserts the
+// session with its holder, the second locks its appends and looks up the
+// events' IDs (lockAndFind), the third is an append's (appendIn).
+func (s *Store) StartSession(ctx context.Context, init store.SessionInit, who store.Owner, first []store.EventIn) (store.Owner, []store.Record, error) {
+	const op = "postgres.StartSession"
+	init, h, effects, err := rules.Start(op, init, who, first, s.env())
+	if err != nil {
+		return store.Owner{}, nil, err
+	}
+	ids := make([]string, len(first))
+	for i, ev := range first {
+		ids[i] = ev.ID
+	}
+	out := make([]store.Record, len(first))
+	err = s.write(ctx, op, func(t *wtx) error {
+		inserted := false
 		b := &pgx.Batch{}
-		b.Queue(qInsertEvents, int64(len(fresh)), sessionID, row.LastSeq+1, now, newIDs, types, bodies).
-			QueryRow(func(r pgx.Row) error { return r.Scan(&globals) })
-		b.Queue(qUpdateAfterAppend, sessionID, next-1, now, sum.Title, sum.Turns, sum.Tokens, sum.Status, h.ExpiresAt)
-		if err := t.send(ctx, b, true); err != nil {
+		b.Queue(`INSERT INTO sessions (id, title, metadata, created_at, updated_at, status)
+			VALUES ($1, $2, $3, $4, $4, $5) ON CONFLICT (id) DO NOTHING`,
+			init.ID, init.Title, rules.EncodeMetadata(init.Metadata), init.CreatedAt, store.StatusIdle).
+			Exec(func(tag pgconn.CommandTag) error { inserted = tag.RowsAffected() == 1; return nil })
+		// Should the session exist, this changes its holder only inside
+		// the transaction that the refusal below rolls back.
+		queueHolder(b, init.ID, h.Owner.Epoch, &h, store.StatusIdle)
+		if err := t.send(ctx, b, false); err != nil {
 			return err
 		}
-		if len(globals) != len(fresh) {
-			return fmt.Errorf("insert %d events: %d global sequence numbers returned", len(fresh), len(globals))
+		if !inserted {
+			return rules.Exists(op, init.ID)
 		}
-		for k, i := range fresh {
-			out[i].GlobalSeq = globals[k]
+		row, stored, err := lockAndFind(ctx, t, op, init.ID, ids)
+		if err != nil {
+			return err
 		}
-		for _, i := range dups {
-			out[i] = out[first[evs[i].ID]]
-			out[i].Body = slices.Clone(out[i].Body)
+		wrote, err := appendIn(ctx, t, op, row, stored, first, effects, out, s.env().Now)
+		if err == nil && !wrote {
+			err = rules.EventConflict(op, first[0].ID, "another session")
 		}
-		return nil
+		return err
+	})
+	if err != nil {
+		return store.Owner{}, nil, err
+	}
+	return h.Owner, out, nil
+}
+
+// RemoveEmpty implements store.Store.
+func (s *Store) RemoveEmpty(ctx context.Context, before time.Time) ([]string, error) {
+	const op = "postgres.RemoveEmpty"
+	var out []string
+	err := s.write(ctx, op, func(t *wtx) error {
+		out = nil
+		var rows []*sessionRow
+		b := &pgx.Batch{}
+		b.Queue(`SELECT `+leaseCols+` FROM sessions WHERE created_at < $1 AND last_seq = -1
+			AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = sessions.id)
+			AND NOT EXISTS (SELECT 1 FROM checkpoints WHERE session_id = sessions.id)
+			ORDER BY id FOR UPDATE SKIP LOCKED`, before).Query(func(r pgx.Rows) error {
+			for r.Next() {
+				var row sessionRow
+				if err := row.scan(r); err != nil {
+					return err
+				}
+				rows = append(rows, &row)
+			}
+			return r.Err()
+		})
+		if err := t.send(ctx, b, false); err != nil {
+			return err
+		}
+		env := s.env()
+		for _, row := range rows {
+			if !env.Live(row.Holder) {
+				out = append(out, row.ID)
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		w := &pgx.Batch{}
+		w.Queue(`DELETE FROM sessions WHERE id = ANY($1::text[])`, out)
+		return t.send(ctx, w, true)
 	})
 	if err != nil {
 		return nil, err

@@ -31,7 +31,9 @@
 // connections and see committed data only. Reader (OpenReader) reads a
 // file without owning anything. OpenReadOnly opens a file that cannot be
 // written (read-only file, directory or file system) with mode=ro: it
-// reads, and every write is SESS_READ_ONLY. Store.Check runs PRAGMA
+// reads, and every write is SESS_READ_ONLY; OpenFull does the same for a
+// file on a full disk, every write failing with the SESS_DISK_FULL Open
+// gave. Store.Check runs PRAGMA
 // quick_check (files up to 256 MiB) so that a command about to write can
 // refuse a file with corrupt pages.
 //
@@ -39,8 +41,10 @@
 //
 // Those of package store. SQLite errors are translated once, here: busy
 // or locked → SESS_BUSY; constraint, too big, corrupt, not a database →
-// SESS_INVALID_RECORD; disk full (or the page limit) → SESS_DISK_FULL;
-// I/O, read-only, cannot open, a closed pool, a canceled context →
+// SESS_INVALID_RECORD; disk full (or the page limit), and a disk I/O
+// error (the WAL, its index, a page) on a file system with less than
+// 1 MiB free → SESS_DISK_FULL; other I/O, read-only, cannot open, a
+// closed pool, a canceled context →
 // SESS_CLOSED (the store cannot serve the call); a newer or foreign schema
 // → SESS_SCHEMA_VERSION. Errors about the file itself (full, corrupt,
 // read-only) name it and say what to do.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -43,19 +44,27 @@ func translate(op string, err error) error {
 // atPath names the store file in a translated error about the file itself
 // (a full disk, corrupt pages, a read-only file), and says what to do, so
 // that the printed error points at what to fix. Other errors pass through.
+//
+// A disk I/O error (SQLITE_IOERR and its extended codes: the WAL, its
+// index, a page write) on a file system with no free space left is
+// SESS_DISK_FULL: SQLite reports a full disk so when growing the WAL index
+// or the WAL fails, not only as SQLITE_FULL.
 func atPath(path string, err error) error {
 	e, ok := errors.AsType[*errcode.Error](err)
 	if !ok {
 		return err
 	}
-	if errors.Is(err, syscall.ENOSPC) && e.Code != errcode.SessDiskFull {
-		e = &errcode.Error{Code: errcode.SessDiskFull, Op: e.Op, Message: "write the store file: the disk is full", Err: e.Err}
-	}
-	var advice string
 	se, isSQLite := errors.AsType[*msqlite.Error](err)
 	switch {
 	case e.Code == errcode.SessDiskFull:
-		advice = "free space on its file system and retry"
+	case errors.Is(err, syscall.ENOSPC),
+		isSQLite && se.Code()&0xff == sqlite3.SQLITE_IOERR && noRoom(filepath.Dir(path)):
+		e = &errcode.Error{Code: errcode.SessDiskFull, Op: e.Op, Message: "write the store file: the disk is full", Err: e.Err}
+	}
+	var advice string
+	switch {
+	case e.Code == errcode.SessDiskFull:
+		advice = "free space on its file system and retry (listing and reading sessions still work)"
 	case isSQLite && (se.Code()&0xff == sqlite3.SQLITE_CORRUPT || se.Code()&0xff == sqlite3.SQLITE_NOTADB):
 		advice = "restore it from a backup, or move it aside to start a new store"
 	case isSQLite && se.Code()&0xff == sqlite3.SQLITE_READONLY:
@@ -66,7 +75,13 @@ func atPath(path string, err error) error {
 	if strings.Contains(e.Message, path) {
 		return e
 	}
-	return &errcode.Error{Code: e.Code, Op: e.Op, Message: fmt.Sprintf("%s %s; %s", e.Message, path, advice), Err: e.Err}
+	msg := e.Message
+	if strings.Contains(msg, "the store file") {
+		msg = strings.Replace(msg, "the store file", "the store file "+path, 1)
+	} else {
+		msg = fmt.Sprintf("%s (the store file %s)", msg, path)
+	}
+	return &errcode.Error{Code: e.Code, Op: e.Op, Message: msg + "; " + advice, Err: e.Err}
 }
 
 // classify maps an SQLite (extended) result code to a code and a message.

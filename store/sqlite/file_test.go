@@ -293,7 +293,7 @@ func TestReader(t *testing.T) {
 			t.Fatalf("reader sees %d events after %d appends: %v", len(recs), i+1, err)
 		}
 	}
-	list, err := r.ListSessions(ctx, 10)
+	list, err := r.ListSessions(ctx, store.ListCursor{}, 10)
 	if err != nil || len(list) != 1 || list[0].Title != "read me" || list[0].Lease == nil || list[0].Lease.Owner.ID != "w" {
 		t.Fatalf("reader lists %+v, %v", list, err)
 	}
@@ -315,7 +315,7 @@ func TestReader(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		if list, err := r.ListSessions(ctx, 10); err != nil || len(list) != 0 {
+		if list, err := r.ListSessions(ctx, store.ListCursor{}, 10); err != nil || len(list) != 0 {
 			t.Fatalf("list migrated empty file: %+v, %v", list, err)
 		}
 	})

@@ -115,7 +115,7 @@ func (r *Reader) Session(ctx context.Context, id string) (store.Session, error) 
 }
 
 // ListSessions implements store.Reader.
-func (r *Reader) ListSessions(ctx context.Context, limit int) ([]store.Session, error) {
+func (r *Reader) ListSessions(ctx context.Context, after store.ListCursor, limit int) ([]store.Session, error) {
 	const op = "sqlite.ListSessions"
 	if err := rules.CheckLimit(op, limit); err != nil {
 		return nil, err
@@ -123,7 +123,13 @@ func (r *Reader) ListSessions(ctx context.Context, limit int) ([]store.Session, 
 	if err := r.check(ctx, op); err != nil {
 		return nil, err
 	}
-	rows, err := r.rdb.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id LIMIT ?`, limit)
+	query, args := `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id LIMIT ?`, []any{limit}
+	if after.ID != "" {
+		query = `SELECT * FROM (SELECT ` + sessionCols + ` FROM sessions) WHERE updated < ?1 OR (updated = ?1 AND id > ?2)
+			ORDER BY updated DESC, id LIMIT ?3`
+		args = []any{micros(after.UpdatedAt), after.ID, limit}
+	}
+	rows, err := r.rdb.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, atPath(r.path, translate(op, err))
 	}

@@ -72,7 +72,8 @@ type Reader struct {
 // SQLite; across processes BEGIN IMMEDIATE and the busy timeout order them.
 type Store struct {
 	*Reader
-	readOnly bool                 // opened by OpenReadOnly: every write is SESS_READ_ONLY
+	readOnly bool                 // opened by OpenReadOnly or OpenFull: no write is tried
+	refuse   error                // what every write returns when readOnly; nil: SESS_READ_ONLY
 	wdb      *sql.DB              // nil when readOnly
 	prepared map[string]*sql.Stmt // on wdb; read-only after Open
 
@@ -180,7 +181,20 @@ func OpenReader(path string, opts Options) (*Reader, error) {
 // The schema must be the current one, since it cannot be migrated. Codes
 // as OpenReader.
 func OpenReadOnly(path string, opts Options) (*Store, error) {
-	const op = "sqlite.OpenReadOnly"
+	return openReadOnly("sqlite.OpenReadOnly", path, opts, nil)
+}
+
+// OpenFull opens an existing store file on a full file system, as Open
+// found it (full, its SESS_DISK_FULL error), without writing anything:
+// sessions can be listed and read, and every write fails with full. Codes
+// as OpenReadOnly.
+func OpenFull(path string, opts Options, full error) (*Store, error) {
+	return openReadOnly("sqlite.OpenFull", path, opts, full)
+}
+
+// openReadOnly opens the file mode=ro; writes fail with refuse, or
+// SESS_READ_ONLY when it is nil.
+func openReadOnly(op, path string, opts Options, refuse error) (*Store, error) {
 	opts.defaults()
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -189,12 +203,18 @@ func OpenReadOnly(path string, opts Options) (*Store, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, &errcode.Error{Code: errcode.SessNotFound, Op: op, Message: "find store file " + abs, Err: err}
 	}
-	rdb, err := openDBMode(abs, opts, false, true)
-	if err != nil && !fileExists(abs+"-wal") {
-		// A WAL-mode file in a read-only directory with no -shm file
-		// cannot be opened mode=ro: with no -wal file either, nothing can
+	rdb, v, err := openVersion(abs, opts)
+	if err != nil && !walHolds(abs) {
+		// A WAL-mode file with no -shm file cannot be read mode=ro where
+		// the -shm file cannot be made (a read-only directory, a full
+		// file system): with nothing in a -wal file either, nothing can
 		// change it here, so read it as immutable.
-		rdb, err = openDBMode(abs, opts, false, true, "immutable")
+		rdb, v, err = openVersion(abs, opts, "immutable")
+	}
+	if err == nil && v != schemaVersion {
+		_ = rdb.Close()
+		err = &errcode.Error{Code: errcode.SessSchemaVersion, Op: op, Message: fmt.Sprintf(
+			"read the store file %s: its schema version is %d, this Harness reads %d and cannot migrate a read-only file", abs, v, schemaVersion)}
 	}
 	if err != nil {
 		return nil, atPath(abs, translate(op, err))
@@ -202,21 +222,29 @@ func OpenReadOnly(path string, opts Options) (*Store, error) {
 	rdb.SetMaxOpenConns(opts.ReadConns)
 	rdb.SetMaxIdleConns(opts.ReadConns)
 	r := &Reader{path: abs, now: opts.Now, host: opts.LocalHost, rdb: rdb}
-	v, err := userVersion(context.Background(), rdb)
-	if err == nil && v != schemaVersion {
-		err = &errcode.Error{Code: errcode.SessSchemaVersion, Op: op, Message: fmt.Sprintf(
-			"read the store file %s: its schema version is %d, this Harness reads %d and cannot migrate a read-only file", abs, v, schemaVersion)}
-	}
-	if err != nil {
-		_ = r.Close()
-		return nil, atPath(abs, translate(op, err))
-	}
-	return &Store{Reader: r, readOnly: true}, nil
+	return &Store{Reader: r, readOnly: true, refuse: refuse}, nil
 }
 
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+// openVersion opens a read-only pool on the file and reads its schema
+// version, the first read that needs the WAL index.
+func openVersion(abs string, opts Options, flags ...string) (*sql.DB, int, error) {
+	rdb, err := openDBMode(abs, opts, false, true, flags...)
+	if err != nil {
+		return nil, 0, err
+	}
+	v, err := userVersion(context.Background(), rdb)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, 0, err
+	}
+	return rdb, v, nil
+}
+
+// walHolds reports whether the store file's -wal file holds anything
+// (a missing or empty one holds no commit).
+func walHolds(abs string) bool {
+	fi, err := os.Stat(abs + "-wal")
+	return err == nil && fi.Size() > 0
 }
 
 // Writable reports whether the store file and its directory can be
@@ -408,6 +436,9 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *wtx) (bool, er
 		return err
 	}
 	if s.readOnly {
+		if s.refuse != nil {
+			return s.refuse
+		}
 		return &errcode.Error{Code: errcode.SessReadOnly, Op: op, Message: "write to the store file " + s.path +
 			": it is read-only (the file, its directory or its file system); listing and reading sessions still work"}
 	}

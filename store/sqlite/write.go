@@ -176,6 +176,9 @@ func (s *Store) Acquire(ctx context.Context, sessionID string, who store.Owner, 
 		if err != nil {
 			return false, err
 		}
+		if err := rules.Unmoved(op, sessionID, row.LastSeq, opts); err != nil {
+			return false, err
+		}
 		g, err := rules.Acquire(op, sessionID, row.Epoch, row.Holder, who, opts, s.env())
 		if err != nil {
 			return false, err
@@ -260,50 +263,133 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
 			return false, err
 		}
-		now := s.env().Now
-		sum, next := row.Sum, row.LastSeq+1
-		for i, ev := range evs {
-			res, err := tx.ExecContext(ctx, qInsertEvent, sessionID, next, ev.ID, ev.Type, string(ev.Body), micros(now))
+		return appendTx(ctx, tx, op, row, evs, effects, out, s.env().Now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// appendTx inserts evs into the session of row (fenced by the caller),
+// filling out, and folds the new ones into the row. It reports whether
+// anything was written.
+func appendTx(ctx context.Context, tx *wtx, op string, row *sessionRow, evs []store.EventIn, effects []rules.Effect, out []store.Record, now time.Time) (bool, error) {
+	sessionID := row.ID
+	sum, next := row.Sum, row.LastSeq+1
+	for i, ev := range evs {
+		res, err := tx.ExecContext(ctx, qInsertEvent, sessionID, next, ev.ID, ev.Type, string(ev.Body), micros(now))
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return false, err
+		}
+		if n == 0 {
+			old, err := eventByID(ctx, tx, ev.ID)
 			if err != nil {
 				return false, err
 			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return false, err
+			if old.SessionID != sessionID || old.Type != ev.Type || string(old.Body) != string(ev.Body) {
+				return false, rules.EventConflict(op, ev.ID, old.SessionID)
 			}
-			if n == 0 {
-				old, err := eventByID(ctx, tx, ev.ID)
-				if err != nil {
-					return false, err
-				}
-				if old.SessionID != sessionID || old.Type != ev.Type || string(old.Body) != string(ev.Body) {
-					return false, rules.EventConflict(op, ev.ID, old.SessionID)
-				}
-				out[i] = old
-				continue
-			}
-			global, err := res.LastInsertId()
-			if err != nil {
-				return false, err
-			}
-			out[i] = store.Record{
-				SessionID: sessionID, Seq: next, GlobalSeq: global,
-				ID: ev.ID, Type: ev.Type, Body: slices.Clone(ev.Body), StoredAt: now,
-			}
-			effects[i].Apply(&sum)
-			next++
+			out[i] = old
+			continue
 		}
-		if next == row.LastSeq+1 {
-			return false, nil
+		global, err := res.LastInsertId()
+		if err != nil {
+			return false, err
 		}
-		// The last seq and the time of this append live in the events
-		// index; the row changes only with the summary or the lease.
-		h := row.Holder
-		if extended := rules.Extend(h, now); !extended && sum == row.Sum {
-			return true, nil
+		out[i] = store.Record{
+			SessionID: sessionID, Seq: next, GlobalSeq: global,
+			ID: ev.ID, Type: ev.Type, Body: slices.Clone(ev.Body), StoredAt: now,
 		}
-		_, err = tx.ExecContext(ctx, qUpdateAfterAppend, sum.Title, sum.Turns, sum.Tokens, sum.Status, micros(h.ExpiresAt), sessionID)
+		effects[i].Apply(&sum)
+		next++
+	}
+	if next == row.LastSeq+1 {
+		return false, nil
+	}
+	// The last seq and the time of this append live in the events
+	// index; the row changes only with the summary or the lease.
+	h := row.Holder
+	if extended := rules.Extend(h, now); !extended && sum == row.Sum {
+		return true, nil
+	}
+	_, err := tx.ExecContext(ctx, qUpdateAfterAppend, sum.Title, sum.Turns, sum.Tokens, sum.Status, micros(h.ExpiresAt), sessionID)
+	return err == nil, err
+}
+
+// StartSession implements store.Store.
+func (s *Store) StartSession(ctx context.Context, init store.SessionInit, who store.Owner, first []store.EventIn) (store.Owner, []store.Record, error) {
+	const op = "sqlite.StartSession"
+	init, h, effects, err := rules.Start(op, init, who, first, s.env())
+	if err != nil {
+		return store.Owner{}, nil, err
+	}
+	out := make([]store.Record, len(first))
+	err = s.write(ctx, op, func(tx *wtx) (bool, error) {
+		if _, err := loadLease(ctx, tx, op, init.ID); errcode.Of(err) != errcode.SessNotFound {
+			if err == nil {
+				err = rules.Exists(op, init.ID)
+			}
+			return false, err
+		}
+		created := micros(init.CreatedAt)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, title, metadata, created_at, updated_at, status) VALUES (?, ?, ?, ?, ?, ?)`,
+			init.ID, init.Title, rules.EncodeMetadata(init.Metadata), created, created, store.StatusIdle); err != nil {
+			return false, err
+		}
+		if err := writeHolder(ctx, tx, init.ID, h.Owner.Epoch, &h, store.StatusIdle); err != nil {
+			return false, err
+		}
+		row := &sessionRow{rules.Row{ID: init.ID, Sum: rules.Summary{Title: init.Title, Status: store.StatusIdle},
+			CreatedAt: init.CreatedAt, UpdatedAt: init.CreatedAt, LastSeq: -1, Epoch: h.Owner.Epoch, Holder: &h}}
+		wrote, err := appendTx(ctx, tx, op, row, first, effects, out, s.env().Now)
+		if err == nil && !wrote {
+			err = rules.EventConflict(op, first[0].ID, "another session")
+		}
 		return err == nil, err
+	})
+	if err != nil {
+		return store.Owner{}, nil, err
+	}
+	return h.Owner, out, nil
+}
+
+// RemoveEmpty implements store.Store.
+func (s *Store) RemoveEmpty(ctx context.Context, before time.Time) ([]string, error) {
+	const op = "sqlite.RemoveEmpty"
+	var out []string
+	err := s.write(ctx, op, func(tx *wtx) (bool, error) {
+		out = nil
+		rows, err := tx.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE created_at < ?
+			AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = sessions.id)
+			AND NOT EXISTS (SELECT 1 FROM checkpoints WHERE session_id = sessions.id) ORDER BY id`, micros(before))
+		if err != nil {
+			return false, err
+		}
+		env := s.env()
+		for rows.Next() {
+			var row sessionRow
+			if err := row.scan(rows); err != nil {
+				rows.Close()
+				return false, err
+			}
+			if !env.Live(row.Holder) {
+				out = append(out, row.ID)
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return false, err
+		}
+		for _, id := range out {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
+				return false, err
+			}
+		}
+		return len(out) > 0, nil
 	})
 	if err != nil {
 		return nil, err

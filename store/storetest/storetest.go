@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -169,6 +170,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Redelivery", func(t *testing.T) { testRedelivery(t, open) })
 	t.Run("InvalidEvents", func(t *testing.T) { testInvalidEvents(t, open) })
 	t.Run("Batch", func(t *testing.T) { testBatch(t, open) })
+	t.Run("Start", func(t *testing.T) { testStart(t, open) })
+	t.Run("RemoveEmpty", func(t *testing.T) { testRemoveEmpty(t, open) })
 	t.Run("Cursors", func(t *testing.T) { testCursors(t, open) })
 	t.Run("Copies", func(t *testing.T) { testCopies(t, open) })
 	t.Run("Checkpoint", func(t *testing.T) { testCheckpoint(t, open) })
@@ -276,7 +279,7 @@ func testSessions(t *testing.T, open Opener) {
 		e.clock.Advance(time.Second)
 		who := e.acquire("sess-1", Me("lister"))
 		e.append("sess-1", who, Note("evt-1", 1))
-		list, err := e.s.ListSessions(ctx, 10)
+		list, err := e.s.ListSessions(ctx, store.ListCursor{}, 10)
 		if err != nil {
 			t.Fatalf("list: %v", err)
 		}
@@ -290,13 +293,46 @@ func testSessions(t *testing.T, open Opener) {
 		if list[0].LastSeq != 0 || list[0].Lease == nil || list[0].Lease.Owner.ID != "lister" {
 			t.Fatalf("listed session = %+v, want LastSeq 0 held by lister", list[0])
 		}
-		two, err := e.s.ListSessions(ctx, 2)
+		two, err := e.s.ListSessions(ctx, store.ListCursor{}, 2)
 		if err != nil || len(two) != 2 {
 			t.Fatalf("list 2: %d sessions, %v", len(two), err)
 		}
 		for _, bad := range []int{0, -1, store.MaxPage + 1} {
-			_, err := e.s.ListSessions(ctx, bad)
+			_, err := e.s.ListSessions(ctx, store.ListCursor{}, bad)
 			WantCode(t, err, errcode.SessInvalidCursor)
+		}
+		// Two more sessions updated at the instant of sess-1's append (a
+		// tie of three, ordered by ID); page by page, the listing is the
+		// whole list.
+		e.create("sess-3a")
+		e.create("sess-3b")
+		all, err := e.s.ListSessions(ctx, store.ListCursor{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{1, 2, 4} {
+			var paged []string
+			cur := store.ListCursor{}
+			for {
+				page, err := e.s.ListSessions(ctx, cur, size)
+				if err != nil {
+					t.Fatalf("page of %d after %+v: %v", size, cur, err)
+				}
+				for _, s := range page {
+					paged = append(paged, s.ID)
+				}
+				if len(page) < size {
+					break
+				}
+				cur = store.PageAfter(page[len(page)-1])
+			}
+			var want []string
+			for _, s := range all {
+				want = append(want, s.ID)
+			}
+			if d := cmp.Diff(want, paged); d != "" {
+				t.Fatalf("pages of %d (-whole list +pages):\n%s", size, d)
+			}
 		}
 	})
 }
@@ -537,6 +573,121 @@ func testBatch(t *testing.T, open Opener) {
 		_, err := e.s.AppendBatch(ctx, "sess-a", who, make([]store.EventIn, store.MaxBatch+1))
 		WantCode(t, err, errcode.SessInvalidRecord)
 	})
+}
+
+// ids lists the IDs of every session of e's store.
+func (e *env) ids() []string {
+	e.t.Helper()
+	list, err := e.s.ListSessions(e.t.Context(), store.ListCursor{}, store.MaxPage)
+	if err != nil {
+		e.t.Fatalf("list sessions: %v", err)
+	}
+	var out []string
+	for _, s := range list {
+		out = append(out, s.ID)
+	}
+	return out
+}
+
+func testStart(t *testing.T, open Opener) {
+	e := setup(t, open)
+	ctx := t.Context()
+	init := store.SessionInit{ID: "sess-a", Metadata: map[string]string{"root": "/p"}}
+	who, recs, err := e.s.StartSession(ctx, init, Me("starter"), []store.EventIn{Note("evt-a0", 0), Event("evt-a1", "turn.started", `{}`)})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if who.Epoch != 1 || who.Host != e.host || len(recs) != 2 || recs[0].Seq != 0 || recs[1].Seq != 1 || recs[1].SessionID != "sess-a" {
+		t.Fatalf("start returned %+v, %+v", who, recs)
+	}
+	s := e.session("sess-a")
+	if s.LastSeq != 1 || s.Status != store.StatusRunning || s.Lease == nil || s.Lease.Owner.ID != "starter" || s.Metadata["root"] != "/p" ||
+		!s.Lease.ExpiresAt.Equal(e.clock.Now().Add(store.DefaultLease)) {
+		t.Fatalf("started session = %+v", s)
+	}
+	e.append("sess-a", who, Note("evt-a2", 2)) // the returned owner holds it
+	_, err = e.s.Acquire(ctx, "sess-a", Me("other"), store.AcquireOptions{})
+	WantCode(t, err, errcode.SessBusy)
+
+	for _, tc := range []struct {
+		name  string
+		id    string
+		first []store.EventIn
+		code  errcode.Code
+	}{
+		{"no event", "sess-b", nil, errcode.SessInvalidRecord},
+		{"bad event", "sess-b", []store.EventIn{{ID: "evt-b0", Type: "test.note", Body: []byte("nope")}}, errcode.SessInvalidRecord},
+		{"bad id", "bad id", []store.EventIn{Note("evt-b0", 0)}, errcode.SessInvalidRecord},
+		{"existing session", "sess-a", []store.EventIn{Note("evt-b0", 0)}, errcode.SessEventConflict},
+		// The conflict is found inside the transaction, after the session's
+		// row is written: the row goes with it.
+		{"event of another session", "sess-b", []store.EventIn{Note("evt-b0", 0), Note("evt-a1", 1)}, errcode.SessEventConflict},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := e.s.StartSession(ctx, store.SessionInit{ID: tc.id}, Me("starter"), tc.first)
+			WantCode(t, err, tc.code)
+			if got := e.ids(); len(got) != 1 || got[0] != "sess-a" {
+				t.Fatalf("sessions after a refused start: %v", got)
+			}
+			if got := len(e.readAll("sess-a")); got != 3 {
+				t.Fatalf("sess-a has %d events after a refused start, want 3", got)
+			}
+		})
+	}
+	t.Run("generated id", func(t *testing.T) {
+		_, recs, err := e.s.StartSession(ctx, store.SessionInit{}, Me("starter"), []store.EventIn{Note("evt-c0", 0)})
+		if err != nil || !strings.HasPrefix(recs[0].SessionID, "sess-") {
+			t.Fatalf("start without an id: %+v, %v", recs, err)
+		}
+	})
+}
+
+func testRemoveEmpty(t *testing.T, open Opener) {
+	e := setup(t, open)
+	ctx := t.Context()
+	e.create("sess-free")                           // no lease, no event: an orphan
+	e.acquire(e.create("sess-held").ID, Me("live")) // held by this live process
+	withEvent := e.owned("sess-full")
+	e.append("sess-full", withEvent, Note("evt-0", 0))
+	if err := e.s.Release(ctx, "sess-full", withEvent); err != nil {
+		t.Fatal(err)
+	}
+	pid, stop := startHolder(t)
+	e.create("sess-dead")
+	if _, err := e.s.Acquire(ctx, "sess-dead", store.Owner{ID: "crashing", PID: pid}, store.AcquireOptions{LeaseFor: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+
+	// Only sessions created before the given time go.
+	gone, err := e.s.RemoveEmpty(ctx, e.clock.Now())
+	if err != nil || len(gone) != 0 {
+		t.Fatalf("remove empty sessions created before now: %v, %v", gone, err)
+	}
+	e.clock.Advance(time.Second)
+	gone, err = e.s.RemoveEmpty(ctx, e.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"sess-dead", "sess-free"}, gone); diff != "" {
+		t.Fatalf("removed (-want +got):\n%s", diff)
+	}
+	left := e.ids()
+	slices.Sort(left)
+	if diff := cmp.Diff([]string{"sess-full", "sess-held"}, left); diff != "" {
+		t.Fatalf("left (-want +got):\n%s", diff)
+	}
+	_, err = e.s.Session(ctx, "sess-free")
+	WantCode(t, err, errcode.SessNotFound)
+	// A lease that expires frees the empty session it held.
+	e.clock.Advance(store.DefaultLease)
+	if gone, err := e.s.RemoveEmpty(ctx, e.clock.Now()); err != nil || len(gone) != 1 || gone[0] != "sess-held" {
+		t.Fatalf("after the lease expired: %v, %v", gone, err)
+	}
+	// The ID can be used again.
+	if _, _, err := e.s.StartSession(ctx, store.SessionInit{ID: "sess-free"}, Me("again"), []store.EventIn{Note("evt-1", 1)}); err != nil {
+		t.Fatalf("start a removed session's ID again: %v", err)
+	}
 }
 
 func testCursors(t *testing.T, open Opener) {
@@ -896,6 +1047,22 @@ func testLease(t *testing.T, open Opener) {
 			t.Fatalf("take over: %+v, %v", b, err)
 		}
 	})
+	t.Run("take-over only while the log has not moved", func(t *testing.T) {
+		e := setup(t, open)
+		e.create("sess-a")
+		a := e.acquire("sess-a", Me("a"))
+		seen := int64(-1) // what the taker looked at: no event
+		e.append("sess-a", a, Event("evt-1", "turn.started", `{}`))
+		_, err := e.s.Acquire(ctx, "sess-a", Me("b"), store.AcquireOptions{TakeOver: true, IfLastSeq: &seen})
+		WantCode(t, err, errcode.SessBusy)
+		// The holder never noticed.
+		e.append("sess-a", a, Note("evt-2", 2))
+		seen = 1
+		b, err := e.s.Acquire(ctx, "sess-a", Me("b"), store.AcquireOptions{TakeOver: true, IfLastSeq: &seen})
+		if err != nil || b.Epoch != a.Epoch+1 {
+			t.Fatalf("take over of an unmoved log: %+v, %v", b, err)
+		}
+	})
 	t.Run("other host is waited out", func(t *testing.T) {
 		e := setup(t, open)
 		e.create("sess-a")
@@ -1120,7 +1287,7 @@ func testClosed(t *testing.T, open Opener) {
 		call func() error
 	}{
 		{"session", func() error { _, err := e.s.Session(ctx, "sess-a"); return err }},
-		{"list", func() error { _, err := e.s.ListSessions(ctx, 1); return err }},
+		{"list", func() error { _, err := e.s.ListSessions(ctx, store.ListCursor{}, 1); return err }},
 		{"create", func() error { _, err := e.s.CreateSession(ctx, store.SessionInit{ID: "sess-b"}); return err }},
 		{"append", func() error { _, err := e.s.Append(ctx, "sess-a", who, Note("evt-1", 1)); return err }},
 		{"read", func() error { _, err := e.s.ReadEvents(ctx, "sess-a", -1, 1); return err }},

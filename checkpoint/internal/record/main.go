@@ -106,6 +106,15 @@ func main() {
 			ToolCalls: []model.ToolCall{{ID: "c9", Name: "fs.read", Arguments: []byte(`{"path":"x"}`)}}})
 		cp.History.Revision++
 	}))
+
+	// Last, so that the IDs of the logs above stay as they were: a fork
+	// of a session whose first turn was interrupted (killed while its
+	// model request ran) continues from nothing; a fork killed between
+	// its session.forked and its own terminal checkpoint is interrupted.
+	cut := r.interrupted("sess-cut", "what is this project?")
+	r.write("good-fork-empty", r.fork(cut, "sess-fork-empty"))
+	fork := r.fork(two, "sess-fork-cut")
+	r.write("bad-fork-without-checkpoint", fork[:1])
 }
 
 type recorder struct {
@@ -186,6 +195,41 @@ func (r *recorder) session(id, script string, inputs ...string) *recorded {
 		}
 	}
 	return &recorded{r: r, id: id, rt: rt, sess: sess}
+}
+
+// interrupted starts one turn on a model that never answers and returns
+// once its model request is checkpointed: the session's first turn is
+// interrupted, as if the process had been killed there.
+func (r *recorder) interrupted(id, input string) *recorded {
+	m, err := fake.Parse([]byte(`[{"content":"thinking","hang":true}]`))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	rt, err := runtime.New(r.config(m))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ctx := r.t.Context()
+	sess, err := rt.OpenSession(ctx, r.log(id), settings)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	sub, err := sess.Events(ctx, -1)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := sess.Start(ctx, runtime.StartRequest{Input: input}); err != nil {
+		r.t.Fatal(err)
+	}
+	for {
+		<-sub.Ready()
+		for _, p := range sub.Drain() {
+			if p.Event.Type == event.TypeRuntimeCheckpoint {
+				return &recorded{r: r, id: id, rt: rt, sess: sess}
+			}
+		}
+	}
 }
 
 // fork forks from's last finished turn into a new session.

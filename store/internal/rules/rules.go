@@ -347,6 +347,48 @@ func (env Env) live(h *Holder) bool {
 	return true
 }
 
+// Live reports whether h is a live claim: a lease not yet expired whose
+// holder, when on this host, still runs.
+func (env Env) Live(h *Holder) bool { return env.live(h) }
+
+// Start checks a StartSession call and returns the session's ID (a new
+// one when init has none), title, creation time (now when init has none),
+// holder and the effects of its first events. Codes: SESS_INVALID_RECORD.
+func Start(op string, init store.SessionInit, who store.Owner, evs []store.EventIn, env Env) (store.SessionInit, Holder, []Effect, error) {
+	if init.ID == "" {
+		init.ID = NewSessionID()
+	}
+	if err := CheckID(op, "session id", init.ID); err != nil {
+		return init, Holder{}, nil, err
+	}
+	if err := CheckMetadata(op, init.Metadata); err != nil {
+		return init, Holder{}, nil, err
+	}
+	init.Title = Title(init.Title)
+	if init.CreatedAt.IsZero() {
+		init.CreatedAt = env.Now
+	}
+	init.CreatedAt = init.CreatedAt.UTC().Truncate(store.TimePrecision)
+	if len(evs) == 0 {
+		return init, Holder{}, nil, fail(errcode.SessInvalidRecord, op, "start session %s: it needs a first event", init.ID)
+	}
+	effects, err := CheckEvents(op, evs)
+	if err != nil {
+		return init, Holder{}, nil, err
+	}
+	g, err := Acquire(op, init.ID, 0, nil, who, store.AcquireOptions{}, env)
+	if err != nil {
+		return init, Holder{}, nil, err
+	}
+	return init, g.Holder, effects, nil
+}
+
+// Exists is the SESS_EVENT_CONFLICT of a StartSession whose session
+// exists already.
+func Exists(op, sessionID string) error {
+	return fail(errcode.SessEventConflict, op, "start session %s: it exists already", sessionID)
+}
+
 func sameClaimant(h *Holder, who store.Owner) bool {
 	return h != nil && h.Owner.ID == who.ID && h.Owner.Host == who.Host && h.Owner.PID == who.PID
 }
@@ -355,6 +397,14 @@ func sameClaimant(h *Holder, who store.Owner) bool {
 type Grant struct {
 	Holder    Holder
 	Displaced bool // another holder's claim was ended (expired, dead, taken over)
+}
+
+// Unmoved checks opts.IfLastSeq against the session's last seq.
+func Unmoved(op, sessionID string, lastSeq int64, opts store.AcquireOptions) error {
+	if opts.IfLastSeq != nil && *opts.IfLastSeq != lastSeq {
+		return fail(errcode.SessBusy, op, "acquire %s: its log moved on (last seq %d, not %d) since it was checked: another process wrote to it", sessionID, lastSeq, *opts.IfLastSeq)
+	}
+	return nil
 }
 
 // Acquire decides whether who gets the session, given its epoch (kept after
