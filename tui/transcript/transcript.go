@@ -244,7 +244,11 @@ func (t *Transcript) Apply(ev event.Event) {
 		}
 	case event.SessionForked:
 		t.sessionID = d.SessionID
-		t.add(&notice{level: NoteInfo, text: "forked from " + d.FromSessionID + " at its last finished turn" + abandoned(d.AbandonedTurnID)})
+		at := " at its last finished turn"
+		if d.FromTurnID == "" {
+			at = " from its start (no turn of it had finished)"
+		}
+		t.add(&notice{level: NoteInfo, text: "forked from " + d.FromSessionID + at + abandoned(d.AbandonedTurnID)})
 	case event.TurnCompleted:
 		t.turnCompleted(ev, d)
 	default:

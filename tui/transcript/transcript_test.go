@@ -366,3 +366,20 @@ func TestThinkingAndTruncation(t *testing.T) {
 		t.Errorf("expanded thinking:\n%s", text)
 	}
 }
+
+// A fork says where it continues from: the last finished turn, or the
+// start when no turn of the session had finished.
+func TestForkNotice(t *testing.T) {
+	for _, tc := range []struct {
+		from, want string
+	}{
+		{"turn-a0", "forked from sess-a1 at its last finished turn"},
+		{"", "forked from sess-a1 from its start (no turn of it had finished)"},
+	} {
+		tr := New()
+		tr.Apply(ev(1, event.SessionForked{SessionID: "sess-b", FromSessionID: "sess-a1", FromTurnID: tc.from, AbandonedTurnID: "turn-a1"}))
+		if got := plain(all(tr, 120)); !strings.Contains(got, tc.want) || !strings.Contains(got, "turn-a1 was not continued") {
+			t.Errorf("fork from %q shows:\n%s\nwant %q", tc.from, got, tc.want)
+		}
+	}
+}
