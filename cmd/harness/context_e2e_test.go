@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
@@ -164,8 +165,12 @@ func sourceFiles(t *testing.T, u *userEnv, n, size int) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cut := size // on a character boundary: the file stays UTF-8
+		for cut > 0 && cut < len(b) && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
 		out[i] = fmt.Sprintf("src/%02d.go", i)
-		u.write(out[i], string(b[:size]))
+		u.write(out[i], string(b[:cut]))
 	}
 	return out
 }
@@ -198,10 +203,19 @@ func sourceChunks(t *testing.T, u *userEnv, n, size int) []string {
 	if err != nil || len(all) < n*size {
 		t.Fatalf("%d bytes of Go source, want %d: %v", len(all), n*size, err)
 	}
+	// Cut on character boundaries, so that every file is UTF-8 text (the
+	// sources hold "…" and "→"): each chunk starts where the previous one
+	// ended and is size bytes, less a cut character's first bytes.
 	out := make([]string, n)
+	start := 0
 	for i := range out {
+		end := start + size
+		for end < len(all) && end > start && !utf8.RuneStart(all[end]) {
+			end--
+		}
 		out[i] = fmt.Sprintf("src/%02d.go", i)
-		u.write(out[i], string(all[i*size:(i+1)*size]))
+		u.write(out[i], string(all[start:end]))
+		start = end
 	}
 	return out
 }
