@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"sync"
 )
 
 // Role of a message.
@@ -179,11 +180,25 @@ type Model interface {
 // MarshalCanonical returns v as compact JSON with no HTML escaping and no
 // trailing newline: the one byte form the runtime stores and compares.
 func MarshalCanonical(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	// The encoder writes into a reused buffer, and the result is copied
+	// out at its exact size: a fresh buffer for every event would be grown
+	// (allocated, zeroed and copied) to each event's size, which for tool
+	// results of tens of KiB cost more than the encoding.
+	b := canonicalBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if b.Cap() <= 1<<20 {
+			b.Reset()
+			canonicalBuffers.Put(b)
+		}
+	}()
+	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return bytes.Clone(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }
+
+// canonicalBuffers are MarshalCanonical's encoding buffers; one over 1 MiB
+// is left to the collector rather than kept.
+var canonicalBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}

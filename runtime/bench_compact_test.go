@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/model"
@@ -93,10 +94,17 @@ func BenchmarkTurn60Reads20KB(b *testing.B) {
 			s.Model = "reader"
 			s.Context = compaction.DefaultPolicy(128000)
 		})
+		start := 0
 		for i := range 60 {
+			// Cut on a character boundary: every file stays UTF-8 text.
+			end := start + 20000
+			for end < len(src) && !utf8.RuneStart(src[end]) {
+				end--
+			}
 			name := fmt.Sprintf("src%02d.go", i)
-			writeFile(b, f.root, name, src[i*20000:(i+1)*20000])
+			writeFile(b, f.root, name, src[start:end])
 			m.files = append(m.files, name)
+			start = end
 		}
 		if discard {
 			f.swapLog(&discardLog{id: f.sess.ID()}, m)
