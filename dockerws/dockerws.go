@@ -157,7 +157,7 @@ var _ workspace.Workspace = (*Workspace)(nil)
 // Open copies the text tree under opts.Root into a new container and
 // returns the attested workspace. Nothing is pulled: the image must exist
 // locally; it is resolved to its immutable ID here. Containers and volumes
-// left by crashed Harness processes are removed first.
+// left by crashed Harness processes are removed alongside the create.
 //
 // Codes: WORKSPACE_NOT_FOUND (root or image missing), WORKSPACE_CREDENTIAL_INPUT,
 // WORKSPACE_LIMIT, WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED (ctx ended).
@@ -276,9 +276,12 @@ func prepare(ctx context.Context, opts Options) (*Workspace, []string, error) {
 // build creates and starts the container and copies the tree in. On
 // failure the container is removed.
 func (w *Workspace) build(ctx context.Context, imgEnv []string) error {
-	// Crash leftovers go first; failing to reap them is not a reason to
-	// refuse a new workspace.
-	_, _ = reap(ctx, w.cli, false)
+	// Crash leftovers are removed alongside the create, not before it;
+	// failing to reap them is not a reason to refuse a new workspace. The
+	// reaper never touches this workspace's container: its owner is alive.
+	// The client may be closed under it once the workspace is closed: its
+	// calls then fail, which it ignores.
+	go reapLeftovers(ctx, w.cli)
 	// A failed removal is left to the reaper (the container is labelled):
 	// the error returned is the one that stopped the build.
 	if err := w.create(ctx, imgEnv); err != nil {
@@ -293,6 +296,10 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string) error {
 	w.cur = w.base.tree(mark)
 	return nil
 }
+
+// reapLeftovers removes crash leftovers for an opening workspace; a
+// variable so that a test can hold it.
+var reapLeftovers = func(ctx context.Context, cli *client.Client) { _, _ = reap(ctx, cli, false) }
 
 // sandboxUser keeps the image's user when it names a non-root one.
 func sandboxUser(u string) string {
