@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/harness-dev/harness/dockerws"
@@ -39,6 +40,20 @@ type Session struct {
 
 	owner   store.Owner
 	closers []func()
+
+	mu    sync.Mutex
+	wsErr error // guarded by mu: the background open's failure, once reported
+}
+
+// WorkspaceErr is the failure of the workspace's background open when it
+// was known before the session closed (it was printed then), or nil: a
+// session whose workspace was refused (a credential-like file, a limit, a
+// replay that no longer applies) could not do its work, even when its
+// turn completed without touching the workspace.
+func (s *Session) WorkspaceErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wsErr
 }
 
 // Close records the workspace as disposed, closes it, stops renewing the
@@ -63,9 +78,13 @@ func (s *Session) Close() {
 // SESS_PROJECT_MISSING when that directory is gone.
 //
 // Everything that can fail before the session is written (the model, the
-// settings, the project, the workspace of a new session) is checked
-// first, so a failed open leaves no new session behind. On error nothing
-// stays open.
+// settings, the project, the workspace's image) is checked first, so a
+// failed open leaves no new session behind. The Docker workspace opens in
+// the background (dockerws.Start): the first model request does not wait
+// for it. Its workspace.lifecycle (opened or restored) is recorded once it
+// is up; a failure of that open is printed to Warn as soon as it is known,
+// reaches the model's tool calls with its code, and is kept for
+// WorkspaceErr. On error nothing stays open.
 func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
 	s := &Session{Root: a.Root}
 	if err := a.open(ctx, req, s); err != nil {
@@ -141,7 +160,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 	if resumeID == "" || fork {
 		// A new session (or fork) is written only once its workspace is up.
 		id = event.NewID("sess")
-		if err := a.openWorkspace(ctx, id, s); err != nil {
+		if err := a.openWorkspace(ctx, id, s, cp); err != nil {
 			return err
 		}
 		init := map[string]string{metaRoot: s.Root, metaModel: b.id}
@@ -163,14 +182,11 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 		if err := a.acquire(ctx, id, s); err != nil {
 			return err
 		}
-	} else if err := a.openWorkspace(ctx, id, s); err != nil {
+	} else if err := a.openWorkspace(ctx, id, s, cp); err != nil {
 		return err
 	}
 	log, err := store.NewSessionLog(ctx, a.Store, id, s.owner)
 	if err != nil {
-		return err
-	}
-	if err := a.replayWorkspace(ctx, cp, s); err != nil {
 		return err
 	}
 	policy := runtime.Policy(runtime.AllowAll)
@@ -206,12 +222,79 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 	if cp != nil {
 		phase = "restored"
 	}
-	if err := s.RecordWorkspace(ctx, phase); err != nil {
-		return err
+	bg, _ := s.Workspace.(*dockerws.Workspace)
+	if bg == nil {
+		if err := s.RecordWorkspace(ctx, phase); err != nil {
+			return err
+		}
 	}
 	sess := s.Session
 	s.closers = append(s.closers, func() { _ = sess.RecordWorkspace(context.WithoutCancel(ctx), "disposed") })
+	if bg != nil {
+		want := "" // a replayed patch is checked against the tree it was made on
+		if cp != nil && cp.Workspace != nil && cp.Workspace.Patch != "" {
+			want = cp.Workspace.Snapshot
+		}
+		s.closers = append(s.closers, a.watchOpen(ctx, s, bg, phase, want))
+	}
 	return nil
+}
+
+// watchOpen follows the background open of a Docker workspace: once the
+// tree is scanned it warns when the tree differs from the snapshot the
+// session recorded (want, "" for none); once the workspace is up it
+// records workspace.lifecycle(phase); a failure, at either step, is
+// printed to Warn with its code and kept for WorkspaceErr. The function
+// returned stops it and waits for it, after it reported what was already
+// known (run it before the session records "disposed").
+func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace, phase, want string) func() {
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	// reached waits for c; a stop does not hide what is already known.
+	reached := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+		}
+		select {
+		case <-c:
+			return true
+		case <-wctx.Done():
+			return false
+		}
+	}
+	fail := func(err error) {
+		s.mu.Lock()
+		s.wsErr = err
+		s.mu.Unlock()
+		fmt.Fprintf(a.Warn, "harness: %s: the workspace could not be opened: %s\n", errcode.Of(err), errcode.Message(err))
+	}
+	go func() {
+		defer close(done)
+		if !reached(ws.Scanned()) {
+			return
+		}
+		if err := ws.OpenError(); err != nil {
+			fail(err)
+			return
+		}
+		if got := ws.Snapshot(); want != "" && got != want {
+			fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
+		}
+		if !reached(ws.Opened()) {
+			return
+		}
+		if err := ws.OpenError(); err != nil {
+			fail(err)
+			return
+		}
+		_ = s.RecordWorkspace(wctx, phase)
+	}()
+	return func() {
+		stop()
+		<-done
+	}
 }
 
 // resume takes the lease of session id and returns its last finished
@@ -270,14 +353,25 @@ func (a *App) project(id, root string, s *Session) error {
 
 // openWorkspace opens the Docker workspace on s.Root, or the read-only
 // local one when asked, or when Docker is not available and the user did
-// not insist.
-func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) error {
+// not insist. A resumed or forked session's workspace replays the patch
+// of cp, its last finished turn; a turn whose diff failed is refused with
+// that failure's code, since resuming on the bare tree would silently lose
+// its work.
+func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, cp *runtime.Checkpoint) error {
+	patch := ""
+	if cp != nil && cp.Workspace != nil {
+		p, err := cp.Workspace.PatchOrError()
+		if err != nil {
+			return err
+		}
+		patch = p
+	}
 	if a.Conf.Workspace != "local" {
 		err := dockerws.Ping(ctx, "")
 		if err == nil {
 			ws, err := dockerws.Start(ctx, dockerws.Options{Root: s.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
 				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
-				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes})
+				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, Patch: patch})
 			if err != nil {
 				return err
 			}
@@ -304,43 +398,8 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 	}
 	s.Workspace = ws
 	s.closers = append(s.closers, func() { _ = ws.Close(context.WithoutCancel(ctx)) })
-	return nil
-}
-
-// patcher is implemented by workspaces that can replay a recorded patch
-// (the Docker workspace).
-type patcher interface {
-	ApplyPatch(ctx context.Context, patch string) error
-	Snapshot() string
-}
-
-// replayWorkspace rebuilds a resumed Docker workspace: the session's
-// project tree as it is now plus the patch recorded at the last finished
-// turn. A tree that changed since the session started is reported, not
-// ignored.
-func (a *App) replayWorkspace(ctx context.Context, cp *runtime.Checkpoint, s *Session) error {
-	if cp == nil || cp.Workspace == nil {
-		return nil
-	}
-	if _, err := cp.Workspace.PatchOrError(); err != nil {
-		// The last turn's diff failed: resuming on the bare tree would
-		// silently lose its work.
-		return err
-	}
-	if cp.Workspace.Patch == "" {
-		return nil
-	}
-	p, ok := s.Workspace.(patcher)
-	if !ok {
+	if patch != "" {
 		s.Note = "the recorded workspace patch was not replayed: the workspace is read-only; `harness diff` shows it"
-		return nil
-	}
-	if cp.Workspace.Snapshot != "" && p.Snapshot() != cp.Workspace.Snapshot {
-		fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
-	}
-	if err := p.ApplyPatch(ctx, cp.Workspace.Patch); err != nil {
-		return &errcode.Error{Code: errcode.Of(err), Err: err, Message: fmt.Sprintf(
-			"replay the session's patch on the project tree at %s: it no longer applies (the files changed under it?): %s", s.Root, errcode.Message(err))}
 	}
 	return nil
 }

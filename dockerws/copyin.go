@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -94,7 +95,6 @@ type entry struct {
 // snapshot is the project tree as copied in.
 type snapshot struct {
 	files   map[string]*entry
-	mtimes  map[string]time.Time
 	dirs    []string // every directory, parents first, empty ones included
 	skipped []workspace.Skipped
 	// hardLinks are the files skipped for their other hard links: reading
@@ -129,11 +129,32 @@ func isCredential(name string) bool {
 	return false
 }
 
+// item is one entry of the copy as the scan meets it: a directory, or a
+// text file (e set) with its modification time.
+type item struct {
+	path  string
+	e     *entry
+	mtime time.Time
+}
+
 // scan reads the text tree under opts.Root through an os.Root, so nothing
 // outside the root is opened. It fails on credential-like paths (naming
-// them) and on the file-count and total-byte limits, before any Docker call.
+// them) and on the file-count and total-byte limits.
 func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
+	return scanTree(ctx, opts, excl, nil)
+}
+
+// scanTree is scan passing each directory and text file to emit (when not
+// nil) as soon as it is read, parents before their children, so that the
+// copy-in can stream them while the rest is read. A credential-like path
+// is never read and never emitted, wherever it lies; a failure found after
+// some items were emitted (a credential-like path further on, a limit)
+// still fails the scan, and what was emitted must then be discarded.
+func scanTree(ctx context.Context, opts Options, excl excludes, emit func(item)) (*snapshot, error) {
 	const op = "copy project"
+	if emit == nil {
+		emit = func(item) {}
+	}
 	root, err := os.OpenRoot(opts.Root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -142,7 +163,7 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 		return nil, &errcode.Error{Code: errcode.ToolExecutionFailed, Op: op, Message: "open directory " + opts.Root, Err: err}
 	}
 	defer root.Close()
-	s := &snapshot{files: map[string]*entry{}, mtimes: map[string]time.Time{}, hardLinks: map[string]bool{}}
+	s := &snapshot{files: map[string]*entry{}, hardLinks: map[string]bool{}}
 	ignored := gitIgnored(ctx, opts.Root)
 	var creds []string
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -200,6 +221,7 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 		switch t := d.Type(); {
 		case isDir:
 			s.dirs = append(s.dirs, p)
+			emit(item{path: p})
 			return nil
 		case t&fs.ModeSymlink != 0:
 			s.skip(p, skipSymlink)
@@ -208,7 +230,7 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 			s.skip(p, skipSpecial)
 			return nil
 		}
-		return s.add(root, p, opts)
+		return s.add(root, p, opts, emit)
 	})
 	if err != nil {
 		if errcode.Of(err) != errcode.Internal {
@@ -236,8 +258,8 @@ func (s *snapshot) skip(p, reason string) {
 	s.skipped = append(s.skipped, workspace.Skipped{Path: p, Reason: reason})
 }
 
-// add reads one regular file, enforcing the limits.
-func (s *snapshot) add(root *os.Root, p string, opts Options) error {
+// add reads one regular file, enforcing the limits, and emits it.
+func (s *snapshot) add(root *os.Root, p string, opts Options, emit func(item)) error {
 	const op = "copy project"
 	f, err := root.Open(p)
 	if err != nil {
@@ -261,10 +283,14 @@ func (s *snapshot) add(root *os.Root, p string, opts Options) error {
 		s.skip(p, skipLimit)
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, opts.MaxFileBytes+1))
-	if err != nil {
+	// One allocation of the size the file has (a file that grows meanwhile
+	// still reads whole, up to the limit).
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, opts.MaxFileBytes+1)); err != nil {
 		return err
 	}
+	data := buf.Bytes()
 	switch {
 	case int64(len(data)) > opts.MaxFileBytes:
 		s.skip(p, skipLimit)
@@ -289,8 +315,9 @@ func (s *snapshot) add(root *os.Root, p string, opts Options) error {
 	if fi.Mode().Perm()&0o100 != 0 {
 		mode = 0o755
 	}
-	s.files[p] = &entry{data: data, mode: mode}
-	s.mtimes[p] = fi.ModTime()
+	e := &entry{data: data, mode: mode}
+	s.files[p] = e
+	emit(item{path: p, e: e, mtime: fi.ModTime()})
 	return nil
 }
 
@@ -303,40 +330,6 @@ func (s *snapshot) computeDigest() string {
 		fmt.Fprintf(h, "%s\x00%o\x00%x\n", p, e.mode, sum)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// tar writes the snapshot as a tar stream: directories first, then files,
-// all in path order, with the host's modification times (so make sees
-// sensible times). Ownership is left to the extracting user.
-func (s *snapshot) tar(w io.Writer) error {
-	tw := tar.NewWriter(w)
-	now := time.Now().Truncate(time.Second)
-	for _, d := range s.dirs {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: now}); err != nil {
-			return err
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(s.files)) {
-		e := s.files[p]
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: int64(e.mode), Size: int64(len(e.data)),
-			ModTime: s.mtimes[p].Truncate(time.Second)}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if _, err := tw.Write(e.data); err != nil {
-			return err
-		}
-	}
-	return tw.Close()
-}
-
-// tree returns the live-tree state matching the snapshot as copied in.
-func (s *snapshot) tree(mark string) *tree {
-	t := &tree{mark: mark, files: make(map[string]*entry, len(s.files))}
-	for p, e := range s.files {
-		t.files[p] = e
-	}
-	return t
 }
 
 // copyInScript extracts the tar on stdin into the workspace as the sandbox
@@ -360,13 +353,17 @@ m=$h/.harness-mark.$$
 // none.
 const fixOwnershipScript = `chmod 0777 "$@"`
 
-// copyIn streams the snapshot into the container and returns the mark.
-func (w *Workspace) copyIn(ctx context.Context) (string, error) {
+// copyIn streams the tree into the container as the scan reads it (from
+// the feed) and returns the mark once the whole tree is extracted. A scan
+// that fails cuts the stream: the caller reports the scan's error.
+func (w *Workspace) copyIn(ctx context.Context, f *feed) (string, error) {
 	const op = "copy project into the container"
 	for attempt := 0; ; attempt++ {
-		pr := pipeTar(w.base.tar)
+		actx, stop := context.WithCancel(ctx)
+		pr := pipeTarFlushing(func(bw *bufio.Writer) error { return f.writeTar(actx, bw, bw.Flush) })
 		var out bytes.Buffer
 		code, stderr, err := w.script(ctx, op, copyInScript, []string{WorkDir, HomeDir}, pr, &out)
+		stop()
 		pr.CloseWithError(io.ErrClosedPipe)
 		if err != nil {
 			return "", err
@@ -418,6 +415,12 @@ func (w *Workspace) openVolumes(ctx context.Context, op string, owners []string)
 // pipeTar runs write in a goroutine and returns the read end of its
 // output; writes are buffered so the stream moves in large chunks.
 func pipeTar(write func(io.Writer) error) *io.PipeReader {
+	return pipeTarFlushing(func(bw *bufio.Writer) error { return write(bw) })
+}
+
+// pipeTarFlushing is pipeTar for a writer that flushes the buffer itself
+// when it has to wait for its input.
+func pipeTarFlushing(write func(*bufio.Writer) error) *io.PipeReader {
 	pr, pw := io.Pipe()
 	go func() {
 		bw := bufio.NewWriterSize(pw, 256<<10)
@@ -428,6 +431,108 @@ func pipeTar(write func(io.Writer) error) *io.PipeReader {
 		pw.CloseWithError(err)
 	}()
 	return pr
+}
+
+// feed passes the items of a scan to the copy-in as they are read. The
+// scan appends; a copy-in attempt reads from the first item on, waiting
+// for more until the feed ends. Items stay (the host keeps the tree
+// anyway), so a second attempt reads them again.
+type feed struct {
+	mu    sync.Mutex
+	items []item        // guarded by mu
+	done  bool          // guarded by mu
+	err   error         // guarded by mu: why the scan failed, once done
+	more  chan struct{} // a token: items were added
+	ended chan struct{} // closed by end
+}
+
+func newFeed() *feed { return &feed{more: make(chan struct{}, 1), ended: make(chan struct{})} }
+
+func (f *feed) add(it item) {
+	f.mu.Lock()
+	f.items = append(f.items, it)
+	f.mu.Unlock()
+	select {
+	case f.more <- struct{}{}:
+	default:
+	}
+}
+
+// end closes the feed; err is the scan's failure, if any.
+func (f *feed) end(err error) {
+	f.mu.Lock()
+	f.done, f.err = true, err
+	f.mu.Unlock()
+	close(f.ended)
+}
+
+// next returns the items after the first i, waiting for one unless wait
+// is false; done (with the scan's error) when there are no more.
+func (f *feed) next(ctx context.Context, i int, wait bool) (items []item, done bool, err error) {
+	for {
+		f.mu.Lock()
+		items, done, err = f.items[i:], f.done, f.err
+		f.mu.Unlock()
+		switch {
+		case len(items) > 0:
+			return items, false, nil
+		case done:
+			return nil, true, err
+		case !wait:
+			return nil, false, nil
+		}
+		select {
+		case <-f.more:
+		case <-f.ended:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+}
+
+// writeTar writes the feed as a tar stream as its items come: directories
+// and files in the order the scan met them, files with the host's
+// modification times (so make sees sensible times). Ownership is left to
+// the extracting user. A failed scan or an ended ctx cuts the stream.
+// When it has caught up with the scan, what is buffered goes out (flush)
+// before it waits, so the container extracts while the scan reads.
+func (f *feed) writeTar(ctx context.Context, w io.Writer, flush func() error) error {
+	tw := tar.NewWriter(w)
+	now := time.Now().Truncate(time.Second)
+	for i := 0; ; {
+		items, done, err := f.next(ctx, i, false)
+		if len(items) == 0 && !done && err == nil {
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+			items, done, err = f.next(ctx, i, true)
+		}
+		if err != nil {
+			return err
+		}
+		if done {
+			return tw.Close()
+		}
+		for _, it := range items {
+			hdr := &tar.Header{Typeflag: tar.TypeDir, Name: it.path + "/", Mode: 0o755, ModTime: now}
+			if it.e != nil {
+				hdr = &tar.Header{Typeflag: tar.TypeReg, Name: it.path, Mode: int64(it.e.mode), Size: int64(len(it.e.data)),
+					ModTime: it.mtime.Truncate(time.Second)}
+			}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			if it.e != nil {
+				if _, err := tw.Write(it.e.data); err != nil {
+					return err
+				}
+			}
+		}
+		i += len(items)
+	}
 }
 
 // markRE is the shape of `stat -c %z` under TZ=UTC0 in busybox and coreutils.

@@ -129,9 +129,10 @@ func (l *listing) tarred(budget int64) bool {
 // symlinks and special files, names no tool could send back, and files that
 // are not UTF-8 text or are larger than MaxFileBytes (a patch could not
 // carry them). Files are in path order; an unchanged tree gives "".
-// A workspace nothing was ever written, run or patched in answers "" at
-// once, without waiting for its container: a turn that never used the
-// workspace does not wait for it to finish starting.
+// A workspace nothing was ever written, run or patched in answers at once,
+// without waiting for its container or its scan: "" or, for one opened with
+// Options.Patch, that patch. A turn that never used the workspace does not
+// wait for it to finish opening.
 //
 // Codes: WORKSPACE_LIMIT (the tree's text would pass twice MaxTotalBytes:
 // checked on the files' sizes before their contents are copied out),
@@ -141,7 +142,7 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 		return "", disposed("diff")
 	}
 	if w.untouched() {
-		return "", nil
+		return w.opts.Patch, nil
 	}
 	if err := w.acquire(ctx, "diff"); err != nil {
 		return "", err

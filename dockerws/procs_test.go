@@ -247,7 +247,9 @@ func TestNoRaceThroughAParent(t *testing.T) {
 	before := treeDigest(t, root)
 	w := open(t, root, sandboxImage)
 	// The swapper stands for a process that escaped its command: started
-	// beside the workspace's lock, it runs while reads and writes do.
+	// beside the workspace's lock, it runs while reads and writes do (a
+	// command ran, so reads ask the container).
+	w.touch()
 	e, err := w.start(t.Context(), proc{argv: []string{"sh", "-c",
 		"touch flipping; while :; do ln -sfn /etc flip; ln -sfn real flip; ln -sfn /tmp flip; ln -sfn real flip; done"},
 		stdout: io.Discard, stderr: io.Discard})

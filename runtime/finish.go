@@ -93,12 +93,14 @@ var diffTimeout = 2 * time.Minute
 func (s *Session) workspaceState(ctx context.Context) (*WorkspaceState, error) {
 	ws := s.rt.cfg.Workspace
 	st := &WorkspaceState{Backend: ws.Info().Backend}
-	if sn, ok := ws.(snapshotter); ok {
-		st.Snapshot = sn.Snapshot()
-	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), diffTimeout)
 	defer cancel()
 	patch, err := ws.Diff(dctx)
+	// After the diff, which waited for a workspace opening in the
+	// background whenever the turn touched it.
+	if sn, ok := ws.(snapshotter); ok {
+		st.Snapshot = sn.Snapshot()
+	}
 	if err == nil {
 		st.Patch = patch
 		return st, nil

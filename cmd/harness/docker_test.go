@@ -196,29 +196,69 @@ func TestResumeRebuildsDockerWorkspace(t *testing.T) {
 	if r3.code != 0 || !strings.Contains(r3.stderr, "changed since this session started") {
 		t.Fatalf("changed host: exit %d\n%s", r3.code, r3.stderr)
 	}
-	// The host changes under the patch: the resume is refused, nothing runs.
+	// The host changes under the patch: the replay, in the background,
+	// fails; the read gets its code, exec prints it and fails.
 	u.write("notes.txt", "rewritten on the host\n")
 	read3 := strings.ReplaceAll(read, `"r1"`, `"r3"`)
 	r4 := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", u.script(read3), "--resume", id, "and now")
-	if r4.code == 0 {
-		t.Fatalf("a patch that no longer applies was not refused:\n%s", r4.stderr)
+	refusedOpen(t, r4, errcode.ToolExecutionFailed)
+	if !strings.Contains(r4.stderr, "no longer applies") {
+		t.Fatalf("the refusal does not say why:\n%s", r4.stderr)
+	}
+	// The recorded work is not lost: the session still holds its patch.
+	if d := u.run("", "diff", id); d.code != 0 || !strings.Contains(d.stdout, "+two") {
+		t.Fatalf("diff after the failed replay: exit %d\n%s%s", d.code, d.stdout, d.stderr)
 	}
 }
 
-// A credential-like file stops the copy with its code until it is excluded.
+// refusedOpen checks a run whose workspace was refused in the background:
+// the tool call that needed it got the code and the turn ended failed with
+// it (the workspace never opened: nothing could work), exec printed the
+// refusal with the code and exited 1.
+func refusedOpen(t *testing.T, r result, code errcode.Code) {
+	t.Helper()
+	if r.code != 1 || !strings.Contains(r.stderr, "harness: "+string(code)+": the workspace could not be opened") {
+		t.Fatalf("exit %d, want 1 with %s printed\n%s", r.code, code, r.stderr)
+	}
+	var res *event.ToolResult
+	var done *event.TurnCompleted
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.ToolResult:
+			res = &d
+		case event.TurnCompleted:
+			done = &d
+		}
+	}
+	if res == nil || res.OK || res.Error == nil || res.Error.Code != string(code) {
+		t.Fatalf("tool result = %+v, want %s", res, code)
+	}
+	if done == nil || done.Status != "failed" || done.ErrorCode != string(code) {
+		t.Fatalf("turn.completed = %+v, want failed with %s", done, code)
+	}
+}
+
+// A credential-like file stops the copy with its code until it is
+// excluded: the copy runs in the background, so the tool call that needs
+// the workspace gets the code, exec prints it and fails.
 func TestCredentialNeedsExclude(t *testing.T) {
 	needDocker(t)
 	u := newUser(t)
 	u.write("main.go", "package main\n")
 	u.write(".env", "TOKEN=secret\n")
-	s := u.script(`[{"content":"ok"}]`)
-	r := u.run("", "exec", "--image", "harness-busybox", "--fake-model", s, "hi")
-	if r.code != 1 || !strings.Contains(r.stderr, string(errcode.WorkspaceCredentialInput)) {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	before := treeHash(t, u.project)
+	s := u.script(`[{"toolCalls":[{"id":"l1","name":"fs.list","arguments":{"path":"."}}]},{"content":"ok"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "hi")
+	refusedOpen(t, r, errcode.WorkspaceCredentialInput)
+	if !strings.Contains(r.stderr, ".env") {
+		t.Errorf("the refusal names no path:\n%s", r.stderr)
 	}
 	r = u.run("", "exec", "--image", "harness-busybox", "--exclude", ".env", "--fake-model", s, "hi")
 	if r.code != 0 {
 		t.Fatalf("with --exclude: exit %d\n%s", r.code, r.stderr)
+	}
+	if treeHash(t, u.project) != before {
+		t.Fatal("the host tree changed")
 	}
 }
 
@@ -257,10 +297,11 @@ func TestCopyInLimitFlags(t *testing.T) {
 	u := newUser(t)
 	u.write("a.txt", "a\n")
 	u.write("b.txt", "b\n")
-	s := u.script(`[{"content":"ok"}]`)
-	r := u.run("", "exec", "--image", "harness-busybox", "--max-files", "1", "--fake-model", s, "hi")
-	if r.code != 1 || !strings.Contains(r.stderr, string(errcode.WorkspaceLimit)) {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	s := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"a.txt"}}]},{"content":"ok"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--max-files", "1", "--fake-model", s, "hi")
+	refusedOpen(t, r, errcode.WorkspaceLimit)
+	if r := u.run("", "exec", "--image", "harness-busybox", "--max-files", "2", "--fake-model", s, "hi"); r.code != 0 {
+		t.Fatalf("within the limit: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
@@ -386,3 +427,4 @@ func TestWorkspaceQuotaFlag(t *testing.T) {
 		t.Errorf("--max-workspace-bytes -1: exit %d, want 2", r.code)
 	}
 }
+

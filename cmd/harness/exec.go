@@ -66,5 +66,10 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 	if !ok {
 		return code
 	}
+	if sess.WorkspaceErr() != nil && out.Status == runtime.StatusCompleted {
+		// The workspace was refused (printed when it was known): the
+		// session could not do its work.
+		return exitFailed
+	}
 	return exitFor(out.Status)
 }
