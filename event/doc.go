@@ -76,6 +76,9 @@
 //	                                  a running process.exec as it came, coalesced and bounded per call
 //	                                  (64 KiB); for the screen and the audit, not the model
 //
+// workspace.lifecycle also carries skipped? {count, reasons [{reason,
+// count}], paths}: what the copy left out (SkippedFiles), when anything was.
+//
 // # Rules
 //
 // Beyond the key schema (exact keys, required keys present and not null,
@@ -91,6 +94,9 @@
 //     contextVersion are DataVersion (1).
 //   - steering.queued and input.queued content has 1..MaxContentRunes runes.
 //   - steering.applied messageIds holds at least one ID and none twice.
+//   - workspace.lifecycle skipped: count >= 1 is the sum of its reasons'
+//     counts (each >= 1), reasons are among SkipReasons, each once and in
+//     that order, paths hold 1..min(count, MaxSkippedPaths) non-empty paths.
 //   - Enums: role (user, assistant, tool), finishReason (stop, tool_calls,
 //     length, error), effect (allow, ask, deny), scope (once, run),
 //     decision (allow, deny), status of turn.completed and agent.stopped

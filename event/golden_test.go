@@ -136,6 +136,8 @@ func goldenEvents() []named {
 		{"workspace.lifecycle", ev(event.TypeWorkspaceLifecycle, event.ActorSystem, event.WorkspaceLifecycle{
 			WorkspaceID: "ws-1", Backend: event.BackendDocker, Phase: event.PhaseOpened,
 			ImageID: "sha256:1a2b3c", Files: intp(0),
+			Skipped: &event.SkippedFiles{Count: 3, Reasons: []event.SkipCount{{Reason: "binary", Count: 2}, {Reason: "hardlink", Count: 1}},
+				Paths: []string{"assets/logo.png", "data/dump.bin", "notes.txt"}},
 		})},
 		{"turn.completed", ev(event.TypeTurnCompleted, event.ActorKernel, event.TurnCompleted{
 			RunID: run, SessionID: sess, TurnID: turn, Status: event.StatusCompleted, OutputMessageID: "msg-a2",

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -428,3 +430,46 @@ func TestWorkspaceQuotaFlag(t *testing.T) {
 	}
 }
 
+// What the copy left out (binary files, a file with another hard link,
+// a symlink) is recorded in workspace.lifecycle(opened), counted per
+// reason with the first paths, and exec prints it in one line.
+func TestSkippedFilesReported(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("main.go", "package main\n")
+	u.write("assets/logo.png", "\x89PNG\x00\x00")
+	u.write("data/dump.bin", "\x00\x01")
+	u.write("notes.txt", "linked\n")
+	outside := filepath.Join(u.home, "outside.txt")
+	if err := os.Link(filepath.Join(u.project, "notes.txt"), outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("main.go", filepath.Join(u.project, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"ok"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var opened *event.WorkspaceLifecycle
+	for _, e := range r.events {
+		if d, ok := e.Data.(event.WorkspaceLifecycle); ok && d.Phase == event.PhaseOpened {
+			opened = &d
+		}
+	}
+	want := &event.SkippedFiles{Count: 4,
+		Reasons: []event.SkipCount{{Reason: "binary", Count: 2}, {Reason: "hardlink", Count: 1}, {Reason: "symlink", Count: 1}},
+		Paths:   []string{"assets/logo.png", "data/dump.bin", "link.go", "notes.txt"}}
+	if opened == nil || opened.Files == nil || *opened.Files != 1 {
+		t.Fatalf("workspace.lifecycle(opened) = %+v", opened)
+	}
+	if diff := cmp.Diff(want, opened.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	r = u.run("", "exec", "--image", "harness-busybox", "--fake-model", s, "hi")
+	line := "harness: left out of the workspace: 4 files (2 binary, 1 with other hard links, 1 symlinks): assets/logo.png, data/dump.bin, link.go, notes.txt\n"
+	if r.code != 0 || !strings.Contains(r.stderr, line) {
+		t.Fatalf("exit %d, want the line %q in\n%s", r.code, line, r.stderr)
+	}
+}
