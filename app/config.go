@@ -43,6 +43,11 @@ type Options struct {
 	HostID                string // this machine's name in leases (default store.HostID)
 	MaxTokens             int    // output tokens per model request; 0: min(8192, window/8)
 	NoProjectInstructions bool   // do not read AGENTS.md / CLAUDE.md
+	// DeferWorkspace starts the Docker workspace's background open with
+	// the session's first model request instead of at once (harness exec,
+	// which sends its prompt right away: the open then never competes with
+	// what comes before the request, and overlaps the model's answer).
+	DeferWorkspace bool
 }
 
 // Env is the process environment, read by the caller.

@@ -11,6 +11,7 @@ import (
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/model/openai"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
@@ -193,7 +194,11 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 	if s.Ask {
 		policy = runtime.AskForMutations
 	}
-	rt, err := runtime.New(runtime.Config{Model: b.model, Workspace: s.Workspace, Policy: policy})
+	m := b.model
+	if ws, ok := s.Workspace.(*dockerws.Workspace); ok && a.Opts.DeferWorkspace {
+		m = beginOnRequest{Model: m, ws: ws}
+	}
+	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy})
 	if err != nil {
 		return err
 	}
@@ -238,6 +243,19 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) error {
 		s.closers = append(s.closers, a.watchOpen(ctx, s, bg, phase, want))
 	}
 	return nil
+}
+
+// beginOnRequest lets a deferred Docker workspace open as the first model
+// request goes out (Options.DeferWorkspace): the open overlaps the model's
+// answer, and a turn that never touches the workspace never waits for it.
+type beginOnRequest struct {
+	model.Model
+	ws *dockerws.Workspace
+}
+
+func (m beginOnRequest) Stream(ctx context.Context, req model.Request) (model.Stream, error) {
+	m.ws.Begin()
+	return m.Model.Stream(ctx, req)
 }
 
 // watchOpen follows the background open of a Docker workspace: once the
@@ -371,7 +389,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		if err == nil {
 			ws, err := dockerws.Start(ctx, dockerws.Options{Root: s.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
 				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
-				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, Patch: patch})
+				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, Patch: patch, Defer: a.Opts.DeferWorkspace})
 			if err != nil {
 				return err
 			}

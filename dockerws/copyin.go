@@ -18,7 +18,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -145,11 +144,10 @@ func scan(ctx context.Context, opts Options, excl excludes) (*snapshot, error) {
 }
 
 // scanTree is scan passing each directory and text file to emit (when not
-// nil) as soon as it is read, parents before their children, so that the
-// copy-in can stream them while the rest is read. A credential-like path
-// is never read and never emitted, wherever it lies; a failure found after
-// some items were emitted (a credential-like path further on, a limit)
-// still fails the scan, and what was emitted must then be discarded.
+// nil) as it is read, parents before their children. A credential-like
+// path is never read and never emitted, wherever it lies; a failure found
+// after some items were emitted (a credential-like path further on, a
+// limit) still fails the scan, and what was emitted must be discarded.
 func scanTree(ctx context.Context, opts Options, excl excludes, emit func(item)) (*snapshot, error) {
 	const op = "copy project"
 	if emit == nil {
@@ -353,17 +351,14 @@ m=$h/.harness-mark.$$
 // none.
 const fixOwnershipScript = `chmod 0777 "$@"`
 
-// copyIn streams the tree into the container as the scan reads it (from
-// the feed) and returns the mark once the whole tree is extracted. A scan
-// that fails cuts the stream: the caller reports the scan's error.
-func (w *Workspace) copyIn(ctx context.Context, f *feed) (string, error) {
+// copyIn streams the scanned tree (items) into the container and returns
+// the mark once it is extracted.
+func (w *Workspace) copyIn(ctx context.Context, items []item) (string, error) {
 	const op = "copy project into the container"
 	for attempt := 0; ; attempt++ {
-		actx, stop := context.WithCancel(ctx)
-		pr := pipeTarFlushing(func(bw *bufio.Writer) error { return f.writeTar(actx, bw, bw.Flush) })
+		pr := pipeTar(func(tw io.Writer) error { return writeItems(tw, items) })
 		var out bytes.Buffer
 		code, stderr, err := w.script(ctx, op, copyInScript, []string{WorkDir, HomeDir}, pr, &out)
-		stop()
 		pr.CloseWithError(io.ErrClosedPipe)
 		if err != nil {
 			return "", err
@@ -415,12 +410,6 @@ func (w *Workspace) openVolumes(ctx context.Context, op string, owners []string)
 // pipeTar runs write in a goroutine and returns the read end of its
 // output; writes are buffered so the stream moves in large chunks.
 func pipeTar(write func(io.Writer) error) *io.PipeReader {
-	return pipeTarFlushing(func(bw *bufio.Writer) error { return write(bw) })
-}
-
-// pipeTarFlushing is pipeTar for a writer that flushes the buffer itself
-// when it has to wait for its input.
-func pipeTarFlushing(write func(*bufio.Writer) error) *io.PipeReader {
 	pr, pw := io.Pipe()
 	go func() {
 		bw := bufio.NewWriterSize(pw, 256<<10)
@@ -433,106 +422,29 @@ func pipeTarFlushing(write func(*bufio.Writer) error) *io.PipeReader {
 	return pr
 }
 
-// feed passes the items of a scan to the copy-in as they are read. The
-// scan appends; a copy-in attempt reads from the first item on, waiting
-// for more until the feed ends. Items stay (the host keeps the tree
-// anyway), so a second attempt reads them again.
-type feed struct {
-	mu    sync.Mutex
-	items []item        // guarded by mu
-	done  bool          // guarded by mu
-	err   error         // guarded by mu: why the scan failed, once done
-	more  chan struct{} // a token: items were added
-	ended chan struct{} // closed by end
-}
-
-func newFeed() *feed { return &feed{more: make(chan struct{}, 1), ended: make(chan struct{})} }
-
-func (f *feed) add(it item) {
-	f.mu.Lock()
-	f.items = append(f.items, it)
-	f.mu.Unlock()
-	select {
-	case f.more <- struct{}{}:
-	default:
-	}
-}
-
-// end closes the feed; err is the scan's failure, if any.
-func (f *feed) end(err error) {
-	f.mu.Lock()
-	f.done, f.err = true, err
-	f.mu.Unlock()
-	close(f.ended)
-}
-
-// next returns the items after the first i, waiting for one unless wait
-// is false; done (with the scan's error) when there are no more.
-func (f *feed) next(ctx context.Context, i int, wait bool) (items []item, done bool, err error) {
-	for {
-		f.mu.Lock()
-		items, done, err = f.items[i:], f.done, f.err
-		f.mu.Unlock()
-		switch {
-		case len(items) > 0:
-			return items, false, nil
-		case done:
-			return nil, true, err
-		case !wait:
-			return nil, false, nil
-		}
-		select {
-		case <-f.more:
-		case <-f.ended:
-		case <-ctx.Done():
-			return nil, false, ctx.Err()
-		}
-	}
-}
-
-// writeTar writes the feed as a tar stream as its items come: directories
-// and files in the order the scan met them, files with the host's
+// writeItems writes a scanned tree as a tar stream: directories and files
+// in the order the scan met them (parents first), files with the host's
 // modification times (so make sees sensible times). Ownership is left to
-// the extracting user. A failed scan or an ended ctx cuts the stream.
-// When it has caught up with the scan, what is buffered goes out (flush)
-// before it waits, so the container extracts while the scan reads.
-func (f *feed) writeTar(ctx context.Context, w io.Writer, flush func() error) error {
+// the extracting user.
+func writeItems(w io.Writer, items []item) error {
 	tw := tar.NewWriter(w)
 	now := time.Now().Truncate(time.Second)
-	for i := 0; ; {
-		items, done, err := f.next(ctx, i, false)
-		if len(items) == 0 && !done && err == nil {
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if err := flush(); err != nil {
-				return err
-			}
-			items, done, err = f.next(ctx, i, true)
+	for _, it := range items {
+		hdr := &tar.Header{Typeflag: tar.TypeDir, Name: it.path + "/", Mode: 0o755, ModTime: now}
+		if it.e != nil {
+			hdr = &tar.Header{Typeflag: tar.TypeReg, Name: it.path, Mode: int64(it.e.mode), Size: int64(len(it.e.data)),
+				ModTime: it.mtime.Truncate(time.Second)}
 		}
-		if err != nil {
+		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}
-		if done {
-			return tw.Close()
-		}
-		for _, it := range items {
-			hdr := &tar.Header{Typeflag: tar.TypeDir, Name: it.path + "/", Mode: 0o755, ModTime: now}
-			if it.e != nil {
-				hdr = &tar.Header{Typeflag: tar.TypeReg, Name: it.path, Mode: int64(it.e.mode), Size: int64(len(it.e.data)),
-					ModTime: it.mtime.Truncate(time.Second)}
-			}
-			if err := tw.WriteHeader(hdr); err != nil {
+		if it.e != nil {
+			if _, err := tw.Write(it.e.data); err != nil {
 				return err
 			}
-			if it.e != nil {
-				if _, err := tw.Write(it.e.data); err != nil {
-					return err
-				}
-			}
 		}
-		i += len(items)
 	}
+	return tw.Close()
 }
 
 // markRE is the shape of `stat -c %z` under TZ=UTC0 in busybox and coreutils.

@@ -14,21 +14,24 @@
 // Start returns as soon as what costs the same for any project is checked
 // (the exclude patterns, the root, the syntax of a patch to replay, the
 // image); a turn that never touches the workspace never waits for the rest,
-// whatever the project's size. In the background, the scan reads the tree
-// while the container is created (crash leftovers are reaped alongside),
-// and each file goes into the container's `tar -x` as soon as it is read;
-// then the patch to replay (Options.Patch) is applied. A call waits only
-// for what it needs: reads and listings of a workspace nothing was written,
-// run or patched in yet answer from the scanned tree (which is what the
-// container holds), the untouched Diff answers at once, writes, commands
-// and patches wait for the container. A tree refused in the background (a
-// credential-like path, a limit, an unreadable file, a replay that no
-// longer applies) or a container that fails fails every later call with
-// the open's code, marked workspace.ErrOpenFailed; Scanned, Opened and
-// OpenError let the caller report it as soon as it is known. The host
-// keeps the tree as copied in once (Diff needs it), so its memory grows
-// with the project's text, bounded by MaxTotalBytes; the stream to the
-// container holds at most one buffer (256 KiB) more.
+// whatever the project's size. In the background (at once, or from Begin
+// for Options.Defer) the scan reads the tree, crash leftovers being reaped
+// alongside; the patch to replay (Options.Patch) is applied in memory;
+// then, once the scan has accepted the tree — no container is ever made
+// for a refused one, and none competes for the machine with a turn that
+// ends before the scan does — the container is created and started and
+// the tree streamed in. A call waits only for what it needs: reads and
+// listings of a workspace nothing was written, run or patched in yet
+// answer from the scanned tree (which is what the container holds), the
+// untouched Diff answers at once, writes, commands and patches wait for
+// the container. A tree refused in the background (a credential-like
+// path, a limit, an unreadable file, a replay that no longer applies) or a
+// container that fails fails every later call with the open's code,
+// marked workspace.ErrOpenFailed; Scanned, Opened and OpenError let the
+// caller report it as soon as it is known. The host keeps the tree as
+// copied in once (Diff needs it), so its memory grows with the project's
+// text, bounded by MaxTotalBytes; the stream to the container adds one
+// buffer (256 KiB).
 //
 // # Copy-in
 //
@@ -41,7 +44,7 @@
 // id_ed25519, a backup of any of them such as .npmrc.bak, and private keys
 // *.pem, *.key) are never read and fail the open with
 // WORKSPACE_CREDENTIAL_INPUT naming them, unless Options.Exclude covers
-// them; what was already streamed is removed with the container. The host git that lists
+// them. The host git that lists
 // ignored paths runs without the environment's secrets (workspace.HostEnv).
 // Left out and reported in Info().Skipped: symlinks, special files, files
 // with other hard links ("hardlink": the other name may lie outside the

@@ -91,6 +91,10 @@ type Options struct {
 	// session's work) and, until something else changes the tree, Diff
 	// answers it. A patch that no longer applies fails the open.
 	Patch string
+	// Defer holds the background open until Begin is called or a call
+	// needs the workspace (harness exec begins it with its first model
+	// request, so that the open never competes with what comes before).
+	Defer bool
 }
 
 // DefaultNanoCPUs is the container's CPU limit on a host with cpus cores:
@@ -167,10 +171,13 @@ type Workspace struct {
 
 	// ready is closed once the container is up and the tree copied in,
 	// in the background; openErr is then the open's failure, if any.
-	// stopOpen cancels the background open.
+	// stopOpen cancels the background open; begun, closed once by Begin,
+	// lets it start.
 	ready    chan struct{}
 	openErr  error
 	stopOpen context.CancelFunc
+	begun    chan struct{}
+	begin    sync.Once
 }
 
 var _ workspace.Workspace = (*Workspace)(nil)
@@ -228,10 +235,29 @@ func Start(ctx context.Context, opts Options) (*Workspace, error) {
 	attest.Register(w)
 	go func() {
 		defer cancel()
+		select {
+		case <-w.begun:
+		case <-bg.Done():
+			// Closed before it began: nothing was made.
+			w.scanErr = openFailed(canceled(bg, "open docker workspace"))
+			close(w.scanned)
+			w.openErr = w.scanErr
+			close(w.ready)
+			return
+		}
 		w.openErr = openFailed(w.build(bg, imgEnv, pf))
 		close(w.ready)
 	}()
+	if !opts.Defer {
+		w.Begin()
+	}
 	return w, nil
+}
+
+// Begin lets a workspace started with Options.Defer open; it does nothing
+// once it did, or without Defer.
+func (w *Workspace) Begin() {
+	w.begin.Do(func() { close(w.begun) })
 }
 
 // openFailed marks the error of a background open (nil stays nil) so that
@@ -279,6 +305,7 @@ func (w *Workspace) OpenError() error {
 }
 
 func (w *Workspace) waitReady(ctx context.Context, op string) error {
+	w.Begin()
 	select {
 	case <-w.ready:
 		return w.openErr
@@ -297,6 +324,7 @@ func (w *Workspace) waitReady(ctx context.Context, op string) error {
 // waitScanned waits for the scan only and returns what is known to have
 // failed by then (the scan's refusal, or an open already over in failure).
 func (w *Workspace) waitScanned(ctx context.Context, op string) error {
+	w.Begin()
 	select {
 	case <-w.scanned:
 	default:
@@ -351,6 +379,7 @@ func prepare(ctx context.Context, opts Options) (*Workspace, []string, []*gitdif
 		done:    make(chan struct{}),
 		scanned: make(chan struct{}),
 		ready:   make(chan struct{}),
+		begun:   make(chan struct{}),
 	}
 	img, err := cli.ImageInspect(ctx, opts.Image)
 	if err != nil {
@@ -380,30 +409,28 @@ func checkRoot(op, root string) error {
 	}
 }
 
-// build scans the tree, and meanwhile creates and starts the container
-// and streams the tree in as it is read. On failure the container is
-// removed; a refused tree's error is the one returned, not what cutting
-// the stream did to the copy.
+// build scans the tree and, once the scan accepts it, creates and starts
+// the container and streams the tree in. No container is made for a tree
+// that is refused, and none is being made while a turn that ends before
+// the scan does runs. On failure the container is removed.
 func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.File) error {
-	// Crash leftovers are removed alongside the create, not before it;
-	// failing to reap them is not a reason to refuse a new workspace. The
-	// reaper never touches this workspace's container: its owner is alive.
-	// The client may be closed under it once the workspace is closed: its
-	// calls then fail, which it ignores.
+	// Crash leftovers are removed alongside, not before; failing to reap
+	// them is not a reason to refuse a new workspace. The reaper never
+	// touches this workspace's container: its owner is alive. The client
+	// may be closed under it once the workspace is closed: its calls then
+	// fail, which it ignores.
 	go reapLeftovers(ctx, w.cli)
-	f := newFeed()
-	go w.scanInto(ctx, f, pf)
+	items := w.scanInto(ctx, pf)
+	if w.scanErr != nil {
+		return w.scanErr
+	}
 	// A failed removal is left to the reaper (the container is labelled):
 	// the error returned is the one that stopped the build.
 	if err := createContainer(ctx, w, imgEnv); err != nil {
 		_ = w.dispose(ctx)
 		return err
 	}
-	mark, err := w.copyIn(ctx, f)
-	<-w.scanned // the copy ended, so did the feed
-	if w.scanErr != nil {
-		err = w.scanErr
-	}
+	mark, err := w.copyIn(ctx, items)
 	if err != nil {
 		_ = w.dispose(ctx)
 		return err
@@ -412,42 +439,45 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.Fi
 	return nil
 }
 
-// scanInto reads the tree, passing it to the copy-in through f, applies
-// the patch to replay and publishes the result (closing scanned). The
-// files the patch touches are sent only once patched.
-func (w *Workspace) scanInto(ctx context.Context, f *feed, pf []*gitdiff.File) {
+// scanInto reads the tree, applies the patch to replay and publishes the
+// result (closing scanned). It returns what the container gets, in the
+// order to extract it: the files the patch touches come last, patched.
+func (w *Workspace) scanInto(ctx context.Context, pf []*gitdiff.File) []item {
 	touched := map[string]bool{}
 	for _, p := range pf {
 		touched[p.OldName], touched[p.NewName] = true, true
 	}
+	var items []item
 	snap, err := readTree(ctx, w.opts, w.excl, func(it item) {
 		if it.e == nil || !touched[it.path] {
-			f.add(it)
+			items = append(items, it)
 		}
 	})
 	initial := map[string]*entry(nil)
 	if err == nil {
 		initial = snap.files
 		if len(pf) > 0 {
-			initial, err = replay(w.opts.Root, snap.files, pf, f)
+			var writes []item
+			initial, writes, err = replay(w.opts.Root, snap.files, pf)
+			items = append(items, writes...)
 		}
 	}
 	if err == nil {
 		w.base, w.initial, w.initialDirs = snap, initial, dirsOf(snap.dirs, initial)
 	}
 	w.scanErr = openFailed(err)
-	f.end(err)
 	close(w.scanned)
+	return items
 }
 
-// replay applies the parsed patch pf to the scanned tree base and sends
-// the files it writes to f; it returns the tree the container gets.
-// Code: that of applyFiles, with a message saying the patch no longer
-// applies to the project tree at root.
-func replay(root string, base map[string]*entry, pf []*gitdiff.File, f *feed) (map[string]*entry, error) {
+// replay applies the parsed patch pf to the scanned tree base; it returns
+// the tree the container gets and the files the patch writes. Code: that
+// of applyFiles, with a message saying the patch no longer applies to the
+// project tree at root.
+func replay(root string, base map[string]*entry, pf []*gitdiff.File) (map[string]*entry, []item, error) {
 	writes, deletes, err := applyFiles(base, pf)
 	if err != nil {
-		return nil, &errcode.Error{Code: errcode.Of(err), Op: "replay the session's patch", Err: err, Message: fmt.Sprintf(
+		return nil, nil, &errcode.Error{Code: errcode.Of(err), Op: "replay the session's patch", Err: err, Message: fmt.Sprintf(
 			"the session's recorded patch no longer applies to the project tree at %s (did its files change?): %s", root, errcode.Message(err))}
 	}
 	out := maps.Clone(base)
@@ -455,11 +485,12 @@ func replay(root string, base map[string]*entry, pf []*gitdiff.File, f *feed) (m
 		delete(out, p)
 	}
 	now := time.Now()
+	var items []item
 	for _, p := range slices.Sorted(maps.Keys(writes)) {
 		out[p] = writes[p]
-		f.add(item{path: p, e: writes[p], mtime: now})
+		items = append(items, item{path: p, e: writes[p], mtime: now})
 	}
-	return out, nil
+	return out, items, nil
 }
 
 // dirsOf is the set of directories of a tree: those listed (empty ones

@@ -3,9 +3,9 @@ package dockerws
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,51 +177,41 @@ func TestReadsAnswerFromTheScanBeforeTheContainer(t *testing.T) {
 	}
 }
 
-// The copy-in streams the tree while the scan reads it: the first file is
-// in the container while the scan is held after it.
-func TestCopyInStreamsWhileTheScanReads(t *testing.T) {
+// The container is created only once the scan has accepted the tree, and
+// never for a tree it refused.
+func TestContainerOnlyForAnAcceptedTree(t *testing.T) {
 	needDocker(t, busyboxImage)
+	old := createContainer
+	created := make(chan bool, 4) // whether the scan was over at the create
+	createContainer = func(ctx context.Context, w *Workspace, env []string) error {
+		select {
+		case <-w.Scanned():
+			created <- w.OpenError() == nil
+		default:
+			created <- false
+		}
+		return w.create(ctx, env)
+	}
+	t.Cleanup(func() { createContainer = old })
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.txt": "first\n", "b.txt": "second\n"})
-	release := hold(t, &readTree, func(wait func(context.Context)) func(context.Context, Options, excludes, func(item)) (*snapshot, error) {
-		return func(ctx context.Context, o Options, x excludes, emit func(item)) (*snapshot, error) {
-			return scanTree(ctx, o, x, func(it item) {
-				emit(it)
-				if it.path == "a.txt" {
-					wait(ctx)
-				}
-			})
-		}
-	})
-	w := startIn(t, Options{Root: root, Image: busyboxImage, SessionID: "sess-start-stream"})
-	id := w.Info().ID
-	// Wait on the condition: the first file extracted (each look is a
-	// docker exec; a minute's worth at most).
-	seen := false
-	for range 600 {
-		cid := containersOf(t, id)
-		if cid != "" && exec.Command("docker", "exec", cid, "test", "-f", WorkDir+"/a.txt").Run() == nil {
-			seen = true
-			break
-		}
-		select {
-		case <-w.Opened():
-			t.Fatalf("the open ended while the scan was held: %v", w.OpenError())
-		default:
-		}
-	}
-	if !seen {
-		t.Fatal("a.txt never reached the container while the scan was held")
-	}
-	if w.Info().Files != 0 {
-		t.Fatal("the scan finished while held")
-	}
-	release()
+	w := startIn(t, Options{Root: root, Image: busyboxImage, SessionID: "sess-start-order"})
 	if err := w.Ready(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	if ok := <-created; !ok {
+		t.Fatal("the container was created before the scan accepted the tree")
+	}
 	if res := mustExec(t, w, "cat", "a.txt", "b.txt"); res.Stdout != "first\nsecond\n" {
 		t.Fatalf("cat = %+v", res)
+	}
+	writeTree(t, root, map[string]string{".env": "TOKEN=x\n"})
+	refused := startIn(t, Options{Root: root, Image: busyboxImage, SessionID: "sess-start-order-2"})
+	wantCode(t, refused.Ready(t.Context()), errcode.WorkspaceCredentialInput)
+	select {
+	case <-created:
+		t.Fatal("a container was created for a refused tree")
+	default:
 	}
 }
 
@@ -337,4 +327,62 @@ func TestStartReplaysAPatch(t *testing.T) {
 
 	_, err = Start(ctx, Options{Root: root, Image: busyboxImage, Patch: "not a patch\n"})
 	wantCode(t, err, errcode.ToolBadInput)
+}
+
+// With Options.Defer nothing of the open happens until Begin or a call
+// that needs the workspace; a deferred workspace closed before that never
+// read the tree nor made a container.
+func TestDeferredOpen(t *testing.T) {
+	needDocker(t, busyboxImage)
+	var mu sync.Mutex
+	scans := 0
+	old := readTree
+	readTree = func(ctx context.Context, o Options, x excludes, emit func(item)) (*snapshot, error) {
+		mu.Lock()
+		scans++
+		mu.Unlock()
+		return scanTree(ctx, o, x, emit)
+	}
+	t.Cleanup(func() { readTree = old })
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return scans
+	}
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "one\n"})
+	opts := Options{Root: root, Image: busyboxImage, SessionID: "sess-defer", Defer: true}
+	ctx := t.Context()
+
+	never := startIn(t, opts)
+	if patch, err := never.Diff(ctx); err != nil || patch != "" {
+		t.Fatalf("diff = %q, %v", patch, err)
+	}
+	if err := never.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("a deferred workspace closed before it began scanned %d times", n)
+	}
+	if left := containersOf(t, never.Info().ID); left != "" {
+		t.Fatalf("containers left: %s", left)
+	}
+
+	onDemand := startIn(t, opts)
+	if got, err := onDemand.ReadFile(ctx, "a.txt"); err != nil || string(got) != "one\n" {
+		t.Fatalf("read = %q, %v", got, err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("scans = %d after a read, want 1", n)
+	}
+
+	begun := startIn(t, opts)
+	begun.Begin()
+	begun.Begin() // a second Begin does nothing
+	if err := begun.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustExec(t, begun, "cat", "a.txt"); res.Stdout != "one\n" {
+		t.Fatalf("cat = %+v", res)
+	}
 }
