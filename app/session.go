@@ -379,8 +379,15 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 	patch := ""
 	if cp != nil && cp.Workspace != nil {
 		p, err := cp.Workspace.PatchOrError()
-		if err != nil {
-			return err
+		switch {
+		case err != nil && s.owner.ID == "":
+			// A fork: the work is the origin's, recovered there.
+			return &errcode.Error{Code: errcode.Of(err), Err: err, Message: errcode.Message(err) +
+				"; recover it in the session it belongs to first (`harness diff " + cp.Identity.SessionID + "` with larger limits), then fork"}
+		case err != nil:
+			if p, err = a.recoverKept(ctx, sessionID, s.owner, cp, s.Root); err != nil {
+				return err
+			}
 		}
 		patch = p
 	}

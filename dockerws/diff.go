@@ -151,7 +151,35 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if err := w.refresh(ctx); err != nil {
 		return "", err
 	}
-	return formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files)), nil
+	patch := formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files))
+	if n := int64(len(patch)); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
+		return "", overPatch(n, w.opts.MaxPatchBytes)
+	}
+	return patch, nil
+}
+
+// addedText is the size of the new files a patch would carry whole: those
+// the project's git does not ignore (asked only when MaxPatchBytes could
+// be passed).
+func (w *Workspace) addedText(ctx context.Context, added map[string]int64) int64 {
+	var n int64
+	for _, size := range added {
+		n += size
+	}
+	if w.opts.MaxPatchBytes <= 0 || n <= w.opts.MaxPatchBytes {
+		return n
+	}
+	for p := range gitCheckIgnore(ctx, w.opts.Root, slices.Collect(maps.Keys(added))) {
+		n -= added[p]
+	}
+	return n
+}
+
+// overPatch is the WORKSPACE_LIMIT error of a patch over MaxPatchBytes;
+// "at least" when n counts only the new files.
+func overPatch(n, max int64) error {
+	return &errcode.Error{Code: errcode.WorkspaceLimit, Op: "diff",
+		Message: fmt.Sprintf("the patch comes to %d bytes or more, over the %d bytes a session records; leave generated files out (a lower file-size limit, or an exclude pattern)", n, max)}
 }
 
 // withoutIgnored drops the files a process added that the project's git
@@ -201,7 +229,8 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		}
 		next = make(map[string]*entry, len(l.files))
 		want := map[string]bool{}
-		var need int64 // sizes of the changed files still to read
+		var need int64              // sizes of the changed files still to read
+		added := map[string]int64{} // sizes of the files the tree did not have: a patch carries them whole
 		for _, f := range l.files {
 			if workspace.CheckPath(f.path) != nil || w.excl.excluded(f.path) {
 				continue
@@ -217,9 +246,15 @@ func (w *Workspace) refresh(ctx context.Context) error {
 			}
 			want[f.path] = true
 			need += f.size
+			if _, ok := w.base.files[f.path]; !ok {
+				added[f.path] = f.size
+			}
 		}
 		if held+need > capBytes {
 			return overCap(op, capBytes, held+need)
+		}
+		if n := w.addedText(ctx, added); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
+			return overPatch(n, w.opts.MaxPatchBytes)
 		}
 		if !l.tarred(capBytes) {
 			missing = slices.Sorted(maps.Keys(want))

@@ -86,6 +86,16 @@
 // for it, and Open (and Reap, which harness doctor runs) remove those whose
 // owner process is gone.
 //
+// # Kept containers
+//
+// Keep sets a workspace's container aside (KeptPrefix…) when its work
+// cannot be turned into a patch (an end-of-turn diff over the cap): Close
+// and Reap leave it. ListKept lists them, Adopt opens one again as a
+// workspace on the project it was copied from (checked against the
+// snapshot the session recorded), whose first Diff reads every file again
+// within the new limits (MaxPatchBytes bounds what a session can record),
+// and RemoveKept removes one for good.
+//
 // The image needs a POSIX sh and busybox or coreutils, findutils and an
 // awk (tar, stat printing nanosecond change times, find, sleep): busybox-
 // and Debian-based images (harness-busybox, harness-sandbox, golang:1.26)

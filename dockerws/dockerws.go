@@ -95,6 +95,10 @@ type Options struct {
 	// needs the workspace (harness exec begins it with its first model
 	// request, so that the open never competes with what comes before).
 	Defer bool
+	// MaxPatchBytes, when positive, bounds Diff's patch: a bigger one fails
+	// with WORKSPACE_LIMIT, before any content is copied out when the new
+	// files alone pass it (a session records patches of a bounded size).
+	MaxPatchBytes int64
 }
 
 // DefaultNanoCPUs is the container's CPU limit on a host with cpus cores:
@@ -226,7 +230,7 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 // TOOL_BAD_INPUT (opts.Patch does not parse or is binary),
 // WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED (ctx ended).
 func Start(ctx context.Context, opts Options) (*Workspace, error) {
-	w, imgEnv, pf, err := prepare(ctx, opts)
+	w, imgEnv, pf, err := prepare(ctx, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -343,8 +347,8 @@ func (w *Workspace) waitScanned(ctx context.Context, op string) error {
 }
 
 // prepare checks what an open can check at a cost independent of the
-// project, connects and resolves the image.
-func prepare(ctx context.Context, opts Options) (*Workspace, []string, []*gitdiff.File, error) {
+// project, connects and, when resolve is set, resolves the image.
+func prepare(ctx context.Context, opts Options, resolve bool) (*Workspace, []string, []*gitdiff.File, error) {
 	const op = "open docker workspace"
 	opts.defaults()
 	if opts.Root == "" {
@@ -380,6 +384,9 @@ func prepare(ctx context.Context, opts Options) (*Workspace, []string, []*gitdif
 		scanned: make(chan struct{}),
 		ready:   make(chan struct{}),
 		begun:   make(chan struct{}),
+	}
+	if !resolve {
+		return w, nil, pf, nil
 	}
 	img, err := cli.ImageInspect(ctx, opts.Image)
 	if err != nil {

@@ -330,6 +330,20 @@ type SessionForked struct {
 	AbandonedTurnID string `json:"abandonedTurnId,omitempty"`
 }
 
+// WorkspaceRecovered: workspace.recovered. Turn TurnID's end-of-turn diff
+// failed and its workspace was kept in Container; this is its patch,
+// recovered from that container later (with larger limits), or, with
+// Discarded (and no patch), the user's word that the work is given up
+// (Container then names the container removed, if it was still there).
+// From here on it stands for the turn's patch.
+type WorkspaceRecovered struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	Container string `json:"container,omitempty"`
+	Patch     string `json:"patch,omitempty"`
+	Discarded bool   `json:"discarded,omitempty"`
+}
+
 // SettingsChanged: settings.changed. The session's settings from its next
 // model request on, changed by the user (flags given on resume or fork, a
 // command in the TUI). Changed names the settings that changed, among
@@ -426,6 +440,9 @@ func (ModelRetry) EventType() Type { return TypeModelRetry }
 
 // EventType implements Data.
 func (SessionForked) EventType() Type { return TypeSessionForked }
+
+// EventType implements Data.
+func (WorkspaceRecovered) EventType() Type { return TypeWorkspaceRecovered }
 
 // EventType implements Data.
 func (SettingsChanged) EventType() Type { return TypeSettingsChanged }

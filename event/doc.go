@@ -72,6 +72,9 @@
 //	                                  budgetTokens, maxTokens, approve?: the settings in force from the next
 //	                                  model request on, changed by the user (window, threshold, tail and
 //	                                  reserve all 0: no compaction)
+//	workspace.recovered WorkspaceRecovered sessionId, turnId, container?, patch?, discarded?: the patch
+//	                                  of a turn whose end-of-turn diff failed, recovered from the
+//	                                  container its workspace was kept in, or given up (discarded)
 //	tool.output       ToolOutput      callId, stream (stdout, stderr), offset, text, truncated?: output of
 //	                                  a running process.exec as it came, coalesced and bounded per call
 //	                                  (64 KiB); for the screen and the audit, not the model

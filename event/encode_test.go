@@ -139,6 +139,9 @@ func TestEncodeRejects(t *testing.T) {
 		{"skipped more paths than files", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) {
 			d.Skipped.Paths = append(d.Skipped.Paths, "x")
 		}), errcode.EventInvalidField, true},
+		{"recovered without turn", edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.TurnID = "" }), errcode.EventInvalidField, true},
+		{"recovered without container", edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.Container = "" }), errcode.EventInvalidField, true},
+		{"discarded with a patch", edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.Discarded = true }), errcode.EventInvalidField, true},
 		{"skipped empty path", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Skipped.Paths[0] = "" }), errcode.EventInvalidField, true},
 		{"retry attempt 0", edit(t, "model.retry", func(d *event.ModelRetry) { d.Attempt = 0 }), errcode.EventInvalidField, true},
 		{"fork without origin", edit(t, "session.forked", func(d *event.SessionForked) { d.FromSessionID = "" }), errcode.EventInvalidField, true},

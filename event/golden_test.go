@@ -170,6 +170,10 @@ func goldenEvents() []named {
 			CallID: "call-3", Tool: "fs.write", OK: true, Output: json.RawMessage(`{"path":"README.md","bytes":8}`), DurationMs: 9,
 			Patch: "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1 @@\n-# Demo\n-A CLI.\n+# demo\n",
 		})},
+		{"workspace.recovered", ev(event.TypeWorkspaceRecovered, event.ActorUser, event.WorkspaceRecovered{
+			SessionID: sess, TurnID: turn, Container: "harness-kept-0196f0d03b1a",
+			Patch: "diff --git a/keep.txt b/keep.txt\nnew file mode 100644\n--- /dev/null\n+++ b/keep.txt\n@@ -0,0 +1 @@\n+keep me\n",
+		})},
 	}
 }
 
@@ -281,7 +285,7 @@ func TestTypes(t *testing.T) {
 		"workspace.lifecycle", "turn.completed", "agent.stopped",
 		"input.queued", "input.withdrawn", "model.retry", "session.forked",
 		"settings.changed",
-		"tool.output",
+		"tool.output", "workspace.recovered",
 	}
 	got := event.Types()
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -512,6 +512,15 @@ func (d ToolOutput) validate(c *checker) {
 	}
 }
 
+func (d WorkspaceRecovered) validate(c *checker) {
+	c.nonEmpty("data.sessionId", d.SessionID)
+	c.nonEmpty("data.turnId", d.TurnID)
+	if !d.Discarded {
+		c.nonEmpty("data.container", d.Container)
+	}
+	c.absent("data.patch", d.Patch != "" && d.Discarded, "when discarded")
+}
+
 func (d SessionForked) validate(c *checker) {
 	c.nonEmpty("data.sessionId", d.SessionID)
 	c.nonEmpty("data.fromSessionId", d.FromSessionID)

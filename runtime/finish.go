@@ -116,8 +116,8 @@ func (s *Session) workspaceState(ctx context.Context) (*WorkspaceState, error) {
 		cancel()
 		if kerr == nil {
 			msg += "; the workspace's files are kept in Docker container " + name +
-				" (look with `docker exec " + name + " ls /workspace`, copy out with `docker cp " + name + ":/workspace DIR`," +
-				" remove with `docker rm -f -v " + name + "`)"
+				" (look with `docker exec " + name + " ls /workspace`, copy out with `docker cp " + name + ":/workspace DIR`)" +
+				": `harness diff " + s.id + "` with a larger --max-total-bytes (or --max-file-bytes/--exclude leaving generated files out) recovers the work, `harness discard " + s.id + "` gives it up"
 		} else {
 			msg += "; the workspace's files could not be kept: " + errcode.Message(kerr)
 		}

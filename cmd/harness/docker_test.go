@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -307,20 +308,16 @@ func TestCopyInLimitFlags(t *testing.T) {
 	}
 }
 
-// A process writes more text than the diff may hold: the turn fails with
-// WORKSPACE_LIMIT instead of completing with "no changes"; diff, apply and
-// resume refuse with that code; the workspace's container is kept, named in
-// the message, with the files (the earlier fs.write included) in it. The
-// host tree is untouched.
-func TestFailedDiffKeepsTheWork(t *testing.T) {
-	needDocker(t)
-	u := newUser(t)
-	u.write("notes.txt", "one\n")
-	before := treeHash(t, u.project)
+// failTheDiff runs a turn whose end-of-turn diff fails: fs.write keep.txt,
+// then a process.exec writing files that pass the diff's cap. It returns
+// the session and the kept container's name (removed at the test's end).
+func failTheDiff(t *testing.T, u *userEnv, write string, flags ...string) (string, string) {
+	t.Helper()
 	s := u.script(`[{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"keep.txt","contents":"keep me\n"}}]},` +
-		`{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c","for i in 1 2 3 4; do yes abcdefg | head -c 900000 > big$i.txt; done"]}}]},` +
+		`{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c",` + strconv.Quote(write) + `]}}]},` +
 		`{"content":"done"}]`)
-	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--max-total-bytes", "1000000", "--fake-model", s, "write a lot")
+	args := append([]string{"exec", "--json", "--image", "harness-busybox"}, flags...)
+	r := u.run("", append(args, "--fake-model", s, "write a lot")...)
 	if r.code != 1 {
 		t.Fatalf("exec: exit %d, want 1\n%s", r.code, r.stderr)
 	}
@@ -342,26 +339,136 @@ func TestFailedDiffKeepsTheWork(t *testing.T) {
 	if err != nil || string(out) != "keep me\n" {
 		t.Fatalf("the kept container lost keep.txt: %v %q", err, out)
 	}
-	id := sessionOf(t, r.events)
-	for _, args := range [][]string{{"diff", id}, {"apply", id, "--yes"}} {
+	return sessionOf(t, r.events), name
+}
+
+// running reports whether container name runs.
+func running(name string) bool {
+	out, err := exec.Command("docker", "inspect", "-f", "{{.State.Running}}", name).CombinedOutput()
+	return err == nil && strings.TrimSpace(string(out)) == "true"
+}
+
+// A process writes 140 files of 2 MiB, more text than the diff may hold:
+// the turn fails with WORKSPACE_LIMIT instead of completing with "no
+// changes", and the workspace's container is kept, named in the note, the
+// earlier fs.write in it; harness doctor lists it. diff and apply recover
+// the work only when it fits: with the session's own limits they fail
+// again, naming the container; with a larger cap the patch would pass what
+// a session records, which is refused before anything is copied out. A
+// resume that leaves the generated files out (--max-file-bytes) recovers
+// it: the patch is recorded (workspace.recovered), the container removed,
+// the resumed workspace holds keep.txt, and diff and apply work without
+// flags. The host tree changes only with apply.
+func TestFailedDiffKeepsTheWork(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "one\n")
+	before := treeHash(t, u.project)
+	id, name := failTheDiff(t, u, `i=0; while [ $i -lt 140 ]; do yes abcdefg | head -c 2097152 > big$i.txt || exit 1; i=$((i+1)); done`)
+
+	doc := u.run("", "doctor", "--image", "harness-busybox")
+	if !strings.Contains(doc.stdout, "kept workspace "+name+" of session "+id) || !strings.Contains(doc.stdout, "harness discard "+id) {
+		t.Errorf("doctor does not list the kept workspace:\n%s", doc.stdout)
+	}
+	for _, args := range [][]string{{"diff", id}, {"apply", id, "--yes"}, {"diff", id, "--max-total-bytes", "400000000"}} {
 		res := u.run("", args...)
-		if res.code == 0 || !strings.Contains(res.stderr, string(errcode.WorkspaceLimit)) || !strings.Contains(res.stderr, name) {
-			t.Errorf("%s: exit %d, want WORKSPACE_LIMIT naming %s\n%s%s", args[0], res.code, name, res.stdout, res.stderr)
+		if res.code != 1 || !strings.Contains(res.stderr, string(errcode.WorkspaceLimit)) || !strings.Contains(res.stderr, name) {
+			t.Errorf("%v: exit %d, want WORKSPACE_LIMIT naming %s\n%s%s", args, res.code, name, res.stdout, res.stderr)
+		}
+		if !running(name) {
+			t.Fatalf("%v: a failed recovery removed the kept container", args)
 		}
 	}
-	res := u.run("", "exec", "--image", "harness-busybox", "--fake-model", u.script(`[{"content":"ok"}]`), "--resume", id, "go on")
-	if res.code == 0 || !strings.Contains(res.stderr, string(errcode.WorkspaceLimit)) {
-		t.Errorf("resume: exit %d, want WORKSPACE_LIMIT\n%s", res.code, res.stderr)
+	if res := u.run("", "diff", id, "--max-total-bytes", "400000000"); !strings.Contains(res.stderr, "bytes a session records") {
+		t.Errorf("the larger cap's refusal does not say why:\n%s", res.stderr)
 	}
 	// A later open's reaping leaves the kept container alone.
 	if _, err := dockerws.Reap(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("docker", "inspect", "-f", "{{.State.Running}}", name).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "true" {
-		t.Fatalf("the kept container is gone after Reap: %v %s", err, out)
+	if !running(name) {
+		t.Fatal("the kept container is gone after Reap")
 	}
 	if got := treeHash(t, u.project); got != before {
-		t.Error("the host tree changed")
+		t.Fatal("the host tree changed")
+	}
+
+	rd := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"keep.txt"}}]},{"content":"it is there"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--max-file-bytes", "1048576", "--fake-model", rd, "--resume", id, "go on")
+	if r.code != 0 {
+		t.Fatalf("resume with the big files left out: exit %d\n%s", r.code, r.stderr)
+	}
+	var recovered *event.WorkspaceRecovered
+	var read *event.ToolResult
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.WorkspaceRecovered:
+			recovered = &d
+		case event.ToolResult:
+			read = &d
+		}
+	}
+	if recovered == nil || recovered.Container != name || !strings.Contains(recovered.Patch, "+keep me") || strings.Contains(recovered.Patch, "big1.txt") {
+		t.Fatalf("workspace.recovered = %+v", recovered)
+	}
+	if read == nil || !read.OK || !strings.Contains(string(read.Output), "keep me") {
+		t.Fatalf("fs.read keep.txt after the recovery = %+v", read)
+	}
+	if running(name) || exec.Command("docker", "inspect", name).Run() == nil {
+		t.Error("the kept container is still there after its work was recorded")
+	}
+	if got := treeHash(t, u.project); got != before {
+		t.Fatal("the host tree changed before apply")
+	}
+	if d := u.run("", "diff", id); d.code != 0 || !strings.Contains(d.stdout, "b/keep.txt") {
+		t.Fatalf("diff after the recovery: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	if a := u.run("", "apply", id, "--yes"); a.code != 0 {
+		t.Fatalf("apply after the recovery: exit %d\n%s", a.code, a.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(u.project, "keep.txt")); string(b) != "keep me\n" {
+		t.Fatalf("keep.txt on the host = %q", b)
+	}
+}
+
+// The kept work can be given up: harness discard removes the container and
+// records it, and the session resumes from the project tree as it is. A
+// host tree that changed since the copy is refused for a recovery, and the
+// container stays.
+func TestDiscardKeptWork(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "one\n")
+	id, name := failTheDiff(t, u, `for i in 1 2 3 4; do yes abcdefg | head -c 900000 > big$i.txt; done`, "--max-total-bytes", "1000000")
+
+	u.write("notes.txt", "edited on the host\n")
+	res := u.run("", "diff", id, "--max-total-bytes", "10000000")
+	if res.code != 1 || !strings.Contains(res.stderr, string(errcode.WorkspaceScope)) || !running(name) {
+		t.Fatalf("recovery on a changed host tree: exit %d\n%s", res.code, res.stderr)
+	}
+	u.write("notes.txt", "one\n")
+
+	d := u.run("", "discard", id)
+	if d.code != 0 || !strings.Contains(d.stderr, name) {
+		t.Fatalf("discard: exit %d\n%s", d.code, d.stderr)
+	}
+	if exec.Command("docker", "inspect", name).Run() == nil {
+		t.Error("the discarded container is still there")
+	}
+	if again := u.run("", "discard", id); again.code != 1 || !strings.Contains(again.stderr, string(errcode.WorkspaceNotFound)) {
+		t.Errorf("a second discard: exit %d\n%s", again.code, again.stderr)
+	}
+	if df := u.run("", "diff", id); df.code != 0 || df.stdout != "" {
+		t.Errorf("diff after discard: exit %d %q\n%s", df.code, df.stdout, df.stderr)
+	}
+	rd := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"keep.txt"}}]},{"content":"gone"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", rd, "--resume", id, "go on")
+	if r.code != 0 {
+		t.Fatalf("resume after discard: exit %d\n%s", r.code, r.stderr)
+	}
+	ev := u.run("", "events", id)
+	if !strings.Contains(ev.stdout, `"type":"workspace.recovered"`) || !strings.Contains(ev.stdout, `"discarded":true`) {
+		t.Errorf("no discard recorded:\n%s", ev.stdout)
 	}
 }
 
