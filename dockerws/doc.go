@@ -116,8 +116,13 @@
 // timed-out result says timedOut with exit code 124. When no exec can start
 // because the command took every PID, the reaper is signaled (a signal
 // needs no new process) and the sweep retried (the container is never
-// restarted: its file systems live in memory). A wrapper that could not start for lack of PIDs is
-// WORKSPACE_LIMIT, saying so. The exit code comes from
+// restarted: its file systems live in memory; the reaper itself never needs
+// a new process to survive it). A wrapper that could not start for lack of
+// PIDs is WORKSPACE_LIMIT, saying so; a command during which the pids
+// limit refused forks gets a result whose Note names the limit (the
+// wrapper compares the cgroup's count of refused forks before and after,
+// with builtins only, and tells the host in a trailer of its stderr,
+// which the host takes off). The exit code comes from
 // exec inspect after the stream ends. Stdout and stderr are captured
 // separately, each capped (64 KiB unless ExecRequest.MaxOutput says
 // otherwise), the rest drained and flagged as truncated.

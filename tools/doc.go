@@ -53,7 +53,7 @@
 //	fs.read       {path, content, size}
 //	fs.list       {path, entries, total, truncated?}
 //	fs.write      {path, bytes}
-//	process.exec  {exitCode, stdout, stderr, timedOut?, stdoutTruncated?, stderrTruncated?}
+//	process.exec  {exitCode, stdout, stderr, timedOut?, stdoutTruncated?, stderrTruncated?, note?}
 //	git.diff      {patch}
 //
 // A failed tool is a Result with a code; the model sees it. Codes:

@@ -95,6 +95,9 @@ type ExecResult struct {
 	TimedOut        bool   `json:"timedOut,omitempty"`
 	StdoutTruncated bool   `json:"stdoutTruncated,omitempty"`
 	StderrTruncated bool   `json:"stderrTruncated,omitempty"`
+	// Note says what the workspace saw of the run that the output may not
+	// (the Docker workspace: the command reached its pids limit).
+	Note string `json:"note,omitempty"`
 }
 
 // Attested reports whether ws is a Docker workspace built by the dockerws
