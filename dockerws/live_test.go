@@ -208,7 +208,10 @@ func TestEditTestDiffDispose(t *testing.T) {
 // configuration: no network, a non-root user without capabilities, a
 // read-only root with the workspace, home and /tmp writable.
 func TestContainerIsolation(t *testing.T) {
-	w := open(t, t.TempDir(), busyboxImage)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
+	before := treeDigest(t, root)
+	w := open(t, root, busyboxImage)
 	ctx := t.Context()
 	for _, tc := range []struct {
 		name     string
@@ -282,6 +285,9 @@ func TestContainerIsolation(t *testing.T) {
 	}
 	if cfg.User != "0:0" || cfg.Labels[LabelSession] != "sess-test-"+t.Name() || cfg.Labels[LabelWorkspace] != w.Info().ID {
 		t.Errorf("user %q, labels %v", cfg.User, cfg.Labels)
+	}
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
 	}
 }
 
