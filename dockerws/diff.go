@@ -132,7 +132,8 @@ func (l *listing) tarred(budget int64) bool {
 // A workspace nothing was ever written, run or patched in answers at once,
 // without waiting for its container or its scan: "" or, for one opened with
 // Options.Patch, that patch. A turn that never used the workspace does not
-// wait for it to finish opening.
+// wait for it to finish opening. So does one whose open failed: no call
+// could change its tree.
 //
 // Codes: WORKSPACE_LIMIT (the tree's text would pass twice MaxTotalBytes:
 // checked on the files' sizes before their contents are copied out),
@@ -141,7 +142,9 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if w.isClosed() {
 		return "", disposed("diff")
 	}
-	if w.untouched() {
+	if w.untouched() || w.OpenError() != nil {
+		// Nothing changed the tree as opened (no call could, on a
+		// workspace that never opened).
 		return w.opts.Patch, nil
 	}
 	if err := w.acquire(ctx, "diff"); err != nil {

@@ -250,11 +250,18 @@ func TestCredentialNeedsExclude(t *testing.T) {
 	u.write("main.go", "package main\n")
 	u.write(".env", "TOKEN=secret\n")
 	before := treeHash(t, u.project)
-	s := u.script(`[{"toolCalls":[{"id":"l1","name":"fs.list","arguments":{"path":"."}}]},{"content":"ok"}]`)
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"ok"}]`)
 	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "hi")
 	refusedOpen(t, r, errcode.WorkspaceCredentialInput)
 	if !strings.Contains(r.stderr, ".env") {
 		t.Errorf("the refusal names no path:\n%s", r.stderr)
+	}
+	// The refused session is not stuck: resumed with the exclusion, it works.
+	id := sessionOf(t, r.events)
+	again := u.script(`[{"toolCalls":[{"id":"x2","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"ok"}]`)
+	r = u.run("", "exec", "--image", "harness-busybox", "--exclude", ".env", "--fake-model", again, "--resume", id, "hi")
+	if r.code != 0 {
+		t.Fatalf("resumed with --exclude: exit %d\n%s", r.code, r.stderr)
 	}
 	r = u.run("", "exec", "--image", "harness-busybox", "--exclude", ".env", "--fake-model", s, "hi")
 	if r.code != 0 {
