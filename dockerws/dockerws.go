@@ -537,14 +537,15 @@ func sandboxUser(u string) string {
 // reaperScript is the container's main process, under Docker's init. It
 // runs as root with CAP_KILL as its only capability (the sandbox user has
 // none and cannot signal it) and waits on one sleep of its own; on SIGUSR1
-// it kills every other process in the container but that sleep (a hundred
-// rounds over /proc; the host's sweep then checks). That is the clean-up
+// it kills every other process in the container but that sleep (rounds
+// over /proc until one finds nothing to kill, a hundred at most; the
+// host's sweep then checks). That is the clean-up
 // of last resort, when a command took every PID and no exec can start to
 // kill it: a signal needs no new process, and neither does the reaper
 // afterwards — it forks again only if its sleep died, which no sandbox
 // process can cause (a shell whose fork fails exits, and with it the
 // container and the files it holds in memory).
-const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null ;; esac; done; i=$((i+1)); done' USR1
+const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done' USR1
 sleep infinity & s=$!
 while :; do
 	wait $s

@@ -156,17 +156,34 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 		out = &teed{next: stdout, stream: "stdout", f: req.OnOutput}
 		errw = &teed{next: stderr, stream: "stderr", f: req.OnOutput}
 	}
-	cut := &trailerCut{next: errw, trailer: pidsTrailer}
-	hdr := &pidHeader{next: cut, pid: make(chan int, 1)}
 	argv := append([]string{"sh", "-c", execWrapper, "sh", dir}, req.Argv...)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 
-	e, err := w.start(ctx, proc{argv: argv, stdout: out, stderr: hdr})
-	if err != nil {
-		return workspace.ExecResult{}, w.opError(ctx, op, err)
+	var (
+		cut   *trailerCut
+		hdr   *pidHeader
+		e     *execution
+		code  int
+		state awaitState
+		err   error
+	)
+	for attempt := 0; ; attempt++ {
+		cut = &trailerCut{next: errw, trailer: pidsTrailer}
+		hdr = &pidHeader{next: cut, pid: make(chan int, 1)}
+		if e, err = w.start(ctx, proc{argv: argv, stdout: out, stderr: hdr}); err != nil {
+			return workspace.ExecResult{}, w.opError(ctx, op, err)
+		}
+		code, state, err = w.await(ctx, e, timer.C)
+		// A wrapper killed before it began ran nothing of argv (it reports
+		// its PID first): the reaper's clean-up after an earlier command
+		// was still under way. Once more, after a sweep.
+		if attempt == 0 && state == awaitExited && !hdr.seen() && code == 128+9 && !w.isClosed() {
+			w.sweep(ctx, nil)
+			continue
+		}
+		break
 	}
-	code, state, err := w.await(ctx, e, timer.C)
 	if w.isClosed() {
 		// Close removed the container under the process; whatever the
 		// daemon reports about it is not a result.
