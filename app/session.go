@@ -2,14 +2,17 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/model/openai"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
@@ -41,6 +44,20 @@ type Session struct {
 	owner   store.Owner
 	st      store.Reader
 	closers []func()
+
+	mu    sync.Mutex
+	wsErr error // guarded by mu: the background open's failure, once reported
+}
+
+// WorkspaceErr is the failure of the workspace's background open when it
+// was known before the session closed (it was printed then), or nil: a
+// session whose workspace was refused (a credential-like file, a limit, a
+// replay that no longer applies) could not do its work, even when its
+// turn completed without touching the workspace.
+func (s *Session) WorkspaceErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wsErr
 }
 
 // Patch returns the workspace patch recorded at the session's last
@@ -92,12 +109,19 @@ func (s *Session) Close() {
 //
 // A new session (or fork) is stored with its first event, in one store
 // transaction, once everything that can fail before is done (the model,
-// the settings, the project, the workspace, a fork's patch replay): a
-// failed open, or a process killed during it, leaves no new session
-// behind. Sessions without events that older processes left (no live
-// holder, created more than a lease ago) are removed first. A recorded
-// patch that no longer applies to the project tree is SESS_PATCH_CONFLICT
-// naming the file. On error nothing stays open.
+// the settings, the project, the workspace's image, a recorded patch's
+// replay): a failed open, or a process killed during it, leaves no new
+// session behind. Sessions without events that older processes left (no
+// live holder, created more than a lease ago) are removed first. A
+// recorded patch that no longer applies to the project tree is
+// SESS_PATCH_CONFLICT naming the file, found before anything is stored.
+//
+// The Docker workspace otherwise opens in the background
+// (dockerws.Start): the first model request does not wait for it. Its
+// workspace.lifecycle (opened or restored) is recorded once it is up; a
+// failure of that open is printed to Warn as soon as it is known, reaches
+// the model's tool calls with its code, and is kept for WorkspaceErr. On
+// error nothing stays open.
 func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
 	s := &Session{Root: a.Root, st: a.Store}
 	if err := a.open(ctx, req, s); err != nil {
@@ -177,10 +201,10 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if resumeID == "" || fork {
 		id = event.NewID("sess")
 	}
-	if err := a.openWorkspace(ctx, id, s); err != nil {
+	if err := a.openWorkspace(ctx, id, s, cp); err != nil {
 		return err
 	}
-	if err := a.replayWorkspace(ctx, cp, s); err != nil {
+	if err := a.checkReplay(ctx, cp, s); err != nil {
 		return err
 	}
 	var log runtime.EventLog
@@ -216,7 +240,11 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if s.Ask {
 		policy = runtime.AskForMutations
 	}
-	rt, err := runtime.New(runtime.Config{Model: b.model, Workspace: s.Workspace, Policy: policy})
+	m := b.model
+	if ws, ok := s.Workspace.(*dockerws.Workspace); ok && a.Opts.DeferWorkspace {
+		m = beginOnRequest{Model: m, ws: ws}
+	}
+	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy})
 	if err != nil {
 		return err
 	}
@@ -245,12 +273,92 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if cp != nil {
 		phase = "restored"
 	}
-	if err := s.RecordWorkspace(ctx, phase); err != nil {
-		return err
+	bg, _ := s.Workspace.(*dockerws.Workspace)
+	if bg == nil {
+		if err := s.RecordWorkspace(ctx, phase); err != nil {
+			return err
+		}
 	}
 	sess := s.Session
 	s.closers = append(s.closers, func() { _ = sess.RecordWorkspace(context.WithoutCancel(ctx), "disposed") })
+	if bg != nil {
+		want := "" // a replayed patch is checked against the tree it was made on
+		if cp != nil && cp.Workspace != nil && cp.Workspace.Patch != "" {
+			want = cp.Workspace.Snapshot
+		}
+		s.closers = append(s.closers, a.watchOpen(ctx, s, bg, phase, want))
+	}
 	return nil
+}
+
+// beginOnRequest lets a deferred Docker workspace open as the first model
+// request goes out (Options.DeferWorkspace): the open overlaps the model's
+// answer, and a turn that never touches the workspace never waits for it.
+type beginOnRequest struct {
+	model.Model
+	ws *dockerws.Workspace
+}
+
+func (m beginOnRequest) Stream(ctx context.Context, req model.Request) (model.Stream, error) {
+	m.ws.Begin()
+	return m.Model.Stream(ctx, req)
+}
+
+// watchOpen follows the background open of a Docker workspace: once the
+// tree is scanned it warns when the tree differs from the snapshot the
+// session recorded (want, "" for none); once the workspace is up it
+// records workspace.lifecycle(phase); a failure, at either step, is
+// printed to Warn with its code and kept for WorkspaceErr. The function
+// returned stops it and waits for it, after it reported what was already
+// known (run it before the session records "disposed").
+func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace, phase, want string) func() {
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	// reached waits for c; a stop does not hide what is already known.
+	reached := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+		}
+		select {
+		case <-c:
+			return true
+		case <-wctx.Done():
+			return false
+		}
+	}
+	fail := func(err error) {
+		s.mu.Lock()
+		s.wsErr = err
+		s.mu.Unlock()
+		fmt.Fprintf(a.Warn, "harness: %s: the workspace could not be opened: %s\n", errcode.Of(err), errcode.Message(err))
+	}
+	go func() {
+		defer close(done)
+		if !reached(ws.Scanned()) {
+			return
+		}
+		if err := ws.OpenError(); err != nil {
+			fail(err)
+			return
+		}
+		if got := ws.Snapshot(); want != "" && got != want {
+			fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
+		}
+		if !reached(ws.Opened()) {
+			return
+		}
+		if err := ws.OpenError(); err != nil {
+			fail(err)
+			return
+		}
+		_ = s.RecordWorkspace(wctx, phase)
+	}()
+	return func() {
+		stop()
+		<-done
+	}
 }
 
 // resume takes the lease of session id and returns its last finished
@@ -346,14 +454,32 @@ func (a *App) project(id, root string, s *Session) error {
 
 // openWorkspace opens the Docker workspace on s.Root, or the read-only
 // local one when asked, or when Docker is not available and the user did
-// not insist.
-func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) error {
+// not insist. A resumed or forked session's workspace replays the patch
+// of cp, its last finished turn; a turn whose diff failed is refused with
+// that failure's code, since resuming on the bare tree would silently lose
+// its work.
+func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, cp *runtime.Checkpoint) error {
+	patch := ""
+	if cp != nil && cp.Workspace != nil {
+		p, err := cp.Workspace.PatchOrError()
+		switch {
+		case err != nil && s.owner.ID == "":
+			// A fork: the work is the origin's, recovered there.
+			return &errcode.Error{Code: errcode.Of(err), Err: err, Message: errcode.Message(err) +
+				"; recover it in the session it belongs to first (`harness diff " + cp.Identity.SessionID + "` with larger limits), then fork"}
+		case err != nil:
+			if p, err = a.recoverKept(ctx, sessionID, s.owner, cp, s.Root); err != nil {
+				return err
+			}
+		}
+		patch = p
+	}
 	if a.Conf.Workspace != "local" {
 		err := dockerws.Ping(ctx, "")
 		if err == nil {
 			ws, err := dockerws.Start(ctx, dockerws.Options{Root: s.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
 				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
-				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, SecretEnv: a.SecretEnv()})
+				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, Patch: patch, Defer: a.Opts.DeferWorkspace, SecretEnv: a.SecretEnv()})
 			if err != nil {
 				return err
 			}
@@ -382,52 +508,36 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session) e
 	}
 	s.Workspace = ws
 	s.closers = append(s.closers, func() { _ = ws.Close(context.WithoutCancel(ctx)) })
-	return nil
-}
-
-// patcher is implemented by workspaces that can replay a recorded patch
-// (the Docker workspace).
-type patcher interface {
-	ApplyPatch(ctx context.Context, patch string) error
-	Snapshot() string
-}
-
-// replayWorkspace rebuilds a resumed Docker workspace: the session's
-// project tree as it is now plus the patch recorded at the last finished
-// turn. A tree that changed since the session started is reported, not
-// ignored.
-func (a *App) replayWorkspace(ctx context.Context, cp *runtime.Checkpoint, s *Session) error {
-	if cp == nil || cp.Workspace == nil {
-		return nil
-	}
-	if _, err := cp.Workspace.PatchOrError(); err != nil {
-		// The last turn's diff failed: resuming on the bare tree would
-		// silently lose its work.
-		return err
-	}
-	if cp.Workspace.Patch == "" {
-		return nil
-	}
-	p, ok := s.Workspace.(patcher)
-	if !ok {
+	if patch != "" {
 		s.Note = "the recorded workspace patch was not replayed: the workspace is read-only; `harness diff` shows it"
-		return nil
-	}
-	if cp.Workspace.Snapshot != "" && p.Snapshot() != cp.Workspace.Snapshot {
-		fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
-	}
-	if err := p.ApplyPatch(ctx, cp.Workspace.Patch); err != nil {
-		code := errcode.Of(err)
-		if code == errcode.ToolExecutionFailed || code == errcode.ToolBadInput {
-			// The patch met a project file it does not fit (the message
-			// names it); the workspace itself is fine.
-			code = errcode.SessPatchConflict
-		}
-		return &errcode.Error{Code: code, Err: err, Message: fmt.Sprintf(
-			"replay session %s's patch on the project tree at %s: %s — the file changed since the session's last turn; restore it (`harness diff %s` shows the patch) to resume",
-			cp.Identity.SessionID, s.Root, errcode.Message(err), cp.Identity.SessionID)}
 	}
 	return nil
+}
+
+// checkReplay waits, when the Docker workspace replays a recorded patch
+// (a resume or a fork of a turn that changed files), for the scan that
+// replays it, so that a patch which no longer applies to the project tree
+// is refused before anything is stored, with SESS_PATCH_CONFLICT naming
+// the file, not found later by the model's first tool call. Other
+// workspaces, and sessions with nothing to replay, do not wait.
+func (a *App) checkReplay(ctx context.Context, cp *runtime.Checkpoint, s *Session) error {
+	ws, ok := s.Workspace.(*dockerws.Workspace)
+	if !ok || cp == nil || cp.Workspace == nil || cp.Workspace.Patch == "" {
+		return nil
+	}
+	ws.Begin() // a deferred open starts now: its scan is what is asked
+	select {
+	case <-ws.Scanned():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	err := ws.OpenError()
+	if !errors.Is(err, dockerws.ErrReplayConflict) {
+		return nil // any other failure of the open is reported as it happens
+	}
+	return &errcode.Error{Code: errcode.SessPatchConflict, Err: err, Message: fmt.Sprintf(
+		"replay session %s's patch on the project tree at %s: %s — the file changed since the session's last turn; restore it (`harness diff %s` shows the patch) to resume",
+		cp.Identity.SessionID, s.Root, errcode.Message(err), cp.Identity.SessionID)}
 }
 
 // leasePoll is how often a held session is checked for a take-over.

@@ -124,8 +124,36 @@ func (s *Scan) Add(r Record) error {
 			}
 			s.Finished = next
 		}
+	case event.TypeWorkspaceRecovered:
+		if s.Finished != nil {
+			next, err := withRecovered(s.Finished, r.Body)
+			if err != nil {
+				return err
+			}
+			s.Finished = next
+		}
 	}
 	return nil
+}
+
+// withRecovered returns cp with a recorded workspace.recovered applied
+// when it is about cp's turn: the recovered patch (none when discarded)
+// stands for the diff that failed. cp itself is returned otherwise.
+func withRecovered(cp *Checkpoint, body []byte) (*Checkpoint, error) {
+	ev, err := event.Decode(body)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := ev.Data.(event.WorkspaceRecovered)
+	if !ok {
+		return nil, errcode.New(errcode.RuntimeCheckpointInvalid, "fold a recovered patch: not a workspace.recovered event")
+	}
+	if cp.Workspace == nil || cp.Workspace.DiffError == "" || d.TurnID != cp.Identity.TurnID {
+		return cp, nil
+	}
+	c := *cp
+	c.Workspace = &Workspace{Backend: cp.Workspace.Backend, Snapshot: cp.Workspace.Snapshot, Patch: d.Patch}
+	return &c, nil
 }
 
 // withChange returns a copy of cp with a recorded settings.changed applied.
@@ -167,12 +195,13 @@ type Restored struct {
 // cp must be terminal, and tail — the events from afterSeq-1 on — may
 // after it hold only that turn's turn.completed and agent.stopped,
 // workspace.lifecycle, session.forked and settings.changed events (the
-// last fold into the returned checkpoint's settings), and input.withdrawn
-// events of commands between turns (folded into its queue); its turn.completed (or a
-// session.forked just before a fork's checkpoint) must be there. With no
-// checkpoint, a session.forked must be a fork from nothing (no
-// fromTurnId): a fork of a finished turn without its checkpoint was
-// interrupted while it was set up.
+// last fold into the returned checkpoint's settings), input.withdrawn
+// events of commands between turns (folded into its queue), and
+// workspace.recovered events (folded into its workspace: the patch of a
+// turn whose diff failed); its turn.completed (or a session.forked just
+// before a fork's checkpoint) must be there. With no checkpoint, a
+// session.forked must be a fork from nothing (no fromTurnId): a fork of a
+// finished turn without its checkpoint was interrupted while it was set up.
 // Otherwise RUNTIME_CHECKPOINT_INTERRUPTED says what was interrupted.
 func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 	if cp != nil && cp.Identity.Phase != PhaseTerminal {
@@ -216,6 +245,16 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 		case event.TypeSettingsChanged:
 			if cp != nil {
 				next, err := withChange(cp, rec.Body)
+				if err != nil {
+					return Restored{}, err
+				}
+				cp = next
+			}
+			continue
+		case event.TypeWorkspaceRecovered:
+			// The failed diff's patch, recovered (or given up) since.
+			if cp != nil {
+				next, err := withRecovered(cp, rec.Body)
 				if err != nil {
 					return Restored{}, err
 				}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
 	"github.com/harness-dev/harness/internal/attest"
 	"github.com/harness-dev/harness/internal/errcode"
 )
@@ -124,5 +126,38 @@ func TestAbandonWhileOpeningLeavesNothing(t *testing.T) {
 	}
 	for _, id := range ids {
 		waitGone(t, id)
+	}
+}
+
+// The removal of crash leftovers runs alongside the container's create,
+// not before it: an open completes while the reaping is still going on.
+func TestReapDoesNotDelayTheOpen(t *testing.T) {
+	needDocker(t, busyboxImage)
+	release := make(chan struct{})
+	reaping := make(chan struct{}, 1)
+	old := reapLeftovers
+	reapLeftovers = func(ctx context.Context, _ *client.Client) {
+		reaping <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	}
+	t.Cleanup(func() { close(release); reapLeftovers = old })
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "one\n"})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	w, err := Start(ctx, Options{Root: root, Image: busyboxImage, SessionID: "sess-reap-alongside"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(context.WithoutCancel(ctx))
+	<-reaping
+	if err := w.Ready(ctx); err != nil {
+		t.Fatalf("the open waited for the reaping: %v", err)
+	}
+	if res := mustExec(t, w, "cat", "a.txt"); res.Stdout != "one\n" {
+		t.Fatalf("cat = %+v", res)
 	}
 }

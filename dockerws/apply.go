@@ -37,15 +37,9 @@ exit 0`
 // WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
 func (w *Workspace) ApplyPatch(ctx context.Context, patch string) error {
 	const op = "apply patch"
-	files, _, err := gitdiff.Parse(strings.NewReader(patch))
-	if err != nil {
-		return &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "the patch cannot be parsed", Err: err}
-	}
-	if len(files) == 0 {
-		if strings.TrimSpace(patch) != "" {
-			return &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "the text holds no file patch"}
-		}
-		return nil
+	files, err := parsePatch(op, patch)
+	if err != nil || len(files) == 0 {
+		return err
 	}
 	w.touch()
 	if err := w.acquire(ctx, op); err != nil {
@@ -70,6 +64,36 @@ func (w *Workspace) ApplyPatch(ctx context.Context, patch string) error {
 			Message: fmt.Sprintf("writing the patched files failed (exit %d): %s", code, stderr)}
 	}
 	return nil
+}
+
+// parsePatch parses a git-style patch; "" (or blank) is no file patch.
+// Codes: TOOL_BAD_INPUT (not a patch, a binary patch), WORKSPACE_PATH (a
+// path no tool could name).
+func parsePatch(op, patch string) ([]*gitdiff.File, error) {
+	if strings.TrimSpace(patch) == "" {
+		return nil, nil
+	}
+	files, _, err := gitdiff.Parse(strings.NewReader(patch))
+	if err != nil {
+		return nil, &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "the patch cannot be parsed", Err: err}
+	}
+	if len(files) == 0 {
+		return nil, &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "the text holds no file patch"}
+	}
+	for _, f := range files {
+		if f.IsBinary {
+			return nil, &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "binary patches are not supported (" + f.NewName + ")"}
+		}
+		for _, name := range []string{f.OldName, f.NewName} {
+			if name == "" {
+				continue
+			}
+			if err := checkFilePath(name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
 }
 
 // applyFiles applies parsed file patches to a tree in memory and returns

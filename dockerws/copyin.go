@@ -70,7 +70,6 @@ type entry struct {
 // snapshot is the project tree as copied in.
 type snapshot struct {
 	files   map[string]*entry
-	mtimes  map[string]time.Time
 	dirs    []string // every directory, parents first, empty ones included
 	skipped []workspace.Skipped
 	// hardLinks are the files skipped for their other hard links: reading
@@ -80,11 +79,31 @@ type snapshot struct {
 	bytes     int64
 }
 
+// item is one entry of the copy as the scan meets it: a directory, or a
+// text file (e set) with its modification time.
+type item struct {
+	path  string
+	e     *entry
+	mtime time.Time
+}
+
 // scan reads the text tree under opts.Root through an os.Root, so nothing
 // outside the root is opened. It fails on credential-like paths (naming
-// them) and on the file-count and total-byte limits, before any Docker call.
+// them) and on the file-count and total-byte limits.
 func scan(ctx context.Context, opts Options, excl workspace.Excludes) (*snapshot, error) {
+	return scanTree(ctx, opts, excl, nil)
+}
+
+// scanTree is scan passing each directory and text file to emit (when not
+// nil) as it is read, parents before their children. A credential-like
+// path is never read and never emitted, wherever it lies; a failure found
+// after some items were emitted (a credential-like path further on, a
+// limit) still fails the scan, and what was emitted must be discarded.
+func scanTree(ctx context.Context, opts Options, excl workspace.Excludes, emit func(item)) (*snapshot, error) {
 	const op = "copy project"
+	if emit == nil {
+		emit = func(item) {}
+	}
 	root, err := os.OpenRoot(opts.Root)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -93,7 +112,7 @@ func scan(ctx context.Context, opts Options, excl workspace.Excludes) (*snapshot
 		return nil, &errcode.Error{Code: errcode.ToolExecutionFailed, Op: op, Message: "open directory " + opts.Root, Err: err}
 	}
 	defer root.Close()
-	s := &snapshot{files: map[string]*entry{}, mtimes: map[string]time.Time{}, hardLinks: map[string]bool{}}
+	s := &snapshot{files: map[string]*entry{}, hardLinks: map[string]bool{}}
 	ignored := workspace.GitIgnored(ctx, opts.Root, opts.SecretEnv)
 	var creds []string
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -151,6 +170,7 @@ func scan(ctx context.Context, opts Options, excl workspace.Excludes) (*snapshot
 		switch t := d.Type(); {
 		case isDir:
 			s.dirs = append(s.dirs, p)
+			emit(item{path: p})
 			return nil
 		case t&fs.ModeSymlink != 0:
 			s.skip(p, skipSymlink)
@@ -159,7 +179,7 @@ func scan(ctx context.Context, opts Options, excl workspace.Excludes) (*snapshot
 			s.skip(p, skipSpecial)
 			return nil
 		}
-		return s.add(root, p, opts)
+		return s.add(root, p, opts, emit)
 	})
 	if err != nil {
 		if errcode.Of(err) != errcode.Internal {
@@ -187,8 +207,8 @@ func (s *snapshot) skip(p, reason string) {
 	s.skipped = append(s.skipped, workspace.Skipped{Path: p, Reason: reason})
 }
 
-// add reads one regular file, enforcing the limits.
-func (s *snapshot) add(root *os.Root, p string, opts Options) error {
+// add reads one regular file, enforcing the limits, and emits it.
+func (s *snapshot) add(root *os.Root, p string, opts Options, emit func(item)) error {
 	const op = "copy project"
 	f, err := root.Open(p)
 	if err != nil {
@@ -212,10 +232,14 @@ func (s *snapshot) add(root *os.Root, p string, opts Options) error {
 		s.skip(p, skipLimit)
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, opts.MaxFileBytes+1))
-	if err != nil {
+	// One allocation of the size the file has (a file that grows meanwhile
+	// still reads whole, up to the limit).
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, opts.MaxFileBytes+1)); err != nil {
 		return err
 	}
+	data := buf.Bytes()
 	switch {
 	case int64(len(data)) > opts.MaxFileBytes:
 		s.skip(p, skipLimit)
@@ -240,8 +264,9 @@ func (s *snapshot) add(root *os.Root, p string, opts Options) error {
 	if fi.Mode().Perm()&0o100 != 0 {
 		mode = 0o755
 	}
-	s.files[p] = &entry{data: data, mode: mode}
-	s.mtimes[p] = fi.ModTime()
+	e := &entry{data: data, mode: mode}
+	s.files[p] = e
+	emit(item{path: p, e: e, mtime: fi.ModTime()})
 	return nil
 }
 
@@ -254,40 +279,6 @@ func (s *snapshot) computeDigest() string {
 		fmt.Fprintf(h, "%s\x00%o\x00%x\n", p, e.mode, sum)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// tar writes the snapshot as a tar stream: directories first, then files,
-// all in path order, with the host's modification times (so make sees
-// sensible times). Ownership is left to the extracting user.
-func (s *snapshot) tar(w io.Writer) error {
-	tw := tar.NewWriter(w)
-	now := time.Now().Truncate(time.Second)
-	for _, d := range s.dirs {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: now}); err != nil {
-			return err
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(s.files)) {
-		e := s.files[p]
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: int64(e.mode), Size: int64(len(e.data)),
-			ModTime: s.mtimes[p].Truncate(time.Second)}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if _, err := tw.Write(e.data); err != nil {
-			return err
-		}
-	}
-	return tw.Close()
-}
-
-// tree returns the live-tree state matching the snapshot as copied in.
-func (s *snapshot) tree(mark string) *tree {
-	t := &tree{mark: mark, files: make(map[string]*entry, len(s.files))}
-	for p, e := range s.files {
-		t.files[p] = e
-	}
-	return t
 }
 
 // copyInScript extracts the tar on stdin into the workspace as the sandbox
@@ -311,11 +302,12 @@ m=$h/.harness-mark.$$
 // none.
 const fixOwnershipScript = `chmod 0777 "$@"`
 
-// copyIn streams the snapshot into the container and returns the mark.
-func (w *Workspace) copyIn(ctx context.Context) (string, error) {
+// copyIn streams the scanned tree (items) into the container and returns
+// the mark once it is extracted.
+func (w *Workspace) copyIn(ctx context.Context, items []item) (string, error) {
 	const op = "copy project into the container"
 	for attempt := 0; ; attempt++ {
-		pr := pipeTar(w.base.tar)
+		pr := pipeTar(func(tw io.Writer) error { return writeItems(tw, items) })
 		var out bytes.Buffer
 		code, stderr, err := w.script(ctx, op, copyInScript, []string{WorkDir, HomeDir}, pr, &out)
 		pr.CloseWithError(io.ErrClosedPipe)
@@ -379,6 +371,31 @@ func pipeTar(write func(io.Writer) error) *io.PipeReader {
 		pw.CloseWithError(err)
 	}()
 	return pr
+}
+
+// writeItems writes a scanned tree as a tar stream: directories and files
+// in the order the scan met them (parents first), files with the host's
+// modification times (so make sees sensible times). Ownership is left to
+// the extracting user.
+func writeItems(w io.Writer, items []item) error {
+	tw := tar.NewWriter(w)
+	now := time.Now().Truncate(time.Second)
+	for _, it := range items {
+		hdr := &tar.Header{Typeflag: tar.TypeDir, Name: it.path + "/", Mode: 0o755, ModTime: now}
+		if it.e != nil {
+			hdr = &tar.Header{Typeflag: tar.TypeReg, Name: it.path, Mode: int64(it.e.mode), Size: int64(len(it.e.data)),
+				ModTime: it.mtime.Truncate(time.Second)}
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if it.e != nil {
+			if _, err := tw.Write(it.e.data); err != nil {
+				return err
+			}
+		}
+	}
+	return tw.Close()
 }
 
 // markRE is the shape of `stat -c %z` under TZ=UTC0 in busybox and coreutils.

@@ -129,9 +129,11 @@ func (l *listing) tarred(budget int64) bool {
 // symlinks and special files, names no tool could send back, and files that
 // are not UTF-8 text or are larger than MaxFileBytes (a patch could not
 // carry them). Files are in path order; an unchanged tree gives "".
-// A workspace nothing was ever written, run or patched in answers "" at
-// once, without waiting for its container: a turn that never used the
-// workspace does not wait for it to finish starting.
+// A workspace nothing was ever written, run or patched in answers at once,
+// without waiting for its container or its scan: "" or, for one opened with
+// Options.Patch, that patch. A turn that never used the workspace does not
+// wait for it to finish opening. So does one whose open failed: no call
+// could change its tree.
 //
 // Codes: WORKSPACE_LIMIT (the tree's text would pass twice MaxTotalBytes:
 // checked on the files' sizes before their contents are copied out),
@@ -140,8 +142,10 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if w.isClosed() {
 		return "", disposed("diff")
 	}
-	if w.untouched() {
-		return "", nil
+	if w.untouched() || w.OpenError() != nil {
+		// Nothing changed the tree as opened (no call could, on a
+		// workspace that never opened).
+		return w.opts.Patch, nil
 	}
 	if err := w.acquire(ctx, "diff"); err != nil {
 		return "", err
@@ -150,7 +154,35 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if err := w.refresh(ctx); err != nil {
 		return "", err
 	}
-	return formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files)), nil
+	patch := formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files))
+	if n := int64(len(patch)); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
+		return "", overPatch(n, w.opts.MaxPatchBytes)
+	}
+	return patch, nil
+}
+
+// addedText is the size of the new files a patch would carry whole: those
+// the project's git does not ignore (asked only when MaxPatchBytes could
+// be passed).
+func (w *Workspace) addedText(ctx context.Context, added map[string]int64) int64 {
+	var n int64
+	for _, size := range added {
+		n += size
+	}
+	if w.opts.MaxPatchBytes <= 0 || n <= w.opts.MaxPatchBytes {
+		return n
+	}
+	for p := range gitCheckIgnore(ctx, w.opts.Root, w.opts.SecretEnv, slices.Collect(maps.Keys(added))) {
+		n -= added[p]
+	}
+	return n
+}
+
+// overPatch is the WORKSPACE_LIMIT error of a patch over MaxPatchBytes;
+// "at least" when n counts only the new files.
+func overPatch(n, max int64) error {
+	return &errcode.Error{Code: errcode.WorkspaceLimit, Op: "diff",
+		Message: fmt.Sprintf("the patch comes to %d bytes or more, over the %d bytes a session records; leave generated files out (a lower file-size limit, or an exclude pattern)", n, max)}
 }
 
 // withoutIgnored drops the files a process added that the project's git
@@ -200,7 +232,8 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		}
 		next = make(map[string]*entry, len(l.files))
 		want := map[string]bool{}
-		var need int64 // sizes of the changed files still to read
+		var need int64              // sizes of the changed files still to read
+		added := map[string]int64{} // sizes of the files the tree did not have: a patch carries them whole
 		for _, f := range l.files {
 			if workspace.CheckPath(f.path) != nil || w.excl.Excluded(f.path) {
 				continue
@@ -216,9 +249,15 @@ func (w *Workspace) refresh(ctx context.Context) error {
 			}
 			want[f.path] = true
 			need += f.size
+			if _, ok := w.base.files[f.path]; !ok {
+				added[f.path] = f.size
+			}
 		}
 		if held+need > capBytes {
 			return overCap(op, capBytes, held+need)
+		}
+		if n := w.addedText(ctx, added); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
+			return overPatch(n, w.opts.MaxPatchBytes)
 		}
 		if !l.tarred(capBytes) {
 			missing = slices.Sorted(maps.Keys(want))

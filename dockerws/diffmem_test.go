@@ -66,6 +66,7 @@ func (h *heapWatch) end() (peak, alloc uint64) {
 func TestDiffMemoryBounded(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"keep.txt": "keep\n"})
+	before := treeDigest(t, root)
 	const maxTotal = 8 << 20
 	const capBytes = 2 * maxTotal
 	w := open(t, root, busyboxImage, func(o *Options) { o.MaxTotalBytes = maxTotal })
@@ -118,6 +119,9 @@ while [ $i -lt %[3]d ]; do cp %[1]s/0.txt %[1]s/$i.txt || exit 1; i=$((i+1)); do
 
 	mustExec(t, w, "sh", "-c", "rm -rf mid2 && echo again >> keep.txt")
 	works("+again")
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
+	}
 }
 
 // TestReadTarStopsAtRoom checks that contents copied out are counted as

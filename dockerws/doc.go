@@ -3,24 +3,48 @@
 // Engine Go client (github.com/moby/moby/client, API 1.40 or later, so
 // Debian's docker.io 20.10 works). It owns the copy-in, the container's
 // life, process execution, the patch of what changed, the rebuild of a
-// workspace from a patch, the removal of leftovers, and attestation: Open and
-// Start (the same open with the container work done in the background, so
-// the first model request need not wait for it) are the only constructors;
-// each registers the value it returns with
+// workspace from a patch, the removal of leftovers, and attestation: Start
+// (and Open, which is Start waiting for the open to finish) are the only
+// constructors; each registers the value it returns with
 // internal/attest and Close revokes it, so a wrapper, an embedding type or a
 // look-alike is never attested.
 //
+// # Opening in the background
+//
+// Start returns as soon as what costs the same for any project is checked
+// (the exclude patterns, the root, the syntax of a patch to replay, the
+// image); a turn that never touches the workspace never waits for the rest,
+// whatever the project's size. In the background (at once, or from Begin
+// for Options.Defer) the scan reads the tree, crash leftovers being reaped
+// alongside; the patch to replay (Options.Patch) is applied in memory;
+// then, once the scan has accepted the tree — no container is ever made
+// for a refused one, and none competes for the machine with a turn that
+// ends before the scan does — the container is created and started and
+// the tree streamed in. A call waits only for what it needs: reads and
+// listings of a workspace nothing was written, run or patched in yet
+// answer from the scanned tree (which is what the container holds), the
+// untouched Diff answers at once, writes, commands and patches wait for
+// the container. A tree refused in the background (a credential-like
+// path, a limit, an unreadable file, a replay that no longer applies) or a
+// container that fails fails every later call with the open's code,
+// marked workspace.ErrOpenFailed; Scanned, Opened and OpenError let the
+// caller report it as soon as it is known. The host keeps the tree as
+// copied in once (Diff needs it), so its memory grows with the project's
+// text, bounded by MaxTotalBytes; the stream to the container adds one
+// buffer (256 KiB).
+//
 // # Copy-in
 //
-// Open reads the project through an os.Root (nothing outside it is opened)
-// before any Docker call, then streams it as a tar into `tar -x` running in
-// the container as the sandbox user: no mount, no host path in the
-// container. .git (any letter case, any depth) is skipped silently.
-// Credential-like names (.env, .env.*, .npmrc, .netrc, _netrc, .ssh, .aws,
-// .docker, .kube, .git-credentials, .pgpass, credentials*, id_rsa, id_dsa,
-// id_ecdsa, id_ed25519, a backup of any of them such as .npmrc.bak, and
-// private keys *.pem, *.key) fail Open with WORKSPACE_CREDENTIAL_INPUT
-// naming them, unless Options.Exclude covers them. The host git that lists
+// The scan reads the project through an os.Root (nothing outside it is
+// opened), and the tar stream goes into `tar -x` running in the container
+// as the sandbox user: no mount, no host path in the container. .git (any
+// letter case, any depth) is skipped silently. Credential-like names (.env,
+// .env.*, .npmrc, .netrc, _netrc, .ssh, .aws, .docker, .kube,
+// .git-credentials, .pgpass, credentials*, id_rsa, id_dsa, id_ecdsa,
+// id_ed25519, a backup of any of them such as .npmrc.bak, and private keys
+// *.pem, *.key) are never read and fail the open with
+// WORKSPACE_CREDENTIAL_INPUT naming them, unless Options.Exclude covers
+// them. The host git that lists
 // ignored paths runs without the environment's secrets (workspace.HostEnv).
 // Left out and reported in Info().Skipped: symlinks, special files, files
 // with other hard links ("hardlink": the other name may lie outside the
@@ -62,6 +86,16 @@
 // for it, and Open (and Reap, which harness doctor runs) remove those whose
 // owner process is gone.
 //
+// # Kept containers
+//
+// Keep sets a workspace's container aside (KeptPrefix…) when its work
+// cannot be turned into a patch (an end-of-turn diff over the cap): Close
+// and Reap leave it. ListKept lists them, Adopt opens one again as a
+// workspace on the project it was copied from (checked against the
+// snapshot the session recorded), whose first Diff reads every file again
+// within the new limits (MaxPatchBytes bounds what a session can record),
+// and RemoveKept removes one for good.
+//
 // The image needs a POSIX sh and busybox or coreutils, findutils and an
 // awk (tar, stat printing nanosecond change times, find, sleep): busybox-
 // and Debian-based images (harness-busybox, harness-sandbox, golang:1.26)
@@ -82,8 +116,13 @@
 // timed-out result says timedOut with exit code 124. When no exec can start
 // because the command took every PID, the reaper is signaled (a signal
 // needs no new process) and the sweep retried (the container is never
-// restarted: its file systems live in memory). A wrapper that could not start for lack of PIDs is
-// WORKSPACE_LIMIT, saying so. The exit code comes from
+// restarted: its file systems live in memory; the reaper itself never needs
+// a new process to survive it). A wrapper that could not start for lack of
+// PIDs is WORKSPACE_LIMIT, saying so; a command during which the pids
+// limit refused forks gets a result whose Note names the limit (the
+// wrapper compares the cgroup's count of refused forks before and after,
+// with builtins only, and tells the host in a trailer of its stderr,
+// which the host takes off). The exit code comes from
 // exec inspect after the stream ends. Stdout and stderr are captured
 // separately, each capped (64 KiB unless ExecRequest.MaxOutput says
 // otherwise), the rest drained and flagged as truncated.
@@ -102,16 +141,18 @@
 // (and one file more): the listing's sizes fail a tree that would pass it
 // with WORKSPACE_LIMIT before any content is copied out, and what is copied
 // out is counted as it arrives. ApplyPatch applies such a patch
-// (go-gitdiff, in Go, all or nothing) to rebuild a resumed workspace.
+// (go-gitdiff, in Go, all or nothing); a resumed workspace replays its
+// patch while it opens (Options.Patch), in memory, before the copy-in.
 //
 // # Ordering
 //
 // WriteFile, Exec, Diff, ApplyPatch and List (a command's clean-up would
 // kill a listing) run one at a time per workspace (a later call waits, or
-// gives up when its ctx ends); ReadFile does not wait for them. Close may
-// be called at any time: calls in flight
-// and every later call end with WORKSPACE_DISPOSED. Info, Snapshot,
-// ContainerID and User never fail.
+// gives up when its ctx ends); ReadFile does not wait for them, nor does
+// List of an untouched workspace. Close may be called at any time: calls in
+// flight and every later call end with WORKSPACE_DISPOSED. Info, Snapshot,
+// ContainerID and User never fail (Info's Files and Skipped, and Snapshot,
+// are known once the tree is scanned).
 //
 // # Codes
 //

@@ -2,17 +2,23 @@ package dockerws
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/http/httptrace"
+	"os"
+	"path"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/google/uuid"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
@@ -83,6 +89,19 @@ type Options struct {
 	// SecretEnv names more variables that hold secrets (a configured key
 	// variable), kept from host git with those workspace.HostEnv drops.
 	SecretEnv []string
+	// Patch, when set, is a patch such as Diff returns to replay on the
+	// project tree: the workspace opens with it applied (a resumed
+	// session's work) and, until something else changes the tree, Diff
+	// answers it. A patch that no longer applies fails the open.
+	Patch string
+	// Defer holds the background open until Begin is called or a call
+	// needs the workspace (harness exec begins it with its first model
+	// request, so that the open never competes with what comes before).
+	Defer bool
+	// MaxPatchBytes, when positive, bounds Diff's patch: a bigger one fails
+	// with WORKSPACE_LIMIT, before any content is copied out when the new
+	// files alone pass it (a session records patches of a bounded size).
+	MaxPatchBytes int64
 }
 
 // DefaultNanoCPUs is the container's CPU limit on a host with cpus cores:
@@ -133,7 +152,17 @@ type Workspace struct {
 	opts    Options
 	imageID string
 	excl    workspace.Excludes
-	base    *snapshot // the tree as copied in; never changes
+
+	// scanned is closed once the background scan has read the project
+	// tree; then base is the host tree as copied in and initial the tree
+	// the container gets (base with opts.Patch applied), with initialDirs
+	// its directories — none of them ever changes — or scanErr says why
+	// the tree was refused.
+	scanned     chan struct{}
+	scanErr     error
+	base        *snapshot
+	initial     map[string]*entry
+	initialDirs map[string]bool
 
 	// lock serializes the operations that change the tree or the diff
 	// state (WriteFile, Exec, Diff, ApplyPatch): a one-slot semaphore, so a
@@ -147,46 +176,64 @@ type Workspace struct {
 	done    chan struct{} // closed by Close
 	touched bool          // guarded by mu: a write, exec or patch was asked for
 
-	// ready is closed once the container is up and the tree copied in
-	// (at once for Open; in the background for Start); openErr is then
-	// the open's failure, if any. stopOpen cancels a background open.
+	// ready is closed once the container is up and the tree copied in,
+	// in the background; openErr is then the open's failure, if any.
+	// stopOpen cancels the background open; begun, closed once by Begin,
+	// lets it start.
 	ready    chan struct{}
 	openErr  error
 	stopOpen context.CancelFunc
+	begun    chan struct{}
+	begin    sync.Once
 }
 
 var _ workspace.Workspace = (*Workspace)(nil)
 
-// Open copies the text tree under opts.Root into a new container and
-// returns the attested workspace. Nothing is pulled: the image must exist
-// locally; it is resolved to its immutable ID here. Containers and volumes
-// left by crashed Harness processes are removed first.
+// Open is Start and then Ready: it returns once the project's text tree
+// is copied into a new container. On failure nothing stays open.
 //
-// Codes: WORKSPACE_NOT_FOUND (root or image missing), WORKSPACE_CREDENTIAL_INPUT,
-// WORKSPACE_LIMIT, WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED (ctx ended).
+// Codes: those of Start and Ready.
 func Open(ctx context.Context, opts Options) (*Workspace, error) {
-	w, imgEnv, err := prepare(ctx, opts)
+	w, err := Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.build(ctx, imgEnv); err != nil {
-		w.cli.Close()
+	if err := w.Ready(ctx); err != nil {
+		_ = w.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	close(w.ready)
-	attest.Register(w)
 	return w, nil
 }
 
-// Start is Open with the slow part — creating and starting the container
-// and copying the tree in — done in the background, so that the caller can
-// send its first model request meanwhile. The tree is read and the image
-// resolved before Start returns, so a credential-like path, a limit or a
-// missing image still fail at once. Every operation waits for the
-// background open and fails with its error if it failed; Close cancels it.
-// The value returned is attested like Open's.
+// Start returns the attested workspace of the project under opts.Root at
+// once and opens it in the background, so that the caller can send its
+// first model request meanwhile: it reads the tree (the scan: every file
+// read, classified and hashed, git's ignored paths listed) and, at the same
+// time, creates the container and streams each file into it as soon as it
+// is read, then applies opts.Patch. Containers and volumes left by crashed
+// Harness processes are removed alongside.
+//
+// Before it returns, Start checks only what costs the same for any
+// project: the exclude patterns, that the root is a directory, that
+// opts.Patch parses, and the image, resolved to its immutable ID without
+// pulling. What the tree itself holds — a credential-like path, a limit, an
+// unreadable file, a patch that no longer applies — and what the container
+// does is known later: Scanned and Opened tell when, OpenError and Ready
+// what. From then on every operation fails with that error (the model's
+// tools get its code).
+//
+// An operation waits only for what it needs: ReadFile and List of a
+// workspace nothing was written, run or patched in yet answer from the
+// scanned tree (the container's copy is that tree), Diff of one answers
+// opts.Patch at once; WriteFile, Exec, ApplyPatch and Keep wait for the
+// container. Close cancels the background open.
+//
+// Codes: WORKSPACE_NOT_FOUND (root or image missing), WORKSPACE_PATH (a bad
+// exclude pattern or a path of opts.Patch no tool could name),
+// TOOL_BAD_INPUT (opts.Patch does not parse or is binary),
+// WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED (ctx ended).
 func Start(ctx context.Context, opts Options) (*Workspace, error) {
-	w, imgEnv, err := prepare(ctx, opts)
+	w, imgEnv, pf, err := prepare(ctx, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -195,20 +242,77 @@ func Start(ctx context.Context, opts Options) (*Workspace, error) {
 	attest.Register(w)
 	go func() {
 		defer cancel()
-		w.openErr = w.build(bg, imgEnv)
+		select {
+		case <-w.begun:
+		case <-bg.Done():
+			// Closed before it began: nothing was made.
+			w.scanErr = openFailed(canceled(bg, "open docker workspace"))
+			close(w.scanned)
+			w.openErr = w.scanErr
+			close(w.ready)
+			return
+		}
+		w.openErr = openFailed(w.build(bg, imgEnv, pf))
 		close(w.ready)
 	}()
+	if !opts.Defer {
+		w.Begin()
+	}
 	return w, nil
 }
 
-// Ready waits for the container of a workspace made by Start and returns
-// the background open's error, if any. Codes: as Open, and
-// WORKSPACE_DISPOSED, TOOL_CANCELED.
+// Begin lets a workspace started with Options.Defer open; it does nothing
+// once it did, or without Defer.
+func (w *Workspace) Begin() {
+	w.begin.Do(func() { close(w.begun) })
+}
+
+// openFailed marks the error of a background open (nil stays nil) so that
+// every call failing with it says the workspace never opened
+// (workspace.ErrOpenFailed), with the open's own code and message.
+func openFailed(err error) error {
+	if err == nil || errors.Is(err, workspace.ErrOpenFailed) {
+		return err
+	}
+	return &errcode.Error{Code: errcode.Of(err), Message: errcode.Message(err), Err: errors.Join(workspace.ErrOpenFailed, err)}
+}
+
+// Ready waits for the background open and returns its error, if any.
+// Codes: WORKSPACE_CREDENTIAL_INPUT, WORKSPACE_LIMIT, WORKSPACE_NOT_FOUND
+// (the root vanished), TOOL_EXECUTION_FAILED (an unreadable file, or
+// opts.Patch no longer applies), TOOL_BAD_INPUT, WORKSPACE_PATH,
+// WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
 func (w *Workspace) Ready(ctx context.Context) error {
 	return w.waitReady(ctx, "open docker workspace")
 }
 
+// Scanned is closed once the project tree is read (or refused): from then
+// on Snapshot and Info describe it, and OpenError tells a refusal.
+func (w *Workspace) Scanned() <-chan struct{} { return w.scanned }
+
+// Opened is closed once the background open is over, container and copy
+// included, whether it succeeded or not (OpenError, Ready).
+func (w *Workspace) Opened() <-chan struct{} { return w.ready }
+
+// OpenError is the background open's failure as far as it is known now:
+// the scan's as soon as the tree is refused, the open's once it is over;
+// nil while none is known. It never waits.
+func (w *Workspace) OpenError() error {
+	select {
+	case <-w.ready:
+		return w.openErr
+	default:
+	}
+	select {
+	case <-w.scanned:
+		return w.scanErr
+	default:
+		return nil
+	}
+}
+
 func (w *Workspace) waitReady(ctx context.Context, op string) error {
+	w.Begin()
 	select {
 	case <-w.ready:
 		return w.openErr
@@ -224,47 +328,73 @@ func (w *Workspace) waitReady(ctx context.Context, op string) error {
 	}
 }
 
-// prepare reads the tree, connects and resolves the image: everything of an
-// open that needs no container.
-func prepare(ctx context.Context, opts Options) (*Workspace, []string, error) {
+// waitScanned waits for the scan only and returns what is known to have
+// failed by then (the scan's refusal, or an open already over in failure).
+func (w *Workspace) waitScanned(ctx context.Context, op string) error {
+	w.Begin()
+	select {
+	case <-w.scanned:
+	default:
+		select {
+		case <-w.scanned:
+		case <-w.done:
+			return disposed(op)
+		case <-ctx.Done():
+			return canceled(ctx, op)
+		}
+	}
+	if err := w.OpenError(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// prepare checks what an open can check at a cost independent of the
+// project, connects and, when resolve is set, resolves the image.
+func prepare(ctx context.Context, opts Options, resolve bool) (*Workspace, []string, []*gitdiff.File, error) {
 	const op = "open docker workspace"
 	opts.defaults()
 	if opts.Root == "" {
-		return nil, nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no project directory given"}
+		return nil, nil, nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no project directory given"}
 	}
 	root, err := filepath.Abs(opts.Root)
 	if err != nil {
-		return nil, nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "resolve " + opts.Root, Err: err}
+		return nil, nil, nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "resolve " + opts.Root, Err: err}
 	}
 	opts.Root = root
 	excl, err := workspace.CompileExcludes(opts.Exclude)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	// Read the tree before touching Docker: a credential or a limit fails
-	// without side effects.
-	snap, err := scan(ctx, opts, excl)
+	if err := checkRoot(op, root); err != nil {
+		return nil, nil, nil, err
+	}
+	pf, err := parsePatch("replay the session's patch", opts.Patch)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cli, err := newClient(opts.DockerHost)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	w := &Workspace{
-		cli:   cli,
-		id:    "ws-" + uuid.NewString(),
-		opts:  opts,
-		excl:  excl,
-		base:  snap,
-		lock:  make(chan struct{}, 1),
-		done:  make(chan struct{}),
-		ready: make(chan struct{}),
+		cli:     cli,
+		id:      "ws-" + uuid.NewString(),
+		opts:    opts,
+		excl:    excl,
+		lock:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		scanned: make(chan struct{}),
+		ready:   make(chan struct{}),
+		begun:   make(chan struct{}),
+	}
+	if !resolve {
+		return w, nil, pf, nil
 	}
 	img, err := cli.ImageInspect(ctx, opts.Image)
 	if err != nil {
 		cli.Close()
-		return nil, nil, imageError(ctx, op, opts.Image, err)
+		return nil, nil, nil, imageError(ctx, op, opts.Image, err)
 	}
 	w.imageID = img.ID
 	var imgUser string
@@ -273,29 +403,134 @@ func prepare(ctx context.Context, opts Options) (*Workspace, []string, error) {
 		imgUser, imgEnv = img.Config.User, img.Config.Env
 	}
 	w.user = sandboxUser(imgUser)
-	return w, imgEnv, nil
+	return w, imgEnv, pf, nil
 }
 
-// build creates and starts the container and copies the tree in. On
-// failure the container is removed.
-func (w *Workspace) build(ctx context.Context, imgEnv []string) error {
-	// Crash leftovers go first; failing to reap them is not a reason to
-	// refuse a new workspace.
-	_, _ = reap(ctx, w.cli, false)
+// checkRoot reports a project root that is not a directory.
+func checkRoot(op, root string) error {
+	fi, err := os.Stat(root)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no directory at " + root, Err: err}
+	default:
+		return &errcode.Error{Code: errcode.ToolExecutionFailed, Op: op, Message: "open directory " + root, Err: err}
+	}
+}
+
+// build scans the tree and, once the scan accepts it, creates and starts
+// the container and streams the tree in. No container is made for a tree
+// that is refused, and none is being made while a turn that ends before
+// the scan does runs. On failure the container is removed.
+func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.File) error {
+	// Crash leftovers are removed alongside, not before; failing to reap
+	// them is not a reason to refuse a new workspace. The reaper never
+	// touches this workspace's container: its owner is alive. The client
+	// may be closed under it once the workspace is closed: its calls then
+	// fail, which it ignores.
+	go reapLeftovers(ctx, w.cli)
+	items := w.scanInto(ctx, pf)
+	if w.scanErr != nil {
+		return w.scanErr
+	}
 	// A failed removal is left to the reaper (the container is labelled):
 	// the error returned is the one that stopped the build.
-	if err := w.create(ctx, imgEnv); err != nil {
+	if err := createContainer(ctx, w, imgEnv); err != nil {
 		_ = w.dispose(ctx)
 		return err
 	}
-	mark, err := w.copyIn(ctx)
+	mark, err := w.copyIn(ctx, items)
 	if err != nil {
 		_ = w.dispose(ctx)
 		return err
 	}
-	w.cur = w.base.tree(mark)
+	w.cur = &tree{mark: mark, files: w.initial}
 	return nil
 }
+
+// scanInto reads the tree, applies the patch to replay and publishes the
+// result (closing scanned). It returns what the container gets, in the
+// order to extract it: the files the patch touches come last, patched.
+func (w *Workspace) scanInto(ctx context.Context, pf []*gitdiff.File) []item {
+	touched := map[string]bool{}
+	for _, p := range pf {
+		touched[p.OldName], touched[p.NewName] = true, true
+	}
+	var items []item
+	snap, err := readTree(ctx, w.opts, w.excl, func(it item) {
+		if it.e == nil || !touched[it.path] {
+			items = append(items, it)
+		}
+	})
+	initial := map[string]*entry(nil)
+	if err == nil {
+		initial = snap.files
+		if len(pf) > 0 {
+			var writes []item
+			initial, writes, err = replay(w.opts.Root, snap.files, pf)
+			items = append(items, writes...)
+		}
+	}
+	if err == nil {
+		w.base, w.initial, w.initialDirs = snap, initial, dirsOf(snap.dirs, initial)
+	}
+	w.scanErr = openFailed(err)
+	close(w.scanned)
+	return items
+}
+
+// ErrReplayConflict is in the error of an open whose Options.Patch no
+// longer applies to the project tree (errors.Is): the session's recorded
+// work does not fit the files as they are now.
+var ErrReplayConflict = errors.New("the recorded patch no longer applies to the project tree")
+
+// replay applies the parsed patch pf to the scanned tree base; it returns
+// the tree the container gets and the files the patch writes. Code: that
+// of applyFiles, with a message saying the patch no longer applies to the
+// project tree at root.
+func replay(root string, base map[string]*entry, pf []*gitdiff.File) (map[string]*entry, []item, error) {
+	writes, deletes, err := applyFiles(base, pf)
+	if err != nil {
+		return nil, nil, &errcode.Error{Code: errcode.Of(err), Op: "replay the session's patch", Err: errors.Join(ErrReplayConflict, err), Message: fmt.Sprintf(
+			"the session's recorded patch no longer applies to the project tree at %s (did its files change?): %s", root, errcode.Message(err))}
+	}
+	out := maps.Clone(base)
+	for _, p := range deletes {
+		delete(out, p)
+	}
+	now := time.Now()
+	var items []item
+	for _, p := range slices.Sorted(maps.Keys(writes)) {
+		out[p] = writes[p]
+		items = append(items, item{path: p, e: writes[p], mtime: now})
+	}
+	return out, items, nil
+}
+
+// dirsOf is the set of directories of a tree: those listed (empty ones
+// included) and every parent of its files.
+func dirsOf(listed []string, files map[string]*entry) map[string]bool {
+	dirs := make(map[string]bool, len(listed))
+	for _, d := range listed {
+		dirs[d] = true
+	}
+	for p := range files {
+		for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	return dirs
+}
+
+// The steps of a background open, variables so that a test can hold one:
+// reapLeftovers removes crash leftovers, readTree scans the project,
+// createContainer creates and starts the container.
+var (
+	reapLeftovers   = func(ctx context.Context, cli *client.Client) { _, _ = reap(ctx, cli, false) }
+	readTree        = scanTree
+	createContainer = func(ctx context.Context, w *Workspace, imgEnv []string) error { return w.create(ctx, imgEnv) }
+)
 
 // sandboxUser keeps the image's user when it names a non-root one.
 func sandboxUser(u string) string {
@@ -309,13 +544,21 @@ func sandboxUser(u string) string {
 
 // reaperScript is the container's main process, under Docker's init. It
 // runs as root with CAP_KILL as its only capability (the sandbox user has
-// none and cannot signal it) and sleeps; on SIGUSR1 it kills every other
-// process in the container (a hundred rounds of kill -1; the host's sweep
-// then checks). That is the clean-up of last resort, when a
-// command took every PID and no exec can start to kill it: a signal needs
-// no new process.
-const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do kill -9 -1 2>/dev/null; i=$((i+1)); done' USR1
-while :; do sleep infinity & wait; done`
+// none and cannot signal it) and waits on one sleep of its own; on SIGUSR1
+// it kills every other process in the container but that sleep (rounds
+// over /proc until one finds nothing to kill, a hundred at most; the
+// host's sweep then checks). That is the clean-up
+// of last resort, when a command took every PID and no exec can start to
+// kill it: a signal needs no new process, and neither does the reaper
+// afterwards — it forks again only if its sleep died, which no sandbox
+// process can cause (a shell whose fork fails exits, and with it the
+// container and the files it holds in memory).
+const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done' USR1
+sleep infinity & s=$!
+while :; do
+	wait $s
+	kill -0 $s 2>/dev/null || { sleep infinity & s=$!; }
+done`
 
 // create creates and starts the container.
 func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
@@ -448,23 +691,44 @@ func hasKey(env []string, key string) bool {
 	return false
 }
 
-// Info describes the workspace.
+// Info describes the workspace; Files and Skipped once the tree is
+// scanned (Scanned), zero before.
 func (w *Workspace) Info() workspace.Info {
-	return workspace.Info{
+	info := workspace.Info{
 		ID:      w.id,
 		Backend: workspace.BackendDocker,
 		Image:   w.opts.Image,
 		ImageID: w.imageID,
 		Root:    w.opts.Root,
-		Files:   len(w.base.files),
-		Skipped: append([]workspace.Skipped(nil), w.base.skipped...),
 	}
+	if b := w.scannedBase(); b != nil {
+		info.Files = len(b.files)
+		info.Skipped = append([]workspace.Skipped(nil), b.skipped...)
+	}
+	return info
 }
 
-// Snapshot is the identity of the tree as copied in: a SHA-256 over every
-// path, mode and content, stable across runs for the same tree. A session
-// records it so a resumed workspace can be checked against its origin.
-func (w *Workspace) Snapshot() string { return w.base.digest }
+// Snapshot is the identity of the host tree as copied in: a SHA-256 over
+// every path, mode and content, stable across runs for the same tree. A
+// session records it so a resumed workspace can be checked against its
+// origin. It is "" until the tree is scanned, and when it was refused.
+func (w *Workspace) Snapshot() string {
+	if b := w.scannedBase(); b != nil {
+		return b.digest
+	}
+	return ""
+}
+
+// scannedBase is the scanned host tree, or nil while it is being read or
+// when it was refused.
+func (w *Workspace) scannedBase() *snapshot {
+	select {
+	case <-w.scanned:
+		return w.base
+	default:
+		return nil
+	}
+}
 
 // ContainerID is the ID of the workspace's container (once Ready).
 func (w *Workspace) ContainerID() string { return w.cid }

@@ -40,14 +40,37 @@ const (
 // user (sweepLoop), setsid and nohup children included, and exits with
 // argv's status; if it cannot, it kills itself, so the host sweeps. The
 // container's own processes run as root and are out of reach.
+//
+// Around argv it reads how many forks the pids limit has refused so far
+// (the "max" count of the cgroup's pids.events: readPidsRefused, builtins
+// only) and, when the count grew, ends stderr with pidsTrailer, which the
+// host takes off and turns into the result's note.
 const execWrapper = `cd -P "$1" 2>/dev/null || exit 97
 case "$PWD/" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
 shift
-echo "$$" >&2
+` + readPidsRefused + `
+r0=$r
+echo "$$ $r0" >&2
 (exec "$@")
 rc=$?
 ` + sweepLoop + ` || kill -9 $$
+` + readPidsRefused + `
+[ "$r" = "$r0" ] || printf '` + pidsTrailerFmt + `' >&2
 exit $rc`
+
+// readPidsRefused sets r to the count of forks the container's pids limit
+// refused (cgroup v1 or v2), "" where the file is missing; no new process.
+const readPidsRefused = `f=/sys/fs/cgroup/pids/pids.events
+[ -r "$f" ] || f=/sys/fs/cgroup/pids.events
+r=
+{ while read -r k v; do [ "$k" = max ] && r=$v; done; } 2>/dev/null < "$f"`
+
+// pidsTrailer ends the wrapper's stderr when forks were refused during the
+// command (printf's format for it in pidsTrailerFmt).
+const (
+	pidsTrailer    = "\n@@harness: pids limit reached@@\n"
+	pidsTrailerFmt = `\n@@harness: pids limit reached@@\n`
+)
 
 // sweepLoop kills every process of the sandbox user but the shell running
 // it, until /proc lists none (kill -1 reports success as long as any
@@ -66,8 +89,13 @@ done
 [ $n -lt 10000 ]; }`
 
 // sweepScript is the clean-up after a command whose wrapper could not do
-// it (timed out, canceled, or killed itself).
-const sweepScript = sweepLoop
+// it (timed out, canceled, or killed itself). It prints the count of
+// refused forks (readPidsRefused) and succeeds when no process is left.
+const sweepScript = sweepLoop + `
+ok=$?
+` + readPidsRefused + `
+echo "$r"
+exit $ok`
 
 // scriptEnv is added to the environment of Harness's own helper scripts so
 // their output does not depend on the image's locale or time zone.
@@ -128,16 +156,34 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 		out = &teed{next: stdout, stream: "stdout", f: req.OnOutput}
 		errw = &teed{next: stderr, stream: "stderr", f: req.OnOutput}
 	}
-	hdr := &pidHeader{next: errw, pid: make(chan int, 1)}
 	argv := append([]string{"sh", "-c", execWrapper, "sh", dir}, req.Argv...)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 
-	e, err := w.start(ctx, proc{argv: argv, stdout: out, stderr: hdr})
-	if err != nil {
-		return workspace.ExecResult{}, w.opError(ctx, op, err)
+	var (
+		cut   *trailerCut
+		hdr   *pidHeader
+		e     *execution
+		code  int
+		state awaitState
+		err   error
+	)
+	for attempt := 0; ; attempt++ {
+		cut = &trailerCut{next: errw, trailer: pidsTrailer}
+		hdr = &pidHeader{next: cut, pid: make(chan int, 1)}
+		if e, err = w.start(ctx, proc{argv: argv, stdout: out, stderr: hdr}); err != nil {
+			return workspace.ExecResult{}, w.opError(ctx, op, err)
+		}
+		code, state, err = w.await(ctx, e, timer.C)
+		// A wrapper killed before it began ran nothing of argv (it reports
+		// its PID first): the reaper's clean-up after an earlier command
+		// was still under way. Once more, after a sweep.
+		if attempt == 0 && state == awaitExited && !hdr.seen() && code == 128+9 && !w.isClosed() {
+			w.sweep(ctx, nil)
+			continue
+		}
+		break
 	}
-	code, state, err := w.await(ctx, e, timer.C)
 	if w.isClosed() {
 		// Close removed the container under the process; whatever the
 		// daemon reports about it is not a result.
@@ -146,9 +192,10 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 		}
 		return workspace.ExecResult{}, disposed(op)
 	}
+	refused := "" // the refused-forks count after the command, when the host swept
 	switch state {
 	case awaitTimedOut, awaitCanceled:
-		w.sweep(ctx, e)
+		refused = w.sweep(ctx, e)
 		if state == awaitCanceled {
 			return workspace.ExecResult{}, canceled(ctx, op)
 		}
@@ -167,9 +214,11 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 		if code >= 128 {
 			// The wrapper was killed (by the command itself, or by the
 			// kernel) before its clean-up.
-			w.sweep(ctx, nil)
+			refused = w.sweep(ctx, nil)
 		}
 	}
+	// The stream has ended: what the wrapper held back is settled.
+	limited := cut.finish() || (refused != "" && hdr.refused != "" && refused != hdr.refused)
 	if !hdr.seen() {
 		// The wrapper stopped before starting the program.
 		switch code {
@@ -181,27 +230,35 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 				Message: "directory " + req.Cwd + " resolves outside the workspace"}
 		}
 	}
-	return workspace.ExecResult{
+	res := workspace.ExecResult{
 		ExitCode:        code,
 		Stdout:          stdout.String(),
 		Stderr:          stderr.String(),
 		TimedOut:        state == awaitTimedOut,
 		StdoutTruncated: stdout.truncated(),
 		StderrTruncated: stderr.truncated(),
-	}, nil
+	}
+	if limited {
+		res.Note = fmt.Sprintf("the command reached the workspace's limit of %d processes (pids limit): forks failed while it ran, "+
+			"which is what its errors (\"can't fork\", \"Resource temporarily unavailable\") mean; its processes were killed", w.opts.PidsLimit)
+	}
+	return res, nil
 }
 
 // sweep kills every process of the sandbox user, after a command whose
 // wrapper did not clean up, and closes the command's stream (e, if not nil)
 // so copying its output returns even when a process that left the group
-// still holds the pipes. The exec API cannot kill; a second exec does. When
+// still holds the pipes. It returns the count of forks the pids limit has
+// refused ("" when unknown). The exec API cannot kill; a second exec does. When
 // no exec can start (the command took every PID), the container's reaper is
 // signaled, which needs no new process, and the sweep retried.
-func (w *Workspace) sweep(ctx context.Context, e *execution) {
+func (w *Workspace) sweep(ctx context.Context, e *execution) (refused string) {
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	try := func() bool {
-		code, _, err := w.script(kctx, "kill leftover processes", sweepScript, nil, nil, io.Discard)
+		var out bytes.Buffer
+		code, _, err := w.script(kctx, "kill leftover processes", sweepScript, nil, nil, &out)
+		refused = strings.TrimSpace(out.String())
 		return err == nil && code == 0
 	}
 	ok := try()
@@ -228,6 +285,7 @@ func (w *Workspace) sweep(ctx context.Context, e *execution) {
 	if e != nil {
 		e.close()
 	}
+	return refused
 }
 
 // startFailed explains a wrapper that stopped before starting the program:
@@ -448,15 +506,17 @@ func (t *teed) Write(p []byte) (int, error) {
 	return t.next.Write(p)
 }
 
-// pidHeader takes the wrapper's first stderr line (its PID) off the stream
-// and passes the rest on. Written by the copying goroutine only; pid is
+// pidHeader takes the wrapper's first stderr line ("PID REFUSED": its PID
+// and the count of forks the pids limit had refused) off the stream and
+// passes the rest on. Written by the copying goroutine only; pid is
 // buffered so the PID is sent exactly once.
 type pidHeader struct {
-	next  io.Writer
-	line  []byte
-	state int // 0 reading the header, 1 passing through
-	pid   chan int
-	got   bool // a PID arrived; read only after the copy ended
+	next    io.Writer
+	line    []byte
+	state   int // 0 reading the header, 1 passing through
+	pid     chan int
+	got     bool   // a PID arrived; read only after the copy ended
+	refused string // the count before the command; read only after the copy ended
 }
 
 func (h *pidHeader) Write(p []byte) (int, error) {
@@ -475,14 +535,15 @@ func (h *pidHeader) Write(p []byte) (int, error) {
 		h.line = append(h.line, p[:i]...)
 		p = p[i+1:]
 		h.state = 1
-		pid, err := strconv.Atoi(string(h.line))
+		first, rest, _ := strings.Cut(string(h.line), " ")
+		pid, err := strconv.Atoi(first)
 		if err != nil || pid <= 0 {
 			if _, err := h.next.Write(append(h.line, '\n')); err != nil {
 				return n, err
 			}
 		} else {
 			h.pid <- pid
-			h.got = true
+			h.got, h.refused = true, rest
 		}
 	}
 	if len(p) > 0 {
@@ -495,3 +556,41 @@ func (h *pidHeader) Write(p []byte) (int, error) {
 
 // seen reports whether the PID header arrived; called after the copy ended.
 func (h *pidHeader) seen() bool { return h.got }
+
+// trailerCut passes a stream on but holds back what could be the start of
+// trailer, so that trailer, when it ends the stream, is taken off: finish,
+// called once the stream ended, reports whether it did (and passes on
+// what was held otherwise). At most len(trailer)-1 bytes are late. Written
+// by the copying goroutine only.
+type trailerCut struct {
+	next    io.Writer
+	trailer string
+	held    []byte
+	err     error // the first error of next
+}
+
+func (t *trailerCut) Write(p []byte) (int, error) {
+	t.held = append(t.held, p...)
+	k := min(len(t.held), len(t.trailer))
+	for ; k > 0 && !bytes.HasSuffix(t.held, []byte(t.trailer[:k])); k-- {
+	}
+	if out := len(t.held) - k; out > 0 {
+		if _, err := t.next.Write(t.held[:out]); err != nil && t.err == nil {
+			t.err = err
+		}
+		t.held = append(t.held[:0], t.held[out:]...)
+	}
+	return len(p), t.err
+}
+
+func (t *trailerCut) finish() bool {
+	if string(t.held) == t.trailer {
+		t.held = nil
+		return true
+	}
+	if len(t.held) > 0 {
+		_, _ = t.next.Write(t.held)
+		t.held = nil
+	}
+	return false
+}

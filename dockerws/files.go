@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +57,12 @@ func (w *Workspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if w.isClosed() {
 		return nil, disposed(op)
 	}
+	if err := w.waitScanned(ctx, op); err != nil {
+		return nil, err
+	}
+	if w.untouched() {
+		return w.readInitial(op, p)
+	}
 	if err := w.waitReady(ctx, op); err != nil {
 		return nil, err
 	}
@@ -72,6 +79,46 @@ func (w *Workspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, &errcode.Error{Code: errcode.WorkspaceLimit, Op: op, Message: "file " + p + " is larger than 16 MiB"}
 	}
 	return f.data, nil
+}
+
+// readInitial answers ReadFile from the tree as copied in, which is what
+// the container holds while nothing was written, run or patched in it: no
+// symlink, no special file, only the text files the scan kept.
+func (w *Workspace) readInitial(op, p string) ([]byte, error) {
+	e := w.initial[p]
+	switch {
+	case e != nil && len(e.data) > MaxReadBytes:
+		return nil, &errcode.Error{Code: errcode.WorkspaceLimit, Op: op, Message: "file " + p + " is larger than 16 MiB"}
+	case e != nil:
+		return bytes.Clone(e.data), nil
+	case w.base.hardLinks[p]:
+		return nil, &errcode.Error{Code: errcode.WorkspaceScope, Op: op,
+			Message: "file " + p + " has other hard links, which may lie outside the workspace; it was not copied in"}
+	case w.initialDirs[p]:
+		return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no regular file at " + p + " (it is a directory)"}
+	}
+	return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no such file: " + p}
+}
+
+// listInitial answers List from the tree as copied in (see readInitial).
+func (w *Workspace) listInitial(op, p string) ([]string, error) {
+	var files []string
+	switch {
+	case p == ".":
+		files = slices.Collect(maps.Keys(w.initial))
+	case w.initial[p] != nil:
+		return []string{p}, nil
+	case w.initialDirs[p]:
+		for f := range w.initial {
+			if strings.HasPrefix(f, p+"/") {
+				files = append(files, f)
+			}
+		}
+	default:
+		return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no such file or directory: " + p}
+	}
+	slices.Sort(files)
+	return files, nil
 }
 
 // readFile is what readScript found: the file's permission bits and size,
@@ -121,16 +168,6 @@ func (w *Workspace) readAs(ctx context.Context, op, p string, limit int64) (read
 		f.data = []byte(body)
 	}
 	return f, nil
-}
-
-// insideWorkspace returns the workspace-relative form of an absolute
-// container path, and whether it is a path a tool may name.
-func insideWorkspace(abs string) (string, bool) {
-	rel, ok := strings.CutPrefix(abs, WorkDir+"/")
-	if !ok || workspace.CheckPath(rel) != nil || rel == "." {
-		return "", false
-	}
-	return rel, true
 }
 
 // checkFilePath is CheckPath for a path that must name a file, not the root.
@@ -254,6 +291,15 @@ func (w *Workspace) List(ctx context.Context, p string) ([]string, error) {
 	const op = "list files"
 	if err := workspace.CheckPath(p); err != nil {
 		return nil, err
+	}
+	if w.isClosed() {
+		return nil, disposed(op)
+	}
+	if err := w.waitScanned(ctx, op); err != nil {
+		return nil, err
+	}
+	if w.untouched() {
+		return w.listInitial(op, p)
 	}
 	// Under the lock: a command's clean-up kills every process of the
 	// sandbox user, a listing too.

@@ -208,7 +208,10 @@ func TestEditTestDiffDispose(t *testing.T) {
 // configuration: no network, a non-root user without capabilities, a
 // read-only root with the workspace, home and /tmp writable.
 func TestContainerIsolation(t *testing.T) {
-	w := open(t, t.TempDir(), busyboxImage)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
+	before := treeDigest(t, root)
+	w := open(t, root, busyboxImage)
 	ctx := t.Context()
 	for _, tc := range []struct {
 		name     string
@@ -282,6 +285,9 @@ func TestContainerIsolation(t *testing.T) {
 	}
 	if cfg.User != "0:0" || cfg.Labels[LabelSession] != "sess-test-"+t.Name() || cfg.Labels[LabelWorkspace] != w.Info().ID {
 		t.Errorf("user %q, labels %v", cfg.User, cfg.Labels)
+	}
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
 	}
 }
 
@@ -477,10 +483,15 @@ func TestExecCancelKillsAndClose(t *testing.T) {
 
 // waitFile polls ReadFile (which does not wait for the running Exec)
 // until p exists.
+// waitFile waits until a process made the file p. It asks the container
+// each time (a read of an untouched workspace answers from the scan).
 func waitFile(t *testing.T, w *Workspace, p string) {
 	t.Helper()
+	if err := w.Ready(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	for range 500 {
-		_, err := w.ReadFile(t.Context(), p)
+		_, err := w.readAs(t.Context(), "wait for a file", p, MaxReadBytes)
 		if err == nil {
 			return
 		}
@@ -961,8 +972,12 @@ func TestStartOpensInTheBackground(t *testing.T) {
 	if !attest.Is(w) {
 		t.Fatal("a started workspace is not attested")
 	}
-	if info := w.Info(); info.ImageID == "" || info.Files != 1 {
+	if info := w.Info(); info.ImageID == "" {
 		t.Errorf("info before ready = %+v", info)
+	}
+	<-w.Scanned()
+	if info := w.Info(); info.Files != 1 {
+		t.Errorf("info once scanned = %+v", info)
 	}
 	if err := w.WriteFile(t.Context(), "a.txt", []byte("two\n")); err != nil {
 		t.Fatal(err)

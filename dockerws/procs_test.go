@@ -1,7 +1,9 @@
 package dockerws
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -200,7 +202,10 @@ func TestHostGitGetsNoSecrets(t *testing.T) {
 // block until a reader came, holding the workspace) is refused at once; the
 // workspace goes on.
 func TestWriteRefusesNonRegularFiles(t *testing.T) {
-	w := open(t, t.TempDir(), busyboxImage)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n"})
+	before := treeDigest(t, root)
+	w := open(t, root, busyboxImage)
 	mustExec(t, w, "mkfifo", "pipe")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second) // today the write blocks
 	defer cancel()
@@ -208,6 +213,9 @@ func TestWriteRefusesNonRegularFiles(t *testing.T) {
 	wantCode(t, err, errcode.WorkspacePath)
 	if err := w.WriteFile(t.Context(), "plain.txt", []byte("x\n")); err != nil {
 		t.Fatal(err)
+	}
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
 	}
 }
 
@@ -253,7 +261,9 @@ func TestNoRaceThroughAParent(t *testing.T) {
 	before := treeDigest(t, root)
 	w := open(t, root, sandboxImage)
 	// The swapper stands for a process that escaped its command: started
-	// beside the workspace's lock, it runs while reads and writes do.
+	// beside the workspace's lock, it runs while reads and writes do (a
+	// command ran, so reads ask the container).
+	w.touch()
 	e, err := w.start(t.Context(), proc{argv: []string{"sh", "-c",
 		"touch flipping; while :; do ln -sfn /etc flip; ln -sfn real flip; ln -sfn /tmp flip; ln -sfn real flip; done"},
 		stdout: io.Discard, stderr: io.Discard})
@@ -293,5 +303,109 @@ func TestNoRaceThroughAParent(t *testing.T) {
 	}
 	if after := treeDigest(t, root); after != before {
 		t.Fatal("the host tree changed")
+	}
+}
+
+// trailerCut takes the trailer off the end of a stream, however the
+// stream is cut into writes, and passes everything else on, in order.
+func TestTrailerCut(t *testing.T) {
+	const tr = "\n@@end@@\n"
+	for _, tc := range []struct {
+		name   string
+		writes []string
+		want   string
+		cut    bool
+	}{
+		{"no trailer", []string{"abc", "def\n"}, "abcdef\n", false},
+		{"trailer alone", []string{tr}, "", true},
+		{"trailer at the end", []string{"out\n", tr}, "out\n", true},
+		{"trailer split", []string{"out", "\n@@e", "nd@", "@\n"}, "out", true},
+		{"trailer byte by byte", strings.Split("x"+tr, ""), "x", true},
+		{"trailer in the middle", []string{"a" + tr + "b"}, "a" + tr + "b", false},
+		{"trailer then more", []string{"a", tr, "b"}, "a" + tr + "b", false},
+		{"a prefix at the end", []string{"a\n@@en"}, "a\n@@en", false},
+		{"empty", nil, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			c := &trailerCut{next: &out, trailer: tr}
+			for _, w := range tc.writes {
+				if n, err := c.Write([]byte(w)); err != nil || n != len(w) {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			if got := c.finish(); got != tc.cut || out.String() != tc.want {
+				t.Errorf("finish = %v, out %q; want %v, %q", got, out.String(), tc.cut, tc.want)
+			}
+		})
+	}
+}
+
+// A command that runs into the pids limit gets a result that says so (a
+// note naming the limit), whether it returns or times out; a command that
+// does not gets none, and the next command works.
+func TestPidsLimitNamed(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"keep.txt": "keep\n"})
+	before := treeDigest(t, root)
+	w := open(t, root, busyboxImage, func(o *Options) { o.PidsLimit = 64 })
+	ctx := t.Context()
+	if res := mustExec(t, w, "sh", "-c", "echo fine >&2"); res.Note != "" || res.Stderr != "fine\n" {
+		t.Fatalf("a plain command: %+v", res)
+	}
+	res := mustExec(t, w, "sh", "-c", `i=0; while [ $i -lt 100 ]; do sleep 30 & i=$((i+1)); done; echo forked`)
+	if res.Note == "" || !strings.Contains(res.Note, "64") || strings.Contains(res.Stderr, "@@") {
+		t.Fatalf("100 sleeps under a limit of 64: %+v", res)
+	}
+	res, err := w.Exec(ctx, workspace.ExecRequest{Argv: []string{"sh", "-c", `b() { b | b & }; b; wait; sleep 300`}, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.Note == "" {
+		t.Fatalf("a fork bomb until its timeout: %+v", res)
+	}
+	if got := mustExec(t, w, "cat", "keep.txt"); got.Stdout != "keep\n" || got.Note != "" {
+		t.Fatalf("next command: %+v", got)
+	}
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
+	}
+}
+
+// When every PID of the container is taken (here by root processes the
+// sandbox user cannot kill), a command cannot start: Exec fails with
+// WORKSPACE_LIMIT saying so (startFailed, pidsExhausted), the reaper makes
+// room, and the next command works.
+func TestStartFailedWhenEveryPidIsTaken(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"keep.txt": "keep\n"})
+	before := treeDigest(t, root)
+	const limit = 32
+	w := open(t, root, busyboxImage, func(o *Options) { o.PidsLimit = limit })
+	ctx := t.Context()
+	// init, the reaper and its sleep run; the filler takes every other PID
+	// (its sleeps, then itself) and says so with a builtin.
+	filler := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do sleep 1000 & i=$((i+1)); done; echo filled; exec sleep 1000`, limit-4)
+	pr, pw := io.Pipe()
+	e, err := w.start(ctx, proc{argv: []string{"sh", "-c", filler}, user: "0:0", stdout: pw, stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { pw.Close(); e.close() }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil || line != "filled\n" {
+		t.Fatalf("the filler said %q, %v", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	_, err = w.Exec(ctx, workspace.ExecRequest{Argv: []string{"true"}})
+	wantCode(t, err, errcode.WorkspaceLimit)
+	if !strings.Contains(errcode.Message(err), fmt.Sprint(limit)) {
+		t.Errorf("the message does not name the limit: %s", errcode.Message(err))
+	}
+	if got := mustExec(t, w, "cat", "keep.txt"); got.Stdout != "keep\n" {
+		t.Fatalf("next command: %+v", got)
+	}
+	if got := treeDigest(t, root); got != before {
+		t.Error("the host tree changed")
 	}
 }

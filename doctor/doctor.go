@@ -19,7 +19,9 @@ import (
 
 // Run checks the Docker daemon, the sandbox image, the provider settings
 // and the store with the options o, writes to w for each what is wrong and
-// how to fix it, and reports whether every check passed.
+// how to fix it, and reports whether every check passed. It removes the
+// workspaces of processes that are gone and lists the kept ones (turns
+// whose diff failed) with their session and how to recover or remove them.
 func Run(ctx context.Context, o app.Options, e app.Env, w io.Writer) bool {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
@@ -43,6 +45,13 @@ func Run(ctx context.Context, o app.Options, e app.Env, w io.Writer) bool {
 		// before the daemon finished removing their container).
 		n, err := dockerws.Reap(ctx, "")
 		report(fmt.Sprintf("leftover workspaces (%d removed)", n), err, "check the Docker daemon; `docker ps -a --filter label="+dockerws.LabelWorkspace+"` lists them")
+		kept, err := dockerws.ListKept(ctx, "", "")
+		if err != nil {
+			report("kept workspaces", err, "check the Docker daemon")
+		}
+		for _, k := range kept {
+			fmt.Fprint(w, keptLine(k))
+		}
 	}
 	st, err := app.OpenStore(ctx, r.DB, r.HostID)
 	report("session store "+redactDSN(r.DB), err, "check that the directory is writable or the server reachable (scripts/postgres.sh starts a local one), or pass --db")
@@ -91,6 +100,18 @@ func Run(ctx context.Context, o app.Options, e app.Env, w io.Writer) bool {
 	}
 	fmt.Fprintf(w, "✓ context window: %d tokens (%s)%s\n", r.Window, windowSource(r.WindowSource), origin)
 	return bad == 0
+}
+
+// keptLine says what a kept workspace is and how to recover or remove it.
+// Its files hold memory until then: it is a warning, not a failure.
+func keptLine(k dockerws.Kept) string {
+	if !k.Running {
+		return fmt.Sprintf("! kept workspace %s of session %s (since %s) is stopped: its files are lost\n    fix: harness discard %s (or docker rm -f -v %s)\n",
+			k.Name, k.SessionID, k.Created.Local().Format("2006-01-02 15:04"), k.SessionID, k.Name)
+	}
+	return fmt.Sprintf("! kept workspace %s of session %s (since %s): the work of a turn whose diff failed\n"+
+		"    fix: recover it with harness diff %s (or apply, or resume) and larger --max-total-bytes, or --max-file-bytes/--exclude; remove it with harness discard %s (or docker rm -f -v %s)\n",
+		k.Name, k.SessionID, k.Created.Local().Format("2006-01-02 15:04"), k.SessionID, k.SessionID, k.Name)
 }
 
 func windowSource(src string) string {

@@ -79,6 +79,7 @@ var registry = map[Type]typeInfo{
 	TypeSessionForked:       entry[SessionForked](),
 	TypeSettingsChanged:     entry[SettingsChanged](),
 	TypeToolOutput:          entry[ToolOutput](),
+	TypeWorkspaceRecovered:  entry[WorkspaceRecovered](),
 }
 
 const (

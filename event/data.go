@@ -249,14 +249,41 @@ type BudgetWarning struct {
 }
 
 // WorkspaceLifecycle: workspace.lifecycle. ImageID is the immutable image ID
-// of a Docker workspace; Files the number of files copied in, when known.
+// of a Docker workspace; Files the number of files copied in, when known;
+// Skipped what the copy left out, when anything was.
 type WorkspaceLifecycle struct {
-	WorkspaceID string `json:"workspaceId"`
-	Backend     string `json:"backend"`
-	Phase       string `json:"phase"`
-	ImageID     string `json:"imageId,omitempty"`
-	Files       *int   `json:"files,omitempty"`
+	WorkspaceID string        `json:"workspaceId"`
+	Backend     string        `json:"backend"`
+	Phase       string        `json:"phase"`
+	ImageID     string        `json:"imageId,omitempty"`
+	Files       *int          `json:"files,omitempty"`
+	Skipped     *SkippedFiles `json:"skipped,omitempty"`
 }
+
+// SkippedFiles is what a workspace's copy left out of the project, apart
+// from what the user excluded and git ignores: how many files, how many
+// for each reason (SkipReasons, in that order, each once), and the first
+// few of their paths (at most MaxSkippedPaths, in path order).
+type SkippedFiles struct {
+	Count   int         `json:"count"`
+	Reasons []SkipCount `json:"reasons"`
+	Paths   []string    `json:"paths"`
+}
+
+// SkipCount is how many files were left out for one reason.
+type SkipCount struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+}
+
+// SkipReasons are the reasons of SkippedFiles, in the order they are
+// listed: binary (a NUL byte), non-UTF-8 text, other hard links (which may
+// lie outside the project), over the size limit, symlinks, special files
+// (FIFO, socket, device), names no tool could send back.
+var SkipReasons = []string{"binary", "non-utf8", "hardlink", "limit", "symlink", "special", "name"}
+
+// MaxSkippedPaths bounds SkippedFiles.Paths.
+const MaxSkippedPaths = 10
 
 // TurnCompleted: turn.completed. ErrorCode is required for failed and
 // budget_exceeded, forbidden for completed. Truncated marks a completed
@@ -326,6 +353,20 @@ type SessionForked struct {
 	FromSessionID   string `json:"fromSessionId"`
 	FromTurnID      string `json:"fromTurnId,omitempty"`
 	AbandonedTurnID string `json:"abandonedTurnId,omitempty"`
+}
+
+// WorkspaceRecovered: workspace.recovered. Turn TurnID's end-of-turn diff
+// failed and its workspace was kept in Container; this is its patch,
+// recovered from that container later (with larger limits), or, with
+// Discarded (and no patch), the user's word that the work is given up
+// (Container then names the container removed, if it was still there).
+// From here on it stands for the turn's patch.
+type WorkspaceRecovered struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	Container string `json:"container,omitempty"`
+	Patch     string `json:"patch,omitempty"`
+	Discarded bool   `json:"discarded,omitempty"`
 }
 
 // SettingsChanged: settings.changed. The session's settings from its next
@@ -424,6 +465,9 @@ func (ModelRetry) EventType() Type { return TypeModelRetry }
 
 // EventType implements Data.
 func (SessionForked) EventType() Type { return TypeSessionForked }
+
+// EventType implements Data.
+func (WorkspaceRecovered) EventType() Type { return TypeWorkspaceRecovered }
 
 // EventType implements Data.
 func (SettingsChanged) EventType() Type { return TypeSettingsChanged }

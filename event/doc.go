@@ -73,9 +73,15 @@
 //	                                  budgetTokens, maxTokens, approve?: the settings in force from the next
 //	                                  model request on, changed by the user (window, threshold, tail and
 //	                                  reserve all 0: no compaction)
+//	workspace.recovered WorkspaceRecovered sessionId, turnId, container?, patch?, discarded?: the patch
+//	                                  of a turn whose end-of-turn diff failed, recovered from the
+//	                                  container its workspace was kept in, or given up (discarded)
 //	tool.output       ToolOutput      callId, stream (stdout, stderr), offset, text, truncated?: output of
 //	                                  a running process.exec as it came, coalesced and bounded per call
 //	                                  (64 KiB); for the screen and the audit, not the model
+//
+// workspace.lifecycle also carries skipped? {count, reasons [{reason,
+// count}], paths}: what the copy left out (SkippedFiles), when anything was.
 //
 // # Rules
 //
@@ -92,6 +98,9 @@
 //     contextVersion are DataVersion (1).
 //   - steering.queued and input.queued content has 1..MaxContentRunes runes.
 //   - steering.applied messageIds holds at least one ID and none twice.
+//   - workspace.lifecycle skipped: count >= 1 is the sum of its reasons'
+//     counts (each >= 1), reasons are among SkipReasons, each once and in
+//     that order, paths hold 1..min(count, MaxSkippedPaths) non-empty paths.
 //   - Enums: role (user, assistant, tool), finishReason (stop, tool_calls,
 //     length, error), effect (allow, ask, deny), scope (once, run),
 //     decision (allow, deny), status of turn.completed and agent.stopped

@@ -128,6 +128,23 @@ func TestEncodeRejects(t *testing.T) {
 		}), errcode.EventInvalidField, false},
 		{"failed without errorCode", edit(t, "turn.completed", func(d *event.TurnCompleted) { d.Status = event.StatusFailed }), errcode.EventMissingField, true},
 		{"negative files", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Files = intp(-1) }), errcode.EventInvalidField, true},
+		{"skipped count off", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Skipped.Count = 4 }), errcode.EventInvalidField, true},
+		{"skipped unknown reason", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Skipped.Reasons[0].Reason = "huge" }), errcode.EventInvalidField, true},
+		{"skipped reasons out of order", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) {
+			d.Skipped.Reasons[0], d.Skipped.Reasons[1] = d.Skipped.Reasons[1], d.Skipped.Reasons[0]
+		}), errcode.EventInvalidField, true},
+		{"skipped reason twice", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Skipped.Reasons[1].Reason = "binary" }), errcode.EventInvalidField, true},
+		{"skipped reason count 0", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) {
+			d.Skipped.Reasons[1].Count, d.Skipped.Count = 0, 2
+		}), errcode.EventInvalidField, true},
+		{"skipped without paths", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Skipped.Paths = []string{} }), errcode.EventInvalidField, true},
+		{"skipped more paths than files", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) {
+			d.Skipped.Paths = append(d.Skipped.Paths, "x")
+		}), errcode.EventInvalidField, true},
+		{"recovered without turn", edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.TurnID = "" }), errcode.EventInvalidField, true},
+		{"recovered without container", edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.Container = "" }), errcode.EventInvalidField, true},
+		{"discarded with a patch", edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.Discarded = true }), errcode.EventInvalidField, true},
+		{"skipped empty path", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Skipped.Paths[0] = "" }), errcode.EventInvalidField, true},
 		{"retry attempt 0", edit(t, "model.retry", func(d *event.ModelRetry) { d.Attempt = 0 }), errcode.EventInvalidField, true},
 		{"fork without origin", edit(t, "session.forked", func(d *event.SessionForked) { d.FromSessionID = "" }), errcode.EventInvalidField, true},
 		{"settings without change", edit(t, "settings.changed", func(d *event.SettingsChanged) { d.Changed = []string{} }), errcode.EventInvalidField, true},

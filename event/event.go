@@ -34,12 +34,13 @@ const (
 	TypeAgentStopped        Type = "agent.stopped"
 
 	// Additions beyond DESIGN §3; see the package doc.
-	TypeInputQueued     Type = "input.queued"
-	TypeInputWithdrawn  Type = "input.withdrawn"
-	TypeModelRetry      Type = "model.retry"
-	TypeSessionForked   Type = "session.forked"
-	TypeSettingsChanged Type = "settings.changed"
-	TypeToolOutput      Type = "tool.output"
+	TypeInputQueued        Type = "input.queued"
+	TypeInputWithdrawn     Type = "input.withdrawn"
+	TypeModelRetry         Type = "model.retry"
+	TypeSessionForked      Type = "session.forked"
+	TypeSettingsChanged    Type = "settings.changed"
+	TypeToolOutput         Type = "tool.output"
+	TypeWorkspaceRecovered Type = "workspace.recovered"
 )
 
 var catalogue = [...]Type{
@@ -49,7 +50,7 @@ var catalogue = [...]Type{
 	TypeToolCall, TypePolicyDecision, TypePermissionRequested, TypePermissionResolved,
 	TypeToolResult, TypeBudgetWarning, TypeWorkspaceLifecycle, TypeTurnCompleted,
 	TypeAgentStopped, TypeInputQueued, TypeInputWithdrawn, TypeModelRetry, TypeSessionForked,
-	TypeSettingsChanged, TypeToolOutput,
+	TypeSettingsChanged, TypeToolOutput, TypeWorkspaceRecovered,
 }
 
 // Types returns every event type in catalogue order. The slice is a fresh

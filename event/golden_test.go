@@ -136,6 +136,8 @@ func goldenEvents() []named {
 		{"workspace.lifecycle", ev(event.TypeWorkspaceLifecycle, event.ActorSystem, event.WorkspaceLifecycle{
 			WorkspaceID: "ws-1", Backend: event.BackendDocker, Phase: event.PhaseOpened,
 			ImageID: "sha256:1a2b3c", Files: intp(0),
+			Skipped: &event.SkippedFiles{Count: 3, Reasons: []event.SkipCount{{Reason: "binary", Count: 2}, {Reason: "hardlink", Count: 1}},
+				Paths: []string{"assets/logo.png", "data/dump.bin", "notes.txt"}},
 		})},
 		{"turn.completed", ev(event.TypeTurnCompleted, event.ActorKernel, event.TurnCompleted{
 			RunID: run, SessionID: sess, TurnID: turn, Status: event.StatusCompleted, OutputMessageID: "msg-a2",
@@ -172,6 +174,10 @@ func goldenEvents() []named {
 		// continues from nothing.
 		{"session.forked/empty", ev(event.TypeSessionForked, event.ActorUser, event.SessionForked{
 			SessionID: "sess-b3", FromSessionID: sess, AbandonedTurnID: turn,
+		})},
+		{"workspace.recovered", ev(event.TypeWorkspaceRecovered, event.ActorUser, event.WorkspaceRecovered{
+			SessionID: sess, TurnID: turn, Container: "harness-kept-0196f0d03b1a",
+			Patch: "diff --git a/keep.txt b/keep.txt\nnew file mode 100644\n--- /dev/null\n+++ b/keep.txt\n@@ -0,0 +1 @@\n+keep me\n",
 		})},
 	}
 }
@@ -284,7 +290,7 @@ func TestTypes(t *testing.T) {
 		"workspace.lifecycle", "turn.completed", "agent.stopped",
 		"input.queued", "input.withdrawn", "model.retry", "session.forked",
 		"settings.changed",
-		"tool.output",
+		"tool.output", "workspace.recovered",
 	}
 	got := event.Types()
 	if diff := cmp.Diff(want, got); diff != "" {

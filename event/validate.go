@@ -407,6 +407,33 @@ func (d WorkspaceLifecycle) validate(c *checker) {
 	if d.Files != nil {
 		c.atLeast("data.files", *d.Files, 0)
 	}
+	if sk := d.Skipped; sk != nil {
+		c.atLeast("data.skipped.count", sk.Count, 1)
+		if c.ok() && len(sk.Reasons) == 0 {
+			c.failf(errcode.EventInvalidField, "validate data.skipped.reasons: must name at least one reason")
+		}
+		sum, at := 0, -1
+		for i, r := range sk.Reasons {
+			path := fmt.Sprintf("data.skipped.reasons[%d]", i)
+			c.oneOf(path+".reason", r.Reason, SkipReasons)
+			c.atLeast(path+".count", r.Count, 1)
+			if k := slices.Index(SkipReasons, r.Reason); c.ok() && k <= at {
+				c.failf(errcode.EventInvalidField, "validate %s.reason: reasons must be listed once each, in the order of SkipReasons", path)
+			} else {
+				at = k
+			}
+			sum += r.Count
+		}
+		if c.ok() && sum != sk.Count {
+			c.failf(errcode.EventInvalidField, "validate data.skipped.count: %d is not the sum of the reasons' counts (%d)", sk.Count, sum)
+		}
+		if c.ok() && (len(sk.Paths) == 0 || len(sk.Paths) > min(sk.Count, MaxSkippedPaths)) {
+			c.failf(errcode.EventInvalidField, "validate data.skipped.paths: must hold 1..%d paths", min(sk.Count, MaxSkippedPaths))
+		}
+		for i, p := range sk.Paths {
+			c.nonEmpty(fmt.Sprintf("data.skipped.paths[%d]", i), p)
+		}
+	}
 }
 
 func (d TurnCompleted) validate(c *checker) {
@@ -496,6 +523,15 @@ func (d ToolOutput) validate(c *checker) {
 	if c.ok() && !utf8.ValidString(d.Text) {
 		c.failf(errcode.EventInvalidField, "validate data.text: not UTF-8")
 	}
+}
+
+func (d WorkspaceRecovered) validate(c *checker) {
+	c.nonEmpty("data.sessionId", d.SessionID)
+	c.nonEmpty("data.turnId", d.TurnID)
+	if !d.Discarded {
+		c.nonEmpty("data.container", d.Container)
+	}
+	c.absent("data.patch", d.Patch != "" && d.Discarded, "when discarded")
 }
 
 func (d SessionForked) validate(c *checker) {

@@ -275,6 +275,10 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 			fmt.Fprintf(a.Stderr, "  (context compacted: %d → %d messages)\n", d.BeforeMessages, d.AfterMessages)
 		case event.ModelRetry:
 			fmt.Fprintf(a.Stderr, "  (retrying model request: %s, attempt %d)\n", d.Code, d.Attempt)
+		case event.WorkspaceLifecycle:
+			if line := app.LeftOut(d.Skipped); line != "" {
+				fmt.Fprintln(a.Stderr, "harness: "+line)
+			}
 		case event.TurnCompleted:
 			if p.midLine { // a canceled answer stops mid-line: the next answer starts on its own
 				_ = out.WriteByte('\n')

@@ -95,12 +95,14 @@ var diffTimeout = 2 * time.Minute
 func (s *Session) workspaceState(ctx context.Context) (*WorkspaceState, error) {
 	ws := s.rt.cfg.Workspace
 	st := &WorkspaceState{Backend: ws.Info().Backend}
-	if sn, ok := ws.(snapshotter); ok {
-		st.Snapshot = sn.Snapshot()
-	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), diffTimeout)
 	defer cancel()
 	patch, err := ws.Diff(dctx)
+	// After the diff, which waited for a workspace opening in the
+	// background whenever the turn touched it.
+	if sn, ok := ws.(snapshotter); ok {
+		st.Snapshot = sn.Snapshot()
+	}
 	if err == nil {
 		st.Patch = patch
 		return st, nil
@@ -116,8 +118,8 @@ func (s *Session) workspaceState(ctx context.Context) (*WorkspaceState, error) {
 		cancel()
 		if kerr == nil {
 			msg += "; the workspace's files are kept in Docker container " + name +
-				" (look with `docker exec " + name + " ls /workspace`, copy out with `docker cp " + name + ":/workspace DIR`," +
-				" remove with `docker rm -f -v " + name + "`)"
+				" (look with `docker exec " + name + " ls /workspace`, copy out with `docker cp " + name + ":/workspace DIR`)" +
+				": `harness diff " + s.id + "` with a larger --max-total-bytes (or --max-file-bytes/--exclude leaving generated files out) recovers the work, `harness discard " + s.id + "` gives it up"
 		} else {
 			msg += "; the workspace's files could not be kept: " + errcode.Message(kerr)
 		}

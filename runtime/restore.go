@@ -2,12 +2,14 @@ package runtime
 
 import (
 	"context"
+	"slices"
 
 	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/workspace"
 )
 
 // History reads a session's stored log and checkpoint. store.Reader
@@ -173,6 +175,35 @@ func (s *Session) RecordWorkspace(ctx context.Context, phase string) error {
 		n := info.Files
 		data.Files = &n
 	}
+	if phase != event.PhaseDisposed {
+		data.Skipped = skippedOf(info.Skipped)
+	}
 	_, err := s.append(ctx, data)
 	return err
+}
+
+// skippedOf sums up, for workspace.lifecycle, what a copy left out for one
+// of event.SkipReasons (not what the user excluded or git ignores): nil
+// when nothing was.
+func skippedOf(list []workspace.Skipped) *event.SkippedFiles {
+	counts := map[string]int{}
+	var paths []string
+	for _, sk := range list {
+		if slices.Contains(event.SkipReasons, sk.Reason) {
+			counts[sk.Reason]++
+			paths = append(paths, sk.Path)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	out := &event.SkippedFiles{Count: len(paths)}
+	for _, r := range event.SkipReasons {
+		if counts[r] > 0 {
+			out.Reasons = append(out.Reasons, event.SkipCount{Reason: r, Count: counts[r]})
+		}
+	}
+	slices.Sort(paths)
+	out.Paths = paths[:min(len(paths), event.MaxSkippedPaths)]
+	return out
 }

@@ -53,7 +53,7 @@
 //	fs.read       {path, content, size}
 //	fs.list       {path, entries, total, truncated?}
 //	fs.write      {path, bytes}
-//	process.exec  {exitCode, stdout, stderr, timedOut?, stdoutTruncated?, stderrTruncated?}
+//	process.exec  {exitCode, stdout, stderr, timedOut?, stdoutTruncated?, stderrTruncated?, note?}
 //	git.diff      {patch}
 //
 // A failed tool is a Result with a code; the model sees it. Codes:
@@ -62,8 +62,9 @@
 // WORKSPACE_ISOLATION_REQUIRED, WORKSPACE_PATH, and the workspace's own
 // WORKSPACE_SCOPE, WORKSPACE_NOT_FOUND, WORKSPACE_LIMIT, WORKSPACE_BUSY.
 // Execute returns a Go error as well only when the workspace itself failed
-// (WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED) or was nil (INTERNAL); the
-// runtime ends the turn on those. An uncoded workspace error becomes
+// (WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, or any code of an open
+// that failed in the background: workspace.ErrOpenFailed) or was nil
+// (INTERNAL); the runtime ends the turn on those. An uncoded workspace error becomes
 // TOOL_EXECUTION_FAILED with a generic message, so no raw cause reaches the
 // model.
 //

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/errcode"
@@ -47,7 +48,7 @@ var readTool = &tool{
 	run: func(ctx context.Context, ws workspace.Workspace, in any) (any, error) {
 		p := in.(ReadInput).Path
 		data, err := ws.ReadFile(ctx, p)
-		if errcode.Of(err) == errcode.WorkspaceLimit {
+		if errcode.Of(err) == errcode.WorkspaceLimit && !errors.Is(err, workspace.ErrOpenFailed) {
 			return nil, toolError(errcode.ToolOutputLimit,
 				"fs.read: %s is too large to return; read part of it with process.exec", p)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -250,6 +251,10 @@ func fromError(ctx context.Context, name string, err error) (Result, error) {
 		return failed(canceled(name)), nil
 	}
 	code := errcode.Of(err)
+	if errors.Is(err, workspace.ErrOpenFailed) {
+		// The workspace never opened: nothing can work, whatever its code.
+		return failed(&ResultError{Code: code, Message: errcode.Message(err)}), err
+	}
 	switch code {
 	case errcode.WorkspaceContainerFailed, errcode.WorkspaceDisposed:
 		return failed(&ResultError{Code: code, Message: errcode.Message(err)}), err

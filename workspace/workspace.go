@@ -23,6 +23,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/harness-dev/harness/internal/attest"
@@ -33,6 +34,13 @@ const (
 	BackendLocal  = "local"
 	BackendDocker = "docker"
 )
+
+// ErrOpenFailed is wrapped by the error of every call on a workspace
+// whose open failed after it was returned (the Docker workspace opens in
+// the background): the code says why (a credential-like file, a limit, a
+// patch that no longer applies), and it is about the workspace, not about
+// the path or command the call named.
+var ErrOpenFailed = errors.New("the workspace could not be opened")
 
 // Workspace is what the tools act on. Paths are relative, slash-separated
 // and checked with CheckPath by every implementation.
@@ -93,6 +101,9 @@ type ExecResult struct {
 	TimedOut        bool   `json:"timedOut,omitempty"`
 	StdoutTruncated bool   `json:"stdoutTruncated,omitempty"`
 	StderrTruncated bool   `json:"stderrTruncated,omitempty"`
+	// Note says what the workspace saw of the run that the output may not
+	// (the Docker workspace: the command reached its pids limit).
+	Note string `json:"note,omitempty"`
 }
 
 // Attested reports whether ws is a Docker workspace built by the dockerws

@@ -8,8 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/event"
@@ -196,29 +199,80 @@ func TestResumeRebuildsDockerWorkspace(t *testing.T) {
 	if r3.code != 0 || !strings.Contains(r3.stderr, "changed since this session started") {
 		t.Fatalf("changed host: exit %d\n%s", r3.code, r3.stderr)
 	}
-	// The host changes under the patch: the resume is refused, nothing runs.
+	// The host changes under the patch: the resume is refused before its
+	// turn starts (the replay is waited for), naming the file.
 	u.write("notes.txt", "rewritten on the host\n")
 	read3 := strings.ReplaceAll(read, `"r1"`, `"r3"`)
 	r4 := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", u.script(read3), "--resume", id, "and now")
-	if r4.code == 0 {
-		t.Fatalf("a patch that no longer applies was not refused:\n%s", r4.stderr)
+	if r4.code != 1 || !strings.Contains(r4.stderr, string(errcode.SessPatchConflict)) || !strings.Contains(r4.stderr, "notes.txt") {
+		t.Fatalf("resume on a tree changed under the patch: exit %d, want 1 with %s naming notes.txt\n%s", r4.code, errcode.SessPatchConflict, r4.stderr)
+	}
+	for _, e := range r4.events {
+		if _, ok := e.Data.(event.TurnStarted); ok {
+			t.Fatalf("a turn started on a workspace whose patch did not replay")
+		}
+	}
+	// The recorded work is not lost: the session still holds its patch.
+	if d := u.run("", "diff", id); d.code != 0 || !strings.Contains(d.stdout, "+two") {
+		t.Fatalf("diff after the failed replay: exit %d\n%s%s", d.code, d.stdout, d.stderr)
 	}
 }
 
-// A credential-like file stops the copy with its code until it is excluded.
+// refusedOpen checks a run whose workspace was refused in the background:
+// the tool call that needed it got the code and the turn ended failed with
+// it (the workspace never opened: nothing could work), exec printed the
+// refusal with the code and exited 1.
+func refusedOpen(t *testing.T, r result, code errcode.Code) {
+	t.Helper()
+	if r.code != 1 || !strings.Contains(r.stderr, "harness: "+string(code)+": the workspace could not be opened") {
+		t.Fatalf("exit %d, want 1 with %s printed\n%s", r.code, code, r.stderr)
+	}
+	var res *event.ToolResult
+	var done *event.TurnCompleted
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.ToolResult:
+			res = &d
+		case event.TurnCompleted:
+			done = &d
+		}
+	}
+	if res == nil || res.OK || res.Error == nil || res.Error.Code != string(code) {
+		t.Fatalf("tool result = %+v, want %s", res, code)
+	}
+	if done == nil || done.Status != "failed" || done.ErrorCode != string(code) {
+		t.Fatalf("turn.completed = %+v, want failed with %s", done, code)
+	}
+}
+
+// A credential-like file stops the copy with its code until it is
+// excluded: the copy runs in the background, so the tool call that needs
+// the workspace gets the code, exec prints it and fails.
 func TestCredentialNeedsExclude(t *testing.T) {
 	needDocker(t)
 	u := newUser(t)
 	u.write("main.go", "package main\n")
 	u.write(".env", "TOKEN=secret\n")
-	s := u.script(`[{"content":"ok"}]`)
-	r := u.run("", "exec", "--image", "harness-busybox", "--fake-model", s, "hi")
-	if r.code != 1 || !strings.Contains(r.stderr, string(errcode.WorkspaceCredentialInput)) {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	before := treeHash(t, u.project)
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"ok"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "hi")
+	refusedOpen(t, r, errcode.WorkspaceCredentialInput)
+	if !strings.Contains(r.stderr, ".env") {
+		t.Errorf("the refusal names no path:\n%s", r.stderr)
+	}
+	// The refused session is not stuck: resumed with the exclusion, it works.
+	id := sessionOf(t, r.events)
+	again := u.script(`[{"toolCalls":[{"id":"x2","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"ok"}]`)
+	r = u.run("", "exec", "--image", "harness-busybox", "--exclude", ".env", "--fake-model", again, "--resume", id, "hi")
+	if r.code != 0 {
+		t.Fatalf("resumed with --exclude: exit %d\n%s", r.code, r.stderr)
 	}
 	r = u.run("", "exec", "--image", "harness-busybox", "--exclude", ".env", "--fake-model", s, "hi")
 	if r.code != 0 {
 		t.Fatalf("with --exclude: exit %d\n%s", r.code, r.stderr)
+	}
+	if treeHash(t, u.project) != before {
+		t.Fatal("the host tree changed")
 	}
 }
 
@@ -257,27 +311,24 @@ func TestCopyInLimitFlags(t *testing.T) {
 	u := newUser(t)
 	u.write("a.txt", "a\n")
 	u.write("b.txt", "b\n")
-	s := u.script(`[{"content":"ok"}]`)
-	r := u.run("", "exec", "--image", "harness-busybox", "--max-files", "1", "--fake-model", s, "hi")
-	if r.code != 1 || !strings.Contains(r.stderr, string(errcode.WorkspaceLimit)) {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	s := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"a.txt"}}]},{"content":"ok"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--max-files", "1", "--fake-model", s, "hi")
+	refusedOpen(t, r, errcode.WorkspaceLimit)
+	if r := u.run("", "exec", "--image", "harness-busybox", "--max-files", "2", "--fake-model", s, "hi"); r.code != 0 {
+		t.Fatalf("within the limit: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
-// A process writes more text than the diff may hold: the turn fails with
-// WORKSPACE_LIMIT instead of completing with "no changes"; diff, apply and
-// resume refuse with that code; the workspace's container is kept, named in
-// the message, with the files (the earlier fs.write included) in it. The
-// host tree is untouched.
-func TestFailedDiffKeepsTheWork(t *testing.T) {
-	needDocker(t)
-	u := newUser(t)
-	u.write("notes.txt", "one\n")
-	before := treeHash(t, u.project)
+// failTheDiff runs a turn whose end-of-turn diff fails: fs.write keep.txt,
+// then a process.exec writing files that pass the diff's cap. It returns
+// the session and the kept container's name (removed at the test's end).
+func failTheDiff(t *testing.T, u *userEnv, write string, flags ...string) (string, string) {
+	t.Helper()
 	s := u.script(`[{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"keep.txt","contents":"keep me\n"}}]},` +
-		`{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c","for i in 1 2 3 4; do yes abcdefg | head -c 900000 > big$i.txt; done"]}}]},` +
+		`{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c",` + strconv.Quote(write) + `]}}]},` +
 		`{"content":"done"}]`)
-	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--max-total-bytes", "1000000", "--fake-model", s, "write a lot")
+	args := append([]string{"exec", "--json", "--image", "harness-busybox"}, flags...)
+	r := u.run("", append(args, "--fake-model", s, "write a lot")...)
 	if r.code != 1 {
 		t.Fatalf("exec: exit %d, want 1\n%s", r.code, r.stderr)
 	}
@@ -299,26 +350,136 @@ func TestFailedDiffKeepsTheWork(t *testing.T) {
 	if err != nil || string(out) != "keep me\n" {
 		t.Fatalf("the kept container lost keep.txt: %v %q", err, out)
 	}
-	id := sessionOf(t, r.events)
-	for _, args := range [][]string{{"diff", id}, {"apply", id, "--yes"}} {
+	return sessionOf(t, r.events), name
+}
+
+// running reports whether container name runs.
+func running(name string) bool {
+	out, err := exec.Command("docker", "inspect", "-f", "{{.State.Running}}", name).CombinedOutput()
+	return err == nil && strings.TrimSpace(string(out)) == "true"
+}
+
+// A process writes 140 files of 2 MiB, more text than the diff may hold:
+// the turn fails with WORKSPACE_LIMIT instead of completing with "no
+// changes", and the workspace's container is kept, named in the note, the
+// earlier fs.write in it; harness doctor lists it. diff and apply recover
+// the work only when it fits: with the session's own limits they fail
+// again, naming the container; with a larger cap the patch would pass what
+// a session records, which is refused before anything is copied out. A
+// resume that leaves the generated files out (--max-file-bytes) recovers
+// it: the patch is recorded (workspace.recovered), the container removed,
+// the resumed workspace holds keep.txt, and diff and apply work without
+// flags. The host tree changes only with apply.
+func TestFailedDiffKeepsTheWork(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "one\n")
+	before := treeHash(t, u.project)
+	id, name := failTheDiff(t, u, `i=0; while [ $i -lt 140 ]; do yes abcdefg | head -c 2097152 > big$i.txt || exit 1; i=$((i+1)); done`)
+
+	doc := u.run("", "doctor", "--image", "harness-busybox")
+	if !strings.Contains(doc.stdout, "kept workspace "+name+" of session "+id) || !strings.Contains(doc.stdout, "harness discard "+id) {
+		t.Errorf("doctor does not list the kept workspace:\n%s", doc.stdout)
+	}
+	for _, args := range [][]string{{"diff", id}, {"apply", id, "--yes"}, {"diff", id, "--max-total-bytes", "400000000"}} {
 		res := u.run("", args...)
-		if res.code == 0 || !strings.Contains(res.stderr, string(errcode.WorkspaceLimit)) || !strings.Contains(res.stderr, name) {
-			t.Errorf("%s: exit %d, want WORKSPACE_LIMIT naming %s\n%s%s", args[0], res.code, name, res.stdout, res.stderr)
+		if res.code != 1 || !strings.Contains(res.stderr, string(errcode.WorkspaceLimit)) || !strings.Contains(res.stderr, name) {
+			t.Errorf("%v: exit %d, want WORKSPACE_LIMIT naming %s\n%s%s", args, res.code, name, res.stdout, res.stderr)
+		}
+		if !running(name) {
+			t.Fatalf("%v: a failed recovery removed the kept container", args)
 		}
 	}
-	res := u.run("", "exec", "--image", "harness-busybox", "--fake-model", u.script(`[{"content":"ok"}]`), "--resume", id, "go on")
-	if res.code == 0 || !strings.Contains(res.stderr, string(errcode.WorkspaceLimit)) {
-		t.Errorf("resume: exit %d, want WORKSPACE_LIMIT\n%s", res.code, res.stderr)
+	if res := u.run("", "diff", id, "--max-total-bytes", "400000000"); !strings.Contains(res.stderr, "bytes a session records") {
+		t.Errorf("the larger cap's refusal does not say why:\n%s", res.stderr)
 	}
 	// A later open's reaping leaves the kept container alone.
 	if _, err := dockerws.Reap(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("docker", "inspect", "-f", "{{.State.Running}}", name).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "true" {
-		t.Fatalf("the kept container is gone after Reap: %v %s", err, out)
+	if !running(name) {
+		t.Fatal("the kept container is gone after Reap")
 	}
 	if got := treeHash(t, u.project); got != before {
-		t.Error("the host tree changed")
+		t.Fatal("the host tree changed")
+	}
+
+	rd := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"keep.txt"}}]},{"content":"it is there"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--max-file-bytes", "1048576", "--fake-model", rd, "--resume", id, "go on")
+	if r.code != 0 {
+		t.Fatalf("resume with the big files left out: exit %d\n%s", r.code, r.stderr)
+	}
+	var recovered *event.WorkspaceRecovered
+	var read *event.ToolResult
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.WorkspaceRecovered:
+			recovered = &d
+		case event.ToolResult:
+			read = &d
+		}
+	}
+	if recovered == nil || recovered.Container != name || !strings.Contains(recovered.Patch, "+keep me") || strings.Contains(recovered.Patch, "big1.txt") {
+		t.Fatalf("workspace.recovered = %+v", recovered)
+	}
+	if read == nil || !read.OK || !strings.Contains(string(read.Output), "keep me") {
+		t.Fatalf("fs.read keep.txt after the recovery = %+v", read)
+	}
+	if running(name) || exec.Command("docker", "inspect", name).Run() == nil {
+		t.Error("the kept container is still there after its work was recorded")
+	}
+	if got := treeHash(t, u.project); got != before {
+		t.Fatal("the host tree changed before apply")
+	}
+	if d := u.run("", "diff", id); d.code != 0 || !strings.Contains(d.stdout, "b/keep.txt") {
+		t.Fatalf("diff after the recovery: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	if a := u.run("", "apply", id, "--yes"); a.code != 0 {
+		t.Fatalf("apply after the recovery: exit %d\n%s", a.code, a.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(u.project, "keep.txt")); string(b) != "keep me\n" {
+		t.Fatalf("keep.txt on the host = %q", b)
+	}
+}
+
+// The kept work can be given up: harness discard removes the container and
+// records it, and the session resumes from the project tree as it is. A
+// host tree that changed since the copy is refused for a recovery, and the
+// container stays.
+func TestDiscardKeptWork(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "one\n")
+	id, name := failTheDiff(t, u, `for i in 1 2 3 4; do yes abcdefg | head -c 900000 > big$i.txt; done`, "--max-total-bytes", "1000000")
+
+	u.write("notes.txt", "edited on the host\n")
+	res := u.run("", "diff", id, "--max-total-bytes", "10000000")
+	if res.code != 1 || !strings.Contains(res.stderr, string(errcode.WorkspaceScope)) || !running(name) {
+		t.Fatalf("recovery on a changed host tree: exit %d\n%s", res.code, res.stderr)
+	}
+	u.write("notes.txt", "one\n")
+
+	d := u.run("", "discard", id)
+	if d.code != 0 || !strings.Contains(d.stderr, name) {
+		t.Fatalf("discard: exit %d\n%s", d.code, d.stderr)
+	}
+	if exec.Command("docker", "inspect", name).Run() == nil {
+		t.Error("the discarded container is still there")
+	}
+	if again := u.run("", "discard", id); again.code != 1 || !strings.Contains(again.stderr, string(errcode.WorkspaceNotFound)) {
+		t.Errorf("a second discard: exit %d\n%s", again.code, again.stderr)
+	}
+	if df := u.run("", "diff", id); df.code != 0 || df.stdout != "" {
+		t.Errorf("diff after discard: exit %d %q\n%s", df.code, df.stdout, df.stderr)
+	}
+	rd := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"keep.txt"}}]},{"content":"gone"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", rd, "--resume", id, "go on")
+	if r.code != 0 {
+		t.Fatalf("resume after discard: exit %d\n%s", r.code, r.stderr)
+	}
+	ev := u.run("", "events", id)
+	if !strings.Contains(ev.stdout, `"type":"workspace.recovered"`) || !strings.Contains(ev.stdout, `"discarded":true`) {
+		t.Errorf("no discard recorded:\n%s", ev.stdout)
 	}
 }
 
@@ -384,5 +545,49 @@ func TestWorkspaceQuotaFlag(t *testing.T) {
 	}
 	if r := u.run("", "exec", "--workspace", "local", "--max-workspace-bytes", "-1", "--fake-model", s, "x"); r.code != 2 {
 		t.Errorf("--max-workspace-bytes -1: exit %d, want 2", r.code)
+	}
+}
+
+// What the copy left out (binary files, a file with another hard link,
+// a symlink) is recorded in workspace.lifecycle(opened), counted per
+// reason with the first paths, and exec prints it in one line.
+func TestSkippedFilesReported(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("main.go", "package main\n")
+	u.write("assets/logo.png", "\x89PNG\x00\x00")
+	u.write("data/dump.bin", "\x00\x01")
+	u.write("notes.txt", "linked\n")
+	outside := filepath.Join(u.home, "outside.txt")
+	if err := os.Link(filepath.Join(u.project, "notes.txt"), outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("main.go", filepath.Join(u.project, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"ok"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var opened *event.WorkspaceLifecycle
+	for _, e := range r.events {
+		if d, ok := e.Data.(event.WorkspaceLifecycle); ok && d.Phase == event.PhaseOpened {
+			opened = &d
+		}
+	}
+	want := &event.SkippedFiles{Count: 4,
+		Reasons: []event.SkipCount{{Reason: "binary", Count: 2}, {Reason: "hardlink", Count: 1}, {Reason: "symlink", Count: 1}},
+		Paths:   []string{"assets/logo.png", "data/dump.bin", "link.go", "notes.txt"}}
+	if opened == nil || opened.Files == nil || *opened.Files != 1 {
+		t.Fatalf("workspace.lifecycle(opened) = %+v", opened)
+	}
+	if diff := cmp.Diff(want, opened.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	r = u.run("", "exec", "--image", "harness-busybox", "--fake-model", s, "hi")
+	line := "harness: left out of the workspace: 4 files (2 binary, 1 with other hard links, 1 symlinks): assets/logo.png, data/dump.bin, link.go, notes.txt\n"
+	if r.code != 0 || !strings.Contains(r.stderr, line) {
+		t.Fatalf("exit %d, want the line %q in\n%s", r.code, line, r.stderr)
 	}
 }

@@ -45,6 +45,9 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 			from = s.LastSeq
 		}
 	}
+	// The prompt goes out at once: the workspace opens alongside the first
+	// model request, not before it.
+	a.Opts.DeferWorkspace = true
 	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork})
 	if err != nil {
 		return a.fail(err)
@@ -65,6 +68,11 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 	})
 	if !ok {
 		return code
+	}
+	if sess.WorkspaceErr() != nil && out.Status == runtime.StatusCompleted {
+		// The workspace was refused (printed when it was known): the
+		// session could not do its work.
+		return exitFailed
 	}
 	return exitFor(out.Status)
 }

@@ -114,6 +114,10 @@ Usage:
   harness request ID                    the next model request rebuilt from the latest checkpoint
   harness diff ID                       the workspace patch of a session
   harness apply ID [--yes]              apply that patch to the host tree after a clean check
+                                        (a turn whose diff failed: diff, apply and resume recover its
+                                        kept container's work, with larger --max-total-bytes, or
+                                        --max-file-bytes/--exclude leaving generated files out)
+  harness discard ID                    give up the kept work of a turn whose diff failed
   harness doctor                        check Docker, the sandbox image, the provider and the store
   harness --version                     the version, commit and Go toolchain of this binary
 

@@ -70,7 +70,7 @@ func (a *cli) printRequest(ctx context.Context, id string) int {
 }
 
 func (a *cli) printDiff(ctx context.Context, id string) int {
-	patch, _, err := app.Patch(ctx, a.Store, id)
+	patch, _, err := a.RecoverPatch(ctx, id)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -84,7 +84,7 @@ func (a *cli) printDiff(ctx context.Context, id string) int {
 // applyDiff checks the patch against the host tree, shows what will
 // change, asks (unless --yes), then applies it.
 func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
-	patch, root, err := app.Patch(ctx, a.Store, id)
+	patch, root, err := a.RecoverPatch(ctx, id)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -113,6 +113,20 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 		return a.fail(err)
 	}
 	fmt.Fprintln(a.stderr, "harness: applied")
+	return 0
+}
+
+// discardKept gives up the kept work of a session whose last diff failed.
+func (a *cli) discardKept(ctx context.Context, id string) int {
+	removed, err := a.Discard(ctx, id)
+	if err != nil {
+		return a.fail(err)
+	}
+	what := "its kept container was already gone"
+	if len(removed) > 0 {
+		what = "removed " + strings.Join(removed, ", ")
+	}
+	fmt.Fprintf(a.stderr, "harness: the kept work of session %s is given up (%s); it goes on from the project tree as it is\n", id, what)
 	return 0
 }
 

@@ -53,7 +53,7 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
-	case "", "resume", "exec", "sessions", "events", "request", "diff", "apply", "doctor":
+	case "", "resume", "exec", "sessions", "events", "request", "diff", "apply", "discard", "doctor":
 	case "help":
 		printUsage(stdout)
 		return 0
@@ -121,7 +121,7 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 			fmt.Fprintln(stderr, "harness: sessions [--json] | sessions export ID | sessions import FILE|-")
 			return exitUsage
 		}
-	case "events", "request", "diff", "apply":
+	case "events", "request", "diff", "apply", "discard":
 		if len(pos) != 1 {
 			fmt.Fprintf(stderr, "harness: %s takes one session ID\n", cmd)
 			return exitUsage
@@ -133,6 +133,8 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 			return a.printRequest(ctx, pos[0])
 		case "diff":
 			return a.printDiff(ctx, pos[0])
+		case "discard":
+			return a.discardKept(ctx, pos[0])
 		default:
 			return a.applyDiff(ctx, pos[0], stdin)
 		}
