@@ -104,7 +104,7 @@ func readInstructionFile(path string) (string, error) {
 	if err != nil {
 		return "", errcode.Wrap(errcode.RuntimeInvalidInput, "read project instructions "+path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: a failed close loses nothing
 	b, err := io.ReadAll(io.LimitReader(f, MaxInstructionBytes+1))
 	if err != nil {
 		return "", errcode.Wrap(errcode.RuntimeInvalidInput, "read project instructions "+path, err)

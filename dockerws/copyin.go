@@ -214,7 +214,7 @@ func (s *snapshot) add(root *os.Root, p string, opts Options, emit func(item)) e
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: a failed close loses nothing
 	fi, err := f.Stat()
 	if err != nil {
 		return err

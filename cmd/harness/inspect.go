@@ -144,7 +144,7 @@ func (a *cli) importSession(ctx context.Context, path string, stdin io.Reader) i
 		if err != nil {
 			return a.fail(errcode.Wrap(errcode.SessNotFound, "open the export", err))
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // only read: a failed close loses nothing
 		in = f
 	}
 	id, n, err := app.Import(ctx, a.Store, app.NewOwner(a.Conf.HostID), a.opts.TakeOver, in)

@@ -83,7 +83,7 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, errcode.Wrap(errcode.ModelInvalidConfig, "fake: open script", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: a failed close loses nothing
 	data, err := io.ReadAll(io.LimitReader(f, maxScriptBytes+1))
 	if err != nil {
 		return nil, errcode.Wrap(errcode.ModelInvalidConfig, "fake: read script", err)

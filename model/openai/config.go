@@ -71,7 +71,7 @@ func LoadConfigFile(path string) (FileConfig, error) {
 	if err != nil {
 		return bad("open "+path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: a failed close loses nothing
 	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil {
 		return bad("read "+path, err)

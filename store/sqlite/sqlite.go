@@ -336,7 +336,7 @@ func createFile(abs string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }() // only read: a failed close loses nothing
 	return d.Sync()
 }
 
