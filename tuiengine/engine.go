@@ -137,8 +137,13 @@ func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 	next := &tuiSession{ctx: context.WithoutCancel(ctx), id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{}),
 		lost: opened.Lost}
 	hist, err := readHistory(ctx, a.Store, next.id)
+	if req.ID == "" && errcode.Of(err) == errcode.SessNotFound {
+		// A new session is stored with its first event, which its Docker
+		// workspace's background open may not have written yet: no history.
+		hist, err = nil, nil
+	}
 	var inherited []store.Record
-	if err == nil {
+	if err == nil && req.ID != "" {
 		inherited, err = app.Inherited(ctx, a.Store, next.id)
 	}
 	if err != nil {
