@@ -40,7 +40,8 @@
 // as the sandbox user: no mount, no host path in the container. .git (any
 // letter case, any depth) is skipped silently. Credential-like names (.env,
 // .env.*, .npmrc, .netrc, _netrc, .ssh, .aws, .docker, .kube,
-// .git-credentials, .pgpass, credentials*, id_rsa, id_dsa, id_ecdsa,
+// .git-credentials, .pgpass, credentials* except source code such as
+// credentials.go, id_rsa, id_dsa, id_ecdsa,
 // id_ed25519, a backup of any of them such as .npmrc.bak, and private keys
 // *.pem, *.key) are never read and fail the open with
 // WORKSPACE_CREDENTIAL_INPUT naming them, unless Options.Exclude covers

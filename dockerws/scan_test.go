@@ -88,6 +88,18 @@ func TestScanCopiesTextAndReportsTheRest(t *testing.T) {
 	}
 }
 
+// This repository is a real project: it opens (workspace/credentials.go is
+// code, not a secret; make bench once refused it).
+func TestScanThisRepository(t *testing.T) {
+	s, err := mustScan(t, "..", nil)
+	if err != nil {
+		t.Fatalf("scanning this repository: %v", err)
+	}
+	if _, ok := s.files["workspace/credentials.go"]; !ok {
+		t.Error("workspace/credentials.go is not in the copy")
+	}
+}
+
 func TestScanRefusesCredentials(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -116,6 +128,7 @@ func TestScanRefusesCredentials(t *testing.T) {
 		{"excluded by name", map[string]string{".env": "KEY=1", "a.txt": "a"}, []string{".env"}, ""},
 		{"excluded dir", map[string]string{"secrets/.ssh/id_rsa": "k", "a.txt": "a"}, []string{"secrets/"}, ""},
 		{"public key is fine", map[string]string{"id_rsa.pub": "ssh-rsa AAA"}, nil, ""},
+		{"code about credentials is fine", map[string]string{"auth/credentials.go": "package auth", "credentials_test.py": "x"}, nil, ""},
 		{"inside .git is never read", map[string]string{".git/credentials": "x"}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

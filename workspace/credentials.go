@@ -1,6 +1,9 @@
 package workspace
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // credentialNames are base names that look like secrets (DESIGN §6, and
 // the ones adversarial runs found); a backup of one (".npmrc.bak",
@@ -10,16 +13,33 @@ var credentialNames = []string{
 	".git-credentials", ".pgpass", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
 }
 
+// sourceExts are extensions of program source and prose: a
+// "credentials.go" or "credentials_test.py" is code that handles secrets,
+// not a secret, and refusing it would refuse most real repositories
+// (this one has workspace/credentials.go). Data files ("credentials.json",
+// ".yml", ".xml", ".csv", ".toml", ".enc", none) and shell scripts, which
+// often export secrets, stay refused.
+var sourceExts = map[string]bool{
+	".go": true, ".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".tsx": true,
+	".jsx": true, ".rs": true, ".java": true, ".kt": true, ".rb": true, ".c": true, ".h": true,
+	".cc": true, ".cpp": true, ".hpp": true, ".cs": true, ".swift": true, ".php": true,
+	".scala": true, ".ex": true, ".exs": true, ".dart": true, ".lua": true, ".vue": true,
+	".svelte": true, ".md": true, ".rst": true, ".adoc": true,
+}
+
 // IsCredential reports whether a base name looks like a secret: a name
-// above or a backup of one, ".env.*", "credentials*", or a private key
-// ("*.pem", "*.key"). Public keys ("id_rsa.pub") are not secrets. Both
-// workspaces use it: the Docker copy-in refuses such a path, the local
-// workspace never reads or lists one.
+// above or a backup of one, ".env.*", "credentials*" other than source
+// code ("credentials.go" is not a secret), or a private key ("*.pem",
+// "*.key"). Public keys ("id_rsa.pub") are not secrets. Both workspaces
+// use it: the Docker copy-in refuses such a path, the local workspace
+// never reads or lists one.
 func IsCredential(name string) bool {
 	n := strings.ToLower(name)
-	if strings.HasPrefix(n, ".env.") || strings.HasPrefix(n, "credentials") ||
-		strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") {
+	if strings.HasPrefix(n, ".env.") || strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") {
 		return true
+	}
+	if strings.HasPrefix(n, "credentials") {
+		return !sourceExts[path.Ext(n)]
 	}
 	for _, c := range credentialNames {
 		if n == c || n == c+"~" || (strings.HasPrefix(n, c+".") && !strings.HasSuffix(n, ".pub")) {

@@ -55,6 +55,8 @@ func TestIsCredential(t *testing.T) {
 		".pgpass": true, "credentials": true, "credentials.json": true, "id_rsa": true, "id_rsa.orig": true,
 		"id_ed25519": true, "id_ecdsa": true, "server.pem": true, "tls.key": true, "ID_RSA": true,
 		"id_rsa.pub": false, "README.md": false, "env.go": false, "keys.go": false, "main.go": false, ".envrc": false,
+		"credentials.go": false, "credentials_test.go": false, "credentials.py": false, "credentials.md": false,
+		"credentials.yml.enc": true, "credentials.xml": true, "credentials.sh": true, "credentials.go~": true,
 	} {
 		if got := workspace.IsCredential(name); got != want {
 			t.Errorf("IsCredential(%q) = %v, want %v", name, got, want)
