@@ -135,11 +135,22 @@ func (h History) MarshalJSON() ([]byte, error) {
 		type plain History
 		return model.MarshalCanonical(plain(h))
 	}
+	return h.appendJSON(make([]byte, 0, h.encodedLen())), nil
+}
+
+// encodedLen bounds the length of the canonical form of a history whose
+// message bytes are cached.
+func (h History) encodedLen() int {
 	n := 64
 	for _, r := range h.raw {
 		n += len(r) + 1
 	}
-	b := make([]byte, 0, n)
+	return n
+}
+
+// appendJSON appends the canonical form of a history whose message bytes
+// are cached.
+func (h History) appendJSON(b []byte) []byte {
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, int64(h.Version), 10)
 	b = append(b, `,"revision":`...)
@@ -155,7 +166,7 @@ func (h History) MarshalJSON() ([]byte, error) {
 		}
 		b = append(b, r...)
 	}
-	return append(b, "]}"...), nil
+	return append(b, "]}"...)
 }
 
 // Budget bounds a turn (steps, tool calls) and a session (model tokens,
@@ -325,10 +336,9 @@ func Marshal(cp *Checkpoint) ([]byte, error) {
 	if i < 0 {
 		return model.MarshalCanonical(cp)
 	}
-	full, _ := h.MarshalJSON()
-	out := make([]byte, 0, len(rest)+len(full))
+	out := make([]byte, 0, len(rest)+h.encodedLen())
 	out = append(out, rest[:i+len(`"history":`)]...)
-	out = append(out, full...)
+	out = h.appendJSON(out)
 	return append(out, rest[i+len(key):]...), nil
 }
 

@@ -185,16 +185,24 @@ func envelopeString(raw []byte, key string) (string, *errcode.Error) {
 	return s, nil
 }
 
+// wire is e's envelope as written.
+func wire(e Event) wireOut {
+	return wireOut{V: Version, Type: e.Type, EventID: e.ID, At: e.At.Format(timeLayout), Actor: e.Actor, Data: e.Data}
+}
+
 // marshal writes an event that passed prepare.
 func marshal(e Event) ([]byte, *errcode.Error) {
-	b, err := model.MarshalCanonical(wireOut{
-		V:       Version,
-		Type:    e.Type,
-		EventID: e.ID,
-		At:      e.At.Format(timeLayout),
-		Actor:   e.Actor,
-		Data:    e.Data,
-	})
+	w := wire(e)
+	b, ok := marshalSpliced(w)
+	var err error
+	if !ok {
+		b, err = model.MarshalCanonical(w)
+	}
+	return checkWritten(e, b, err)
+}
+
+// checkWritten returns what marshal wrote for e, or the error it is.
+func checkWritten(e Event, b []byte, err error) ([]byte, *errcode.Error) {
 	// encoding/json writes an invalid UTF-8 string as \ufffd and copies raw
 	// values verbatim; either would break the round trip. Look closer only
 	// when the output hints at one of them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
@@ -173,6 +174,32 @@ func (t *turn) elide() error {
 		occ, p.ReserveTokens, p.WindowTokens)
 }
 
+// measure resets m (its system text and tools kept) to the occupancy of
+// view, counting each message the state holds, unchanged, by the length of
+// its cached encoding: a compaction measures views of the whole history,
+// and encoding them again cost more than the rest of a round. The figure
+// is exactly compaction.Occupancy's for the same request.
+func (st *state) measure(m *compaction.Meter, view []model.Message) *compaction.Meter {
+	m.Reset(nil)
+	var at map[string]int
+	if st.rawMsgs != nil {
+		at = make(map[string]int, len(st.messages))
+		for i, msg := range st.messages {
+			at[msg.ID] = i
+		}
+	}
+	for _, v := range view {
+		// DeepEqual compares strings with ==, which a shared backing
+		// array answers at once.
+		if i, ok := at[v.ID]; ok && reflect.DeepEqual(v, st.messages[i]) {
+			m.AddEncoded(len(st.rawMsgs[i]))
+		} else {
+			m.Add(v)
+		}
+	}
+	return m
+}
+
 // encodedLen is the length of message i's canonical encoding, as the
 // meter counted it.
 func (st *state) encodedLen(i int) int {
@@ -202,7 +229,7 @@ func (t *turn) compact(focus string) error {
 	}
 	requestID := s.rt.cfg.NewID("req")
 	req := summaryRequest(s.settings, requestID, t.outputLimit(), view[:b], focus)
-	reqBytes := compaction.Occupancy(req.System, req.Tools, req.Messages)
+	reqBytes := s.state.measure(compaction.NewMeter(req.System, req.Tools), req.Messages).Tokens()
 	occ, rule := s.estimate(reqBytes)
 	if _, err := t.append(event.ContextAccounted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, RequestID: requestID,
 		OccupancyTokens: occ, WindowTokens: p.WindowTokens, ReserveTokens: p.ReserveTokens,
@@ -234,7 +261,8 @@ func (t *turn) compact(focus string) error {
 		return t.spentInVain(err)
 	}
 	newView := trial.view()
-	after, _ := s.estimate(compaction.Occupancy(s.settings.System, s.settings.Tools, newView))
+	meter := s.state.measure(s.state.meter.Clone(), newView)
+	after, _ := s.estimate(meter.Tokens())
 	if err := compaction.Check(p, before, after); err != nil {
 		return t.spentInVain(err)
 	}
@@ -250,7 +278,7 @@ func (t *turn) compact(focus string) error {
 	}
 	t.compacted = &done
 	s.state.compact = next
-	s.state.meter.Reset(newView)
+	s.state.meter = meter
 	// The summary was charged: a budget it exhausted ends the turn now,
 	// before another model request.
 	return t.checkTokenBudget(true)

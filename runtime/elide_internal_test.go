@@ -94,3 +94,27 @@ func BenchmarkElideLongHistory(b *testing.B) {
 	b.ReportMetric(perLarge/1e3, "µs/msg-at-801")
 	b.ReportMetric(perLarge/perSmall, "ratio")
 }
+
+// measure, which counts messages the state holds by their cached
+// encodings, gives exactly what encoding the whole view gives: for the
+// plain history, an elided one, a compacted one and a summary request.
+func TestMeasureEqualsOccupancy(t *testing.T) {
+	s := longHistory(t, 40)
+	st := &s.state
+	set := s.settings
+	check := func(name, system string, tools []model.ToolSpec, view []model.Message) {
+		t.Helper()
+		got := st.measure(compaction.NewMeter(system, tools), view).Tokens()
+		if want := compaction.Occupancy(system, tools, view); got != want {
+			t.Errorf("%s: measure %d, Occupancy %d", name, got, want)
+		}
+	}
+	check("whole", set.System, set.Tools, st.view())
+	st.compact.ElideBefore = 30
+	check("elided", set.System, set.Tools, st.view())
+	st.compact = compactState{Summary: "the files so far are Go sources", SummaryMessageID: "msg-sum", TailStart: 41,
+		ThroughRevision: st.revision, Compactions: 1, ElideBefore: 60}
+	st.firstUser = &st.messages[0]
+	check("compacted", set.System, set.Tools, st.view())
+	check("summary request", "", nil, compaction.SummaryRequestFocus(st.view()[:5], "the tests"))
+}

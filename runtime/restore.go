@@ -115,8 +115,7 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpo
 			}
 		}
 	}
-	st.meter = compaction.NewMeter(settings.System, settings.Tools)
-	st.meter.Reset(st.view())
+	st.meter = st.measure(compaction.NewMeter(settings.System, settings.Tools), st.view())
 	s.pending = append([]input(nil), cp.Control.PendingSteering...)
 	s.next = append([]input(nil), cp.Control.QueuedInputs...)
 	s.lastIDs = [2]string{cp.Identity.RunID, cp.Identity.TurnID}

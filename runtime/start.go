@@ -201,10 +201,11 @@ func (t *turn) addMessage(m model.Message, requestID string, extra ...func(*even
 	for _, f := range extra {
 		f(&data)
 	}
-	if _, err := t.append(data); err != nil {
+	rec, err := t.append(data)
+	if err != nil {
 		return err
 	}
-	s.state.addQuiet(m)
+	s.state.addRecorded(m, rec.Body)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,7 +199,13 @@ func (t *turn) takeSteering() ([]input, error) {
 
 // addQuiet adds a message already recorded by another event.
 func (st *state) addQuiet(m model.Message) {
-	st.push(m)
+	st.addRecorded(m, nil)
+}
+
+// addRecorded is addQuiet with the frame of m's message.completed, when
+// the store returned it (see pushEncoded).
+func (st *state) addRecorded(m model.Message, frame []byte) {
+	st.pushEncoded(m, frame)
 	st.transcript += int64(len(m.Content))
 	if st.rawMsgs != nil {
 		st.meter.AddEncoded(len(st.rawMsgs[len(st.rawMsgs)-1]))
@@ -209,9 +216,19 @@ func (st *state) addQuiet(m model.Message) {
 
 // push appends a message and its canonical bytes.
 func (st *state) push(m model.Message) {
-	raw, err := model.MarshalCanonical(m)
-	if err != nil {
-		raw = nil // MessageState falls back to a full encode
+	st.pushEncoded(m, nil)
+}
+
+// pushEncoded is push for a message whose message.completed frame the
+// store returned: its content, already escaped there, is not escaped
+// again (see encodedMessage).
+func (st *state) pushEncoded(m model.Message, frame []byte) {
+	raw := encodedMessage(m, frame)
+	if raw == nil {
+		var err error
+		if raw, err = model.MarshalCanonical(m); err != nil {
+			raw = nil // MessageState falls back to a full encode
+		}
 	}
 	st.messages = append(st.messages, m)
 	st.rawMsgs = append(st.rawMsgs, raw)
@@ -219,6 +236,37 @@ func (st *state) push(m model.Message) {
 		st.rawMsgs = nil
 	}
 	st.revision++
+}
+
+// encodedMessage returns model.MarshalCanonical(m) built from the
+// content's escaped form in frame, m's message.completed frame, or nil
+// when m's content is short or frame does not hold it. Escaping a tool
+// result of tens of KiB once more cost as much as the rest of a round.
+func encodedMessage(m model.Message, frame []byte) []byte {
+	if len(m.Content) < 512 {
+		return nil
+	}
+	content := event.MessageContent(frame)
+	if content == nil {
+		return nil
+	}
+	c := m
+	c.Content = ""
+	rest, err := model.MarshalCanonical(c)
+	if err != nil {
+		return nil
+	}
+	// Only id and role, both strings, come before it: the first such
+	// key is the content's.
+	const empty = `"content":""`
+	i := bytes.Index(rest, []byte(empty))
+	if i < 0 {
+		return nil
+	}
+	out := make([]byte, 0, len(rest)+len(content))
+	out = append(out, rest[:i+len(`"content":`)]...)
+	out = append(out, content...)
+	return append(out, rest[i+len(empty):]...)
 }
 
 // assistantMessage is a completed model answer.

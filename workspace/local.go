@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -214,10 +215,13 @@ func (l *Local) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if err := checkLinks(op, p, fi); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxLocalReadBytes+1))
-	if err != nil {
+	// Sized from the stat, the file is read in one call (plus the one
+	// that sees its end) instead of a buffer grown from 512 bytes.
+	buf := bytes.NewBuffer(make([]byte, 0, min(fi.Size(), MaxLocalReadBytes)+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxLocalReadBytes+1)); err != nil {
 		return nil, l.translate(op, p, err)
 	}
+	data := buf.Bytes()
 	if len(data) > MaxLocalReadBytes {
 		return nil, &errcode.Error{Code: errcode.WorkspaceLimit, Op: op,
 			Message: "file " + p + " is larger than 16 MiB"}

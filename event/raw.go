@@ -1,0 +1,285 @@
+package event
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+
+	"github.com/harness-dev/harness/model"
+)
+
+// spliceMin is the size from which a raw JSON field is spliced into the
+// encoded event rather than handed to encoding/json, which validates and
+// compacts every json.RawMessage byte by byte: for a tool result or a
+// checkpoint of tens of KiB that pass cost more than the rest of the
+// event's encoding together.
+const spliceMin = 512
+
+// placeholder stands in for a spliced raw field while the rest of the
+// event is encoded.
+var placeholder = json.RawMessage("0")
+
+// spliceable returns d with its one large raw JSON field (tool.call input,
+// tool.result output, runtime.checkpoint payload) replaced by the
+// placeholder, that field's key as encoded, and its bytes; raw is nil when
+// d has no such field that is already compact, valid JSON. Only fields
+// whose key occurs once in their event type qualify: the key, with its
+// opening quote, can then only be that field's (inside a JSON string a
+// quote is escaped).
+func spliceable(d Data) (out Data, key string, raw []byte) {
+	switch v := d.(type) {
+	case ToolResult:
+		if isCompactJSON(v.Output) {
+			raw, v.Output = v.Output, placeholder
+			return v, `"output":`, raw
+		}
+	case RuntimeCheckpoint:
+		if isCompactJSON(v.Payload) {
+			raw, v.Payload = v.Payload, placeholder
+			return v, `"payload":`, raw
+		}
+	case ToolCall:
+		if isCompactJSON(v.Input) {
+			raw, v.Input = v.Input, placeholder
+			return v, `"input":`, raw
+		}
+	}
+	return d, "", nil
+}
+
+// marshalSpliced encodes w with its large raw field spliced in (see
+// spliceable); ok is false when w has none or the splice fails, and then
+// the caller encodes w whole.
+func marshalSpliced(w wireOut) ([]byte, bool) {
+	data, key, raw := spliceable(w.Data)
+	if raw == nil {
+		return nil, false
+	}
+	w.Data = data
+	b, err := model.MarshalCanonical(w)
+	if err != nil {
+		return nil, false
+	}
+	return splice(b, key, raw)
+}
+
+// splice puts raw in place of the placeholder after key in b; ok is false
+// when b holds no such key (then the caller encodes the event whole).
+func splice(b []byte, key string, raw []byte) ([]byte, bool) {
+	at := bytes.Index(b, []byte(key+string(placeholder)))
+	end := at + len(key) + len(placeholder)
+	if at < 0 || end >= len(b) || (b[end] != ',' && b[end] != '}') {
+		return nil, false
+	}
+	out := make([]byte, 0, len(b)-len(placeholder)+len(raw))
+	out = append(out, b[:at+len(key)]...)
+	out = append(out, raw...)
+	return append(out, b[end:]...), true
+}
+
+// MessageContent returns the content of an encoded message.completed
+// frame (what Encode wrote) as the JSON string it was written as, quotes
+// included, or nil when frame is not one. A message's own canonical
+// encoding holds the same bytes, so the runtime need not escape a large
+// content twice.
+func MessageContent(frame []byte) []byte {
+	if !bytes.HasPrefix(frame, []byte(`{"v":1,"type":"message.completed",`)) {
+		return nil
+	}
+	// Every field before it is a string: the first key is the content's.
+	const key = `"content":`
+	i := bytes.Index(frame, []byte(key+`"`))
+	if i < 0 {
+		return nil
+	}
+	start := i + len(key)
+	end, ok := compactString(frame, start)
+	if !ok {
+		return nil
+	}
+	return frame[start:end]
+}
+
+// isCompactJSON reports whether b, of at least spliceMin bytes, is one
+// JSON value with no whitespace outside its strings: exactly the bytes
+// encoding/json would write for it as a json.RawMessage (it compacts and
+// copies verbatim; with HTML escaping off it changes nothing else). It may
+// say false for a value that is (nesting over 64 levels): that only sends
+// the value down the slower path.
+func isCompactJSON(b []byte) bool {
+	if len(b) < spliceMin {
+		return false
+	}
+	i, ok := compactValue(b, 0, 0)
+	return ok && i == len(b)
+}
+
+// stringPlain marks the bytes a JSON string holds as they are: not the
+// quote, not the backslash, not a control character.
+var stringPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// compactValue scans the value at b[i] and returns the index after it.
+func compactValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return compactString(b, i)
+	case c == '{' || c == '[':
+		if depth >= 64 {
+			return i, false
+		}
+		return compactContainer(b, i, depth+1)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '-' || c >= '0' && c <= '9':
+		return compactNumber(b, i)
+	}
+	return i, false
+}
+
+func compactContainer(b []byte, i, depth int) (int, bool) {
+	obj := b[i] == '{'
+	closer := byte(']')
+	if obj {
+		closer = '}'
+	}
+	i++
+	if i < len(b) && b[i] == closer {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if obj {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			if i, ok = compactString(b, i); !ok || i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			i++
+		}
+		if i, ok = compactValue(b, i, depth); !ok || i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case closer:
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+func compactString(b []byte, i int) (int, bool) {
+	i++ // the opening quote
+	for i < len(b) {
+		for i+8 <= len(b) && !hasSpecial(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		for i < len(b) && stringPlain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
+		switch b[i] {
+		case '"':
+			return i + 1, true
+		case '\\':
+			if i+1 >= len(b) {
+				return i, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return i, false
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return i, false
+					}
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		default: // a control character
+			return i, false
+		}
+	}
+	return i, false
+}
+
+// hasSpecial reports whether any of the eight bytes in x is a quote, a
+// backslash or a control character (the exact zero-byte and less-than
+// tests on a word; a hit is then found byte by byte).
+func hasSpecial(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	control := (x - ones*0x20) & ^x & highs
+	return control|zero(x^(ones*'"'))|zero(x^(ones*'\\')) != 0
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func literal(b []byte, i int, word string) (int, bool) {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return i, false
+	}
+	return i + len(word), true
+}
+
+// compactNumber scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func compactNumber(b []byte, i int) (int, bool) {
+	digits := func(i int) (int, bool) {
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i, i > start
+	}
+	if b[i] == '-' {
+		i++
+	}
+	var ok bool
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	default:
+		if i, ok = digits(i); !ok {
+			return i, false
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		if i, ok = digits(i + 1); !ok {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i, ok = digits(i); !ok {
+			return i, false
+		}
+	}
+	return i, true
+}
