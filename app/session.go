@@ -502,7 +502,9 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 	}
 	// What the Docker copy leaves out, the local workspace leaves out too.
 	ws, err := workspace.OpenLocalWith(s.Root, workspace.LocalOptions{Exclude: a.Opts.Exclude,
-		Ignored: workspace.GitIgnored(ctx, s.Root, a.SecretEnv())})
+		ListIgnored: func(ctx context.Context) map[string]bool {
+			return workspace.GitIgnored(ctx, s.Root, a.SecretEnv())
+		}})
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,11 @@ type Local struct {
 	id      string
 	escapes error // the error os.Root reports for a path leaving the root
 	excl    Excludes
-	ignored map[string]bool // what the project's git ignores (GitIgnored)
+	// ignored is what the project's git ignores (GitIgnored), ready once
+	// ignoredDone is closed.
+	ignored     map[string]bool
+	ignoredDone chan struct{}
+	stopListing context.CancelFunc
 
 	mu sync.RWMutex
 	r  *os.Root // guarded by mu; nil once closed
@@ -86,6 +90,12 @@ type LocalOptions struct {
 	// Ignored are the paths the project's git ignores, as GitIgnored
 	// lists them.
 	Ignored map[string]bool
+	// ListIgnored, when set, lists them instead (GitIgnored, which runs
+	// git over the whole tree): it runs in the background from the open,
+	// and the first read or list waits for it, so that opening does not
+	// wait for git before the first model request.
+	// Closing the workspace cancels its context and waits for it.
+	ListIgnored func(ctx context.Context) map[string]bool
 }
 
 // OpenLocal opens the directory root as a read-only workspace. The directory
@@ -118,6 +128,15 @@ func OpenLocalWith(root string, opts LocalOptions) (*Local, error) {
 		if r, err = os.OpenRoot(abs); err == nil {
 			l := newLocal(abs, r)
 			l.excl, l.ignored = excl, opts.Ignored
+			close(l.ignoredDone)
+			if opts.ListIgnored != nil {
+				ctx, cancel := context.WithCancel(context.Background())
+				l.ignoredDone, l.stopListing = make(chan struct{}), cancel
+				go func() {
+					defer close(l.ignoredDone)
+					l.ignored = opts.ListIgnored(ctx)
+				}()
+			}
 			return l, nil
 		}
 	}
@@ -145,11 +164,12 @@ func newLocal(abs string, r *os.Root) *Local {
 		real = abs
 	}
 	return &Local{
-		root:    abs,
-		real:    real,
-		id:      BackendLocal + "-" + hex.EncodeToString(sum[:6]),
-		escapes: escapes,
-		r:       r,
+		root:        abs,
+		real:        real,
+		id:          BackendLocal + "-" + hex.EncodeToString(sum[:6]),
+		escapes:     escapes,
+		r:           r,
+		ignoredDone: make(chan struct{}),
 	}
 }
 
@@ -319,6 +339,10 @@ func (l *Local) Diff(context.Context) (string, error) {
 // Close releases the root directory. It waits for calls in flight; a
 // second Close fails with WORKSPACE_DISPOSED.
 func (l *Local) Close(context.Context) error {
+	if l.stopListing != nil {
+		l.stopListing() // a read waiting for the listing then goes on to fail
+		<-l.ignoredDone
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.r == nil {
@@ -333,13 +357,19 @@ func (l *Local) Close(context.Context) error {
 	return nil
 }
 
+// ignoredSet waits for the listing of what git ignores and returns it.
+func (l *Local) ignoredSet() map[string]bool {
+	<-l.ignoredDone
+	return l.ignored
+}
+
 // leftOut says why the slash path p (a directory when isDir) is left out
 // of the workspace, or "" when it is not.
 func (l *Local) leftOut(p string, isDir bool) string {
 	switch {
 	case isDir && l.excl.Match(p, true), l.excl.Excluded(p):
 		return "excluded (--exclude)"
-	case IgnoredPath(l.ignored, p, isDir):
+	case IgnoredPath(l.ignoredSet(), p, isDir):
 		return "ignored by the project's git"
 	}
 	return ""

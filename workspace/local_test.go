@@ -446,3 +446,50 @@ func TestLocalLeavesOutExcludedAndIgnored(t *testing.T) {
 		t.Errorf("a bad pattern: %v, want %s", err, errcode.WorkspacePath)
 	}
 }
+
+// ListIgnored runs in the background: the open does not wait for it, the
+// first read does, and Close cancels one still running.
+func TestLocalListsIgnoredInTheBackground(t *testing.T) {
+	root := t.TempDir()
+	mustWrite(t, root, "dist/bundle.js", "x\n")
+	mustWrite(t, root, "main.go", "package main\n")
+	release := make(chan struct{})
+	ws, err := workspace.OpenLocalWith(root, workspace.LocalOptions{
+		ListIgnored: func(ctx context.Context) map[string]bool {
+			select {
+			case <-release:
+				return map[string]bool{"dist/": true}
+			case <-ctx.Done():
+				return nil
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err) // the open returned while the listing is held
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, err := ws.ReadFile(t.Context(), "dist/bundle.js")
+		read <- err
+	}()
+	close(release)
+	if err := <-read; errcode.Of(err) != errcode.WorkspaceNotFound {
+		t.Errorf("read of an ignored file: %v, want %s", err, errcode.WorkspaceNotFound)
+	}
+	if _, err := ws.ReadFile(t.Context(), "main.go"); err != nil {
+		t.Errorf("read main.go: %v", err)
+	}
+	if err := ws.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	held, err := workspace.OpenLocalWith(root, workspace.LocalOptions{
+		ListIgnored: func(ctx context.Context) map[string]bool { <-ctx.Done(); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Close(t.Context()); err != nil { // returns: the listing was canceled
+		t.Fatal(err)
+	}
+}
