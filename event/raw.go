@@ -19,40 +19,61 @@ const spliceMin = 512
 // event is encoded.
 var placeholder = json.RawMessage("0")
 
-// spliceable returns d with its one large raw JSON field (tool.call input,
-// tool.result output, runtime.checkpoint payload) replaced by the
-// placeholder, that field's key as encoded, and its bytes; raw is nil when
-// d has no such field that is already compact, valid JSON. Only fields
-// whose key occurs once in their event type qualify: the key, with its
-// opening quote, can then only be that field's (inside a JSON string a
-// quote is escaped).
-func spliceable(d Data) (out Data, key string, raw []byte) {
+// piece is a large field left out of encoding/json's pass over an event:
+// marker is what stands in its place in that encoding (its key, keep
+// bytes long, then a placeholder value), put appends the field's value.
+type piece struct {
+	marker string
+	keep   int
+	size   int // about how many bytes put appends
+	put    func(dst []byte) []byte
+}
+
+// spliceable returns d with its one large field replaced by a small
+// placeholder, and the piece that puts the field back; ok is false when d
+// has none. The fields are raw JSON that is already compact and valid
+// (tool.call input, tool.result output, runtime.checkpoint payload), which
+// is copied as it is, and a message's content, which is escaped here, as
+// encoding/json would, at twice its speed. Only fields whose key occurs
+// once in their event type qualify: the key, with its opening quote, can
+// then only be that field's (inside a JSON string a quote is escaped).
+func spliceable(d Data) (out Data, p piece, ok bool) {
+	raw := func(key string, b []byte) piece {
+		return piece{marker: key + string(placeholder), keep: len(key), size: len(b),
+			put: func(dst []byte) []byte { return append(dst, b...) }}
+	}
 	switch v := d.(type) {
 	case ToolResult:
 		if isCompactJSON(v.Output) {
-			raw, v.Output = v.Output, placeholder
-			return v, `"output":`, raw
+			p, v.Output = raw(`"output":`, v.Output), placeholder
+			return v, p, true
 		}
 	case RuntimeCheckpoint:
 		if isCompactJSON(v.Payload) {
-			raw, v.Payload = v.Payload, placeholder
-			return v, `"payload":`, raw
+			p, v.Payload = raw(`"payload":`, v.Payload), placeholder
+			return v, p, true
 		}
 	case ToolCall:
 		if isCompactJSON(v.Input) {
-			raw, v.Input = v.Input, placeholder
-			return v, `"input":`, raw
+			p, v.Input = raw(`"input":`, v.Input), placeholder
+			return v, p, true
+		}
+	case MessageCompleted:
+		if content := v.Content; len(content) >= spliceMin {
+			v.Content = ""
+			return v, piece{marker: `"content":""`, keep: len(`"content":`), size: len(content) + len(content)/8 + 2,
+				put: func(dst []byte) []byte { return model.AppendCanonicalString(dst, content) }}, true
 		}
 	}
-	return d, "", nil
+	return d, piece{}, false
 }
 
-// marshalSpliced encodes w with its large raw field spliced in (see
+// marshalSpliced encodes w with its large field spliced in (see
 // spliceable); ok is false when w has none or the splice fails, and then
 // the caller encodes w whole.
 func marshalSpliced(w wireOut) ([]byte, bool) {
-	data, key, raw := spliceable(w.Data)
-	if raw == nil {
+	data, p, ok := spliceable(w.Data)
+	if !ok {
 		return nil, false
 	}
 	w.Data = data
@@ -60,41 +81,49 @@ func marshalSpliced(w wireOut) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return splice(b, key, raw)
+	return splice(b, p)
 }
 
-// splice puts raw in place of the placeholder after key in b; ok is false
-// when b holds no such key (then the caller encodes the event whole).
-func splice(b []byte, key string, raw []byte) ([]byte, bool) {
-	at := bytes.Index(b, []byte(key+string(placeholder)))
-	end := at + len(key) + len(placeholder)
+// splice puts p's value in place of its marker in b; ok is false when b
+// holds no such marker (then the caller encodes the event whole).
+func splice(b []byte, p piece) ([]byte, bool) {
+	at := bytes.Index(b, []byte(p.marker))
+	end := at + len(p.marker)
 	if at < 0 || end >= len(b) || (b[end] != ',' && b[end] != '}') {
 		return nil, false
 	}
-	out := make([]byte, 0, len(b)-len(placeholder)+len(raw))
-	out = append(out, b[:at+len(key)]...)
-	out = append(out, raw...)
+	out := make([]byte, 0, len(b)-len(p.marker)+p.keep+p.size)
+	out = append(out, b[:at+p.keep]...)
+	out = p.put(out)
 	return append(out, b[end:]...), true
 }
 
-// MessageContent returns the content of an encoded message.completed
-// frame (what Encode wrote) as the JSON string it was written as, quotes
-// included, or nil when frame is not one. A message's own canonical
-// encoding holds the same bytes, so the runtime need not escape a large
-// content twice.
-func MessageContent(frame []byte) []byte {
-	if !bytes.HasPrefix(frame, []byte(`{"v":1,"type":"message.completed",`)) {
+// MessageContent returns the content of frame, the encoded
+// message.completed event whose data is d (what Encode wrote for it), as
+// the JSON string it was written as, quotes included, or nil when frame is
+// not that. A message's own canonical encoding holds the same bytes, so
+// the runtime need not escape a large content twice. The content is found
+// by what surrounds it, d encoded without it, rather than by scanning it.
+func MessageContent(frame []byte, d MessageCompleted) []byte {
+	if !bytes.HasPrefix(frame, []byte(`{"v":1,"type":"message.completed",`)) || len(frame) == 0 || frame[len(frame)-1] != '}' {
 		return nil
 	}
-	// Every field before it is a string: the first key is the content's.
-	const key = `"content":`
-	i := bytes.Index(frame, []byte(key+`"`))
+	d.Content = ""
+	b, err := model.MarshalCanonical(d)
+	if err != nil {
+		return nil
+	}
+	const empty = `"content":""`
+	i := bytes.Index(b, []byte(empty)) // only strings come before it
 	if i < 0 {
 		return nil
 	}
-	start := i + len(key)
-	end, ok := compactString(frame, start)
-	if !ok {
+	before, after := b[:i+len(`"content":`)], b[i+len(empty):]
+	body := frame[:len(frame)-1] // the envelope's closing brace
+	start := bytes.Index(frame, []byte(`"content":"`)) + len(`"content":`)
+	end := len(body) - len(after)
+	if start < len(`"content":`) || end < start+2 || !bytes.HasSuffix(body, after) ||
+		!bytes.HasSuffix(frame[:start], before) || frame[start] != '"' || frame[end-1] != '"' {
 		return nil
 	}
 	return frame[start:end]

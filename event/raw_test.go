@@ -8,6 +8,7 @@ import (
 
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
 )
 
 // padded wraps v in an object large enough to be spliced.
@@ -99,6 +100,7 @@ func rawEvents(t *testing.T, raw []byte, other string) []event.Event {
 		edit(t, "tool.result", func(d *event.ToolResult) { d.Output, d.CallID = raw, other }),
 		edit(t, "runtime.checkpoint", func(d *event.RuntimeCheckpoint) { d.Payload, d.TurnID = raw, other }),
 		edit(t, "tool.call", func(d *event.ToolCall) { d.Input, d.CallID = raw, other }),
+		edit(t, "message.completed/assistant", func(d *event.MessageCompleted) { d.Content, d.MessageID = string(raw), "msg-" + other }),
 	}
 }
 
@@ -120,6 +122,12 @@ func TestEncodeSplicesLikeEncodingJSON(t *testing.T) {
 				}
 				if gerr != nil && errcode.Of(gerr) == "" {
 					t.Fatalf("%s: error without a code: %v", e.Type, gerr)
+				}
+				if d, ok := e.Data.(event.MessageCompleted); ok && gerr == nil {
+					want, _ := model.MarshalCanonical(d.Content)
+					if c := event.MessageContent(got, d); !bytes.Equal(c, want) {
+						t.Fatalf("MessageContent = %s, want %s", c, want)
+					}
 				}
 				if gerr == nil {
 					back, err := event.Decode(got)

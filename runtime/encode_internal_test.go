@@ -11,15 +11,21 @@ import (
 	"github.com/harness-dev/harness/model"
 )
 
-// frameOf encodes m's message.completed as a store would.
-func frameOf(t testing.TB, m model.Message) []byte {
-	t.Helper()
+// completedOf is m's message.completed data.
+func completedOf(m model.Message) event.MessageCompleted {
 	d := event.MessageCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", MessageID: m.ID, Role: m.Role,
 		Content: m.Content, ToolCalls: m.ToolCalls, Name: m.Name, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning,
 		ReasoningField: m.ReasoningField}
 	if m.Role == model.RoleAssistant {
 		d.RequestID, d.FinishReason = "req-1", "stop"
 	}
+	return d
+}
+
+// frameOf encodes m's message.completed as a store would.
+func frameOf(t testing.TB, m model.Message) []byte {
+	t.Helper()
+	d := completedOf(m)
 	b, err := event.Encode(event.Event{ID: "evt-1", Type: event.TypeMessageCompleted, At: time.Unix(1, 0), Actor: event.ActorModel, Data: d})
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +41,7 @@ func checkEncodedMessage(t *testing.T, m model.Message) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := encodedMessage(m, frameOf(t, m))
+	got := encodedMessage(m, frameOf(t, m), completedOf(m))
 	if got != nil && !bytes.Equal(got, want) {
 		t.Fatalf("encodedMessage:\n%s\nMarshalCanonical:\n%s", got, want)
 	}
@@ -59,8 +65,14 @@ func TestEncodedMessageIsCanonical(t *testing.T) {
 	} {
 		checkEncodedMessage(t, m)
 	}
-	if encodedMessage(model.Message{Content: big}, []byte(`{"v":1,"type":"tool.result"}`)) != nil {
+	m := model.Message{ID: "msg-t1", Role: model.RoleTool, Content: big, ToolCallID: "call_1", Name: "fs.read"}
+	if encodedMessage(m, []byte(`{"v":1,"type":"tool.result"}`), completedOf(m)) != nil {
 		t.Error("content taken from a frame of another type")
+	}
+	other := m
+	other.ToolCallID = "call_2"
+	if encodedMessage(m, frameOf(t, other), completedOf(m)) != nil {
+		t.Error("content taken from the frame of other data")
 	}
 }
 
@@ -76,7 +88,7 @@ func FuzzEncodedMessage(f *testing.F) {
 			return // not recordable: never pushed
 		}
 		want, _ := model.MarshalCanonical(m)
-		if got := encodedMessage(m, frame); got != nil && !bytes.Equal(got, want) {
+		if got := encodedMessage(m, frame, d); got != nil && !bytes.Equal(got, want) {
 			t.Fatalf("encodedMessage = %s, want %s", got, want)
 		}
 	})

@@ -205,7 +205,7 @@ func (t *turn) addMessage(m model.Message, requestID string, extra ...func(*even
 	if err != nil {
 		return err
 	}
-	s.state.addRecorded(m, rec.Body)
+	s.state.addRecorded(m, rec.Body, data)
 	return nil
 }
 

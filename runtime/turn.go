@@ -199,13 +199,13 @@ func (t *turn) takeSteering() ([]input, error) {
 
 // addQuiet adds a message already recorded by another event.
 func (st *state) addQuiet(m model.Message) {
-	st.addRecorded(m, nil)
+	st.addRecorded(m, nil, event.MessageCompleted{})
 }
 
 // addRecorded is addQuiet with the frame of m's message.completed, when
 // the store returned it (see pushEncoded).
-func (st *state) addRecorded(m model.Message, frame []byte) {
-	st.pushEncoded(m, frame)
+func (st *state) addRecorded(m model.Message, frame []byte, d event.MessageCompleted) {
+	st.pushEncoded(m, frame, d)
 	st.transcript += int64(len(m.Content))
 	if st.rawMsgs != nil {
 		st.meter.AddEncoded(len(st.rawMsgs[len(st.rawMsgs)-1]))
@@ -216,14 +216,14 @@ func (st *state) addRecorded(m model.Message, frame []byte) {
 
 // push appends a message and its canonical bytes.
 func (st *state) push(m model.Message) {
-	st.pushEncoded(m, nil)
+	st.pushEncoded(m, nil, event.MessageCompleted{})
 }
 
 // pushEncoded is push for a message whose message.completed frame the
 // store returned: its content, already escaped there, is not escaped
 // again (see encodedMessage).
-func (st *state) pushEncoded(m model.Message, frame []byte) {
-	raw := encodedMessage(m, frame)
+func (st *state) pushEncoded(m model.Message, frame []byte, d event.MessageCompleted) {
+	raw := encodedMessage(m, frame, d)
 	if raw == nil {
 		var err error
 		if raw, err = model.MarshalCanonical(m); err != nil {
@@ -242,11 +242,11 @@ func (st *state) pushEncoded(m model.Message, frame []byte) {
 // content's escaped form in frame, m's message.completed frame, or nil
 // when m's content is short or frame does not hold it. Escaping a tool
 // result of tens of KiB once more cost as much as the rest of a round.
-func encodedMessage(m model.Message, frame []byte) []byte {
-	if len(m.Content) < 512 {
+func encodedMessage(m model.Message, frame []byte, d event.MessageCompleted) []byte {
+	if len(m.Content) < 512 || d.Content != m.Content {
 		return nil
 	}
-	content := event.MessageContent(frame)
+	content := event.MessageContent(frame, d)
 	if content == nil {
 		return nil
 	}
