@@ -100,7 +100,7 @@ func rawEvents(t *testing.T, raw []byte, other string) []event.Event {
 		edit(t, "tool.result", func(d *event.ToolResult) { d.Output, d.CallID = raw, other }),
 		edit(t, "runtime.checkpoint", func(d *event.RuntimeCheckpoint) { d.Payload, d.TurnID = raw, other }),
 		edit(t, "tool.call", func(d *event.ToolCall) { d.Input, d.CallID = raw, other }),
-		edit(t, "message.completed/assistant", func(d *event.MessageCompleted) { d.Content, d.MessageID = string(raw), "msg-" + other }),
+		edit(t, "message.completed/assistant", func(d *event.MessageCompleted) { d.Content, d.MessageID = string(raw), "msg-"+other }),
 	}
 }
 
