@@ -18,6 +18,9 @@ func checkString(t *testing.T, s string) {
 	if got := model.AppendCanonicalString([]byte("x"), s); !bytes.Equal(got[1:], want) || got[0] != 'x' {
 		t.Fatalf("AppendCanonicalString(%q) = %s, MarshalCanonical = %s", s, got[1:], want)
 	}
+	if got := model.AppendCanonicalString(nil, []byte(s)); !bytes.Equal(got, want) {
+		t.Fatalf("AppendCanonicalString of the bytes of %q = %s, MarshalCanonical = %s", s, got, want)
+	}
 }
 
 // The fast string encoding writes exactly what MarshalCanonical writes.

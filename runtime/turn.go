@@ -395,7 +395,7 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 		c   model.Chunk
 		err error
 	}
-	ch := make(chan item, 256)
+	ch := make(chan item, 64)
 	quit := make(chan struct{})
 	defer close(quit)
 	go func() {

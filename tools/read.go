@@ -3,9 +3,12 @@ package tools
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/workspace"
 )
 
@@ -64,6 +67,27 @@ var readTool = &tool{
 			return nil, toolError(errcode.ToolExecutionFailed,
 				"fs.read: %s is binary (not UTF-8 text); inspect it with process.exec (file, od)", p)
 		}
-		return readOutput{Path: p, Content: string(data), Size: len(data)}, nil
+		return readResult{path: p, data: data}, nil
 	},
+}
+
+// readResult is fs.read's output, readOutput, written without copying the
+// file into a string first and escaped at AppendCanonicalString's speed:
+// a turn reads files of tens of KiB in every round.
+type readResult struct {
+	path string
+	data []byte // valid UTF-8
+}
+
+// appendCanonical appends model.MarshalCanonical(readOutput{…}).
+func (r readResult) appendCanonical(dst []byte) []byte {
+	// Room for the escapes of source code, so the buffer is rarely grown.
+	dst = slices.Grow(dst, len(r.path)+len(r.data)+len(r.data)/8+48)
+	dst = append(dst, `{"path":`...)
+	dst = model.AppendCanonicalString(dst, r.path)
+	dst = append(dst, `,"content":`...)
+	dst = model.AppendCanonicalString(dst, r.data)
+	dst = append(dst, `,"size":`...)
+	dst = strconv.AppendInt(dst, int64(len(r.data)), 10)
+	return append(dst, '}')
 }

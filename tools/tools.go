@@ -211,8 +211,10 @@ func execute(ctx context.Context, ws workspace.Workspace, c Call) (Result, error
 		}
 		return fromError(ctx, t.name, err)
 	}
-	b, err := model.MarshalCanonical(out)
-	if err != nil {
+	var b []byte
+	if a, ok := out.(canonicalAppender); ok {
+		b = a.appendCanonical(nil)
+	} else if b, err = model.MarshalCanonical(out); err != nil {
 		return failed(&ResultError{Code: errcode.ToolExecutionFailed, Message: t.name + ": encode output"}), nil
 	}
 	if len(b) > MaxOutputBytes {
@@ -223,6 +225,12 @@ func execute(ctx context.Context, ws workspace.Workspace, c Call) (Result, error
 		res.Patch, res.Lines = p.patch()
 	}
 	return res, nil
+}
+
+// canonicalAppender is an output that writes its own canonical encoding
+// (what model.MarshalCanonical would write), faster.
+type canonicalAppender interface {
+	appendCanonical(dst []byte) []byte
 }
 
 // Deadlines of one call, whatever the workspace does: a call never holds
