@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/gcpolicy"
 	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/model/fake"
 	"github.com/harness-dev/harness/runtime"
@@ -158,23 +160,36 @@ func cpuRun(b *testing.B, sess *runtime.Session, rt *runtime.Runtime, input stri
 }
 
 // storeCost is the CPU time of turns run over the in-memory store and
-// over a discarding log, alternately in the same benchmark.
+// over a discarding log, alternately in the same benchmark, under two
+// collector settings.
 type storeCost struct {
-	rounds, runs    int
-	stored, discard time.Duration
+	rounds, runs          int
+	stored, discard       time.Duration // at gcpolicy.Percent
+	stored100, discard100 time.Duration // at GOGC=100
 }
 
 // compareStore runs turn (of rounds model rounds) b.N times over the
 // store and b.N times over a discarding log, alternately; the timer runs
-// only inside the turns.
+// only inside the turns. It does so under the harness binary's collector
+// setting (gcpolicy.Percent), whose figures report gives plainly, and
+// again at Go's default (GOGC=100), given with the suffix @GOGC100.
 func compareStore(b *testing.B, rounds int, turn func(discard bool) time.Duration) storeCost {
 	c := storeCost{rounds: rounds}
 	b.StopTimer()
-	for range b.N {
-		c.stored += turn(false)
-		c.discard += turn(true)
-		c.runs++
+	old := debug.SetGCPercent(gcpolicy.Percent)
+	defer debug.SetGCPercent(old)
+	for _, percent := range []int{gcpolicy.Percent, 100} {
+		debug.SetGCPercent(percent)
+		stored, discard := &c.stored, &c.discard
+		if percent == 100 {
+			stored, discard = &c.stored100, &c.discard100
+		}
+		for range b.N {
+			*stored += turn(false)
+			*discard += turn(true)
+		}
 	}
+	c.runs = b.N
 	return c
 }
 
@@ -185,6 +200,8 @@ func (c storeCost) report(b *testing.B) {
 	b.ReportMetric(per(c.stored), "cpu-µs/round")
 	b.ReportMetric(per(c.discard), "runtime-cpu-µs/round")
 	b.ReportMetric(per(c.stored-c.discard), "store-cpu-µs/round")
+	b.ReportMetric(per(c.discard100), "runtime-cpu-µs/round@GOGC100")
+	b.ReportMetric(per(c.stored100-c.discard100), "store-cpu-µs/round@GOGC100")
 }
 
 // discardLog is an event log that encodes each event, as a store adapter

@@ -20,10 +20,12 @@ import (
 	"github.com/harness-dev/harness/doctor"
 	"github.com/harness-dev/harness/headless"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/gcpolicy"
 	"github.com/harness-dev/harness/internal/version"
 )
 
 func main() {
+	gcpolicy.Apply()
 	os.Exit(run(os.Args[1:], readEnv(), os.Stdin, os.Stdout, os.Stderr))
 }
 
