@@ -71,12 +71,18 @@ func Patch(ctx context.Context, r store.Reader, id string) (patch, root string, 
 	if err != nil {
 		return "", "", err
 	}
-	if last == nil || last.Workspace == nil {
-		return "", s.Metadata["root"], nil
-	}
-	// A failed diff is refused with its code, never shown as no change.
-	patch, err = last.Workspace.PatchOrError()
+	patch, err = patchOf(last)
 	return patch, s.Metadata["root"], err
+}
+
+// patchOf is the workspace patch of last, a session's last finished turn
+// (nil for none): "" when it recorded none; a failed diff is refused with
+// its code, never shown as no change.
+func patchOf(last *runtime.Checkpoint) (string, error) {
+	if last == nil || last.Workspace == nil {
+		return "", nil
+	}
+	return last.Workspace.PatchOrError()
 }
 
 // listPage is how many sessions Sessions reads at a time.

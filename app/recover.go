@@ -53,8 +53,11 @@ func (a *App) RecoverPatch(ctx context.Context, id string) (patch, root string, 
 	}
 	root = row.Metadata[metaRoot]
 	last, _, err := runtime.LastFinished(ctx, a.Store, id)
-	if err != nil || last == nil || last.Workspace == nil || last.Workspace.DiffError == "" {
-		patch, _, err = Patch(ctx, a.Store, id)
+	if err != nil {
+		return "", "", err
+	}
+	if last == nil || last.Workspace == nil || last.Workspace.DiffError == "" {
+		patch, err = patchOf(last)
 		return patch, root, err
 	}
 	err = a.withLease(ctx, id, func(owner store.Owner) error {
@@ -102,18 +105,13 @@ func (a *App) Discard(ctx context.Context, id string) (removed []string, err err
 	return removed, err
 }
 
-// withLease runs f holding session id's lease, which it takes and then
-// releases. SESS_BUSY names --take-over.
+// withLease runs f holding session id's lease, which it takes (as resume
+// does, see take) and then releases.
 func (a *App) withLease(ctx context.Context, id string, f func(store.Owner) error) error {
-	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver})
+	owner, err := a.take(ctx, id)
 	if err != nil {
-		if errcode.Of(err) == errcode.SessBusy {
-			return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
-				"session %s is open in another live process (%s): close it there, or pass --take-over to take it", id, errcode.Message(err))}
-		}
 		return err
 	}
-	a.owner = owner
 	defer func() { _ = a.Store.Release(context.WithoutCancel(ctx), id, owner) }()
 	return f(owner)
 }

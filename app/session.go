@@ -370,19 +370,42 @@ func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace,
 // makes the take-over SESS_BUSY too, its process untouched. Then the
 // check is repeated under the lease, where the log can no longer move.
 func (a *App) resume(ctx context.Context, id string, s *Session) (*runtime.Checkpoint, error) {
+	owner, err := a.take(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	a.hold(ctx, id, owner, s)
+	rp, err := runtime.LatestTerminal(ctx, a.Store, id)
+	return rp.Checkpoint, err
+}
+
+// take takes session id's lease for this process: a take-over only once
+// no turn runs and only while the log is as checked (see resume), so
+// every command that takes a session — resume, diff, apply, discard —
+// takes it the same safe way. SESS_BUSY names --take-over, the running
+// turn's process, or says the session moved on.
+func (a *App) take(ctx context.Context, id string) (store.Owner, error) {
 	var seen *int64
 	if a.Opts.TakeOver {
 		rp, err := runtime.LatestTerminal(ctx, a.Store, id)
 		if err != nil {
-			return nil, a.running(ctx, id, err)
+			return store.Owner{}, a.running(ctx, id, err)
 		}
 		seen = &rp.LastSeq
 	}
-	if err := a.acquire(ctx, id, s, seen); err != nil {
-		return nil, err
+	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver, IfLastSeq: seen})
+	switch {
+	case err != nil && seen != nil && errcode.Of(err) == errcode.SessBusy:
+		return store.Owner{}, &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+			"session %s moved on while it was checked (its holder started a turn): nothing was taken; take it over once it is idle", id)}
+	case errcode.Of(err) == errcode.SessBusy:
+		return store.Owner{}, &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+			"session %s is open in another live process (%s): close it there, or pass --take-over to take it", id, errcode.Message(err))}
+	case err != nil:
+		return store.Owner{}, err
 	}
-	rp, err := runtime.LatestTerminal(ctx, a.Store, id)
-	return rp.Checkpoint, err
+	a.owner = owner
+	return owner, nil
 }
 
 // running turns the refusal err of a take-over of session id into
@@ -401,27 +424,6 @@ func (a *App) running(ctx context.Context, id string, err error) error {
 	return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
 		"session %s is running a turn in pid %d on host %s: a take-over would end it; let it finish or cancel it there (esc in the TUI, ctrl+c for exec), then take over",
 		id, o.PID, o.Host)}
-}
-
-// acquire takes the session's lease for s, renews it while s is open and
-// releases it when s closes; with ifLastSeq, only while the session's log
-// still ends there. SESS_BUSY names --take-over, or says the session
-// moved on.
-func (a *App) acquire(ctx context.Context, id string, s *Session, ifLastSeq *int64) error {
-	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver, IfLastSeq: ifLastSeq})
-	if err != nil && ifLastSeq != nil && errcode.Of(err) == errcode.SessBusy {
-		return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
-			"session %s moved on while it was checked (its holder started a turn): nothing was taken; take it over once it is idle", id)}
-	}
-	if err != nil {
-		if errcode.Of(err) == errcode.SessBusy {
-			return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
-				"session %s is open in another live process (%s): close it there, or pass --take-over to take it", id, errcode.Message(err))}
-		}
-		return err
-	}
-	a.hold(ctx, id, owner, s)
-	return nil
 }
 
 // hold makes s the holder of session id as owner: the lease is renewed

@@ -300,5 +300,9 @@ func TestTakeOverOfARunningTurnNamesItsProcess(t *testing.T) {
 	if errcode.Of(err) != errcode.SessBusy || !strings.Contains(errcode.Message(err), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Fatalf("take-over of a running turn: %v, want %s naming pid %d", err, errcode.SessBusy, os.Getpid())
 	}
+	// harness discard (and diff, apply) take a session the same way.
+	if _, err := a2.Discard(t.Context(), s1.ID()); errcode.Of(err) != errcode.SessBusy || !strings.Contains(errcode.Message(err), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("discard --take-over of a running turn: %v, want %s naming pid %d", err, errcode.SessBusy, os.Getpid())
+	}
 	s1.Cancel()
 }
