@@ -34,9 +34,12 @@ import (
 // project tree as it is. Nothing else ever removes a kept container (the
 // reaper leaves them; harness doctor lists them).
 
-// maxRecoveredPatch bounds a recovered patch: it is recorded in one event,
-// then in the session's checkpoints, which hold at most 16 MiB in all.
-const maxRecoveredPatch = 8 << 20
+// maxPatchBytes bounds a session's workspace patch, at the end of every
+// turn (openWorkspace) as in a recovery: it is recorded in one event, then
+// in the session's checkpoints, which hold at most 16 MiB in all. A bigger
+// one is a failed diff whose files are kept, not a checkpoint that cannot
+// be stored.
+const maxPatchBytes = 8 << 20
 
 // recoverTimeout bounds the adoption and diff of a kept container, like
 // the end-of-turn diff's own deadline.
@@ -140,7 +143,7 @@ func (a *App) recoverKept(ctx context.Context, id string, owner store.Owner, cp 
 	defer cancel()
 	ws, err := dockerws.Adopt(rctx, dockerws.Options{Root: root, SessionID: id, Exclude: a.Opts.Exclude,
 		MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
-		MaxPatchBytes: maxRecoveredPatch}, k.Name, cp.Workspace.Snapshot)
+		MaxPatchBytes: maxPatchBytes}, k.Name, cp.Workspace.Snapshot)
 	if err != nil {
 		return "", hint(err)
 	}

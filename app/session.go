@@ -481,7 +481,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		if err == nil {
 			ws, err := dockerws.Start(ctx, dockerws.Options{Root: s.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
 				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
-				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, Patch: patch, Defer: a.Opts.DeferWorkspace, SecretEnv: a.SecretEnv()})
+				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, MaxPatchBytes: maxPatchBytes, Patch: patch, Defer: a.Opts.DeferWorkspace, SecretEnv: a.SecretEnv()})
 			if err != nil {
 				return err
 			}

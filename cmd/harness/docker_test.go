@@ -353,6 +353,16 @@ func failTheDiff(t *testing.T, u *userEnv, write string, flags ...string) (strin
 	return sessionOf(t, r.events), name
 }
 
+// A patch over what a session can record (8 MiB; its checkpoints hold 16
+// MiB) is a failed diff whose files are kept, like one over the copy's
+// cap: five files of 2 MiB are within every copy-in limit.
+func TestPatchOverTheSessionBoundKeepsTheWork(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("a.txt", "a\n")
+	failTheDiff(t, u, `i=0; while [ $i -lt 5 ]; do yes abcdefg | head -c 2097152 > big$i.txt || exit 1; i=$((i+1)); done`)
+}
+
 // running reports whether container name runs.
 func running(name string) bool {
 	out, err := exec.Command("docker", "inspect", "-f", "{{.State.Running}}", name).CombinedOutput()
