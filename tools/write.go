@@ -45,7 +45,8 @@ func writePatch(path string, old []byte, existed bool, contents string) (string,
 	if !existed {
 		from = "/dev/null"
 	}
-	u, err := udiff.ToUnifiedDiff(from, "b/"+path, string(old), udiff.Lines(string(old), contents), udiff.DefaultContextLines)
+	prev := string(old)
+	u, err := udiff.ToUnifiedDiff(from, "b/"+path, prev, udiff.Lines(prev, contents), udiff.DefaultContextLines)
 	if err != nil {
 		return "", nil // edits from udiff.Lines are consistent: not reached
 	}
