@@ -155,18 +155,32 @@ func approvalHints(q *asking, th *theme.Theme, draft bool) []string {
 // wrapSegs joins segments with sep into lines of at most width cells,
 // breaking only between segments (a segment wider than width is cut).
 func wrapSegs(segs []string, sep string, width int) []string {
-	var out []string
-	cur := ""
+	out, _ := wrapSegsMax(segs, sep, width, -1)
+	return out
+}
+
+// wrapSegsMax is wrapSegs stopping before a segment that would start row
+// maxRows+1 (no bound when maxRows < 0); n is how many segments the rows
+// hold. Each segment is measured once: a row's width is the sum of its
+// segments' and separators'.
+func wrapSegsMax(segs []string, sep string, width, maxRows int) (out []string, n int) {
+	sepW := ansi.StringWidth(sep)
+	cur, curW := "", 0
 	for _, s := range segs {
-		switch {
-		case cur == "":
-			cur = s
-		case ansi.StringWidth(cur+sep+s) <= width:
-			cur += sep + s
-		default:
+		w := ansi.StringWidth(s)
+		if cur != "" && curW+sepW+w > width {
+			if maxRows >= 0 && len(out)+1 >= maxRows {
+				break // s would start a row past maxRows
+			}
 			out = append(out, cur)
-			cur = s
+			cur = ""
 		}
+		if cur == "" {
+			cur, curW = s, w
+		} else {
+			cur, curW = cur+sep+s, curW+sepW+w
+		}
+		n++
 	}
 	if cur != "" {
 		out = append(out, cur)
@@ -174,7 +188,7 @@ func wrapSegs(segs []string, sep string, width int) []string {
 	for i, l := range out {
 		out[i] = ansi.Truncate(l, width, "…")
 	}
-	return out
+	return out, n
 }
 
 // execLine is a process.exec call's command as a shell would need it

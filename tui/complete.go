@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/tui/theme"
 )
 
 // Tab completes what the draft holds before the cursor: a slash command
@@ -39,6 +40,12 @@ type candidates struct {
 	typed string   // the token they complete, as it now stands
 	dir   string   // the directory part they share
 	paths []string // whole paths, directories (ending in /) first
+
+	// lines are completionLines' answer for width and th, kept: every
+	// frame (a spinner tick, a key) asks again.
+	lines []string
+	width int
+	th    *theme.Theme
 }
 
 // maxCandidateLines bounds the list of matches above the input.
@@ -182,9 +189,14 @@ func (m *Model) completionLines(width int) []string {
 		return nil
 	}
 	th := m.th
+	if c.lines != nil && c.width == width && c.th == th {
+		return c.lines
+	}
 	head := " " + th.Muted.Render(itoa(len(c.paths))+" paths match ") + th.Bold.Render(c.typed) + th.Muted.Render(" · type more, then tab")
-	segs := make([]string, len(c.paths))
-	for i, p := range c.paths {
+	// Three rows hold far fewer than maxShownCandidates names: only those
+	// are styled.
+	segs := make([]string, min(len(c.paths), maxShownCandidates))
+	for i, p := range c.paths[:len(segs)] {
 		name := strings.TrimPrefix(p, c.dir)
 		if strings.HasSuffix(name, "/") {
 			segs[i] = th.Accent.Render(name)
@@ -193,21 +205,22 @@ func (m *Model) completionLines(width int) []string {
 		}
 	}
 	inner := max(width-3, 10)
-	rows := wrapSegs(segs, "  ", inner)
-	if len(rows) > maxCandidateLines {
+	rows, n := wrapSegsMax(segs, "  ", inner, maxCandidateLines)
+	if n < len(c.paths) {
 		// As many as fit in the rows but one, then how many are left out.
-		k := min(len(segs), 200)
-		for k > 1 && len(wrapSegs(segs[:k], "  ", inner)) > maxCandidateLines-1 {
-			k--
-		}
-		rows = append(wrapSegs(segs[:k], "  ", inner), th.Muted.Render("… "+itoa(len(segs)-k)+" more"))
+		rows, n = wrapSegsMax(segs, "  ", inner, maxCandidateLines-1)
+		rows = append(rows, th.Muted.Render("… "+itoa(len(c.paths)-n)+" more"))
 	}
 	out := []string{ansi.Truncate(head, width, "…")}
 	for _, r := range rows {
 		out = append(out, "   "+r)
 	}
+	c.lines, c.width, c.th = out, width, th
 	return out
 }
+
+// maxShownCandidates bounds the names completionLines styles and wraps.
+const maxShownCandidates = 200
 
 // pathToken is a path being typed, the word before the cursor.
 type pathToken struct {

@@ -2,7 +2,11 @@ package tui
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // The goldens of the input's states: completion, questions, flashes. (The
@@ -109,4 +113,33 @@ func TestViewFlashes(t *testing.T) {
 			return s
 		})
 	})
+}
+
+// Many matches: the list keeps to its rows, and the names shown plus the
+// "… N more" count all of them.
+func TestCompletionOfManyPaths(t *testing.T) {
+	var files []string
+	for i := range 300 {
+		files = append(files, "gen/file"+itoa(i)+".go")
+	}
+	eng := idleEngine()
+	eng.files = files
+	s := newScreen(t, eng, Options{}, 100, 40)
+	s.typeText("@gen/")
+	s.key("tab")
+	lines := s.m.completionLines(100)
+	if len(lines) != 1+maxCandidateLines {
+		t.Fatalf("%d lines, want %d: %q", len(lines), 1+maxCandidateLines, lines)
+	}
+	shown := 0
+	for _, l := range lines[1 : len(lines)-1] {
+		shown += strings.Count(l, ".go")
+	}
+	var more int
+	if _, err := fmt.Sscanf(strings.TrimSpace(ansi.Strip(lines[len(lines)-1])), "… %d more", &more); err != nil || shown+more != 300 || shown == 0 {
+		t.Fatalf("shown %d, %q: want the rest counted", shown, ansi.Strip(lines[len(lines)-1]))
+	}
+	if again := s.m.completionLines(100); &again[0] != &lines[0] {
+		t.Error("the same frame's list was built again")
+	}
 }
