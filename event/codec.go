@@ -193,11 +193,10 @@ func wire(e Event) wireOut {
 // marshal writes an event that passed prepare.
 func marshal(e Event) ([]byte, *errcode.Error) {
 	w := wire(e)
-	b, ok := marshalSpliced(w)
-	var err error
-	if !ok {
-		b, err = model.MarshalCanonical(w)
+	if b, cerr, ok := marshalSpliced(e, w); ok {
+		return b, cerr
 	}
+	b, err := model.MarshalCanonical(w)
 	return checkWritten(e, b, err)
 }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"unicode/utf8"
 
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
 )
 
@@ -44,22 +46,22 @@ func spliceable(d Data) (out Data, p piece, ok bool) {
 	}
 	switch v := d.(type) {
 	case ToolResult:
-		if isCompactJSON(v.Output) {
+		if spliceableRaw(v.Output) {
 			p, v.Output = raw(`"output":`, v.Output), placeholder
 			return v, p, true
 		}
 	case RuntimeCheckpoint:
-		if isCompactJSON(v.Payload) {
+		if spliceableRaw(v.Payload) {
 			p, v.Payload = raw(`"payload":`, v.Payload), placeholder
 			return v, p, true
 		}
 	case ToolCall:
-		if isCompactJSON(v.Input) {
+		if spliceableRaw(v.Input) {
 			p, v.Input = raw(`"input":`, v.Input), placeholder
 			return v, p, true
 		}
 	case MessageCompleted:
-		if content := v.Content; len(content) >= spliceMin {
+		if content := v.Content; len(content) >= spliceMin && utf8.ValidString(content) {
 			v.Content = ""
 			return v, piece{marker: `"content":""`, keep: len(`"content":`), size: len(content) + len(content)/8 + 2,
 				put: func(dst []byte) []byte { return model.AppendCanonicalString(dst, content) }}, true
@@ -68,20 +70,33 @@ func spliceable(d Data) (out Data, p piece, ok bool) {
 	return d, piece{}, false
 }
 
-// marshalSpliced encodes w with its large field spliced in (see
-// spliceable); ok is false when w has none or the splice fails, and then
-// the caller encodes w whole.
-func marshalSpliced(w wireOut) ([]byte, bool) {
+// spliceableRaw reports whether raw can be copied into an event as it is:
+// large, compact valid JSON, valid UTF-8 (which encoding/json would copy
+// verbatim too, so the frame's own check need not scan it again).
+func spliceableRaw(raw []byte) bool {
+	return isCompactJSON(raw) && utf8.Valid(raw)
+}
+
+// marshalSpliced encodes e, whose envelope is w, with its large field
+// spliced in (see spliceable); ok is false when it has none or the splice
+// fails, and then the caller encodes it whole. Only the small encoding
+// around the field gets checkWritten's scan: the field itself is valid
+// UTF-8 and, escaped here or copied, holds no replacement character.
+func marshalSpliced(e Event, w wireOut) ([]byte, *errcode.Error, bool) {
 	data, p, ok := spliceable(w.Data)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	w.Data = data
-	b, err := model.MarshalCanonical(w)
+	small, err := model.MarshalCanonical(w)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	return splice(b, p)
+	if _, cerr := checkWritten(e, small, nil); cerr != nil {
+		return nil, cerr, true
+	}
+	b, ok := splice(small, p)
+	return b, nil, ok
 }
 
 // splice puts p's value in place of its marker in b; ok is false when b
