@@ -208,10 +208,10 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 // Start returns the attested workspace of the project under opts.Root at
 // once and opens it in the background, so that the caller can send its
 // first model request meanwhile: it reads the tree (the scan: every file
-// read, classified and hashed, git's ignored paths listed) and, at the same
-// time, creates the container and streams each file into it as soon as it
-// is read, then applies opts.Patch. Containers and volumes left by crashed
-// Harness processes are removed alongside.
+// read, classified and hashed, git's ignored paths listed), then, for a
+// tree it accepted, creates the container and copies the tree into it,
+// opts.Patch applied. Containers and volumes left by crashed Harness
+// processes are removed alongside.
 //
 // Before it returns, Start checks only what costs the same for any
 // project: the exclude patterns, that the root is a directory, that
