@@ -167,8 +167,9 @@ type Workspace struct {
 	// lock serializes the operations that change the tree or the diff
 	// state (WriteFile, Exec, Diff, ApplyPatch): a one-slot semaphore, so a
 	// waiter can give up when its ctx ends or the workspace closes.
-	lock chan struct{}
-	cur  *tree // guarded by lock: the tree as of the last refresh
+	lock    chan struct{}
+	cur     *tree  // guarded by lock: the tree as of the last refresh
+	initPID string // guarded by lock: the host PID of the container's init, once killAll looked it up
 
 	mu      sync.Mutex
 	closed  bool          // guarded by mu
@@ -546,14 +547,16 @@ func sandboxUser(u string) string {
 // runs as root with CAP_KILL as its only capability (the sandbox user has
 // none and cannot signal it) and waits on one sleep of its own; on SIGUSR1
 // it kills every other process in the container but that sleep (rounds
-// over /proc until one finds nothing to kill, a hundred at most; the
-// host's sweep then checks). That is the clean-up
-// of last resort, when a command took every PID and no exec can start to
-// kill it: a signal needs no new process, and neither does the reaper
-// afterwards — it forks again only if its sleep died, which no sandbox
-// process can cause (a shell whose fork fails exits, and with it the
-// container and the files it holds in memory).
-const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done' USR1
+// over /proc until one finds nothing to kill, a hundred at most), then the
+// sleep too, and starts a new one: a new sleep is how the host sees that
+// the clean-up has ended (killAll), so that no later command starts while
+// the reaper still kills. That is the clean-up of last resort, when a
+// command took every PID and no exec can start to kill it: a signal needs
+// no new process, and the reaper forks only once everything else is gone
+// (a shell whose fork fails exits, and with it the container and the files
+// it holds in memory). Its own sleep is left alone inside the rounds: it
+// stays a zombie, which kill still finds, until the reaper waits for it.
+const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done; kill -9 $s' USR1
 sleep infinity & s=$!
 while :; do
 	wait $s

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ const ExitTimedOut = 124
 const (
 	exitNoCwd    = 97 // the working directory does not exist
 	exitCwdScope = 99 // the working directory resolves outside WorkDir
+	exitNoPids   = 98 // no PID is left for the command (the pids limit)
 )
 
 // execWrapper runs argv without a shell interpreting it: sh only changes to
@@ -41,6 +43,12 @@ const (
 // argv's status; if it cannot, it kills itself, so the host sweeps. The
 // container's own processes run as root and are out of reach.
 //
+// Before it forks, it checks that the pids limit leaves a PID for argv
+// (pidsLeft) and exits 98 if not: a shell whose fork fails exits too, but
+// as if the command had failed. Docker may start an exec in a container
+// that has no PID left (the pids limit refuses forks, not joins), so the
+// wrapper can run when its command cannot.
+//
 // Around argv it reads how many forks the pids limit has refused so far
 // (the "max" count of the cgroup's pids.events: readPidsRefused, builtins
 // only) and, when the count grew, ends stderr with pidsTrailer, which the
@@ -48,6 +56,7 @@ const (
 const execWrapper = `cd -P "$1" 2>/dev/null || exit 97
 case "$PWD/" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
 shift
+` + pidsLeft + `
 ` + readPidsRefused + `
 r0=$r
 echo "$$ $r0" >&2
@@ -57,6 +66,16 @@ rc=$?
 ` + readPidsRefused + `
 [ "$r" = "$r0" ] || printf '` + pidsTrailerFmt + `' >&2
 exit $rc`
+
+// pidsLeft exits 98 when the container's processes, the wrapper included,
+// use every PID of its limit (cgroup v1 or v2; nothing is checked where
+// the files are missing or there is no limit); no new process.
+const pidsLeft = `d=/sys/fs/cgroup/pids
+[ -r $d/pids.max ] || d=/sys/fs/cgroup
+m=
+c=
+{ read -r m < $d/pids.max; read -r c < $d/pids.current; } 2>/dev/null
+case $m in ''|max) ;; *) [ "${c:-0}" -lt "$m" ] || exit 98 ;; esac`
 
 // readPidsRefused sets r to the count of forks the container's pids limit
 // refused (cgroup v1 or v2), "" where the file is missing; no new process.
@@ -160,30 +179,13 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 
-	var (
-		cut   *trailerCut
-		hdr   *pidHeader
-		e     *execution
-		code  int
-		state awaitState
-		err   error
-	)
-	for attempt := 0; ; attempt++ {
-		cut = &trailerCut{next: errw, trailer: pidsTrailer}
-		hdr = &pidHeader{next: cut, pid: make(chan int, 1)}
-		if e, err = w.start(ctx, proc{argv: argv, stdout: out, stderr: hdr}); err != nil {
-			return workspace.ExecResult{}, w.opError(ctx, op, err)
-		}
-		code, state, err = w.await(ctx, e, timer.C)
-		// A wrapper killed before it began ran nothing of argv (it reports
-		// its PID first): the reaper's clean-up after an earlier command
-		// was still under way. Once more, after a sweep.
-		if attempt == 0 && state == awaitExited && !hdr.seen() && code == 128+9 && !w.isClosed() {
-			w.sweep(ctx, nil)
-			continue
-		}
-		break
+	cut := &trailerCut{next: errw, trailer: pidsTrailer}
+	hdr := &pidHeader{next: cut, pid: make(chan int, 1)}
+	e, err := w.start(ctx, proc{argv: argv, stdout: out, stderr: hdr})
+	if err != nil {
+		return workspace.ExecResult{}, w.opError(ctx, op, err)
 	}
+	code, state, err := w.await(ctx, e, timer.C)
 	if w.isClosed() {
 		// Close removed the container under the process; whatever the
 		// daemon reports about it is not a result.
@@ -206,9 +208,13 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 		return workspace.ExecResult{}, err
 	default:
 		if !hdr.seen() && code != exitNoCwd && code != exitCwdScope {
-			// The wrapper never ran: its clean-up did not happen.
+			// The wrapper never ran: its clean-up did not happen. When
+			// the PIDs ran out, who holds them is unknown (a sweep kills
+			// only the sandbox user's processes): the reaper kills all.
 			startErr := w.startFailed(ctx, op, code)
-			w.sweep(ctx, nil)
+			if errcode.Of(startErr) != errcode.WorkspaceLimit || !w.killAll(ctx) {
+				w.sweep(ctx, nil)
+			}
 			return workspace.ExecResult{}, startErr
 		}
 		if code >= 128 {
@@ -249,9 +255,10 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 // wrapper did not clean up, and closes the command's stream (e, if not nil)
 // so copying its output returns even when a process that left the group
 // still holds the pipes. It returns the count of forks the pids limit has
-// refused ("" when unknown). The exec API cannot kill; a second exec does. When
-// no exec can start (the command took every PID), the container's reaper is
-// signaled, which needs no new process, and the sweep retried.
+// refused ("" when unknown). The exec API cannot kill; a second exec does.
+// When no exec can start (the command took every PID), the container's
+// reaper kills (killAll), which needs no new process, and the sweep runs
+// again to read the count.
 func (w *Workspace) sweep(ctx context.Context, e *execution) (refused string) {
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
@@ -261,22 +268,25 @@ func (w *Workspace) sweep(ctx context.Context, e *execution) (refused string) {
 		refused = strings.TrimSpace(out.String())
 		return err == nil && code == 0
 	}
-	ok := try()
-	if !ok && !w.isClosed() {
-		wait := 10 * time.Millisecond
-		for range 8 {
-			if _, err := w.cli.ContainerKill(kctx, w.cid, client.ContainerKillOptions{Signal: "USR1"}); err != nil {
-				break
+	if !try() && !w.isClosed() {
+		if w.killAll(kctx) {
+			try()
+		} else {
+			// The daemon cannot list the container's processes: signal,
+			// and retry until a sweep runs (the reaper may still be
+			// killing when it does).
+			wait := 10 * time.Millisecond
+			for range 8 {
+				if _, err := w.cli.ContainerKill(kctx, w.cid, client.ContainerKillOptions{Signal: "USR1"}); err != nil || try() || w.isClosed() {
+					break
+				}
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-kctx.Done():
+				}
+				wait = min(2*wait, time.Second)
 			}
-			if ok = try(); ok || w.isClosed() {
-				break
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-kctx.Done():
-			}
-			wait = min(2*wait, time.Second)
 		}
 	}
 	// No restart as a last resort: the workspace lives in memory volumes,
@@ -288,13 +298,138 @@ func (w *Workspace) sweep(ctx context.Context, e *execution) (refused string) {
 	return refused
 }
 
+// killAll has the container's reaper kill every process but its own, the
+// sandbox user's and root's alike, and waits until the reaper is done:
+// until the daemon's list of the container's processes (docker top, which
+// needs no process in the container) holds only Docker's init, the reaper,
+// and a sleep the reaper started after the signal (reaperScript). When the
+// reaper gave up with processes left it is signaled again. It reports
+// false when the daemon cannot list the processes or the reaper did not
+// finish within 15 s.
+func (w *Workspace) killAll(ctx context.Context) bool {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if w.initPID == "" {
+		info, err := w.cli.ContainerInspect(kctx, w.cid, client.ContainerInspectOptions{})
+		if err != nil || info.Container.State == nil || info.Container.State.Pid == 0 {
+			return false
+		}
+		w.initPID = strconv.Itoa(info.Container.State.Pid)
+	}
+	before, err := w.top(kctx)
+	if err != nil {
+		return false
+	}
+	signal := func() bool {
+		_, err := w.cli.ContainerKill(kctx, w.cid, client.ContainerKillOptions{Signal: "USR1"})
+		return err == nil
+	}
+	if !signal() {
+		return false
+	}
+	wait := 2 * time.Millisecond
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-kctx.Done():
+			t.Stop()
+			return false
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+		now, err := w.top(kctx)
+		if err != nil {
+			return false
+		}
+		sleep := now.reaperSleep(w.initPID)
+		if sleep == "" || before.has(sleep) {
+			continue // the reaper is still killing
+		}
+		if len(now.rows) == 3 {
+			return true
+		}
+		before = now
+		if !signal() {
+			return false
+		}
+	}
+}
+
+// procList is the daemon's list of a container's processes (host PIDs).
+type procList struct {
+	rows []procRow
+}
+
+type procRow struct {
+	uid, pid, ppid, cmd string
+}
+
+// top lists the container's processes with the daemon's default ps
+// columns.
+func (w *Workspace) top(ctx context.Context) (procList, error) {
+	res, err := w.cli.ContainerTop(ctx, w.cid, client.ContainerTopOptions{})
+	if err != nil {
+		return procList{}, err
+	}
+	col := func(name string) int { return slices.Index(res.Titles, name) }
+	iu, ip, ipp, ic := col("UID"), col("PID"), col("PPID"), col("CMD")
+	if ip < 0 || ipp < 0 {
+		return procList{}, errors.New("docker top lists no PID and PPID")
+	}
+	var l procList
+	for _, p := range res.Processes {
+		at := func(i int) string {
+			if i < 0 || i >= len(p) {
+				return ""
+			}
+			return p[i]
+		}
+		l.rows = append(l.rows, procRow{uid: at(iu), pid: at(ip), ppid: at(ipp), cmd: at(ic)})
+	}
+	return l, nil
+}
+
+func (l procList) has(pid string) bool {
+	return slices.ContainsFunc(l.rows, func(r procRow) bool { return r.pid == pid })
+}
+
+// reaperSleep returns the PID of the reaper's sleep, "" when there is
+// none. The reaper is init's child with init's user running reaperScript:
+// a sandbox process can take its command line but not its user.
+func (l procList) reaperSleep(initPID string) string {
+	var init procRow
+	for _, r := range l.rows {
+		if r.pid == initPID {
+			init = r
+		}
+	}
+	if init.pid == "" {
+		return ""
+	}
+	for _, r := range l.rows {
+		if r.ppid != initPID || r.uid != init.uid || !strings.HasPrefix(r.cmd, "sh -c trap ") {
+			continue
+		}
+		for _, c := range l.rows {
+			if c.ppid == r.pid {
+				return c.pid
+			}
+		}
+	}
+	return ""
+}
+
 // startFailed explains a wrapper that stopped before starting the program:
-// when every PID of the container is taken (the pids limit), the
-// container's statistics tell; otherwise the image lacks a POSIX sh.
+// when every PID of the container is taken (the pids limit), the wrapper
+// (exit 98) or the container's statistics tell; a wrapper killed before it
+// began was killed from outside; otherwise the image lacks a POSIX sh.
 func (w *Workspace) startFailed(ctx context.Context, op string, code int) error {
-	if w.pidsExhausted(ctx) {
+	if code == exitNoPids || w.pidsExhausted(ctx) {
 		return &errcode.Error{Code: errcode.WorkspaceLimit, Op: op, Message: fmt.Sprintf(
 			"the command could not start: the workspace ran out of processes (pids limit %d); its processes were killed, try again", w.opts.PidsLimit)}
+	}
+	if code == 128+9 {
+		return failed(op, "the process wrapper was killed before it started the command (exit 137); try again", nil)
 	}
 	return failed(op, "the process wrapper failed (exit "+strconv.Itoa(code)+"); the image needs a POSIX sh", nil)
 }
