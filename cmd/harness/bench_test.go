@@ -16,9 +16,7 @@ import (
 	"testing"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/dockerws"
@@ -116,24 +114,22 @@ func sessionIn(b *testing.B, out string) string {
 // removed here, as the next run's reaping would.
 func waitRemoved(b *testing.B, cli *client.Client, id string) {
 	ctx := b.Context()
-	if _, err := dockerws.Reap(ctx, ""); err != nil {
-		b.Fatal(err)
-	}
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", dockerws.LabelSession+"="+id)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, c := range list.Items {
-		res := cli.ContainerWait(ctx, c.ID, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
-		select {
-		case <-res.Result:
-		case err := <-res.Error:
-			if !cerrdefs.IsNotFound(err) {
-				b.Fatalf("wait for %s to be removed: %v", c.ID, err)
-			}
+	// The daemon may finish a create after the reap listed the containers:
+	// each round reaps (waiting for removals under way) and lists again.
+	for range 100 {
+		if _, err := dockerws.Reap(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+		list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+			Filters: make(client.Filters).Add("label", dockerws.LabelSession+"="+id)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(list.Items) == 0 {
+			return
 		}
 	}
+	b.Fatalf("the containers of %s are not removed", id)
 }
 
 // dockerClient is a Docker client closed at the benchmark's end.
