@@ -282,7 +282,7 @@ func median(ds []time.Duration) time.Duration {
 
 // BenchmarkVersion measures `harness --version` from process start to
 // exit and its peak resident memory (targets: ≤ 10 ms, ≤ 20 MiB) on the
-// binary as make build links it (trimmed paths, symbols and DWARF
+// binary as make build links it (static, trimmed paths, symbols and DWARF
 // stripped, version and commit set, so internal/version answers before
 // the other packages' init), and reports that binary's size (target ≤ 40
 // MiB). Floor, alternating in the same run: a Go program that prints one
@@ -292,6 +292,7 @@ func BenchmarkVersion(b *testing.B) {
 	const vpkg = "github.com/harness-dev/harness/internal/version"
 	bin := dir + "/harness"
 	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X "+vpkg+".version=v0.0.0-bench -X "+vpkg+".commit=000000000000", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
@@ -299,7 +300,9 @@ func BenchmarkVersion(b *testing.B) {
 	if err := os.WriteFile(dir+"/hello.go", []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\"hello\\n\") }\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", hello, dir+"/hello.go").CombinedOutput(); err != nil {
+	hb := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", hello, dir+"/hello.go")
+	hb.Env = build.Env
+	if out, err := hb.CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
 	timeOne := func(argv ...string) time.Duration {

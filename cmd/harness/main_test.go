@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	}
 	harnessBin = filepath.Join(dir, "harness")
 	build := exec.Command("go", "build", "-o", harnessBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // linked as make build links it
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build harness:", err)
