@@ -16,11 +16,11 @@
 // image); a turn that never touches the workspace never waits for the rest,
 // whatever the project's size. In the background (at once, or from Begin
 // for Options.Defer) the scan reads the tree, crash leftovers being reaped
-// alongside, and the container is created and started meanwhile (starting
-// it takes longer than reading a typical project); the patch to replay
-// (Options.Patch) is applied in memory; once the scan has accepted the
-// tree it is streamed in, and a refused tree removes the container again.
-// A call waits only for what it needs: reads and
+// alongside; the patch to replay (Options.Patch) is applied in memory;
+// then, once the scan has accepted the tree — no container is ever made
+// for a refused one, and none competes for the machine with a turn that
+// ends before the scan does — the container is created and started and
+// the tree streamed in. A call waits only for what it needs: reads and
 // listings of a workspace nothing was written, run or patched in yet
 // answer from the scanned tree (which is what the container holds), the
 // untouched Diff answers at once, writes, commands and patches wait for

@@ -209,10 +209,9 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 // Start returns the attested workspace of the project under opts.Root at
 // once and opens it in the background, so that the caller can send its
 // first model request meanwhile: it reads the tree (the scan: every file
-// read, classified and hashed, git's ignored paths listed) while it
-// creates and starts the container, then copies a tree the scan accepted
-// into it, opts.Patch applied (a refused tree removes the container
-// again). Containers and volumes left by crashed Harness
+// read, classified and hashed, git's ignored paths listed), then, for a
+// tree it accepted, creates the container and copies the tree into it,
+// opts.Patch applied. Containers and volumes left by crashed Harness
 // processes are removed alongside.
 //
 // Before it returns, Start checks only what costs the same for any
@@ -432,19 +431,13 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.Fi
 	// may be closed under it once the workspace is closed: its calls then
 	// fail, which it ignores.
 	go reapLeftovers(ctx, w.cli)
-	// The container is created and started while the tree is read (the
-	// start is the longer of the two); a tree the scan refuses removes it
-	// again, so none is left for it. A failed removal is left to the reaper
-	// (the container is labelled): the error returned is the one that
-	// stopped the build, the scan's first.
-	created := make(chan error, 1)
-	go func() { created <- createContainer(ctx, w, imgEnv) }()
 	items := w.scanInto(ctx, pf)
-	err := <-created
 	if w.scanErr != nil {
-		err = w.scanErr
+		return w.scanErr
 	}
-	if err != nil {
+	// A failed removal is left to the reaper (the container is labelled):
+	// the error returned is the one that stopped the build.
+	if err := createContainer(ctx, w, imgEnv); err != nil {
 		_ = w.dispose(ctx)
 		return err
 	}

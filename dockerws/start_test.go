@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/client"
-
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/workspace"
 )
@@ -179,43 +177,41 @@ func TestReadsAnswerFromTheScanBeforeTheContainer(t *testing.T) {
 	}
 }
 
-// The container is created while the tree is read, and a tree the scan
-// refuses removes it again: here the scan waits until the container is
-// up, so the refusal comes after it. An accepted tree is copied in.
-func TestRefusedTreeLeavesNoContainer(t *testing.T) {
+// The container is created only once the scan has accepted the tree, and
+// never for a tree it refused.
+func TestContainerOnlyForAnAcceptedTree(t *testing.T) {
 	needDocker(t, busyboxImage)
-	oldCreate, oldScan := createContainer, readTree
-	t.Cleanup(func() { createContainer, readTree = oldCreate, oldScan })
-	created := make(chan string, 4) // the container's ID, once started
+	old := createContainer
+	created := make(chan bool, 4) // whether the scan was over at the create
 	createContainer = func(ctx context.Context, w *Workspace, env []string) error {
-		err := w.create(ctx, env)
-		created <- w.cid
-		return err
+		select {
+		case <-w.Scanned():
+			created <- w.OpenError() == nil
+		default:
+			created <- false
+		}
+		return w.create(ctx, env)
 	}
-	readTree = func(ctx context.Context, o Options, x workspace.Excludes, emit func(item)) (*snapshot, error) {
-		cid := <-created
-		created <- cid // for the test to read
-		return scanTree(ctx, o, x, emit)
-	}
+	t.Cleanup(func() { createContainer = old })
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.txt": "first\n", "b.txt": "second\n"})
 	w := startIn(t, Options{Root: root, Image: busyboxImage, SessionID: "sess-start-order"})
 	if err := w.Ready(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	<-created
+	if ok := <-created; !ok {
+		t.Fatal("the container was created before the scan accepted the tree")
+	}
 	if res := mustExec(t, w, "cat", "a.txt", "b.txt"); res.Stdout != "first\nsecond\n" {
 		t.Fatalf("cat = %+v", res)
 	}
 	writeTree(t, root, map[string]string{".env": "TOKEN=x\n"})
 	refused := startIn(t, Options{Root: root, Image: busyboxImage, SessionID: "sess-start-order-2"})
 	wantCode(t, refused.Ready(t.Context()), errcode.WorkspaceCredentialInput)
-	cid := <-created
-	if cid == "" {
-		t.Fatal("no container was made alongside the scan")
-	}
-	if _, err := refused.cli.ContainerInspect(t.Context(), cid, client.ContainerInspectOptions{}); !isNotFound(err) {
-		t.Fatalf("the refused tree's container %s is still there (inspect: %v)", cid, err)
+	select {
+	case <-created:
+		t.Fatal("a container was created for a refused tree")
+	default:
 	}
 }
 
