@@ -371,13 +371,26 @@ func (w *Workspace) top(ctx context.Context) (procList, error) {
 	if err != nil {
 		return procList{}, err
 	}
-	col := func(name string) int { return slices.Index(res.Titles, name) }
-	iu, ip, ipp, ic := col("UID"), col("PID"), col("PPID"), col("CMD")
+	return parseTop(res.Titles, res.Processes)
+}
+
+// parseTop reads docker top's answer.
+func parseTop(titles []string, procs [][]string) (procList, error) {
+	col := func(names ...string) int {
+		for _, n := range names {
+			if i := slices.Index(titles, n); i >= 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	// ps -ef's titles; some daemons answer with ps aux's.
+	iu, ip, ipp, ic := col("UID", "USER"), col("PID"), col("PPID"), col("CMD", "COMMAND")
 	if ip < 0 || ipp < 0 {
 		return procList{}, errors.New("docker top lists no PID and PPID")
 	}
 	var l procList
-	for _, p := range res.Processes {
+	for _, p := range procs {
 		at := func(i int) string {
 			if i < 0 || i >= len(p) {
 				return ""
