@@ -54,7 +54,7 @@ func ShellCommand(text string) (cmd string, ok bool) {
 func (t *turn) userCalls(text, messageID string) (done bool, err error) {
 	if cmd, ok := ShellCommand(text); ok {
 		args, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", cmd}})
-		res, err := t.callTool(model.ToolCall{ID: "user-" + messageID + "-shell", Name: "process.exec", Arguments: args}, messageID, false)
+		res, err := t.callTool(model.ToolCall{ID: event.UserShellCallID(messageID), Name: "process.exec", Arguments: args}, messageID, false)
 		if err != nil {
 			return true, err
 		}
@@ -82,7 +82,7 @@ func (t *turn) attach(text, messageID string) error {
 	b.WriteString(event.AttachmentsMarker + "\nThe user attached files of the workspace:\n")
 	for i, p := range paths {
 		args, _ := json.Marshal(map[string]string{"path": p})
-		res, err := t.callTool(model.ToolCall{ID: fmt.Sprintf("user-%s-at%d", messageID, i), Name: "fs.read", Arguments: args}, messageID, false)
+		res, err := t.callTool(model.ToolCall{ID: event.UserMentionCallID(messageID, i), Name: "fs.read", Arguments: args}, messageID, false)
 		if err != nil {
 			return err
 		}

@@ -384,15 +384,11 @@ func (t *Transcript) attachments() {
 func (t *Transcript) toolCall(ev event.Event, d event.ToolCall) {
 	c := &toolCard{callID: d.CallID, tool: d.Tool, input: d.Input, start: ev.At, status: statusRunning}
 	c.subject = subject(d.Tool, d.Input)
-	// The user's own calls carry the user's message ID as their request
-	// (runtime/user.go); a model's request IDs are req-….
-	if own := "user-" + d.RequestID; d.RequestID != "" {
-		switch {
-		case d.ModelCallID == own+"-shell":
-			c.user = userShell
-		case strings.HasPrefix(d.ModelCallID, own+"-at"):
-			c.user = userMention
-		}
+	switch event.UserCallKind(d) {
+	case event.UserShell:
+		c.user = userShell
+	case event.UserMention:
+		c.user = userMention
 	}
 	if c.user != userNone {
 		t.userCalls = append(t.userCalls, c)
