@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # scripts/images.sh: build Harness's local images offline, without a registry.
 #
-#   harness-busybox  busybox-static rootfs, `docker import`ed: about 0.5 s,
+#   harness-busybox  busybox-static rootfs, `docker import`ed: 0.5-2 s,
 #                    2.0 MB; the fast image of the dockerws tests.
 #   harness-sandbox  Debian minbase (mmdebstrap) with bash, coreutils, git, make,
 #                    python3, ca-certificates, procps, patch, ripgrep and less,
 #                    `docker import`ed; the default workspace image. First build
-#                    30-40 s on an idle machine, up to ~5 min on a loaded one
-#                    (274 s measured with the CPUs saturated), 209 MB; the
+#                    about 2 min (30-110 s measured on an idle machine), up to
+#                    ~5 min on a loaded one (274 s measured with the CPUs
+#                    saturated), 209 MB; the
 #                    205 MB rootfs tarball is cached, so a re-import (--force)
 #                    takes 2-3 s.
 #
@@ -162,7 +163,7 @@ build_sandbox() {
 				die "apt-get install mmdebstrap failed"
 		}
 		mkdir -p "$cache"
-		log "building the $suite rootfs with mmdebstrap from $mirror: 30-40 s on an idle machine, up to ~5 min under load (once; the rootfs is cached)"
+		log "building the $suite rootfs with mmdebstrap from $mirror: about 2 minutes, up to ~5 under load (once; the rootfs is cached)"
 		# Documentation, man pages and locales are left out to keep the image small.
 		# The hooks run inside mmdebstrap, where "$1" is the rootfs directory.
 		# shellcheck disable=SC2016
