@@ -56,10 +56,12 @@ test:
 	@$(GO) build -o bin/testreport ./scripts/testreport
 	@set -o pipefail; $(GO) test -json -race -count=1 $(PKGS) 2>&1 | bin/testreport -log $(TESTLOG) -json $(TESTJSON)
 
-# The benchmarks build what they run (cmd/harness's its own binary).
+# The benchmarks build what they run (cmd/harness's its own binary). They
+# are linked as make build links (CGO_ENABLED=0), which also lets a cold
+# run reuse what the tests' static harness binary compiled.
 bench:
 	@scripts/provision.sh bench || true
-	@set -o pipefail; $(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -benchmem -count=1 $(PKGS) 2>&1 | tee $(BENCHLOG)
+	@set -o pipefail; CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -benchmem -count=1 $(PKGS) 2>&1 | tee $(BENCHLOG)
 
 # go vet, staticcheck, and errcheck (staticcheck has no unchecked-error
 # check of its own), both at a pinned version. errcheck skips test files and

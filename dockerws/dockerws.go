@@ -547,16 +547,18 @@ func sandboxUser(u string) string {
 // runs as root with CAP_KILL as its only capability (the sandbox user has
 // none and cannot signal it) and waits on one sleep of its own; on SIGUSR1
 // it kills every other process in the container but that sleep (rounds
-// over /proc until one finds nothing to kill, a hundred at most), then the
-// sleep too, and starts a new one: a new sleep is how the host sees that
-// the clean-up has ended (killAll), so that no later command starts while
-// the reaper still kills. That is the clean-up of last resort, when a
-// command took every PID and no exec can start to kill it: a signal needs
-// no new process, and the reaper forks only once everything else is gone
-// (a shell whose fork fails exits, and with it the container and the files
-// it holds in memory). Its own sleep is left alone inside the rounds: it
-// stays a zombie, which kill still finds, until the reaper waits for it.
-const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done; kill -9 $s' USR1
+// over /proc until one finds nothing to kill, a hundred at most); when a
+// round found nothing, it kills the sleep too and starts a new one: a new
+// sleep is how the host sees that the clean-up has ended (killAll), so
+// that no later command starts while the reaper still kills. That is the
+// clean-up of last resort, when a command took every PID and no exec can
+// start to kill it: a signal needs no new process, and the reaper forks
+// only once nothing else is left (a shell whose fork fails exits, and with
+// it the container and the files it holds in memory); after a hundred
+// rounds that still found processes it keeps its sleep and waits for the
+// next signal. Its own sleep is left alone inside the rounds: it stays a
+// zombie, which kill still finds, until the reaper waits for it.
+const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done; [ $k = 0 ] && kill -9 $s' USR1
 sleep infinity & s=$!
 while :; do
 	wait $s

@@ -303,10 +303,11 @@ func (w *Workspace) sweep(ctx context.Context, e *execution) (refused string) {
 // sandbox user's and root's alike, and waits until the reaper is done:
 // until the daemon's list of the container's processes (docker top, which
 // needs no process in the container) holds only Docker's init, the reaper,
-// and a sleep the reaper started after the signal (reaperScript). When the
-// reaper gave up with processes left it is signaled again. It reports
-// false when the daemon cannot list the processes or the reaper did not
-// finish within 15 s.
+// and a sleep the reaper started after the signal (reaperScript). The
+// reaper is signaled again when it started its sleep with processes left,
+// and after 5 s without progress (it gives up after a hundred
+// rounds that still found processes). It reports false when the daemon
+// cannot list the processes or the reaper did not finish within 15 s.
 func (w *Workspace) killAll(ctx context.Context) bool {
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
@@ -328,6 +329,7 @@ func (w *Workspace) killAll(ctx context.Context) bool {
 	if !signal() {
 		return false
 	}
+	signaled := time.Now()
 	wait := 2 * time.Millisecond
 	for {
 		t := time.NewTimer(wait)
@@ -343,16 +345,18 @@ func (w *Workspace) killAll(ctx context.Context) bool {
 			return false
 		}
 		sleep := now.reaperSleep(w.initPID)
-		if sleep == "" || before.has(sleep) {
+		switch {
+		case sleep != "" && !before.has(sleep) && len(now.rows) == 3:
+			return true
+		case sleep != "" && !before.has(sleep):
+			before = now // a new sleep, but processes are left
+		case time.Since(signaled) < 5*time.Second:
 			continue // the reaper is still killing
 		}
-		if len(now.rows) == 3 {
-			return true
-		}
-		before = now
 		if !signal() {
 			return false
 		}
+		signaled = time.Now()
 	}
 }
 
