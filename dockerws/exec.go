@@ -136,8 +136,8 @@ var scriptEnv = []string{"TZ=UTC0", "LC_ALL=C"}
 // Codes: TOOL_BAD_INPUT (empty argv, NUL in an argument), WORKSPACE_PATH,
 // WORKSPACE_NOT_FOUND (missing cwd), WORKSPACE_SCOPE (cwd through a symlink
 // leaving the workspace), WORKSPACE_LIMIT (no PID left to start the
-// command; every process of the workspace is killed), WORKSPACE_CONTAINER_FAILED,
-// WORKSPACE_DISPOSED, TOOL_CANCELED.
+// command; every process of the workspace is killed),
+// WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
 func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (workspace.ExecResult, error) {
 	const op = "exec"
 	if len(req.Argv) == 0 {
