@@ -70,19 +70,22 @@ exit $rc`
 // pidsLeft exits 98 when the container's processes, the wrapper included,
 // use every PID of its limit (cgroup v1 or v2; nothing is checked where
 // the files are missing or there is no limit); no new process.
-const pidsLeft = `d=/sys/fs/cgroup/pids
-[ -r $d/pids.max ] || d=/sys/fs/cgroup
+const pidsLeft = pidsDir + `
 m=
 c=
 { read -r m < $d/pids.max; read -r c < $d/pids.current; } 2>/dev/null
 case $m in ''|max) ;; *) [ "${c:-0}" -lt "$m" ] || exit 98 ;; esac`
 
+// pidsDir sets d to the directory of the container's pids controller:
+// its own hierarchy under cgroup v1, the unified one under v2.
+const pidsDir = `d=/sys/fs/cgroup/pids
+[ -d $d ] || d=/sys/fs/cgroup`
+
 // readPidsRefused sets r to the count of forks the container's pids limit
 // refused (cgroup v1 or v2), "" where the file is missing; no new process.
-const readPidsRefused = `f=/sys/fs/cgroup/pids/pids.events
-[ -r "$f" ] || f=/sys/fs/cgroup/pids.events
+const readPidsRefused = pidsDir + `
 r=
-{ while read -r k v; do [ "$k" = max ] && r=$v; done; } 2>/dev/null < "$f"`
+{ while read -r k v; do [ "$k" = max ] && r=$v; done; } 2>/dev/null < $d/pids.events`
 
 // pidsTrailer ends the wrapper's stderr when forks were refused during the
 // command (printf's format for it in pidsTrailerFmt).
@@ -198,14 +201,14 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 	refused := "" // the refused-forks count after the command, when the host swept
 	switch state {
 	case awaitTimedOut, awaitCanceled:
-		refused = w.sweep(ctx, e)
+		refused = w.sweep(ctx, e, false)
 		if state == awaitCanceled {
 			return workspace.ExecResult{}, canceled(ctx, op)
 		}
 		code = ExitTimedOut
 	case awaitFailed:
 		err = w.opError(ctx, op, err)
-		w.sweep(ctx, nil)
+		w.sweep(ctx, nil, false)
 		return workspace.ExecResult{}, err
 	default:
 		if !hdr.seen() && code != exitNoCwd && code != exitCwdScope {
@@ -213,15 +216,13 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 			// the PIDs ran out, who holds them is unknown (a sweep kills
 			// only the sandbox user's processes): the reaper kills all.
 			startErr := w.startFailed(ctx, op, code)
-			if errcode.Of(startErr) != errcode.WorkspaceLimit || !w.killAll(ctx) {
-				w.sweep(ctx, nil)
-			}
+			w.sweep(ctx, nil, errcode.Of(startErr) == errcode.WorkspaceLimit)
 			return workspace.ExecResult{}, startErr
 		}
 		if code >= 128 {
 			// The wrapper was killed (by the command itself, or by the
 			// kernel) before its clean-up.
-			refused = w.sweep(ctx, nil)
+			refused = w.sweep(ctx, nil, false)
 		}
 	}
 	// The stream has ended: what the wrapper held back is settled.
@@ -257,10 +258,12 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 // so copying its output returns even when a process that left the group
 // still holds the pipes. It returns the count of forks the pids limit has
 // refused ("" when unknown). The exec API cannot kill; a second exec does.
-// When no exec can start (the command took every PID), the container's
-// reaper kills (killAll), which needs no new process, and the sweep runs
-// again to read the count.
-func (w *Workspace) sweep(ctx context.Context, e *execution) (refused string) {
+// When no exec can start (the command took every PID), or when everyone
+// is set (PIDs ran out and who holds them is unknown: the sweep reaches
+// only the sandbox user's processes), the container's reaper kills all
+// (killAll), which needs no new process, and the sweep runs after it to
+// read the count.
+func (w *Workspace) sweep(ctx context.Context, e *execution, everyone bool) (refused string) {
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	try := func() bool {
@@ -269,7 +272,7 @@ func (w *Workspace) sweep(ctx context.Context, e *execution) (refused string) {
 		refused = strings.TrimSpace(out.String())
 		return err == nil && code == 0
 	}
-	if !try() && !w.isClosed() {
+	if (everyone || !try()) && !w.isClosed() {
 		if w.killAll(kctx) {
 			try()
 		} else {
@@ -346,7 +349,7 @@ func (w *Workspace) killAll(ctx context.Context) bool {
 		}
 		sleep := now.reaperSleep(w.initPID)
 		switch {
-		case sleep != "" && !before.has(sleep) && len(now.rows) == 3:
+		case sleep != "" && !before.has(sleep) && len(now) == 3:
 			return true
 		case sleep != "" && !before.has(sleep):
 			before = now // a new sleep, but processes are left
@@ -361,9 +364,7 @@ func (w *Workspace) killAll(ctx context.Context) bool {
 }
 
 // procList is the daemon's list of a container's processes (host PIDs).
-type procList struct {
-	rows []procRow
-}
+type procList []procRow
 
 type procRow struct {
 	uid, pid, ppid, cmd string
@@ -374,7 +375,7 @@ type procRow struct {
 func (w *Workspace) top(ctx context.Context) (procList, error) {
 	res, err := w.cli.ContainerTop(ctx, w.cid, client.ContainerTopOptions{})
 	if err != nil {
-		return procList{}, err
+		return nil, err
 	}
 	return parseTop(res.Titles, res.Processes)
 }
@@ -392,7 +393,7 @@ func parseTop(titles []string, procs [][]string) (procList, error) {
 	// ps -ef's titles; some daemons answer with ps aux's.
 	iu, ip, ipp, ic := col("UID", "USER"), col("PID"), col("PPID"), col("CMD", "COMMAND")
 	if ip < 0 || ipp < 0 {
-		return procList{}, errors.New("docker top lists no PID and PPID")
+		return nil, errors.New("docker top lists no PID and PPID")
 	}
 	var l procList
 	for _, p := range procs {
@@ -402,13 +403,13 @@ func parseTop(titles []string, procs [][]string) (procList, error) {
 			}
 			return p[i]
 		}
-		l.rows = append(l.rows, procRow{uid: at(iu), pid: at(ip), ppid: at(ipp), cmd: at(ic)})
+		l = append(l, procRow{uid: at(iu), pid: at(ip), ppid: at(ipp), cmd: at(ic)})
 	}
 	return l, nil
 }
 
 func (l procList) has(pid string) bool {
-	return slices.ContainsFunc(l.rows, func(r procRow) bool { return r.pid == pid })
+	return slices.ContainsFunc(l, func(r procRow) bool { return r.pid == pid })
 }
 
 // reaperSleep returns the PID of the reaper's sleep, "" when there is
@@ -416,7 +417,7 @@ func (l procList) has(pid string) bool {
 // a sandbox process can take its command line but not its user.
 func (l procList) reaperSleep(initPID string) string {
 	var init procRow
-	for _, r := range l.rows {
+	for _, r := range l {
 		if r.pid == initPID {
 			init = r
 		}
@@ -424,11 +425,11 @@ func (l procList) reaperSleep(initPID string) string {
 	if init.pid == "" {
 		return ""
 	}
-	for _, r := range l.rows {
+	for _, r := range l {
 		if r.ppid != initPID || r.uid != init.uid || !strings.HasPrefix(r.cmd, "sh -c trap ") {
 			continue
 		}
-		for _, c := range l.rows {
+		for _, c := range l {
 			if c.ppid == r.pid {
 				return c.pid
 			}
