@@ -81,6 +81,31 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
+// splitCommand takes the command word out of args: the first argument
+// that is neither a flag nor the value of one of the common flags, so
+// that `harness --db F resume ID` resumes as `harness resume ID --db F`
+// does. Without one the command is "" (the TUI, new session).
+func splitCommand(args []string) (string, []string) {
+	common := newFlagSet("", &options{}, io.Discard)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return "", args
+		case len(a) > 1 && a[0] == '-':
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if f := common.Lookup(name); f != nil && !hasValue {
+				if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+					i++ // its value
+				}
+			}
+		default:
+			return a, append(args[:i:i], args[i+1:]...)
+		}
+	}
+	return "", args
+}
+
 // parseArgs parses flags before and after positional arguments.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string

@@ -50,10 +50,7 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		}
 	}()
 
-	cmd := ""
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
+	cmd, args := splitCommand(args)
 	switch cmd {
 	case "", "resume", "exec", "sessions", "events", "request", "diff", "apply", "discard", "doctor":
 	case "help":
@@ -72,6 +69,11 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return exitUsage
+	}
+	if cmd == "" && len(pos) > 0 {
+		fmt.Fprintf(stderr, "harness: unexpected argument %q: the TUI takes none (a prompt goes to harness exec)\n\n", pos[0])
+		printUsage(stderr)
 		return exitUsage
 	}
 	if o.Fork && o.Resume == "" && cmd == "exec" {
