@@ -382,14 +382,31 @@ func (a *App) resume(ctx context.Context, id string, s *Session) (*runtime.Check
 // take takes session id's lease for this process: a take-over only once
 // no turn runs and only while the log is as checked (see resume), so
 // every command that takes a session — resume, diff, apply, discard —
-// takes it the same safe way. SESS_BUSY names --take-over, the running
-// turn's process, or says the session moved on.
+// takes it the same safe way. A turn left unfinished by a holder that is
+// gone needs no take-over: the lease is taken as without --take-over, and
+// what the command makes of that turn is its own rule (resume refuses it,
+// discard and recovery read the last finished one). SESS_BUSY names
+// --take-over, the running turn's process, or says the session moved on.
 func (a *App) take(ctx context.Context, id string) (store.Owner, error) {
 	var seen *int64
 	if a.Opts.TakeOver {
 		rp, err := runtime.LatestTerminal(ctx, a.Store, id)
-		if err != nil {
-			return store.Owner{}, a.running(ctx, id, err)
+		switch {
+		case errcode.Of(err) == errcode.RuntimeCheckpointInterrupted:
+			// An unfinished turn: a live holder runs it (refused, named);
+			// a dead one left it, and its lease needs no take-over (the
+			// plain acquire reclaims it).
+			owner, aerr := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{})
+			switch {
+			case errcode.Of(aerr) == errcode.SessBusy:
+				return store.Owner{}, a.running(ctx, id, err)
+			case aerr != nil:
+				return store.Owner{}, aerr
+			}
+			a.owner = owner
+			return owner, nil
+		case err != nil:
+			return store.Owner{}, err
 		}
 		seen = &rp.LastSeq
 	}

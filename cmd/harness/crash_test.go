@@ -54,6 +54,13 @@ func TestKillMidTurn(t *testing.T) {
 		if ls := u.run("", "sessions"); ls.code != 0 || !strings.Contains(ls.stdout, id) {
 			t.Fatalf("round %d: the store does not open cleanly: %s", round, ls.stderr)
 		}
+		// The killed holder left its lease: --take-over takes it as a
+		// plain open does (discard then finds no kept work), not refused
+		// for the turn the dead process left unfinished.
+		plain, taken := u.run("", "discard", id), u.run("", "discard", id, "--take-over")
+		if taken.code != plain.code || !strings.Contains(taken.stderr, string(errcode.WorkspaceNotFound)) {
+			t.Fatalf("round %d (kill at line %d): discard --take-over exit %d (plain: %d)\n%s", round, killAt, taken.code, plain.code, taken.stderr)
+		}
 		cont := u.script(`[{"content":"continued"}]`)
 		res := u.run("", "exec", "--json", "--workspace", "local", "--fake-model", cont, "--resume", id, "go on")
 		switch {
