@@ -60,21 +60,6 @@ func Request(ctx context.Context, r store.Reader, id string) (model.Request, err
 	return runtime.ReconstructModelRequest(cp)
 }
 
-// Patch returns the workspace patch at the session's last finished turn
-// and the project root the session recorded ("" when it recorded none).
-func Patch(ctx context.Context, r store.Reader, id string) (patch, root string, err error) {
-	s, err := r.Session(ctx, id)
-	if err != nil {
-		return "", "", err
-	}
-	last, _, err := runtime.LastFinished(ctx, r, id)
-	if err != nil {
-		return "", "", err
-	}
-	patch, err = patchOf(last)
-	return patch, s.Metadata["root"], err
-}
-
 // patchOf is the workspace patch of last, a session's last finished turn
 // (nil for none): "" when it recorded none; a failed diff is refused with
 // its code, never shown as no change.

@@ -36,10 +36,19 @@ import (
 
 // maxPatchBytes bounds a session's workspace patch, at the end of every
 // turn (openWorkspace) as in a recovery: it is recorded in one event, then
-// in the session's checkpoints, which hold at most 16 MiB in all. A bigger
-// one is a failed diff whose files are kept, not a checkpoint that cannot
-// be stored.
-const maxPatchBytes = 8 << 20
+// in the session's checkpoints, which hold at most store.MaxPayloadBytes
+// (16 MiB) in all: half of that. A bigger one is a failed diff whose files
+// are kept, not a checkpoint that cannot be stored.
+const maxPatchBytes = store.MaxPayloadBytes / 2
+
+// wsOptions are the Docker workspace options every open of session id's
+// workspace on root shares, a new one (Start) and an adopted kept one
+// (Adopt) alike: its copy-in limits and the patch bound.
+func (a *App) wsOptions(root, id string) dockerws.Options {
+	return dockerws.Options{Root: root, SessionID: id, Exclude: a.Opts.Exclude,
+		MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
+		MaxPatchBytes: maxPatchBytes, SecretEnv: a.SecretEnv()}
+}
 
 // recoverTimeout bounds the adoption and diff of a kept container, like
 // the end-of-turn diff's own deadline.
@@ -141,9 +150,7 @@ func (a *App) recoverKept(ctx context.Context, id string, owner store.Owner, cp 
 	}
 	rctx, cancel := context.WithTimeout(ctx, recoverTimeout)
 	defer cancel()
-	ws, err := dockerws.Adopt(rctx, dockerws.Options{Root: root, SessionID: id, Exclude: a.Opts.Exclude,
-		MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
-		MaxPatchBytes: maxPatchBytes}, k.Name, cp.Workspace.Snapshot)
+	ws, err := dockerws.Adopt(rctx, a.wsOptions(root, id), k.Name, cp.Workspace.Snapshot)
 	if err != nil {
 		return "", hint(err)
 	}

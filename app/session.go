@@ -69,10 +69,7 @@ func (s *Session) Patch(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if rp.Checkpoint == nil || rp.Checkpoint.Workspace == nil {
-		return "", nil
-	}
-	return rp.Checkpoint.Workspace.PatchOrError()
+	return patchOf(rp.Checkpoint)
 }
 
 // LostTo says which process took the session over ("pid N on host H"),
@@ -496,9 +493,9 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 	if a.Conf.Workspace != "local" {
 		err := dockerws.Ping(ctx, "")
 		if err == nil {
-			ws, err := dockerws.Start(ctx, dockerws.Options{Root: s.Root, Image: a.Conf.Image, SessionID: sessionID, Exclude: a.Opts.Exclude,
-				MaxFiles: a.Opts.MaxFiles, MaxFileBytes: a.Opts.MaxFileBytes, MaxTotalBytes: a.Opts.MaxTotalBytes,
-				MaxWorkspaceBytes: a.Opts.MaxWorkspaceBytes, MaxPatchBytes: maxPatchBytes, Patch: patch, Defer: a.Opts.DeferWorkspace, SecretEnv: a.SecretEnv()})
+			o := a.wsOptions(s.Root, sessionID)
+			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, a.Opts.DeferWorkspace
+			ws, err := dockerws.Start(ctx, o)
 			if err != nil {
 				return err
 			}

@@ -291,8 +291,7 @@ func BenchmarkVersion(b *testing.B) {
 	dir := b.TempDir()
 	const vpkg = "github.com/harness-dev/harness/internal/version"
 	bin := dir + "/harness"
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X "+vpkg+".version=v0.0.0-bench -X "+vpkg+".commit=000000000000", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build := goBuild("-trimpath", "-ldflags", "-s -w -X "+vpkg+".version=v0.0.0-bench -X "+vpkg+".commit=000000000000", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
@@ -300,9 +299,7 @@ func BenchmarkVersion(b *testing.B) {
 	if err := os.WriteFile(dir+"/hello.go", []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\"hello\\n\") }\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	hb := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", hello, dir+"/hello.go")
-	hb.Env = build.Env
-	if out, err := hb.CombinedOutput(); err != nil {
+	if out, err := goBuild("-trimpath", "-ldflags", "-s -w", "-o", hello, dir+"/hello.go").CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
 	timeOne := func(argv ...string) time.Duration {

@@ -26,8 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	harnessBin = filepath.Join(dir, "harness")
-	build := exec.Command("go", "build", "-o", harnessBin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // linked as make build links it
+	build := goBuild("-o", harnessBin, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build harness:", err)
@@ -36,6 +35,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// goBuild is go build as make build links (statically, CGO_ENABLED=0):
+// every binary the tests and benchmarks build shares one configuration.
+func goBuild(args ...string) *exec.Cmd {
+	cmd := exec.Command("go", append([]string{"build"}, args...)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
 }
 
 // env is a user's environment in temp dirs: its own HOME, XDG dirs, a

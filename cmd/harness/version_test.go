@@ -33,7 +33,7 @@ func TestVersion(t *testing.T) {
 func TestVersionFromLinker(t *testing.T) {
 	bin := t.TempDir() + "/harness"
 	const vpkg = "github.com/harness-dev/harness/internal/version"
-	build := exec.Command("go", "build", "-ldflags", "-X "+vpkg+".version=v9.8.7-test -X "+vpkg+".commit=1a2b3c4d5e6f", "-o", bin, ".") // links only: the packages are built
+	build := goBuild("-ldflags", "-X "+vpkg+".version=v9.8.7-test -X "+vpkg+".commit=1a2b3c4d5e6f", "-o", bin, ".") // links only: the packages are built
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
