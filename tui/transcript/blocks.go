@@ -520,7 +520,7 @@ func (*attachBlock) expandable() bool { return false }
 func (*attachBlock) toggle()          {}
 func (a *attachBlock) render(c *Ctx, _ bool) []string {
 	for _, call := range a.calls {
-		if call.user == userShell {
+		if call.user == event.UserShell {
 			return ranLines(call, c)
 		}
 	}

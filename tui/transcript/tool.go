@@ -16,15 +16,6 @@ import (
 
 type toolStatus int
 
-// userCall marks the calls the user's own message made.
-type userCall int
-
-const (
-	userNone    userCall = iota
-	userShell            // !command
-	userMention          // @path
-)
-
 const (
 	statusRunning toolStatus = iota
 	statusAwaiting
@@ -118,8 +109,8 @@ type toolCard struct {
 	errMsg     string
 	policy     string // a policy or permission outcome worth showing
 	denied     bool   // the policy or the user denied it (policy says why)
-	user       userCall
-	ran        bool // a !command whose output its "you · ran" block shows
+	user       string // event.UserCallKind: a call the user's own message made ("" for the model's)
+	ran        bool   // a !command whose output its "you · ran" block shows
 	expanded   bool
 	write      *writeInfo
 	// streamed is a running command's output as tool.output events

@@ -371,7 +371,7 @@ func (t *Transcript) attachments() {
 	a := &attachBlock{calls: append([]*toolCard(nil), t.userCalls...)}
 	t.userCalls = t.userCalls[:0]
 	for _, c := range a.calls {
-		if c.user == userShell {
+		if c.user == event.UserShell {
 			c.ran = true // its output is the block's now
 			if i, ok := t.byCall[c.callID]; ok {
 				t.touch(i)
@@ -384,13 +384,8 @@ func (t *Transcript) attachments() {
 func (t *Transcript) toolCall(ev event.Event, d event.ToolCall) {
 	c := &toolCard{callID: d.CallID, tool: d.Tool, input: d.Input, start: ev.At, status: statusRunning}
 	c.subject = subject(d.Tool, d.Input)
-	switch event.UserCallKind(d) {
-	case event.UserShell:
-		c.user = userShell
-	case event.UserMention:
-		c.user = userMention
-	}
-	if c.user != userNone {
+	c.user = event.UserCallKind(d)
+	if c.user != "" {
 		t.userCalls = append(t.userCalls, c)
 	}
 	if d.Tool == "fs.write" {
