@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/jsonword"
 	"github.com/harness-dev/harness/model"
 )
 
@@ -158,15 +159,6 @@ func isCompactJSON(b []byte) bool {
 	return ok && i == len(b)
 }
 
-// stringPlain marks the bytes a JSON string holds as they are: not the
-// quote, not the backslash, not a control character.
-var stringPlain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
 // compactValue scans the value at b[i] and returns the index after it.
 func compactValue(b []byte, i, depth int) (int, bool) {
 	if i >= len(b) {
@@ -230,10 +222,10 @@ func compactContainer(b []byte, i, depth int) (int, bool) {
 func compactString(b []byte, i int) (int, bool) {
 	i++ // the opening quote
 	for i < len(b) {
-		for i+8 <= len(b) && !hasSpecial(binary.LittleEndian.Uint64(b[i:])) {
+		for i+8 <= len(b) && !jsonword.Special(binary.LittleEndian.Uint64(b[i:])) {
 			i += 8
 		}
-		for i < len(b) && stringPlain[b[i]] {
+		for i < len(b) && jsonword.Plain[b[i]] {
 			i++
 		}
 		if i >= len(b) {
@@ -267,16 +259,6 @@ func compactString(b []byte, i int) (int, bool) {
 		}
 	}
 	return i, false
-}
-
-// hasSpecial reports whether any of the eight bytes in x is a quote, a
-// backslash or a control character (the exact zero-byte and less-than
-// tests on a word; a hit is then found byte by byte).
-func hasSpecial(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	control := (x - ones*0x20) & ^x & highs
-	return control|zero(x^(ones*'"'))|zero(x^(ones*'\\')) != 0
 }
 
 func isHex(c byte) bool {

@@ -3,6 +3,8 @@ package model
 import (
 	"encoding/binary"
 	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/jsonword"
 )
 
 // AppendCanonicalString appends s as MarshalCanonical encodes a string
@@ -18,10 +20,10 @@ func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start, i := 0, 0
 	for i < len(s) {
-		for i+8 <= len(s) && !needsEscape(binary.LittleEndian.Uint64([]byte(s[i:i+8]))) {
+		for i+8 <= len(s) && !jsonword.SpecialOrNonASCII(binary.LittleEndian.Uint64([]byte(s[i:i+8]))) {
 			i += 8
 		}
-		for i < len(s) && plainASCII[s[i]] {
+		for i < len(s) && s[i] < utf8.RuneSelf && jsonword.Plain[s[i]] {
 			i++
 		}
 		if i >= len(s) {
@@ -66,21 +68,4 @@ func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
-}
-
-// plainASCII marks the ASCII bytes a string holds as they are.
-var plainASCII = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// needsEscape reports whether any of the eight bytes in x is a quote, a
-// backslash, a control character or not ASCII (exact word tests; the byte
-// is then found one by one).
-func needsEscape(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	return ((x-ones*0x20)&^x|zero(x^(ones*'"'))|zero(x^(ones*'\\'))|x)&highs != 0
 }
