@@ -23,13 +23,30 @@ const spliceMin = 512
 var placeholder = json.RawMessage("0")
 
 // piece is a large field left out of encoding/json's pass over an event:
-// marker is what stands in its place in that encoding (its key, keep
-// bytes long, then a placeholder value), put appends the field's value.
+// marker is what stands in its place in that encoding, its key and then a
+// stub value stub bytes long; the value put back is raw as it is (raw
+// JSON) or str escaped.
 type piece struct {
 	marker string
-	keep   int
-	size   int // about how many bytes put appends
-	put    func(dst []byte) []byte
+	stub   int
+	raw    []byte
+	str    string
+}
+
+// put appends the field's value.
+func (p piece) put(dst []byte) []byte {
+	if p.raw != nil {
+		return append(dst, p.raw...)
+	}
+	return model.AppendCanonicalString(dst, p.str)
+}
+
+// size is about how many bytes put appends.
+func (p piece) size() int {
+	if p.raw != nil {
+		return len(p.raw)
+	}
+	return len(p.str) + len(p.str)/8 + 2
 }
 
 // spliceable returns d with its one large field replaced by a small
@@ -41,31 +58,27 @@ type piece struct {
 // once in their event type qualify: the key, with its opening quote, can
 // then only be that field's (inside a JSON string a quote is escaped).
 func spliceable(d Data) (out Data, p piece, ok bool) {
-	raw := func(key string, b []byte) piece {
-		return piece{marker: key + string(placeholder), keep: len(key), size: len(b),
-			put: func(dst []byte) []byte { return append(dst, b...) }}
-	}
+	stub := len(placeholder)
 	switch v := d.(type) {
 	case ToolResult:
 		if spliceableRaw(v.Output) {
-			p, v.Output = raw(`"output":`, v.Output), placeholder
+			p, v.Output = piece{marker: `"output":0`, stub: stub, raw: v.Output}, placeholder
 			return v, p, true
 		}
 	case RuntimeCheckpoint:
 		if spliceableRaw(v.Payload) {
-			p, v.Payload = raw(`"payload":`, v.Payload), placeholder
+			p, v.Payload = piece{marker: `"payload":0`, stub: stub, raw: v.Payload}, placeholder
 			return v, p, true
 		}
 	case ToolCall:
 		if spliceableRaw(v.Input) {
-			p, v.Input = raw(`"input":`, v.Input), placeholder
+			p, v.Input = piece{marker: `"input":0`, stub: stub, raw: v.Input}, placeholder
 			return v, p, true
 		}
 	case MessageCompleted:
 		if content := v.Content; len(content) >= spliceMin && utf8.ValidString(content) {
 			v.Content = ""
-			return v, piece{marker: `"content":""`, keep: len(`"content":`), size: len(content) + len(content)/8 + 2,
-				put: func(dst []byte) []byte { return model.AppendCanonicalString(dst, content) }}, true
+			return v, piece{marker: `"content":""`, stub: len(`""`), str: content}, true
 		}
 	}
 	return d, piece{}, false
@@ -108,8 +121,9 @@ func splice(b []byte, p piece) ([]byte, bool) {
 	if at < 0 || end >= len(b) || (b[end] != ',' && b[end] != '}') {
 		return nil, false
 	}
-	out := make([]byte, 0, len(b)-len(p.marker)+p.keep+p.size)
-	out = append(out, b[:at+p.keep]...)
+	keep := len(p.marker) - p.stub // the key
+	out := make([]byte, 0, len(b)-p.stub+p.size())
+	out = append(out, b[:at+keep]...)
 	out = p.put(out)
 	return append(out, b[end:]...), true
 }
