@@ -43,9 +43,6 @@ func newEngineAt(t *testing.T, home string, o app.Options) (*Engine, *app.App) {
 	return eng, a
 }
 
-// collect reads Next until a turn.completed arrives, answering questions
-// through the engine with answer; it returns the events seen and the
-// questions asked.
 // untilType reads updates until an event of type T arrives, and returns
 // its data.
 func untilType[T event.Data](t *testing.T, eng *Engine) T {
@@ -66,6 +63,9 @@ func untilType[T event.Data](t *testing.T, eng *Engine) T {
 	}
 }
 
+// collect reads Next until a turn.completed arrives, answering questions
+// through the engine with answer; it returns the events seen and the
+// questions asked.
 func collect(t *testing.T, eng *Engine, answer func(*tui.Approval) tui.Answer) ([]event.Event, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
