@@ -69,8 +69,8 @@ func (a *App) rebuildModel(sessionID string, md map[string]string) (built, error
 			return built{}, usageErr("--base-url on session %s, which ran on %s: pass --model too", sessionID, saved)
 		}
 		base := o.BaseURL
-		if base == "" && o.Model == "" {
-			base = savedBase
+		if base == "" {
+			base = savedBase // --model alone switches the model on the same provider
 		}
 		return provider(name, base, a.Conf.APIKey, a.Conf.ProviderTimeout)
 	}

@@ -22,7 +22,7 @@ import (
 // switch, and says how to get a provider.
 func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 	answer := sse(chunkJSON(`{"role":"assistant","content":"ok"}`, "stop"))
-	srv := &chatServer{streams: []string{answer, answer, answer}}
+	srv := &chatServer{streams: []string{answer, answer, answer, answer}}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	home := t.TempDir()
@@ -80,6 +80,17 @@ func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 	srv.mu.Unlock()
 	if !strings.Contains(last, `"model":"second-model"`) {
 		t.Errorf("the resumed session asked another model:\n%s", last)
+	}
+	// --model on resume switches the model on the same provider: the
+	// session's own server, not the default one.
+	if r := u.run("", "exec", "--json", "--resume", s.ID, "--model", "third-model", "four"); r.code != 0 {
+		t.Fatalf("resume --model: exit %d\n%s", r.code, r.stderr)
+	}
+	srv.mu.Lock()
+	last = srv.bodies[len(srv.bodies)-1]
+	srv.mu.Unlock()
+	if !strings.Contains(last, `"model":"third-model"`) {
+		t.Errorf("resume --model did not reach the session's server:\n%s", last)
 	}
 
 	// A scripted session cannot switch.
