@@ -396,7 +396,7 @@ func (t *turn) streamSummary(req model.Request, boundary int) (*model.Completion
 		if t.r.canceled.Load() || errors.Is(err, context.Canceled) || isAppendFailure(err) {
 			return nil, "", err
 		}
-		return nil, "", &errcode.Error{Code: errcode.RuntimeSummaryFailed, Message: "summary round failed: " + string(errcode.Of(err)), Err: err}
+		return nil, "", &errcode.Error{Code: errcode.RuntimeSummaryFailed, Message: "summary round failed: " + string(errcode.Of(err)) + ": " + errcode.Message(err), Err: err}
 	}
 	if len(comp.ToolCalls) > 0 {
 		return nil, "", errcode.New(errcode.RuntimeSummaryFailed, "summary round asked for tool calls")
