@@ -333,12 +333,14 @@ type InputWithdrawn struct {
 }
 
 // ModelRetry: model.retry, an adapter retrying a failed attempt. Attempt
-// counts from 1; Code is the retryable error code.
+// counts from 1; Code is the retryable error code and Message, when the
+// adapter gave one, what failed ("reach http://…: connection refused").
 type ModelRetry struct {
 	RequestID string `json:"requestId"`
 	Attempt   int    `json:"attempt"`
 	Code      string `json:"code"`
 	DelayMs   int    `json:"delayMs"`
+	Message   string `json:"message,omitempty"`
 	RunID     string `json:"runId"`
 	SessionID string `json:"sessionId"`
 	TurnID    string `json:"turnId"`

@@ -62,8 +62,9 @@
 //	                                  a message queued for the next turn
 //	input.withdrawn   InputWithdrawn  runId, sessionId, turnId, messageId: a queued next-turn input
 //	                                  or pending steering removed before it applied
-//	model.retry       ModelRetry      requestId, attempt (from 1), code, delayMs, runId, sessionId,
-//	                                  turnId: the model adapter retrying a failed attempt
+//	model.retry       ModelRetry      requestId, attempt (from 1), code, delayMs, message?, runId,
+//	                                  sessionId, turnId: the model adapter retrying a failed attempt
+//	                                  (message: what failed, when the adapter said)
 //	session.forked    SessionForked   sessionId, fromSessionId, fromTurnId?, abandonedTurnId?:
 //	                                  a session continued from a point of another (or its own) history;
 //	                                  no fromTurnId: from nothing (the other session finished no turn)

@@ -274,7 +274,11 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 		case event.ContextCompacted:
 			fmt.Fprintf(a.Stderr, "  (context compacted: %d → %d messages)\n", d.BeforeMessages, d.AfterMessages)
 		case event.ModelRetry:
-			fmt.Fprintf(a.Stderr, "  (retrying model request: %s, attempt %d)\n", d.Code, d.Attempt)
+			why := d.Code
+			if d.Message != "" {
+				why += ": " + d.Message
+			}
+			fmt.Fprintf(a.Stderr, "  (retrying model request: %s, attempt %d)\n", why, d.Attempt)
 		case event.WorkspaceLifecycle:
 			if line := app.LeftOut(d.Skipped); line != "" {
 				fmt.Fprintln(a.Stderr, "harness: "+line)

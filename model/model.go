@@ -155,11 +155,13 @@ type Chunk struct {
 
 // Retry reports that an attempt failed with a retryable code and the adapter
 // will try again after Delay milliseconds. Only sent before any text or tool
-// call of the response was streamed.
+// call of the response was streamed. Message says what failed, in the
+// failed attempt's words (errcode.Message); it may be empty.
 type Retry struct {
 	Attempt int    `json:"attempt"`
 	Code    string `json:"code"`
 	DelayMs int    `json:"delayMs"`
+	Message string `json:"message,omitempty"`
 }
 
 // Stream yields chunks until a ChunkCompletion, then io.EOF. Errors carry

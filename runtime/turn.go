@@ -514,7 +514,7 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 				return nil, invalid("retry after content was streamed")
 			}
 			if _, err := t.append(event.ModelRetry{RequestID: req.RequestID, Attempt: c.Retry.Attempt, Code: c.Retry.Code,
-				DelayMs: c.Retry.DelayMs, RunID: r.id, SessionID: s.id, TurnID: r.turnID}); err != nil {
+				DelayMs: c.Retry.DelayMs, Message: c.Retry.Message, RunID: r.id, SessionID: s.id, TurnID: r.turnID}); err != nil {
 				return nil, err
 			}
 		default:

@@ -624,14 +624,14 @@ func TestMutationOnLocalWorkspace(t *testing.T) {
 
 // A provider's retries are visible as model.retry events, before the answer.
 func TestModelRetryIsRecorded(t *testing.T) {
-	m := script(t, `[{"chunks":[{"retry":{"attempt":1,"code":"MODEL_RATE_LIMITED","delayMs":5}},{"delta":"ok"},{"completion":{"content":"ok","finishReason":"stop"}}]}]`)
+	m := script(t, `[{"chunks":[{"retry":{"attempt":1,"code":"MODEL_RATE_LIMITED","delayMs":5,"message":"server answered 429 Too Many Requests"}},{"delta":"ok"},{"completion":{"content":"ok","finishReason":"stop"}}]}]`)
 	f := newFixture(t, m, m, nil)
 	if out := f.wait(f.start("go")); out.Status != runtime.StatusCompleted {
 		t.Fatalf("outcome = %+v", out)
 	}
 	evs := f.events()
 	r := ofType[event.ModelRetry](evs)
-	if len(r) != 1 || r[0].Code != "MODEL_RATE_LIMITED" || r[0].Attempt != 1 {
+	if len(r) != 1 || r[0].Code != "MODEL_RATE_LIMITED" || r[0].Attempt != 1 || r[0].Message != "server answered 429 Too Many Requests" {
 		t.Fatalf("model.retry = %+v", r)
 	}
 	got := foldDeltas(types(evs))

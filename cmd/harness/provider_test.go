@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -170,6 +171,9 @@ func TestExecProviderFailures(t *testing.T) {
 					}
 				case event.ModelRetry:
 					retries++
+					if want := "server answered " + strconv.Itoa(c.statuses[0]); !strings.HasPrefix(d.Message, want) || !strings.HasSuffix(d.Message, ": nope") {
+						t.Errorf("model.retry message %q, want %q…: nope", d.Message, want)
+					}
 				}
 			}
 			if completed != 1 || retries != c.retries {

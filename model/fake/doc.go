@@ -29,7 +29,8 @@
 //     replaces content, deltas, toolCalls, usage and finishReason (setting
 //     both is an error), to script invalid orders such as text after a tool
 //     call. A completion chunk is taken literally (its totalTokens too, when
-//     given); an error chunk ends the stream with that code.
+//     given); a retry chunk has attempt, code and optionally delayMs and
+//     message; an error chunk ends the stream with that code.
 //
 // Ordering guarantees: requests are answered in arrival order, one step
 // each; every request is recorded, deep-copied, before it is answered

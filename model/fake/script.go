@@ -333,7 +333,7 @@ func decodeCompletion(raw json.RawMessage) (*Completion, error) {
 }
 
 func decodeRetry(raw json.RawMessage) (*model.Retry, error) {
-	m, err := object(raw, "retry", "attempt", "code", "delayMs")
+	m, err := object(raw, "retry", "attempt", "code", "delayMs", "message")
 	if err != nil {
 		return nil, err
 	}
@@ -349,6 +349,8 @@ func decodeRetry(raw json.RawMessage) (*model.Retry, error) {
 			err = value(v, k, &r.Code)
 		case "delayMs":
 			err = value(v, k, &r.DelayMs)
+		case "message":
+			err = value(v, k, &r.Message)
 		}
 		if err != nil {
 			return nil, err

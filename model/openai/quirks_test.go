@@ -337,7 +337,8 @@ func TestRefusedReasoningFieldIsStripped(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round two: %v", err)
 			}
-			if diff := cmp.Diff(retry(1, errcode.ModelHTTPError, 0), chunks[0]); diff != "" {
+			refused := "server answered 400 Bad Request: 'messages.2' : for 'role:assistant' the following must be satisfied[('messages.2' : property '" + tt.field + "' is unsupported)]"
+			if diff := cmp.Diff(retry(1, errcode.ModelHTTPError, 0, refused), chunks[0]); diff != "" {
 				t.Errorf("round two's first chunk (-want +got):\n%s", diff)
 			}
 			if last := chunks[len(chunks)-1]; last.Kind != model.ChunkCompletion || last.Completion.Content != "Done." {

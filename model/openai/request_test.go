@@ -249,6 +249,8 @@ func TestRequestRejected(t *testing.T) {
 
 func TestHTTPFailures(t *testing.T) {
 	keyEcho := `{"error":{"message":"Incorrect API key provided: ` + testKey + `. Header was Authorization: Bearer ` + testKey + `","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`
+	// The retry notices say what failed, with the key taken out.
+	const keyEchoAnswer = "server answered 500 Internal Server Error: Incorrect API key provided: [REDACTED]. Header was Authorization: [REDACTED]"
 	fail := func(status int, body string, header map[string]string) reply {
 		return reply{status: status, body: body, header: header}
 	}
@@ -288,7 +290,7 @@ func TestHTTPFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{fail(429, `{"error":{"message":"Rate limit reached"}}`, map[string]string{"Retry-After": "0"}), plain(t)}
 			},
-			want:     append([]model.Chunk{retry(1, errcode.ModelRateLimited, 0)}, answer...),
+			want:     append([]model.Chunk{retry(1, errcode.ModelRateLimited, 0, "server answered 429 Too Many Requests: Rate limit reached")}, answer...),
 			wantReqs: 2,
 		},
 		{
@@ -296,13 +298,13 @@ func TestHTTPFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{fail(429, `{}`, map[string]string{"Retry-After-Ms": "5"}), plain(t)}
 			},
-			want:     append([]model.Chunk{retry(1, errcode.ModelRateLimited, 5)}, answer...),
+			want:     append([]model.Chunk{retry(1, errcode.ModelRateLimited, 5, "server answered 429 Too Many Requests")}, answer...),
 			wantReqs: 2,
 		},
 		{
 			name:     "500 on every attempt",
 			replies:  func(*testing.T) []reply { return []reply{fail(500, keyEcho, nil)} },
-			want:     []model.Chunk{retry(1, errcode.ModelHTTPError, 1), retry(2, errcode.ModelHTTPError, 2)},
+			want:     []model.Chunk{retry(1, errcode.ModelHTTPError, 1, keyEchoAnswer), retry(2, errcode.ModelHTTPError, 2, keyEchoAnswer)},
 			wantCode: errcode.ModelHTTPError, wantReqs: 3,
 		},
 		{
@@ -321,7 +323,7 @@ func TestHTTPFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{fail(502, "<html>bad gateway</html>", nil), plain(t)}
 			},
-			want:     append([]model.Chunk{retry(1, errcode.ModelHTTPError, 1)}, answer...),
+			want:     append([]model.Chunk{retry(1, errcode.ModelHTTPError, 1, "server answered 502 Bad Gateway: <html>bad gateway</html>")}, answer...),
 			wantReqs: 2,
 		},
 		{
@@ -329,7 +331,7 @@ func TestHTTPFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{{status: http.StatusOK, body: firstEvents(t, "plain.sse", 1), hangup: true}, plain(t)}
 			},
-			want:     append([]model.Chunk{retry(1, errcode.ModelTransportError, 1)}, answer...),
+			want:     append([]model.Chunk{retry(1, errcode.ModelTransportError, 1, "reach {url}: the server closed the connection")}, answer...),
 			wantReqs: 2,
 		},
 		{
@@ -353,7 +355,7 @@ func TestHTTPFailures(t *testing.T) {
 				t.Fatalf("code = %q, want %q (%v)", code, tt.wantCode, err)
 			}
 			checkNoSecret(t, err)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(atURL(tt.want, srv.url()), got); diff != "" {
 				t.Errorf("chunks (-want +got):\n%s", diff)
 			}
 			if n := len(srv.requests()); n != tt.wantReqs {
@@ -372,8 +374,9 @@ func TestTransportError(t *testing.T) {
 		t.Fatalf("code = %q, want MODEL_TRANSPORT_ERROR (%v)", code, err)
 	}
 	checkNoSecret(t, err)
-	want := []model.Chunk{retry(1, errcode.ModelTransportError, 1), retry(2, errcode.ModelTransportError, 2)}
-	if diff := cmp.Diff(want, got); diff != "" {
+	const refused = "reach {url}: connection refused (is the server running, on this port?)"
+	want := []model.Chunk{retry(1, errcode.ModelTransportError, 1, refused), retry(2, errcode.ModelTransportError, 2, refused)}
+	if diff := cmp.Diff(atURL(want, srv.url()), got); diff != "" {
 		t.Errorf("chunks (-want +got):\n%s", diff)
 	}
 }

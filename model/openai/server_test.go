@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -219,8 +220,23 @@ func completion(c model.Completion) model.Chunk {
 	return model.Chunk{Kind: model.ChunkCompletion, Completion: &c}
 }
 
-func retry(attempt int, code errcode.Code, delayMs int) model.Chunk {
-	return model.Chunk{Kind: model.ChunkRetry, Retry: &model.Retry{Attempt: attempt, Code: string(code), DelayMs: delayMs}}
+// retry is a retry notice; msg is the failed attempt's message, with
+// {url} standing for the test server's base URL (atURL fills it in).
+func retry(attempt int, code errcode.Code, delayMs int, msg string) model.Chunk {
+	return model.Chunk{Kind: model.ChunkRetry, Retry: &model.Retry{Attempt: attempt, Code: string(code), DelayMs: delayMs, Message: msg}}
+}
+
+// atURL returns chunks with {url} in their retry messages replaced by url.
+func atURL(chunks []model.Chunk, url string) []model.Chunk {
+	out := slices.Clone(chunks)
+	for i, c := range out {
+		if c.Retry != nil {
+			r := *c.Retry
+			r.Message = strings.ReplaceAll(r.Message, "{url}", url)
+			out[i].Retry = &r
+		}
+	}
+	return out
 }
 
 func usage(p, c int) model.Usage {

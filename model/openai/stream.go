@@ -403,7 +403,7 @@ func (s *stream) fail(err error) {
 			s.c.refused.add(field)
 			s.req, s.stripped, s.err, s.wait = w, true, nil, 0
 			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkRetry, Retry: &model.Retry{
-				Attempt: s.attempt, Code: string(errcode.Of(ae.err))}})
+				Attempt: s.attempt, Code: string(errcode.Of(ae.err)), Message: truncate(errcode.Message(ae.err), 600)}})
 			return
 		}
 	}
@@ -423,6 +423,7 @@ func (s *stream) fail(err error) {
 		Attempt: s.attempt,
 		Code:    string(errcode.Of(ae.err)),
 		DelayMs: int(delay / time.Millisecond),
+		Message: truncate(errcode.Message(ae.err), 600),
 	}})
 }
 

@@ -313,7 +313,7 @@ func TestStreamPausesAndAborts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(retry(1, errcode.ModelRateLimited, 30000), c); diff != "" {
+		if diff := cmp.Diff(retry(1, errcode.ModelRateLimited, 30000, "server answered 429 Too Many Requests"), c); diff != "" {
 			t.Fatalf("retry chunk (-want +got):\n%s", diff)
 		}
 		done := make(chan error, 1)

@@ -237,7 +237,11 @@ func (t *Transcript) Apply(ev event.Event) {
 	case event.BudgetWarning:
 		t.add(&notice{level: NoteWarn, text: budgetText(d)})
 	case event.ModelRetry:
-		t.add(&notice{level: NoteWarn, code: d.Code, text: "retrying the model request (attempt " + itoa(d.Attempt) + ", after " + itoa(d.DelayMs) + " ms)"})
+		text := "retrying the model request (attempt " + itoa(d.Attempt) + ", after " + itoa(d.DelayMs) + " ms)"
+		if d.Message != "" {
+			text = d.Message + "; " + text
+		}
+		t.add(&notice{level: NoteWarn, code: d.Code, text: text})
 	case event.WorkspaceLifecycle:
 		if d.Phase != event.PhaseDisposed {
 			t.workspace = Workspace{Backend: d.Backend, ImageID: d.ImageID}

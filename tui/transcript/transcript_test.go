@@ -383,3 +383,20 @@ func TestForkNotice(t *testing.T) {
 		}
 	}
 }
+
+// A retry notice says what failed when the adapter said, not only its code.
+func TestRetryNotice(t *testing.T) {
+	for _, tc := range []struct {
+		msg, want string
+	}{
+		{"reach http://127.0.0.1:1/v1: connection refused", "MODEL_TRANSPORT_ERROR reach http://127.0.0.1:1/v1: connection refused; retrying the model request (attempt 2, after 500 ms)"},
+		{"", "MODEL_TRANSPORT_ERROR retrying the model request (attempt 2, after 500 ms)"},
+	} {
+		tr := New()
+		tr.Apply(ev(1, event.ModelRetry{RequestID: "req-1", Attempt: 2, Code: "MODEL_TRANSPORT_ERROR", DelayMs: 500, Message: tc.msg,
+			RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1"}))
+		if got := strings.Join(strings.Fields(plain(all(tr, 200))), " "); !strings.Contains(got, tc.want) {
+			t.Errorf("retry with message %q shows:\n%s\nwant %q", tc.msg, got, tc.want)
+		}
+	}
+}
