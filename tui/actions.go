@@ -322,7 +322,24 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "ctrl+o":
-		q.all = !q.all
+		q.all, q.off = !q.all, 0
+		return nil
+	case "pgup", "pgdown":
+		if !q.cut {
+			// The box shows all of it: the keys scroll the transcript.
+			height := m.bodyHeight()
+			if ks == "pgup" {
+				m.vp.ScrollUp(m.tr, m.ctxFor(), height, max(height-2, 1))
+			} else {
+				m.vp.ScrollDown(m.tr, m.ctxFor(), height, max(height-2, 1))
+			}
+			return nil
+		}
+		if ks == "pgup" {
+			q.off = max(q.off-max(q.page-1, 1), 0)
+		} else {
+			q.off += max(q.page-1, 1) // the view keeps it in range
+		}
 		return nil
 	case "esc":
 		return m.answer(Answer{})

@@ -39,12 +39,19 @@ type asking struct {
 	moved     bool // the highlight was moved: enter and space act on it
 	all       bool // the whole command and diff, not the first lines
 	reason    bool // the input is taking a reason to deny with
+	off       int  // the first line of the command and diff shown, when they do not fit
+	page      int  // how many of those lines the box showed last
+	cut       bool // the box showed a window of them: pgup/pgdn move it
 }
 
 // approvalView is the permission prompt above the input: the call (the
 // whole command, quoted as a shell would need it), the diff for a write,
 // the answers and the keys. draft says whether the input holds text.
-func approvalView(q *asking, th *theme.Theme, width int, draft bool) string {
+// maxLines bounds the box's height (≤ 0: no bound): when the command and
+// diff do not fit, a window of them is shown, at q.off, with the lines it
+// holds and pgup/pgdn to move it, so that the answers and the keys never
+// leave the screen. It records the window's height in q.page.
+func approvalView(q *asking, th *theme.Theme, width int, draft bool, maxLines int) string {
 	a := q.a
 	inner := max(width-4, 10)
 	verb := "wants to run"
@@ -60,11 +67,11 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool) string {
 	if a.Diff != "" {
 		sum = "  " + diffview.Summary(diffview.StatOf(a.Diff), th)
 	}
-	var lines []string
+	var top, body []string // top stays; body is what a window may show part of
 	if what != "" && ansi.StringWidth(head+" "+what+sum) <= inner {
-		lines = append(lines, head+" "+th.Bold.Render(what)+sum)
+		top = append(top, head+" "+th.Bold.Render(what)+sum)
 	} else {
-		lines = append(lines, ansi.Truncate(head+sum, inner, "…"))
+		top = append(top, ansi.Truncate(head+sum, inner, "…"))
 		if what != "" {
 			wrapped := wrapWords(what, inner-2)
 			shown := wrapped
@@ -72,22 +79,22 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool) string {
 				shown = shown[:approvalCmdLines]
 			}
 			for _, l := range shown {
-				lines = append(lines, "  "+th.Bold.Render(l))
+				body = append(body, "  "+th.Bold.Render(l))
 			}
 			if more := len(wrapped) - len(shown); more > 0 {
-				lines = append(lines, "  "+th.Muted.Render("… "+itoa(more)+" more lines · ctrl+o shows the whole command"))
+				body = append(body, "  "+th.Muted.Render("… "+itoa(more)+" more lines · ctrl+o shows the whole command"))
 			}
 		}
 	}
 	if a.Diff != "" {
 		// Collapsed, the head of both sides of a long change: what gets
 		// written is never hidden behind what it replaces.
-		body := diffview.Hunks(a.Diff)
+		hunks := diffview.Hunks(a.Diff)
 		var shown []string
 		if q.all {
-			shown = diffview.Lines(body, inner-2, th)
+			shown = diffview.Lines(hunks, inner-2, th)
 		} else {
-			ex, _ := diffview.Excerpt(body, approvalLines)
+			ex, _ := diffview.Excerpt(hunks, approvalLines)
 			last := -1 // the last line saying what was left out
 			for i, l := range ex {
 				if strings.HasPrefix(l, "…") {
@@ -102,11 +109,23 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool) string {
 			}
 		}
 		for _, l := range shown {
-			lines = append(lines, "  "+l)
+			body = append(body, "  "+l)
 		}
 	}
-	lines = append(lines, wrapSegs(answerSegs(q, th), "  ", inner)...)
-	lines = append(lines, wrapSegs(approvalHints(q, th, draft), th.Muted.Render(" · "), inner)...)
+	tail := wrapSegs(answerSegs(q, th), "  ", inner)
+	tail = append(tail, wrapSegs(approvalHints(q, th, draft), th.Muted.Render(" · "), inner)...)
+	q.page, q.cut = len(body), false
+	inside := maxLines - th.Box.GetVerticalFrameSize() // lines the box's content may take
+	if maxLines > 0 && len(top)+len(body)+len(tail) > inside {
+		room := max(inside-len(top)-len(tail)-1, 1) // one line says where the window is
+		q.off = min(max(q.off, 0), max(len(body)-room, 0))
+		end := min(q.off+room, len(body))
+		pos := "  " + th.Muted.Render("lines "+itoa(q.off+1)+"–"+itoa(end)+" of "+itoa(len(body))+" · pgup/pgdn scroll")
+		body, q.page, q.cut = append(body[q.off:end:end], pos), room, true
+	} else {
+		q.off = 0
+	}
+	lines := append(append(top, body...), tail...)
 	return th.Box.Width(width).Render(strings.Join(lines, "\n"))
 }
 

@@ -46,7 +46,9 @@
 // act on it only after ←/→ moved it; tab, or any other key that types,
 // gives the keys back to the input (and types there). Esc denies; enter
 // with text in the input denies and sends the text to the model as the
-// reason; ctrl+o shows the whole command or diff.
+// reason; ctrl+o shows the whole command or diff. The box never grows
+// past the screen: what of the command and diff does not fit is a window
+// that pgup/pgdn move (they scroll the transcript when all of it fits).
 //
 // Messages: "@path" mentions attach workspace files and "!command" runs a
 // command in the sandbox; the runtime does both through the tools (the

@@ -1018,5 +1018,51 @@ func TestApprovalShowsBothSidesOfAnOverwrite(t *testing.T) {
 		t.Error("the collapsed approval shows more of the old file than fits")
 	}
 	s.key("ctrl+o")
-	s.wantText("-line 8 of a long README", "+now")
+	s.wantText("-line 8 of a long README")
+	wantFits(t, s, 40)
+	// The whole diff does not fit in 40 lines: pgdn moves the window to
+	// what gets written, the answers and keys staying on screen.
+	for range 20 {
+		if strings.Contains(s.text(), "+now") {
+			break
+		}
+		s.key("pgdown")
+	}
+	s.wantText("+now", "of 144 · pgup/pgdn scroll", "y allow once", "ctrl+c cancel turn")
+	wantFits(t, s, 40)
+	for range 20 {
+		s.key("pgup")
+	}
+	s.wantText("lines 1–", "-line 1 of a long README")
+}
+
+// wantFits fails when the screen is taller than h lines.
+func wantFits(t *testing.T, s *screen, h int) {
+	t.Helper()
+	if n := strings.Count(s.view(), "\n") + 1; n > h {
+		t.Errorf("the screen has %d lines, more than its %d:\n%s", n, h, s.text())
+	}
+}
+
+// On a short terminal even the collapsed approval of a long command and
+// diff keeps its answers on screen: what does not fit is a window.
+func TestApprovalFitsAShortTerminal(t *testing.T) {
+	eng := idleEngine()
+	var got []Answer
+	eng.answered = &got
+	s := newScreen(t, eng, Options{}, 80, 16)
+	startTurn(s, "run-1", "shorten the README")
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: overwriteApproval()}})
+	s.wantText("? fs.write wants to write README.md", "pgup/pgdn scroll", "allow once", "esc deny")
+	wantFits(t, s, 16)
+	for range 3 {
+		s.key("pgdown")
+	}
+	s.wantText("+now", "lines 9–12 of 12")
+	wantFits(t, s, 16)
+	s.key("y")     // the input has the keys: y is typed, not an answer
+	s.key("enter") // and enter denies with it as the reason
+	if len(got) != 1 || got[0].Allow || got[0].Reason != "y" {
+		t.Errorf("answers %+v, want one denial with the reason y", got)
+	}
 }

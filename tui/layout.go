@@ -60,11 +60,15 @@ func (m *Model) bottom() ([]string, int) {
 		}
 	}
 	out = append(out, m.completionLines(w)...)
+	input := strings.Split(m.in.view(), "\n")
 	if m.asking != nil {
-		out = append(out, strings.Split(approvalView(m.asking, th, w, strings.TrimSpace(m.in.value()) != ""), "\n")...)
+		// The box takes what the header, banners and input leave, but one
+		// line of the transcript.
+		room := m.height - 2 - len(m.banners(w)) - len(out) - len(input) - 1
+		out = append(out, strings.Split(approvalView(m.asking, th, w, strings.TrimSpace(m.in.value()) != "", max(room, 1)), "\n")...)
 	}
 	at := len(out)
-	out = append(out, strings.Split(m.in.view(), "\n")...)
+	out = append(out, input...)
 	if m.asking != nil {
 		return out, at // the question's box lists the keys that work now
 	}
