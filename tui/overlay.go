@@ -144,7 +144,8 @@ func helpLines(m *Model, width int) []string {
 		"/apply copies its patch to your files after a clean check. " +
 		"With --approve ask, a question never takes what you type: with the input empty, tab gives its box the keys " +
 		"(y allow once, a allow the tool for the run, n deny, r deny with a reason; ←/→ then enter picks; tab or typing goes back); " +
-		"enter with text in the input denies and tells the model that text; esc denies."
+		"enter with text in the input denies and tells the model that text; esc denies; pgup/pgdn scroll a command or diff too long for the box. " +
+		"The mouse wheel scrolls the transcript; to select text with the mouse, hold shift while dragging (option in macOS terminals)."
 	for _, l := range strings.Split(ansi.Wrap(prose, max(width-2, 20), ""), "\n") {
 		out = append(out, " "+th.Muted.Render(l))
 	}
