@@ -2,10 +2,13 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
+	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -279,6 +282,9 @@ func (t *turn) compact(focus string) error {
 	t.compacted = &done
 	s.state.compact = next
 	s.state.meter = meter
+	if s.state.stubPrefix() {
+		s.state.row = checkpoint.Row{} // its message lines changed: the next save writes it whole
+	}
 	// The summary was charged: a budget it exhausted ends the turn now,
 	// before another model request.
 	return t.checkTokenBudget(true)
@@ -405,4 +411,70 @@ func (t *turn) streamSummary(req model.Request, boundary int) (*model.Completion
 		return nil, "", errcode.New(errcode.RuntimeSummaryFailed, "summary round ended with finish reason error")
 	}
 	return comp, id, nil
+}
+
+// compactedNote is the content of a message a compaction left behind in
+// the checkpoint's history (stubPrefix).
+const compactedNote = "(compacted: in the session log)"
+
+// stubPrefix empties the messages before the compacted view's tail that no
+// view sends again: the view keeps of them only the system messages and
+// the pinned requests (the session's first and the current turn's), and
+// every later summary starts from the view. Their content, reasoning and
+// call arguments become compactedNote, "" and {}; role, IDs, names and the
+// calls they pair stay, so the history keeps its shape and seen call IDs.
+// The originals stay in the log's message.completed events. Without this
+// the checkpoint carried every tool result of the session and a long one
+// outgrew its 16 MiB bound, after which no request could be checkpointed.
+// It reports whether it changed a message (the store's row must then be
+// written whole).
+func (st *state) stubPrefix() bool {
+	if st.compact.Compactions == 0 {
+		return false
+	}
+	end := min(st.compact.TailStart, len(st.messages))
+	firstUser := true
+	changed := false
+	for i := 0; i < end; i++ {
+		m := st.messages[i]
+		keep := m.ID == "" || m.Role == model.RoleSystem || (m.Role == model.RoleUser && (firstUser || st.pinned(m)))
+		if m.Role == model.RoleUser {
+			firstUser = false
+		}
+		if keep || isStub(m) {
+			continue
+		}
+		m.Content, m.Reasoning, m.ReasoningField = compactedNote, "", ""
+		if len(m.ToolCalls) > 0 {
+			calls := slices.Clone(m.ToolCalls)
+			for j := range calls {
+				calls[j].Arguments = json.RawMessage(`{}`)
+			}
+			m.ToolCalls = calls
+		}
+		st.messages[i] = m
+		if st.rawMsgs != nil {
+			raw, err := model.MarshalCanonical(m)
+			if err != nil {
+				st.rawMsgs = nil // the checkpoint encodes the history in full
+			} else {
+				st.rawMsgs[i] = raw
+			}
+		}
+		changed = true
+	}
+	return changed
+}
+
+// isStub reports whether stubPrefix already emptied m.
+func isStub(m model.Message) bool {
+	if m.Content != compactedNote || m.Reasoning != "" {
+		return false
+	}
+	for _, c := range m.ToolCalls {
+		if string(c.Arguments) != "{}" {
+			return false
+		}
+	}
+	return true
 }

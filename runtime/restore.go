@@ -115,6 +115,9 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpo
 			}
 		}
 	}
+	// A checkpoint stored before the compacted prefix was emptied carries
+	// it whole; the first save after this one writes the row whole anyway.
+	st.stubPrefix()
 	st.meter = st.measure(compaction.NewMeter(settings.System, settings.Tools), st.view())
 	s.pending = append([]input(nil), cp.Control.PendingSteering...)
 	s.next = append([]input(nil), cp.Control.QueuedInputs...)
