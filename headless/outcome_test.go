@@ -6,6 +6,7 @@ import (
 
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/runtime"
 )
 
 // The outcome line counts in words that agree with the number.
@@ -24,5 +25,32 @@ func TestOutcomeLineCounts(t *testing.T) {
 		if got := stderr.String(); got != c.want {
 			t.Errorf("outcome line %q, want %q", got, c.want)
 		}
+	}
+}
+
+// A compaction's summary is not part of the answer: stdout gets the
+// answer's text only, stderr says that the context was compacted.
+func TestSummaryIsNotPrinted(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	a := &run{Options: Options{Stdout: &stdout, Stderr: &stderr}, printedSeq: -1}
+	run := func(d event.Data) event.Event { return event.Event{Type: d.EventType(), Data: d} }
+	evs := []event.Event{
+		run(event.ContextAccounted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", RequestID: "req-s", SummaryRequest: true}),
+		run(event.MessageDelta{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", RequestID: "req-s", MessageID: "msg-s", Delta: "Summary: files were read"}),
+		run(event.MessageCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", MessageID: "msg-s", Role: model.RoleAssistant, RequestID: "req-s", Content: "Summary: files were read"}),
+		run(event.ContextCompacted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", SummaryMessageID: "msg-s", Summary: "Summary: files were read", BeforeMessages: 9, AfterMessages: 3}),
+		run(event.MessageDelta{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", RequestID: "req-2", MessageID: "msg-2", Delta: "They share a package."}),
+		run(event.MessageCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", MessageID: "msg-2", Role: model.RoleAssistant, RequestID: "req-2", Content: "They share a package."}),
+	}
+	var batch []runtime.Published
+	for i, e := range evs {
+		batch = append(batch, runtime.Published{Seq: int64(i), Event: e})
+	}
+	a.printEvents(&printer{}, batch, nil)
+	if got := stdout.String(); got != "They share a package.\n" {
+		t.Errorf("stdout %q, want the answer alone", got)
+	}
+	if !bytes.Contains(stderr.Bytes(), []byte("context compacted: 9 → 3 messages")) {
+		t.Errorf("stderr %q does not say the context was compacted", stderr.String())
 	}
 }

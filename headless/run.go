@@ -250,11 +250,21 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 			_ = out.Flush() // what follows may go to stderr: keep the order on a terminal; a failure is kept for the last Flush
 		}
 		switch d := ev.Event.Data.(type) {
+		case event.ContextAccounted:
+			if d.SummaryRequest {
+				if p.summaries == nil {
+					p.summaries = map[string]bool{}
+				}
+				p.summaries[d.RequestID] = true
+			}
 		case event.MessageDelta:
+			if p.summaries[d.RequestID] {
+				break // a compaction's summary: stderr says it compacted
+			}
 			_, _ = out.WriteString(d.Delta) // kept for the last Flush
 			p.midLine = d.Delta != "" && !strings.HasSuffix(d.Delta, "\n")
 		case event.MessageCompleted:
-			if d.Role == "assistant" && (d.Content != "" || p.midLine) {
+			if d.Role == "assistant" && !p.summaries[d.RequestID] && (d.Content != "" || p.midLine) {
 				_ = out.WriteByte('\n') // kept for the last Flush
 				p.midLine = false
 			}
@@ -299,7 +309,8 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 type printer struct {
 	callID    string
 	callInput json.RawMessage
-	midLine   bool // streamed text ended without a newline and its message has not completed
+	midLine   bool            // streamed text ended without a newline and its message has not completed
+	summaries map[string]bool // summary request IDs: their text is the compaction's, not an answer
 }
 
 func (a *run) printOutcome(d event.TurnCompleted) {
