@@ -130,6 +130,7 @@ func (m *Model) diff() tea.Cmd {
 
 func (m *Model) compact(focus string) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
+	m.compactFrom = m.tr.LastRun()
 	return func() tea.Msg {
 		return compactMsg{focus: focus, err: eng.Compact(ctx, focus)}
 	}

@@ -440,6 +440,12 @@ func TestCompactCommand(t *testing.T) {
 	s.key("enter")
 	s.wantCalls("compact the parser changes")
 	s.wantText("Compacting the conversation now")
+	// The compaction turn ends: the notice goes with it.
+	startTurn(s, "run-c", "")
+	endTurn(s, "run-c", event.StatusCompleted)
+	if strings.Contains(s.text(), "Compacting the conversation now") {
+		t.Errorf("the compaction ended and its notice stayed:\n%s", s.text())
+	}
 	startTurn(s, "run-2", "go on")
 	s.resetCalls()
 	s.typeText("/compact")

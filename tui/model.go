@@ -23,6 +23,10 @@ const wheelLines = 3
 // cancelFlash is shown while a cancel is under way.
 const cancelFlash = "Canceling the turn… ctrl+c again quits without waiting."
 
+// compactingFlash says that /compact runs while idle; it goes once that
+// compaction turn has ended (after).
+const compactingFlash = "Compacting the conversation now…"
+
 // outgoing is a message typed but not yet accepted by the session.
 type outgoing struct {
 	text string
@@ -77,12 +81,15 @@ type Model struct {
 	outbox    []outgoing
 	canceling bool // Cancel was asked
 
-	comp     completer // tab completion of paths
-	asking   *asking   // the permission question on screen
-	pager    *pager
-	picker   *picker
-	flash    string
-	quitting bool
+	comp   completer // tab completion of paths
+	asking *asking   // the permission question on screen
+	pager  *pager
+	picker *picker
+	flash  string
+	// compactFrom is the last run when /compact was asked for: a later
+	// one that has ended is that compaction's turn.
+	compactFrom string
+	quitting    bool
 }
 
 // New returns the root model. ctx bounds every engine call it makes.
@@ -265,7 +272,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		default:
 			// Idle: the session runs a compaction turn now; its events and
 			// the note it ends with show what it did.
-			m.flash = "Compacting the conversation now…"
+			if m.tr.LastRun() == m.compactFrom {
+				m.flash = compactingFlash // else the compaction turn has already ended
+			}
 		}
 		return m, nil
 	case appliedMsg:
@@ -337,7 +346,7 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 func (m *Model) after() tea.Cmd {
 	if m.tr.ActiveRun() == "" {
 		m.canceling = false
-		if m.flash == cancelFlash {
+		if m.flash == cancelFlash || (m.flash == compactingFlash && m.tr.LastRun() != m.compactFrom) {
 			m.flash = ""
 		}
 	}
