@@ -132,7 +132,7 @@ func TestExecProviderFailures(t *testing.T) {
 	}{
 		{"401", []int{401}, 1, "MODEL_AUTH_ERROR", 0},
 		{"429 then ok", []int{429, 0}, 0, "", 1},
-		{"500 always", []int{500, 500, 500}, 1, "MODEL_HTTP_ERROR", 2},
+		{"500 always", []int{500, 500, 500, 500, 500, 500}, 1, "MODEL_HTTP_ERROR", 5}, // the first attempt and five retries
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -23,8 +23,12 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 
 // Defaults of Config.
 const (
-	DefaultTimeout        = 120 * time.Second
-	DefaultMaxRetries     = 2
+	DefaultTimeout = 120 * time.Second
+	// DefaultMaxRetries retries a failed attempt five times, after 0.5,
+	// 1, 2, 4 and 8 s unless the server names its pause: an overloaded
+	// server (503, 529) or a rate limit is given about 15 s to recover,
+	// not the 1.5 s two retries gave.
+	DefaultMaxRetries     = 5
 	DefaultRetryBaseDelay = 500 * time.Millisecond
 )
 

@@ -83,7 +83,7 @@
 //
 // Retries: 429, 5xx and transport failures (but a TLS handshake that
 // failed: a certificate, or a plain http server) are retried up to MaxRetries
-// times (default 2), only while nothing of the response reached the
+// times (default 5), only while nothing of the response reached the
 // caller, after a pause that doubles from RetryBaseDelay up to 10 s, or
 // what the server's Retry-After / retry-after-ms asks for up to 60 s (a
 // longer request, or a pause past the context's deadline, ends the stream

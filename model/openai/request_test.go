@@ -308,6 +308,13 @@ func TestHTTPFailures(t *testing.T) {
 			wantCode: errcode.ModelHTTPError, wantReqs: 3,
 		},
 		{
+			name:     "503 on every attempt, default retries",
+			replies:  func(*testing.T) []reply { return []reply{fail(503, `{}`, map[string]string{"Retry-After": "0"})} },
+			cfg:      func(c *Config) { c.MaxRetries = 0 }, // DefaultMaxRetries
+			want:     busy(DefaultMaxRetries),
+			wantCode: errcode.ModelHTTPError, wantReqs: DefaultMaxRetries + 1,
+		},
+		{
 			name:     "500 without retries",
 			replies:  func(*testing.T) []reply { return []reply{fail(500, "oops", nil)} },
 			cfg:      func(c *Config) { c.MaxRetries = -1 },
@@ -363,6 +370,15 @@ func TestHTTPFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// busy is the retry notices of n attempts answered 503 with Retry-After 0.
+func busy(n int) []model.Chunk {
+	var out []model.Chunk
+	for i := 1; i <= n; i++ {
+		out = append(out, retry(i, errcode.ModelHTTPError, 0, "server answered 503 Service Unavailable"))
+	}
+	return out
 }
 
 func TestTransportError(t *testing.T) {

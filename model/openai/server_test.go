@@ -125,10 +125,10 @@ func (s *server) block(r *http.Request) {
 	}
 }
 
-// newClient builds a client for s with fast retries.
+// newClient builds a client for s with two fast retries.
 func newClient(t *testing.T, s *server, mods ...func(*Config)) *Client {
 	t.Helper()
-	cfg := Config{BaseURL: s.url(), APIKey: testKey, Model: "gpt-test", Timeout: 10 * time.Second, RetryBaseDelay: time.Millisecond}
+	cfg := Config{BaseURL: s.url(), APIKey: testKey, Model: "gpt-test", Timeout: 10 * time.Second, MaxRetries: 2, RetryBaseDelay: time.Millisecond}
 	for _, m := range mods {
 		m(&cfg)
 	}
