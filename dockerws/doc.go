@@ -126,7 +126,9 @@
 // which the host takes off). The exit code comes from
 // exec inspect after the stream ends. Stdout and stderr are captured
 // separately, each capped (64 KiB unless ExecRequest.MaxOutput says
-// otherwise), the rest drained and flagged as truncated.
+// otherwise) to its first quarter and its end, with a line between saying
+// how many bytes were left out there; the rest is drained and the stream
+// flagged as truncated.
 //
 // # Diff
 //

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
@@ -126,8 +127,9 @@ var scriptEnv = []string{"TZ=UTC0", "LC_ALL=C"}
 // Exec runs req.Argv in the workspace as the sandbox user, with the
 // container's scrubbed environment (the image's variables plus HOME,
 // TMPDIR and TERM; nothing from the host), in req.Cwd. Stdout and stderr
-// are captured separately, each capped at req.MaxOutput bytes (the rest is
-// read and dropped, and the Truncated flag set). A process still running at
+// are captured separately, each capped at req.MaxOutput bytes: its start and
+// end, with a line between saying how much was left out (the rest is read
+// and dropped, and the Truncated flag set). A process still running at
 // req.Timeout is killed with its whole process group: TimedOut is true and
 // ExitCode 124. A non-zero exit is a result, not an error; an argv[0] that
 // does not exist exits 127 like in a shell.
@@ -172,8 +174,7 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 	}
 	defer w.release()
 
-	stdout := &capped{max: limit}
-	stderr := &capped{max: limit}
+	stdout, stderr := newHeadTail(limit), newHeadTail(limit)
 	var out, errw io.Writer = stdout, stderr
 	if req.OnOutput != nil {
 		out = &teed{next: stdout, stream: "stdout", f: req.OnOutput}
@@ -647,6 +648,86 @@ func (c *capped) Write(p []byte) (int, error) {
 
 func (c *capped) String() string  { return c.buf.String() }
 func (c *capped) truncated() bool { return c.extra > 0 }
+
+// headTail keeps the first and the last bytes written to it, and counts
+// those left out between: a command's end (a test run's verdict, a
+// build's first error is often its last line) matters at least as much
+// as its start. String is at most max bytes: a quarter of them the head,
+// the rest the tail, with a line between saying how much was left out
+// (room for it is kept), cut at line ends when one is near and never
+// inside a UTF-8 sequence.
+type headTail struct {
+	head    []byte // the first bytes, up to cap(head)
+	tail    []byte // what came after the head, trimmed to its last tailMax bytes once over 2 × tailMax
+	tailMax int
+	max     int
+	total   int64 // bytes written
+}
+
+func newHeadTail(max int) *headTail {
+	room := max - min(64, max/4) // the mark's line is under 64 bytes
+	h := room / 4
+	return &headTail{head: make([]byte, 0, h), tailMax: room - h, max: max}
+}
+
+func (c *headTail) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += int64(n)
+	if room := cap(c.head) - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head = append(c.head, p[:k]...)
+		p = p[k:]
+	}
+	// The tail is trimmed only once it holds over 2 × tailMax bytes, which
+	// a total within max never reaches: below the cap nothing is lost.
+	if len(p) > 2*c.tailMax {
+		c.tail = append(c.tail[:0], p[len(p)-c.tailMax:]...)
+		return n, nil
+	}
+	c.tail = append(c.tail, p...)
+	if len(c.tail) > 2*c.tailMax {
+		c.tail = append(c.tail[:0], c.tail[len(c.tail)-c.tailMax:]...)
+	}
+	return n, nil
+}
+
+func (c *headTail) truncated() bool { return c.total > int64(c.max) }
+
+func (c *headTail) String() string {
+	if !c.truncated() {
+		// All of it is here: the head, then what the tail kept, which
+		// overlaps nothing (the tail gets only what the head had no room
+		// for), unless more than tailMax: then some was trimmed, which a
+		// total of at most max rules out.
+		return string(c.head) + string(c.tail)
+	}
+	tail := c.tail[max(len(c.tail)-c.tailMax, 0):]
+	head := c.head
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 && len(head)-i <= 512 {
+		head = head[:i+1]
+	}
+	// A sequence the cut split: the head's last, the tail's first bytes.
+	for i := len(head) - 1; i >= 0 && i >= len(head)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(head[i]) {
+			if !utf8.FullRune(head[i:]) {
+				head = head[:i]
+			}
+			break
+		}
+	}
+	if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < 512 {
+		tail = tail[i+1:]
+	}
+	for k := 0; k < utf8.UTFMax-1 && len(tail) > 0 && !utf8.RuneStart(tail[0]); k++ {
+		tail = tail[1:]
+	}
+	left := c.total - int64(len(head)) - int64(len(tail))
+	mark := fmt.Sprintf("[… %d bytes of output left out here …]\n", left)
+	if len(head) > 0 && head[len(head)-1] != '\n' {
+		mark = "\n" + mark
+	}
+	return string(head) + mark + string(tail)
+}
 
 // teed passes a command's output on and shows it to f as it comes.
 type teed struct {

@@ -91,22 +91,43 @@ var execTool = &tool{
 
 // fitExec caps each stream at MaxStreamBytes and then, while the serialized
 // result is still over MaxOutputBytes (escapes can inflate a byte sixfold),
-// halves the larger stream. The process ran, so its exit code must reach
-// the model even when its output cannot.
+// halves the larger stream; each cut keeps the stream's start and end
+// (keepEnds), as the workspace's own cap does. The process ran, so its exit
+// code must reach the model even when its output cannot.
 func fitExec(r workspace.ExecResult) workspace.ExecResult {
-	r.Stdout, r.StdoutTruncated = cut(r.Stdout, MaxStreamBytes, r.StdoutTruncated)
-	r.Stderr, r.StderrTruncated = cut(r.Stderr, MaxStreamBytes, r.StderrTruncated)
+	r.Stdout, r.StdoutTruncated = keepEnds(r.Stdout, MaxStreamBytes, r.StdoutTruncated)
+	r.Stderr, r.StderrTruncated = keepEnds(r.Stderr, MaxStreamBytes, r.StderrTruncated)
 	for {
 		b, err := model.MarshalCanonical(r)
 		if err != nil || len(b) <= MaxOutputBytes {
 			return r
 		}
 		if len(r.Stdout) >= len(r.Stderr) {
-			r.Stdout, r.StdoutTruncated = cut(r.Stdout, len(r.Stdout)/2, true)
+			r.Stdout, r.StdoutTruncated = keepEnds(r.Stdout, len(r.Stdout)/2, true)
 		} else {
-			r.Stderr, r.StderrTruncated = cut(r.Stderr, len(r.Stderr)/2, true)
+			r.Stderr, r.StderrTruncated = keepEnds(r.Stderr, len(r.Stderr)/2, true)
 		}
 	}
+}
+
+// keepEnds keeps at most n bytes of s: its first quarter and its last
+// bytes, cut on rune boundaries, with a line between saying how many bytes
+// were left out there.
+func keepEnds(s string, n int, truncated bool) (string, bool) {
+	if len(s) <= n {
+		return s, truncated
+	}
+	room := max(n-64, 0) // the line between is under 64 bytes
+	head, _ := cut(s, room/4, true)
+	start := len(s) - (room - len(head))
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	mark := "[… " + strconv.Itoa(start-len(head)) + " bytes of output left out here …]\n"
+	if head != "" && !strings.HasSuffix(head, "\n") {
+		mark = "\n" + mark
+	}
+	return head + mark + s[start:], true
 }
 
 // cut keeps at most n bytes of s, ending on a rune boundary.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -491,13 +492,12 @@ func TestExecOutputBounds(t *testing.T) {
 		{"timed out", workspace.ExecResult{ExitCode: 124, TimedOut: true},
 			execOutput{ExitCode: 124, TimedOut: true}},
 		{"workspace ignored MaxOutput", workspace.ExecResult{ExitCode: 1, Stdout: big, Stderr: big},
-			execOutput{ExitCode: 1, Stdout: big[:tools.MaxStreamBytes], Stderr: big[:tools.MaxStreamBytes],
-				StdoutTruncated: true, StderrTruncated: true}},
+			execOutput{ExitCode: 1, StdoutTruncated: true, StderrTruncated: true}},
 		{"workspace truncated", workspace.ExecResult{Stdout: "abc", StdoutTruncated: true},
 			execOutput{Stdout: "abc", StdoutTruncated: true}},
 		{"escapes inflate", workspace.ExecResult{ExitCode: 3, Stdout: ctrl, Stderr: ctrl}, execOutput{ExitCode: 3}},
-		{"rune boundary", workspace.ExecResult{Stdout: "a" + strings.Repeat("é", tools.MaxStreamBytes)},
-			execOutput{Stdout: "a" + strings.Repeat("é", tools.MaxStreamBytes/2-1), StdoutTruncated: true}},
+		{"rune boundary", workspace.ExecResult{Stdout: "a" + strings.Repeat("é", tools.MaxStreamBytes) + "z"},
+			execOutput{StdoutTruncated: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -516,15 +516,38 @@ func TestExecOutputBounds(t *testing.T) {
 			if err := json.Unmarshal(res.Output, &got); err != nil {
 				t.Fatal(err)
 			}
-			if tt.name == "escapes inflate" {
-				// Whatever was kept is a prefix, and what was cut is flagged.
-				if !strings.HasPrefix(ctrl, got.Stdout) || !strings.HasPrefix(ctrl, got.Stderr) ||
-					!(got.StdoutTruncated || got.StderrTruncated) || got.ExitCode != 3 {
-					t.Errorf("got exit %d, %d+%d bytes, truncated %v/%v",
-						got.ExitCode, len(got.Stdout), len(got.Stderr), got.StdoutTruncated, got.StderrTruncated)
+			// A cut stream keeps a start and an end of what the command
+			// printed, around a line saying how much was left out.
+			ends := func(stream, kept, full string, truncated bool) {
+				t.Helper()
+				if !truncated {
+					if kept != full {
+						t.Errorf("%s: %d of %d bytes kept, not flagged as truncated", stream, len(kept), len(full))
+					}
+					return
 				}
-			} else if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("output (-want +got):\n%s", diff)
+				head, rest, ok := strings.Cut(kept, "[… ")
+				_, tail, ok2 := strings.Cut(rest, " bytes of output left out here …]\n")
+				head = strings.TrimSuffix(head, "\n")
+				if !ok || !ok2 || !strings.HasPrefix(full, head) || !strings.HasSuffix(full, tail) || tail == "" ||
+					len(kept) > tools.MaxStreamBytes || !utf8.ValidString(kept) {
+					t.Errorf("%s: %d bytes kept of %d, not a start and an end of it around the mark", stream, len(kept), len(full))
+				}
+			}
+			switch tt.name {
+			case "escapes inflate", "workspace ignored MaxOutput", "rune boundary":
+				ends("stdout", got.Stdout, tt.res.Stdout, got.StdoutTruncated)
+				ends("stderr", got.Stderr, tt.res.Stderr, got.StderrTruncated)
+				if got.ExitCode != tt.res.ExitCode || !(got.StdoutTruncated || got.StderrTruncated) {
+					t.Errorf("got exit %d, truncated %v/%v", got.ExitCode, got.StdoutTruncated, got.StderrTruncated)
+				}
+				if tt.name == "rune boundary" && (!strings.HasPrefix(got.Stdout, "aé") || !strings.HasSuffix(got.Stdout, "éz")) {
+					t.Errorf("stdout %q … %q", got.Stdout[:8], got.Stdout[len(got.Stdout)-8:])
+				}
+			default:
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("output (-want +got):\n%s", diff)
+				}
 			}
 			want := []string{`Exec ["x"] cwd="" timeout=1.5s max=49152`}
 			if diff := cmp.Diff(want, ws.Calls()); diff != "" {

@@ -85,7 +85,7 @@ type ExecRequest struct {
 	Argv      []string
 	Cwd       string        // relative to the workspace root; "" is the root
 	Timeout   time.Duration // 0 means the default of 30 s
-	MaxOutput int           // cap per stream in bytes; 0 means the default of 64 KiB
+	MaxOutput int           // cap per stream in bytes (its start and end are kept); 0 means the default of 64 KiB
 	// OnOutput, when set, receives the output as it comes: stream is
 	// "stdout" or "stderr", p is only valid during the call (copy it) and
 	// the call must not block. The result still carries the whole
