@@ -645,6 +645,10 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	switch {
 	case d.Effect == Deny:
 		res = failed(errcode.ToolPolicyDenied, "the policy denied this call: "+d.Reason)
+	case perr != nil:
+		// Arguments the tool refuses: nothing would run, so no one is
+		// asked; the model sees why at once.
+		res = tools.Result{Error: perr}
 	case d.Effect == Ask && !r.grants[mc.Name]:
 		ans, err := t.askPermission(callID, call, mc)
 		if err != nil {
@@ -660,10 +664,6 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 		}
 		fallthrough
 	default:
-		if perr != nil {
-			res = tools.Result{Error: perr}
-			break
-		}
 		var err error
 		ctx := t.ctx
 		var out *outputRecorder

@@ -541,6 +541,19 @@ func TestPermissions(t *testing.T) {
 			}
 		}
 	})
+	t.Run("arguments the tool refuses are not asked about", func(t *testing.T) {
+		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.write","arguments":{"path":"notes.txt","content":"x"}},{"id":"c2","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"ok"}]`)
+		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askReads })
+		asked := answerer(t, f, func(int) runtime.PermissionAnswer { return runtime.PermissionAnswer{Allow: true} })
+		f.wait(f.start("go"))
+		if n := asked(); n != 1 {
+			t.Errorf("asked %d times, want once (the valid read)", n)
+		}
+		res := ofType[event.ToolResult](f.events())
+		if len(res) != 2 || res[0].Error == nil || res[0].Error.Code != string(errcode.ToolBadInput) || !strings.Contains(res[0].Error.Message, "content") || !res[1].OK {
+			t.Errorf("results = %+v", res)
+		}
+	})
 	t.Run("run grant is remembered", func(t *testing.T) {
 		m := script(t, calls)
 		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askReads })
