@@ -122,6 +122,7 @@ type attemptError struct {
 	hasAfter   bool
 	status     int    // the HTTP status, 0 for none
 	server     string // the server's error message, whole (for refusedField)
+	unreached  bool   // no server took the connection: refused, no such host, no route
 }
 
 func (e *attemptError) Error() string { return e.err.Error() }
@@ -149,11 +150,19 @@ func (r redactor) classify(actx, parent context.Context, err error, raw *http.Re
 	if errors.Is(err, bufio.ErrTooLong) {
 		return &attemptError{err: &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: "read stream: an event line is too long"}}
 	}
+	var dnsErr *net.DNSError
 	return &attemptError{
 		err:       &errcode.Error{Code: errcode.ModelTransportError, Op: op, Message: "reach " + r.base + ": " + transportCause(err), Err: r.wrap(err)},
 		retryable: !tlsFailure(err), // a certificate or a plain server does not change in a second
+		unreached: errors.As(err, &dnsErr) || errors.Is(err, syscall.ECONNREFUSED) ||
+			errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH),
 	}
 }
+
+// unreachedRetries bounds the retries of an attempt that reached no
+// server (unreached): a server that is down, or a mistyped host or port,
+// rarely comes back within the pauses an overloaded one is given.
+const unreachedRetries = 2
 
 // tlsFailure reports a TLS handshake that failed: a certificate not
 // accepted, or a server that does not speak TLS.

@@ -381,9 +381,12 @@ func busy(n int) []model.Chunk {
 	return out
 }
 
+// A server that refuses the connection gets two retries, however many an
+// overloaded one would get (the default's five): it is down, or the port
+// is wrong, and the turn says so within seconds.
 func TestTransportError(t *testing.T) {
 	srv := newServer(t, sse(t, "plain.sse"))
-	c := newClient(t, srv)
+	c := newClient(t, srv, func(c *Config) { c.MaxRetries = 0 }) // DefaultMaxRetries
 	srv.srv.Close() // nothing listens there any more
 	got, err := drain(t, mustStream(t, c, t.Context(), baseRequest()))
 	if code := errcode.Of(err); code != errcode.ModelTransportError {

@@ -407,7 +407,7 @@ func (s *stream) fail(err error) {
 			return
 		}
 	}
-	if !ae.retryable || s.attempt-s.strips() > s.c.maxRetries {
+	if n := s.attempt - s.strips(); !ae.retryable || n > s.c.maxRetries || (ae.unreached && n > unreachedRetries) {
 		return
 	}
 	delay, ok := s.c.backoff(s.attempt, ae)
