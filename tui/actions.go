@@ -549,12 +549,26 @@ func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 func (m *Model) withdrawLast() tea.Cmd {
 	if n := len(m.outbox); n > 1 {
 		// Not yet with the engine: dropped here.
+		text := m.outbox[n-1].text
 		m.outbox = m.outbox[:n-1]
+		m.restoreWithdrawn(text)
 		return nil
 	}
 	pend := m.tr.Pending()
 	if len(pend) == 0 {
 		return nil
 	}
-	return m.withdraw(pend[len(pend)-1].MessageID)
+	last := pend[len(pend)-1]
+	return m.withdraw(last.MessageID, last.Text)
+}
+
+// restoreWithdrawn puts a withdrawn message's text back in the input to
+// edit, when the input is empty (a draft is never overwritten).
+func (m *Model) restoreWithdrawn(text string) {
+	if strings.TrimSpace(m.in.value()) == "" {
+		m.in.setValue(text)
+		m.flash = "Withdrawn: it is back in the input to edit and send again."
+		return
+	}
+	m.flash = "Withdrawn (the input holds a draft, so the text is not put back: ↑ finds it in the history)."
 }

@@ -168,7 +168,11 @@ func approvalHints(q *asking, th *theme.Theme, draft bool) []string {
 	default:
 		hints = []string{hint("tab", "answer"), hint("esc", "deny")}
 	}
-	return append(hints, hint("ctrl+o", "show all"), hint("ctrl+c", "cancel turn"))
+	expand := "show all"
+	if q.all {
+		expand = "collapse"
+	}
+	return append(hints, hint("ctrl+o", expand), hint("ctrl+c", "cancel turn"))
 }
 
 // wrapSegs joins segments with sep into lines of at most width cells,

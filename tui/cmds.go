@@ -38,6 +38,12 @@ type (
 		out string
 		err error
 	}
+	// withdrawnMsg: a pending message was taken back (err nil), its text
+	// to edit.
+	withdrawnMsg struct {
+		text string
+		err  error
+	}
 	compactMsg struct {
 		focus string
 		err   error
@@ -98,10 +104,11 @@ func (m *Model) startQueued() tea.Cmd {
 	}
 }
 
-func (m *Model) withdraw(messageID string) tea.Cmd {
+// withdraw takes back the pending message messageID, whose text is text.
+func (m *Model) withdraw(messageID, text string) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		return doneMsg{what: "withdraw", err: eng.Withdraw(ctx, messageID)}
+		return withdrawnMsg{text: text, err: eng.Withdraw(ctx, messageID)}
 	}
 }
 

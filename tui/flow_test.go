@@ -129,10 +129,17 @@ func TestWithdrawLastQueued(t *testing.T) {
 	s.resetCalls()
 	s.key("ctrl+x")
 	s.wantCalls("withdraw msg-n1")
+	// The withdrawn text is back in the input, to edit and send again.
+	if got := s.m.in.value(); got != "next one" {
+		t.Errorf("input %q after withdrawing, want the withdrawn text", got)
+	}
 	s.events(ev(5, event.InputWithdrawn{RunID: "run-1", MessageID: "msg-n1"}))
 	s.key("ctrl+x")
 	s.events(ev(6, event.InputWithdrawn{RunID: "run-1", MessageID: "msg-s1"}))
 	s.wantCalls("withdraw msg-n1", "withdraw msg-s1")
+	if got := s.m.in.value(); got != "next one" {
+		t.Errorf("input %q: a draft was overwritten by a withdrawn text", got)
+	}
 	s.wantText("you · steering · withdrawn")
 	if strings.Contains(s.text(), "queued]") || strings.Contains(s.text(), "queued ·") {
 		t.Errorf("withdrawn messages still shown as chips:\n%s", s.text())
@@ -1024,7 +1031,7 @@ func TestApprovalShowsBothSidesOfAnOverwrite(t *testing.T) {
 		t.Error("the collapsed approval shows more of the old file than fits")
 	}
 	s.key("ctrl+o")
-	s.wantText("-line 8 of a long README")
+	s.wantText("-line 8 of a long README", "ctrl+o collapse")
 	wantFits(t, s, 40)
 	// The whole diff does not fit in 40 lines: pgdn moves the window to
 	// what gets written, the answers and keys staying on screen.
