@@ -3,11 +3,11 @@ package runtime_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/tools"
@@ -76,12 +76,12 @@ func answer(id string) []model.Chunk {
 // checkpoints: each runtime.checkpoint of a new round is the size of the
 // same round's in a session that has seen 50 (they were listed whole in
 // every checkpoint before, 160 KB each). Restore derives them from the
-// history, so a reused one is still refused, and a list an older
-// checkpoint carried is still honored.
+// history, so a reused one is still known (and renamed: "<id>~2"), and a
+// list an older checkpoint carried is still honored.
 func TestSeenCallIDsAreNotCheckpointed(t *testing.T) {
 	sizes := map[int][]int{}
 	for _, calls := range []int{50, 5000} {
-		m := &chunkModel{answers: [][]model.Chunk{answer("call_new"), answer(""), answer(callID(7))}}
+		m := &chunkModel{answers: [][]model.Chunk{answer("call_new"), answer(""), answer(callID(7)), answer("")}}
 		f := newFixture(t, m, nil, nil)
 		cp := longSession(t, f.sess.ID(), 10, calls, []string{"legacy_id_not_in_the_history"})
 		f.sess.Close(t.Context())
@@ -103,13 +103,25 @@ func TestSeenCallIDsAreNotCheckpointed(t *testing.T) {
 		for _, d := range ofType[event.RuntimeCheckpoint](f.events()) {
 			sizes[calls] = append(sizes[calls], len(d.Payload))
 		}
-		// A call ID of the restored history is refused as reused.
+		// A call ID of the restored history is known as used: the call
+		// runs under a new ID, which the next request sends back.
 		sent, err = s.Send(t.Context(), "and again")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out, _ := rt.Wait(t.Context(), sent.RunID); out.ErrorCode != errcode.RuntimeModelStreamInvalid {
+		if out, _ := rt.Wait(t.Context(), sent.RunID); out.Status != runtime.StatusCompleted {
 			t.Errorf("%d calls: a reused call ID gave %+v", calls, out)
+		}
+		tc := ofType[event.ToolCall](f.events())
+		if got := tc[len(tc)-1].ModelCallID; got != callID(7)+"~2" {
+			t.Errorf("%d calls: the reused ID %s ran as %s, want %s~2", calls, callID(7), got, callID(7))
+		}
+		if reqs := m.requests(); len(reqs) == 4 {
+			msgs := reqs[3].Messages
+			a, r := msgs[len(msgs)-2], msgs[len(msgs)-1]
+			if len(a.ToolCalls) != 1 || a.ToolCalls[0].ID != callID(7)+"~2" || r.ToolCallID != callID(7)+"~2" {
+				t.Errorf("%d calls: the next request sends %+v and %+v", calls, a.ToolCalls, r.ToolCallID)
+			}
 		}
 		s.Close(t.Context())
 	}
@@ -127,7 +139,7 @@ func TestSeenCallIDsAreNotCheckpointed(t *testing.T) {
 	// The list an older checkpoint carried is honored, and carried on by
 	// the checkpoints after it.
 	legacy := "legacy_id_not_in_the_history"
-	m := &chunkModel{answers: [][]model.Chunk{answer(legacy), answer(legacy)}}
+	m := &chunkModel{answers: [][]model.Chunk{answer(legacy), answer(""), answer(legacy), answer("")}}
 	f := newFixture(t, m, nil, nil)
 	cp := longSession(t, f.sess.ID(), 1, 50, []string{legacy})
 	f.sess.Close(t.Context())
@@ -141,8 +153,12 @@ func TestSeenCallIDsAreNotCheckpointed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out, _ := rt.Wait(t.Context(), sent.RunID); out.ErrorCode != errcode.RuntimeModelStreamInvalid {
+		if out, _ := rt.Wait(t.Context(), sent.RunID); out.Status != runtime.StatusCompleted {
 			t.Errorf("an ID an old checkpoint listed gave %+v", out)
+		}
+		tc := ofType[event.ToolCall](f.events())
+		if got := tc[len(tc)-1].ModelCallID; got == legacy || !strings.HasPrefix(got, legacy+"~") {
+			t.Errorf("an ID an old checkpoint listed ran as %s, not under a new ID", got)
 		}
 		s.Close(t.Context())
 		rp, err := runtime.LatestTerminal(t.Context(), f.st, f.sess.ID())

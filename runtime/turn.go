@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -421,6 +423,7 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 		seq       int
 		completed *model.Completion
 		held      *item
+		ids       = callIDs{seen: s.state.seenCalls}
 	)
 	next := func() (item, bool) {
 		if held != nil {
@@ -496,10 +499,12 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 			if c.ToolCall == nil || c.ToolCall.ID == "" || c.ToolCall.Name == "" {
 				return nil, invalid("tool call without id or name")
 			}
-			if s.state.seenCalls[c.ToolCall.ID] || slices.ContainsFunc(calls, func(x model.ToolCall) bool { return x.ID == c.ToolCall.ID }) {
+			tc := *c.ToolCall
+			tc.ID = ids.of(tc.ID)
+			if slices.ContainsFunc(calls, func(x model.ToolCall) bool { return x.ID == tc.ID }) {
 				return nil, invalid("tool-call id %s reused", c.ToolCall.ID)
 			}
-			calls = append(calls, *c.ToolCall)
+			calls = append(calls, tc)
 		case model.ChunkCompletion:
 			if c.Completion == nil {
 				return nil, invalid("empty completion")
@@ -535,6 +540,11 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 	}
 	if len(calls) > 0 && len(completed.ToolCalls) == 0 {
 		completed.ToolCalls = calls
+	} else if len(completed.ToolCalls) > 0 {
+		completed.ToolCalls = slices.Clone(completed.ToolCalls)
+		for i := range completed.ToolCalls {
+			completed.ToolCalls[i].ID = ids.of(completed.ToolCalls[i].ID)
+		}
 	}
 	if len(calls) > 0 && !slices.EqualFunc(calls, completed.ToolCalls, sameCall) {
 		return nil, invalid("final tool calls differ from the streamed ones")
@@ -573,6 +583,39 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 	// and charged; one below is raised.
 	completed.Usage.TotalTokens = max(u.TotalTokens, u.PromptTokens+u.CompletionTokens)
 	return completed, nil
+}
+
+// callIDs gives the tool calls of one response their IDs. An ID an earlier
+// response of the session already used gets a new one, the same for all
+// its uses in this response: "<id>~2", or the next number free. Servers
+// that number their calls per response ("call_0", "0") or replay fixed
+// ones would otherwise end every turn after their first with
+// RUNTIME_MODEL_STREAM_INVALID. The new ID is the one recorded (tool.call's
+// modelCallId, the assistant message) and sent back to the provider, which
+// takes any ID its tool results match. An ID used twice within one
+// response is still invalid.
+type callIDs struct {
+	seen    map[string]bool   // the session's earlier calls
+	renamed map[string]string // a reused ID → its new one
+}
+
+func (c *callIDs) of(id string) string {
+	if !c.seen[id] {
+		return id
+	}
+	if n, ok := c.renamed[id]; ok {
+		return n
+	}
+	if c.renamed == nil {
+		c.renamed = map[string]string{}
+	}
+	for k := 2; ; k++ {
+		n := id + "~" + strconv.Itoa(k)
+		if !c.seen[n] && !slices.Contains(slices.Collect(maps.Values(c.renamed)), n) {
+			c.renamed[id] = n
+			return n
+		}
+	}
 }
 
 func sameCall(a, b model.ToolCall) bool {
