@@ -386,8 +386,9 @@ func busy(n int) []model.Chunk {
 // is wrong, and the turn says so within seconds.
 func TestTransportError(t *testing.T) {
 	srv := newServer(t, sse(t, "plain.sse"))
-	c := newClient(t, srv, func(c *Config) { c.MaxRetries = 0 }) // DefaultMaxRetries
-	srv.srv.Close()                                              // nothing listens there any more
+	// MaxRetries 0: DefaultMaxRetries.
+	c := newClient(t, srv, func(c *Config) { c.MaxRetries = 0 })
+	srv.srv.Close() // nothing listens there any more
 	got, err := drain(t, mustStream(t, c, t.Context(), baseRequest()))
 	if code := errcode.Of(err); code != errcode.ModelTransportError {
 		t.Fatalf("code = %q, want MODEL_TRANSPORT_ERROR (%v)", code, err)
