@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/errcode"
@@ -64,9 +65,12 @@ func (a *aliases) add(canonical string) (string, error) {
 }
 
 // canonical translates a name from a response back. A known wire name gives
-// its canonical name; an unknown name with AliasPrefix is
-// MODEL_INVALID_RESPONSE; any other name passes unchanged (a tool the model
-// made up, which the runtime answers with TOOL_NOT_FOUND).
+// its canonical name, and so does the canonical name itself spelled with
+// other separators or case when it names one tool of the request only
+// (fs_read, fs-read, FS.Read for fs.read: models guess those from the
+// descriptions, which name the tools canonically); an unknown name with
+// AliasPrefix is MODEL_INVALID_RESPONSE; any other name passes unchanged
+// (a tool the model made up, which the runtime answers with TOOL_NOT_FOUND).
 func (a *aliases) canonical(wire string) (string, error) {
 	if c, ok := a.toCanon[wire]; ok {
 		return c, nil
@@ -74,7 +78,34 @@ func (a *aliases) canonical(wire string) (string, error) {
 	if strings.HasPrefix(wire, AliasPrefix) {
 		return "", invalidResponse("translate tool name %q: unknown alias", truncate(wire, 80))
 	}
+	if _, ok := a.toWire[wire]; ok {
+		return wire, nil
+	}
+	match := ""
+	for c := range a.toWire {
+		if looseName(c) == looseName(wire) {
+			if match != "" {
+				return wire, nil // two tools fit: the runtime says which exist
+			}
+			match = c
+		}
+	}
+	if match != "" {
+		return match, nil
+	}
 	return wire, nil
+}
+
+// looseName is a tool name with its separators ('.', '_', '-') made one
+// and its letters lower case.
+func looseName(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '_', '-':
+			return '.'
+		}
+		return unicode.ToLower(r)
+	}, name)
 }
 
 // known reports whether canonical was registered.

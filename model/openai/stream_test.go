@@ -426,3 +426,24 @@ func cloneForTest(r model.Request) model.Request {
 	}
 	return out
 }
+
+// A model that calls a tool by its canonical name with other separators
+// (fs_read for fs.read, as the descriptions name the tools) gets that
+// tool; a name that fits none passes on for the runtime to refuse.
+func TestLooseToolNames(t *testing.T) {
+	a := newAliases()
+	for _, c := range []string{"fs.read", "fs.list", "process.exec"} {
+		if _, err := a.add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for wire, want := range map[string]string{
+		"harness_66732e72656164": "fs.read", "fs.read": "fs.read", "fs_read": "fs.read", "fs-read": "fs.read",
+		"FS_Read": "fs.read", "process_exec": "process.exec", "fsread": "fsread", "shell": "shell",
+	} {
+		got, err := a.canonical(wire)
+		if err != nil || got != want {
+			t.Errorf("canonical(%q) = %q, %v; want %q", wire, got, err, want)
+		}
+	}
+}
