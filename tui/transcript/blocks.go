@@ -526,7 +526,7 @@ func (a *attachBlock) render(c *Ctx, _ bool) []string {
 	}
 	th := c.Theme
 	const indent = 6
-	var names []string
+	var ok, failed []string
 	for _, call := range a.calls {
 		name := "@" + call.subject
 		switch {
@@ -535,17 +535,27 @@ func (a *attachBlock) render(c *Ctx, _ bool) []string {
 			if code == "" {
 				code = "canceled"
 			}
-			names = append(names, th.Err.Render(name+" ("+code+")"))
+			failed = append(failed, th.Err.Render(name+" ("+code+")"))
 		default:
-			names = append(names, th.Accent.Render(name))
+			ok = append(ok, th.Accent.Render(name))
 		}
 	}
-	if len(names) == 0 {
+	if len(ok)+len(failed) == 0 {
 		return []string{strings.Repeat(" ", indent) + th.Muted.Render("attached files")}
 	}
-	// Wrapped with a hanging indent: every mention stays on screen.
-	label := th.Muted.Render("attached ")
-	lines := strings.Split(markdown.Wrap(label+strings.Join(names, th.Muted.Render(", ")), max(c.Width-indent, 8)), "\n")
+	// Wrapped with a hanging indent: every mention stays on screen. What
+	// could not be read is said apart: it was not attached.
+	var text string
+	if len(ok) > 0 {
+		text = th.Muted.Render("attached ") + strings.Join(ok, th.Muted.Render(", "))
+	}
+	if len(failed) > 0 {
+		if text != "" {
+			text += th.Muted.Render(" · ")
+		}
+		text += th.Muted.Render("not attached: ") + strings.Join(failed, th.Muted.Render(", "))
+	}
+	lines := strings.Split(markdown.Wrap(text, max(c.Width-indent, 8)), "\n")
 	for i, l := range lines {
 		lines[i] = strings.Repeat(" ", indent) + strings.TrimRight(l, " ")
 	}

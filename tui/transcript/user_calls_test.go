@@ -63,7 +63,7 @@ func TestAttachedListsTheCallsWrapped(t *testing.T) {
 		}
 	}
 	joined := strings.Join(strings.Fields(text), " ")
-	for _, want := range []string{"attached @" + a + ",", "@" + b + ",", "@" + c + ",", "@gone.md (WORKSPACE_NOT_FOUND)"} {
+	for _, want := range []string{"attached @" + a + ",", "@" + b + ",", "@" + c + " ·", "not attached: @gone.md (WORKSPACE_NOT_FOUND)"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the attached block lacks %q:\n%s", want, text)
 		}
