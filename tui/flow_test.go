@@ -803,6 +803,14 @@ func TestPasteSendsWholeText(t *testing.T) {
 		ev(1, event.TurnStarted{RunID: "run-1", SessionID: sessID, InputMessageID: "msg-u"}),
 		ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: want}),
 	)
+	// The transcript shows its head, and all of it on ctrl+o.
+	s.wantText("you  why? ", "more lines · ctrl+o expands")
+	if strings.Contains(s.text(), "fatal line 199") {
+		t.Error("a 400-line message is shown whole before it is expanded")
+	}
+	s.key("ctrl+o")
+	s.wantText("panic line 016")
+	s.key("end")
 	s.wantText("fatal line 199")
 }
 

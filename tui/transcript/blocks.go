@@ -99,16 +99,42 @@ type userBlock struct {
 	steering  bool
 	fromQueue bool
 	state     userState
+	expanded  bool
 }
 
-func (*userBlock) kind() kind       { return kindUser }
-func (*userBlock) live() bool       { return false }
-func (*userBlock) expandable() bool { return false }
-func (*userBlock) toggle()          {}
+// A user message longer than userFold lines shows its first userShown
+// until expanded (a pasted log or file would otherwise push the answer
+// off the screen); the model gets all of it either way.
+const (
+	userFold  = 16
+	userShown = 10
+)
+
+func (*userBlock) kind() kind { return kindUser }
+func (*userBlock) live() bool { return false }
+func (u *userBlock) expandable() bool {
+	return strings.Count(strings.TrimRight(u.text, "\n"), "\n")+1 > userFold || len(u.text) > userFold*80
+}
+func (u *userBlock) toggle() { u.expanded = !u.expanded }
 func (u *userBlock) render(c *Ctx, _ bool) []string {
 	th := c.Theme
 	const indent = 6
 	body := wrapPlain(u.text, c.Width-indent)
+	more := 0
+	if len(body) > userFold && !u.expanded {
+		more = len(body) - userShown
+		body = body[:userShown]
+	}
+	out := u.lines(c, body)
+	if more > 0 {
+		out = append(out, strings.Repeat(" ", indent)+th.Muted.Render("… "+plural(more, "more line")+" · ctrl+o expands"))
+	}
+	return out
+}
+
+func (u *userBlock) lines(c *Ctx, body []string) []string {
+	th := c.Theme
+	const indent = 6
 	var out []string
 	switch {
 	case u.steering:
