@@ -550,6 +550,10 @@ func (a *App) checkReplay(ctx context.Context, cp *runtime.Checkpoint, s *Sessio
 		return ctx.Err()
 	}
 	err := ws.OpenError()
+	if err == nil && ws.PatchInTree() {
+		s.Note = "the session's recorded changes are already in the project tree (applied there): the workspace starts from the tree as it is, and its diff shows what changes from now on"
+		return nil
+	}
 	if !errors.Is(err, dockerws.ErrReplayConflict) {
 		return nil // any other failure of the open is reported as it happens
 	}

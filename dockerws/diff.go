@@ -144,7 +144,11 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	}
 	if w.untouched() || w.OpenError() != nil {
 		// Nothing changed the tree as opened (no call could, on a
-		// workspace that never opened).
+		// workspace that never opened): the recorded patch, unless the
+		// tree already held it (PatchInTree).
+		if w.PatchInTree() {
+			return "", nil
+		}
 		return w.opts.Patch, nil
 	}
 	if err := w.acquire(ctx, "diff"); err != nil {

@@ -160,6 +160,7 @@ type Workspace struct {
 	// the tree was refused.
 	scanned     chan struct{}
 	scanErr     error
+	patchInTree bool // the recorded patch was already in the tree (PatchInTree)
 	base        *snapshot
 	initial     map[string]*entry
 	initialDirs map[string]bool
@@ -469,7 +470,7 @@ func (w *Workspace) scanInto(ctx context.Context, pf []*gitdiff.File) []item {
 		initial = snap.files
 		if len(pf) > 0 {
 			var writes []item
-			initial, writes, err = replay(w.opts.Root, snap.files, pf)
+			initial, writes, w.patchInTree, err = replay(w.opts.Root, snap.files, pf)
 			items = append(items, writes...)
 		}
 	}
@@ -487,26 +488,85 @@ func (w *Workspace) scanInto(ctx context.Context, pf []*gitdiff.File) []item {
 var ErrReplayConflict = errors.New("the recorded patch no longer applies to the project tree")
 
 // replay applies the parsed patch pf to the scanned tree base; it returns
-// the tree the container gets and the files the patch writes. Code: that
-// of applyFiles, with a message saying the patch no longer applies to the
-// project tree at root.
-func replay(root string, base map[string]*entry, pf []*gitdiff.File) (map[string]*entry, []item, error) {
+// the tree the container gets and the files the patch touches, as they
+// are to be written. A tree that already holds the patch (it was applied
+// to the host: the patch applies in reverse) is taken as it is, with
+// inTree set: the session's work is in the project now, and the
+// workspace's diff starts from it. Code: that of applyFiles, with a
+// message saying the patch no longer applies to the project tree at root.
+func replay(root string, base map[string]*entry, pf []*gitdiff.File) (_ map[string]*entry, _ []item, inTree bool, _ error) {
+	now := time.Now()
 	writes, deletes, err := applyFiles(base, pf)
 	if err != nil {
-		return nil, nil, &errcode.Error{Code: errcode.Of(err), Op: "replay the session's patch", Err: errors.Join(ErrReplayConflict, err), Message: fmt.Sprintf(
+		if _, _, rerr := applyFiles(base, reversed(pf)); rerr == nil {
+			var items []item
+			for _, f := range pf {
+				for _, p := range []string{f.OldName, f.NewName} {
+					if e := base[p]; p != "" && e != nil && !slices.ContainsFunc(items, func(it item) bool { return it.path == p }) {
+						items = append(items, item{path: p, e: e, mtime: now})
+					}
+				}
+			}
+			return base, items, true, nil
+		}
+		return nil, nil, false, &errcode.Error{Code: errcode.Of(err), Op: "replay the session's patch", Err: errors.Join(ErrReplayConflict, err), Message: fmt.Sprintf(
 			"the session's recorded patch no longer applies to the project tree at %s (did its files change?): %s", root, errcode.Message(err))}
 	}
 	out := maps.Clone(base)
 	for _, p := range deletes {
 		delete(out, p)
 	}
-	now := time.Now()
 	var items []item
 	for _, p := range slices.Sorted(maps.Keys(writes)) {
 		out[p] = writes[p]
 		items = append(items, item{path: p, e: writes[p], mtime: now})
 	}
-	return out, items, nil
+	return out, items, false, nil
+}
+
+// reversed is the patch that undoes pf: applied to a tree that holds pf's
+// result, it gives the tree pf was made on.
+func reversed(pf []*gitdiff.File) []*gitdiff.File {
+	out := make([]*gitdiff.File, 0, len(pf))
+	for i := len(pf) - 1; i >= 0; i-- {
+		f := *pf[i]
+		f.OldName, f.NewName = f.NewName, f.OldName
+		f.OldMode, f.NewMode = f.NewMode, f.OldMode
+		f.OldOIDPrefix, f.NewOIDPrefix = f.NewOIDPrefix, f.OldOIDPrefix
+		f.IsNew, f.IsDelete = f.IsDelete, f.IsNew
+		f.TextFragments = make([]*gitdiff.TextFragment, len(pf[i].TextFragments))
+		for j, fr := range pf[i].TextFragments {
+			g := *fr
+			g.OldPosition, g.NewPosition = fr.NewPosition, fr.OldPosition
+			g.OldLines, g.NewLines = fr.NewLines, fr.OldLines
+			g.LinesAdded, g.LinesDeleted = fr.LinesDeleted, fr.LinesAdded
+			g.Lines = make([]gitdiff.Line, len(fr.Lines))
+			for k, l := range fr.Lines {
+				switch l.Op {
+				case gitdiff.OpAdd:
+					l.Op = gitdiff.OpDelete
+				case gitdiff.OpDelete:
+					l.Op = gitdiff.OpAdd
+				}
+				g.Lines[k] = l
+			}
+			f.TextFragments[j] = &g
+		}
+		out = append(out, &f)
+	}
+	return out
+}
+
+// PatchInTree reports, once the tree is scanned (Scanned), whether the
+// recorded patch (Options.Patch) was found already in the project tree
+// rather than replayed: it was applied to the host.
+func (w *Workspace) PatchInTree() bool {
+	select {
+	case <-w.scanned:
+		return w.patchInTree
+	default:
+		return false
+	}
 }
 
 // dirsOf is the set of directories of a tree: those listed (empty ones

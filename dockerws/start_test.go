@@ -325,6 +325,27 @@ func TestStartReplaysAPatch(t *testing.T) {
 		t.Errorf("the recorded work is lost: diff = %q, %v", got, err)
 	}
 
+	// A tree that already holds the patch (it was applied to the host)
+	// opens as it is: nothing is replayed, and the diff starts from it.
+	applied := t.TempDir()
+	writeTree(t, applied, map[string]string{"notes.txt": "one\ntwo\n", "new/added.txt": "added\n", "keep.txt": "same\n"})
+	in := startIn(t, Options{Root: applied, Image: busyboxImage, SessionID: "sess-replay-applied", Patch: patch})
+	if err := in.Ready(ctx); err != nil {
+		t.Fatalf("a patch already in the tree: %v", err)
+	}
+	if !in.PatchInTree() {
+		t.Error("PatchInTree is false for a tree that holds the patch")
+	}
+	if got, err := in.Diff(ctx); err != nil || got != "" {
+		t.Errorf("diff = %q, %v; want none", got, err)
+	}
+	if res := mustExec(t, in, "sh", "-c", "cat notes.txt new/added.txt keep.txt"); res.Stdout != "one\ntwo\nadded\nsame\n" {
+		t.Errorf("container = %+v", res)
+	}
+	if w.PatchInTree() || bad.PatchInTree() {
+		t.Error("PatchInTree is true for a replayed patch or a conflict")
+	}
+
 	_, err = Start(ctx, Options{Root: root, Image: busyboxImage, Patch: "not a patch\n"})
 	wantCode(t, err, errcode.ToolBadInput)
 }

@@ -126,6 +126,20 @@ func TestFiveToolFixtureDocker(t *testing.T) {
 	if again := u.run("", "apply", id, "--yes"); again.code == 0 || !strings.Contains(again.stderr, "already applied") {
 		t.Errorf("a second apply: exit %d\n%s", again.code, again.stderr)
 	}
+	// The session goes on after its work was applied: the workspace opens
+	// on the tree that now holds it (not SESS_PATCH_CONFLICT), says so,
+	// and its diff starts from there.
+	done := filepath.Join(u.home, "done.json")
+	if err := os.WriteFile(done, []byte(`[{"content":"nothing more"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	more := u.run("", "exec", "--image", "harness-busybox", "--fake-model", done, "--resume", id, "anything else?")
+	if more.code != 0 || !strings.Contains(more.stderr, "already in the project tree") {
+		t.Fatalf("resume after apply: exit %d\n%s", more.code, more.stderr)
+	}
+	if d := u.run("", "diff", id); d.code != 0 || strings.TrimSpace(d.stdout) != "" {
+		t.Errorf("diff after the applied work: exit %d\n%q%s", d.code, d.stdout, d.stderr)
+	}
 }
 
 // A write through the local workspace is refused before any effect, with
