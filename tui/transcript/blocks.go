@@ -616,19 +616,19 @@ func ranLines(call *toolCard, c *Ctx) []string {
 			end = th.OK.Render("✓ exit 0") + dur
 		}
 		if out := strings.TrimRight(r.Stdout, "\n"); out != "" {
-			for _, l := range strings.Split(out, "\n") {
+			for _, l := range termLines(out) {
 				body = append(body, th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
 			}
 		}
 		if errs := strings.TrimRight(r.Stderr, "\n"); errs != "" {
-			for _, l := range strings.Split(errs, "\n") {
+			for _, l := range termLines(errs) {
 				body = append(body, th.Err.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
 			}
 		}
 	case call.status == statusCanceled:
 		end = th.Canceled.Render("⊘ canceled")
 		if out := strings.TrimRight(call.streamed.String(), "\n"); out != "" {
-			for _, l := range strings.Split(out, "\n") {
+			for _, l := range termLines(out) {
 				body = append(body, th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
 			}
 		}

@@ -138,7 +138,7 @@ func (c *toolCard) streamedLines(th *theme.Theme, width int) []string {
 			text = text[i+1:]
 		}
 	}
-	lines := strings.Split(text, "\n")
+	lines := termLines(text)
 	keep := collapsedLines
 	if c.streamedCut {
 		keep-- // room for the note
@@ -377,10 +377,10 @@ func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
 		}
 		var lines []string
 		if out := strings.TrimRight(r.Stdout, "\n"); out != "" {
-			lines = append(lines, strings.Split(out, "\n")...)
+			lines = append(lines, termLines(out)...)
 		}
 		if errs := strings.TrimRight(r.Stderr, "\n"); errs != "" {
-			for _, l := range strings.Split(errs, "\n") {
+			for _, l := range termLines(errs) {
 				lines = append(lines, th.Err.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), width, "…")))
 			}
 		}
@@ -403,7 +403,7 @@ func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
 			Content string `json:"content"`
 		}
 		if json.Unmarshal(c.output, &o) == nil {
-			return strings.Split(strings.TrimRight(o.Content, "\n"), "\n"), false
+			return termLines(strings.TrimRight(o.Content, "\n")), false
 		}
 	case "fs.list":
 		var o struct {
