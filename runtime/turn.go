@@ -95,6 +95,12 @@ func (t *turn) run() {
 			t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "step budget of %d reached", b))
 			return
 		}
+		// A session whose token budget an earlier turn spent makes no
+		// request at all: the budget is cumulative and never refunded.
+		if err := t.checkTokenBudget(true); err != nil {
+			t.fail(err)
+			return
+		}
 		if err := t.applySteering(); err != nil {
 			t.fail(err)
 			return

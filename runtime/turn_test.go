@@ -413,6 +413,11 @@ func TestBudgets(t *testing.T) {
 		if len(w) != 1 || w[0].Metric != "tokens" {
 			t.Errorf("warnings = %+v", w)
 		}
+		// The next turn makes no request: the budget stays spent.
+		out = f.wait(f.start("and another"))
+		if out.Status != runtime.StatusBudgetExceeded || out.ModelRequests != 0 || len(m.Requests()) != 1 {
+			t.Errorf("a turn after the budget was spent: %+v, %d requests in all", out, len(m.Requests()))
+		}
 	})
 	t.Run("steps", func(t *testing.T) {
 		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}]},{"toolCalls":[{"id":"c2","name":"fs.list","arguments":{"path":"."}}]}]`)
