@@ -242,7 +242,11 @@ func (p *picker) view(th *theme.Theme, width, height int, now time.Time) string 
 		if !long && len(id) > 18 {
 			id = id[:5] + "…" + id[len(id)-12:]
 		}
-		row := fmt.Sprintf("%-*s %-*s %9s %7d %8s  %-12s %s", tw, title, dirColumn, shortDir(s.Dir), age(now, s.Updated), s.Turns, transcript.Tokens(int(s.Tokens)), s.Status, id)
+		status := s.Status
+		if status == "budget_exceeded" {
+			status = "over budget" // the column's 12 cells
+		}
+		row := fmt.Sprintf("%-*s %-*s %9s %7d %8s  %-12s %s", tw, title, dirColumn, shortDir(s.Dir), age(now, s.Updated), s.Turns, transcript.Tokens(int(s.Tokens)), status, id)
 		row = ansi.Truncate(row, width-3, "…")
 		if i == p.cursor {
 			lines = append(lines, " "+th.Selected.Render("▸ ")+th.Bold.Render(row))

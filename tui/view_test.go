@@ -250,10 +250,11 @@ func TestViewPicker(t *testing.T) {
 			{ID: "sess-0196f0d0-3b1a-7c00-8000-000000000003", Title: "add a --verbose flag to the CLI", Updated: base.Add(-5 * time.Minute), Turns: 3, Tokens: 12400, Status: "completed"},
 			{ID: "sess-0196f0d0-3b1a-7c00-8000-000000000002", Title: "fix the flaky test in store/sqlite that fails one run in fifty", Updated: base.Add(-3 * time.Hour), Turns: 12, Tokens: 182000, Status: "interrupted"},
 			{ID: "sess-0196f0d0-3b1a-7c00-8000-000000000001", Title: "", Updated: base.Add(-72 * time.Hour), Turns: 0, Tokens: 0, Status: "idle"},
+			{ID: "sess-0196f0d0-3b1a-7c00-8000-000000000000", Title: "spent", Updated: base.Add(-96 * time.Hour), Turns: 1, Tokens: 20100, Status: "budget_exceeded"},
 		}
 		s := newScreen(t, eng, Options{Pick: true}, w, h)
 		s.key("down")
-		s.wantText("Resume a session", "5m ago", "3h ago", "3d ago", "(untitled)", "interrupted", "enter open · esc quit")
+		s.wantText("Resume a session", "5m ago", "3h ago", "3d ago", "(untitled)", "interrupted", "over budget", "enter open · esc quit")
 		return s
 	})
 }
