@@ -155,6 +155,9 @@ type ApplyPlan struct {
 	// Conflict, when set, says why the patch no longer applies (the host
 	// tree changed under it); nothing can be applied then.
 	Conflict string
+	// Applied: the host tree already holds the patch (Conflict says so);
+	// nothing is left to apply.
+	Applied bool
 }
 
 // SessionSummary is one row of the session picker.

@@ -473,6 +473,21 @@ func TestApplyRefusedWhenHostChanged(t *testing.T) {
 	s.wantText("WORKSPACE_SCOPE", "nothing was applied")
 }
 
+// A patch the host tree already holds is said to be applied, not a
+// conflict.
+func TestApplyAlreadyApplied(t *testing.T) {
+	eng := idleEngine()
+	eng.plan = ApplyPlan{Root: "/src/app", Patch: samplePatch, Applied: true,
+		Conflict: "already applied: the host tree at /src/app already has these changes; nothing was applied"}
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.typeText("/apply")
+	s.key("enter")
+	s.wantText("✓ Already applied:", "already holds these changes")
+	if strings.Contains(s.text(), "WORKSPACE_SCOPE") || strings.Contains(s.text(), "changed under this patch") {
+		t.Errorf("an applied patch is shown as a conflict:\n%s", s.text())
+	}
+}
+
 func TestCommandsRefusedWhileBusy(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	startTurn(s, "run-1", "go")

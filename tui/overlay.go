@@ -85,6 +85,8 @@ func diffLines(patch string, width int, th *theme.Theme) []string {
 // applyLines shows what /apply will do, or why it cannot.
 func applyLines(plan ApplyPlan, width int, th *theme.Theme) []string {
 	switch {
+	case plan.Applied:
+		return []string{" " + th.OK.Render("✓ Already applied:") + " " + th.Text.Render(ansi.Truncate("the host tree at "+plan.Root+" already holds these changes; nothing is left to apply.", width-22, "…"))}
 	case plan.Conflict != "":
 		out := []string{" " + th.ErrCode.Render("WORKSPACE_SCOPE") + " " + th.Err.Render("the host tree changed under this patch; nothing was applied"), ""}
 		for _, l := range strings.Split(strings.TrimRight(plan.Conflict, "\n"), "\n") {

@@ -463,7 +463,7 @@ func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 		return tui.ApplyPlan{}, err
 	}
 	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch, e.a.SecretEnv())
-	return tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict}, nil
+	return tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}, nil
 }
 
 // Apply checks again (the host may have changed since) and applies.
