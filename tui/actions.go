@@ -322,7 +322,9 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "ctrl+o":
-		q.all, q.off = !q.all, 0
+		if q.a.Diff != "" || q.a.Tool == "process.exec" { // else there is nothing more to show
+			q.all, q.off = !q.all, 0
+		}
 		return nil
 	case "pgup", "pgdown":
 		if !q.cut {

@@ -112,6 +112,9 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool, maxLines in
 			body = append(body, "  "+l)
 		}
 	}
+	if a.Unchanged {
+		body = append(body, "  "+th.Muted.Render("(no change: the file already holds these contents)"))
+	}
 	tail := wrapSegs(answerSegs(q, th), "  ", inner)
 	tail = append(tail, wrapSegs(approvalHints(q, th, draft), th.Muted.Render(" · "), inner)...)
 	q.page, q.cut = len(body), false
@@ -168,11 +171,13 @@ func approvalHints(q *asking, th *theme.Theme, draft bool) []string {
 	default:
 		hints = []string{hint("tab", "answer"), hint("esc", "deny")}
 	}
-	expand := "show all"
-	if q.all {
-		expand = "collapse"
+	switch {
+	case q.all:
+		hints = append(hints, hint("ctrl+o", "collapse"))
+	case q.a.Diff != "" || q.a.Tool == "process.exec":
+		hints = append(hints, hint("ctrl+o", "show all"))
 	}
-	return append(hints, hint("ctrl+o", expand), hint("ctrl+c", "cancel turn"))
+	return append(hints, hint("ctrl+c", "cancel turn"))
 }
 
 // wrapSegs joins segments with sep into lines of at most width cells,

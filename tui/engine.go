@@ -136,6 +136,8 @@ type Approval struct {
 	// Diff is the change a write would make, when the engine could read
 	// the file's current contents; "" otherwise.
 	Diff string
+	// Unchanged: the write's contents are the file's own (no diff).
+	Unchanged bool
 }
 
 // Answer to an Approval.

@@ -473,6 +473,20 @@ func TestApplyRefusedWhenHostChanged(t *testing.T) {
 	s.wantText("WORKSPACE_SCOPE", "nothing was applied")
 }
 
+// A write of the file's own contents says so, and ctrl+o has nothing
+// more to show.
+func TestApprovalOfAnUnchangedWrite(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", CallID: "call-1", Tool: "fs.write", Subject: "a.txt",
+		Input: json.RawMessage(`{"path":"a.txt","contents":"same\n"}`), Unchanged: true}}})
+	s.wantText("? fs.write wants to write a.txt", "(no change: the file already holds these contents)")
+	s.key("ctrl+o")
+	if txt := s.text(); strings.Contains(txt, "ctrl+o") {
+		t.Errorf("ctrl+o is offered or toggled with nothing to show:\n%s", txt)
+	}
+}
+
 // A patch the host tree already holds is said to be applied, not a
 // conflict.
 func TestApplyAlreadyApplied(t *testing.T) {

@@ -322,7 +322,7 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 					u.Approval.Input = cur.callInput
 				}
 				if d.Action == "fs.write" {
-					u.Approval.Diff = writeDiff(ctx, cur.ws, u.Approval.Input)
+					u.Approval.Diff, u.Approval.Unchanged = writeDiff(ctx, cur.ws, u.Approval.Input)
 				}
 			}
 		}
@@ -333,20 +333,23 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 }
 
 // writeDiff is the change an fs.write would make to the workspace file.
-func writeDiff(ctx context.Context, ws workspace.Workspace, input json.RawMessage) string {
+func writeDiff(ctx context.Context, ws workspace.Workspace, input json.RawMessage) (diff string, unchanged bool) {
 	var in struct {
 		Path     string `json:"path"`
 		Contents string `json:"contents"`
 	}
 	if json.Unmarshal(input, &in) != nil || in.Path == "" {
-		return ""
+		return "", false
 	}
 	old, err := ws.ReadFile(ctx, in.Path)
 	created := err != nil && errcode.Of(err) == errcode.WorkspaceNotFound
 	if err != nil && !created {
-		return ""
+		return "", false
 	}
-	return diffview.Unified(in.Path, string(old), in.Contents, created)
+	if !created && string(old) == in.Contents {
+		return "", true
+	}
+	return diffview.Unified(in.Path, string(old), in.Contents, created), false
 }
 
 func (e *Engine) Send(ctx context.Context, text string) (tui.Sent, error) {
