@@ -651,7 +651,11 @@ func ranLines(call *toolCard, c *Ctx) []string {
 		out[0] = ansi.Truncate(out[0], c.Width, "…")
 	}
 	if n := len(body) - attachOutputLines; n > 0 {
-		out = append(out, pad+th.Muted.Render("… "+plural(n, "earlier line")))
+		more := "… " + plural(n, "earlier line")
+		if r.StdoutTruncated || r.StderrTruncated {
+			more = "… earlier output (its middle was left out: it was longer than the tools keep)"
+		}
+		out = append(out, pad+th.Muted.Render(more))
 		body = body[n:]
 	}
 	for _, l := range body {

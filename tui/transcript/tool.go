@@ -320,10 +320,12 @@ func (c *toolCard) right(x *Ctx) string {
 }
 
 type execResult struct {
-	ExitCode int    `json:"exitCode"`
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
-	TimedOut bool   `json:"timedOut"`
+	ExitCode        int    `json:"exitCode"`
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	TimedOut        bool   `json:"timedOut"`
+	StdoutTruncated bool   `json:"stdoutTruncated"`
+	StderrTruncated bool   `json:"stderrTruncated"`
 }
 
 func (c *toolCard) exec() (execResult, bool) {

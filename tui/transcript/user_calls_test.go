@@ -154,3 +154,21 @@ func TestRunningTimeStartsAtTheAnswer(t *testing.T) {
 		t.Errorf("the clock counts the approval's wait:\n%s", text)
 	}
 }
+
+// The end of a long !command's output says the output was cut in its
+// middle, not that it had only the lines kept.
+func TestRanSaysItsOutputWasCut(t *testing.T) {
+	tr := New()
+	userTurn(tr, "!seq 1 300000")
+	kept := "1\n2\n[… 1939821 bytes of output left out here …]\n299999\n300000\n" + strings.Repeat("x\n", 40)
+	out, _ := json.Marshal(map[string]any{"exitCode": 0, "stdout": kept, "stderr": "", "stdoutTruncated": true})
+	in, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", "seq 1 300000"}})
+	tr.Apply(ev(3, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: in, ModelCallID: "user-msg-u-shell", RequestID: "msg-u", RunID: "run-1"}))
+	tr.Apply(ev(4, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, Output: out, DurationMs: 12}))
+	attachmentsMessage(tr, 5, "The user ran `seq 1 300000` in the workspace:\n<command-output exit=\"0\">\n"+kept+"</command-output>")
+	tr.Apply(ev(6, event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, ToolCalls: 1, Usage: usage}))
+	text := plain(all(tr, 100))
+	if !strings.Contains(text, "its middle was left out") || strings.Contains(text, "earlier lines") {
+		t.Errorf("a cut output reads as whole:\n%s", text)
+	}
+}
