@@ -12,7 +12,6 @@ import (
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/tui/diffview"
 	"github.com/harness-dev/harness/tui/theme"
-	"github.com/harness-dev/harness/workspace"
 )
 
 type toolStatus int
@@ -320,8 +319,14 @@ func (c *toolCard) right(x *Ctx) string {
 	return th.OK.Render("✓") + th.Muted.Render(" "+dur)
 }
 
-// execResult is a process.exec result as the tool returns it.
-type execResult = workspace.ExecResult
+type execResult struct {
+	ExitCode        int    `json:"exitCode"`
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	TimedOut        bool   `json:"timedOut"`
+	StdoutTruncated bool   `json:"stdoutTruncated"`
+	StderrTruncated bool   `json:"stderrTruncated"`
+}
 
 func (c *toolCard) exec() (execResult, bool) {
 	var r execResult
