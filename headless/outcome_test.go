@@ -54,3 +54,21 @@ func TestSummaryIsNotPrinted(t *testing.T) {
 		t.Errorf("stderr %q does not say the context was compacted", stderr.String())
 	}
 }
+
+// A turn that ends on an empty answer says so on stderr.
+func TestEmptyAnswerIsSaid(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	a := &run{Options: Options{Stdout: &stdout, Stderr: &stderr}, printedSeq: -1}
+	evs := []event.Data{
+		event.MessageCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", MessageID: "msg-a", Role: model.RoleAssistant, RequestID: "req-1", FinishReason: "stop"},
+		event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, OutputMessageID: "msg-a", ModelRequests: 1},
+	}
+	var batch []runtime.Published
+	for i, d := range evs {
+		batch = append(batch, runtime.Published{Seq: int64(i), Event: event.Event{Type: d.EventType(), Data: d}})
+	}
+	a.printEvents(&printer{}, batch, nil)
+	if !bytes.Contains(stderr.Bytes(), []byte("the model's answer was empty")) || stdout.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}

@@ -264,6 +264,9 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 			_, _ = out.WriteString(d.Delta) // kept for the last Flush
 			p.midLine = d.Delta != "" && !strings.HasSuffix(d.Delta, "\n")
 		case event.MessageCompleted:
+			if d.Role == "assistant" && !p.summaries[d.RequestID] && d.Content == "" && len(d.ToolCalls) == 0 {
+				p.empty = d.MessageID
+			}
 			if d.Role == "assistant" && !p.summaries[d.RequestID] && (d.Content != "" || p.midLine) {
 				_ = out.WriteByte('\n') // kept for the last Flush
 				p.midLine = false
@@ -299,6 +302,9 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 				_ = out.Flush()
 				p.midLine = false
 			}
+			if d.Status == event.StatusCompleted && d.OutputMessageID != "" && d.OutputMessageID == p.empty {
+				fmt.Fprintln(a.Stderr, "harness: the model's answer was empty: it sent no text and no tool call")
+			}
 			a.printOutcome(d)
 		}
 	}
@@ -311,6 +317,7 @@ type printer struct {
 	callInput json.RawMessage
 	midLine   bool            // streamed text ended without a newline and its message has not completed
 	summaries map[string]bool // summary request IDs: their text is the compaction's, not an answer
+	empty     string          // the last assistant message with no text and no tool call
 }
 
 func (a *run) printOutcome(d event.TurnCompleted) {
