@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
@@ -650,12 +649,8 @@ func (c *capped) String() string  { return c.buf.String() }
 func (c *capped) truncated() bool { return c.extra > 0 }
 
 // headTail keeps the first and the last bytes written to it, and counts
-// those left out between: a command's end (a test run's verdict, a
-// build's first error is often its last line) matters at least as much
-// as its start. String is at most max bytes: a quarter of them the head,
-// the rest the tail, with a line between saying how much was left out
-// (room for it is kept), cut at line ends when one is near and never
-// inside a UTF-8 sequence.
+// those left out between. String is at most max bytes: a quarter of them
+// the head, the rest the tail, joined by workspace.JoinEnds.
 type headTail struct {
 	head    []byte // the first bytes, up to cap(head)
 	tail    []byte // what came after the head, trimmed to its last tailMax bytes once over 2 × tailMax
@@ -665,7 +660,7 @@ type headTail struct {
 }
 
 func newHeadTail(max int) *headTail {
-	room := max - min(64, max/4) // the mark's line is under 64 bytes
+	room := max - min(workspace.EndsMarkRoom, max/4) // room for the line between the ends
 	h := room / 4
 	return &headTail{head: make([]byte, 0, h), tailMax: room - h, max: max}
 }
@@ -702,31 +697,7 @@ func (c *headTail) String() string {
 		return string(c.head) + string(c.tail)
 	}
 	tail := c.tail[max(len(c.tail)-c.tailMax, 0):]
-	head := c.head
-	if i := bytes.LastIndexByte(head, '\n'); i >= 0 && len(head)-i <= 512 {
-		head = head[:i+1]
-	}
-	// A sequence the cut split: the head's last, the tail's first bytes.
-	for i := len(head) - 1; i >= 0 && i >= len(head)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(head[i]) {
-			if !utf8.FullRune(head[i:]) {
-				head = head[:i]
-			}
-			break
-		}
-	}
-	if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < 512 {
-		tail = tail[i+1:]
-	}
-	for k := 0; k < utf8.UTFMax-1 && len(tail) > 0 && !utf8.RuneStart(tail[0]); k++ {
-		tail = tail[1:]
-	}
-	left := c.total - int64(len(head)) - int64(len(tail))
-	mark := fmt.Sprintf("[… %d bytes of output left out here …]\n", left)
-	if len(head) > 0 && head[len(head)-1] != '\n' {
-		mark = "\n" + mark
-	}
-	return string(head) + mark + string(tail)
+	return workspace.JoinEnds(string(c.head), string(tail), c.total-int64(len(c.head)+len(tail)))
 }
 
 // teed passes a command's output on and shows it to f as it comes.

@@ -110,24 +110,15 @@ func fitExec(r workspace.ExecResult) workspace.ExecResult {
 	}
 }
 
-// keepEnds keeps at most n bytes of s: its first quarter and its last
-// bytes, cut on rune boundaries, with a line between saying how many bytes
-// were left out there.
+// keepEnds keeps at most n bytes of s: its first quarter and its end
+// (workspace.JoinEnds).
 func keepEnds(s string, n int, truncated bool) (string, bool) {
 	if len(s) <= n {
 		return s, truncated
 	}
-	room := max(n-64, 0) // the line between is under 64 bytes
-	head, _ := cut(s, room/4, true)
-	start := len(s) - (room - len(head))
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	mark := "[… " + strconv.Itoa(start-len(head)) + " bytes of output left out here …]\n"
-	if head != "" && !strings.HasSuffix(head, "\n") {
-		mark = "\n" + mark
-	}
-	return head + mark + s[start:], true
+	room := max(n-workspace.EndsMarkRoom, 0)
+	h := room / 4
+	return workspace.JoinEnds(s[:h], s[len(s)-(room-h):], int64(len(s)-room)), true
 }
 
 // cut keeps at most n bytes of s, ending on a rune boundary.
