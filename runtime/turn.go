@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -603,6 +602,7 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 type callIDs struct {
 	seen    map[string]bool   // the session's earlier calls
 	renamed map[string]string // a reused ID → its new one
+	taken   map[string]bool   // the new IDs given
 }
 
 func (c *callIDs) of(id string) string {
@@ -613,12 +613,11 @@ func (c *callIDs) of(id string) string {
 		return n
 	}
 	if c.renamed == nil {
-		c.renamed = map[string]string{}
+		c.renamed, c.taken = map[string]string{}, map[string]bool{}
 	}
 	for k := 2; ; k++ {
-		n := id + "~" + strconv.Itoa(k)
-		if !c.seen[n] && !slices.Contains(slices.Collect(maps.Values(c.renamed)), n) {
-			c.renamed[id] = n
+		if n := id + "~" + strconv.Itoa(k); !c.seen[n] && !c.taken[n] {
+			c.renamed[id], c.taken[n] = n, true
 			return n
 		}
 	}
