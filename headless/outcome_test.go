@@ -55,13 +55,14 @@ func TestSummaryIsNotPrinted(t *testing.T) {
 	}
 }
 
-// A turn that ends on an empty answer says so on stderr.
+// A completed turn's note (an empty answer) is on its outcome line.
 func TestEmptyAnswerIsSaid(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	a := &run{Options: Options{Stdout: &stdout, Stderr: &stderr}, printedSeq: -1}
 	evs := []event.Data{
 		event.MessageCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", MessageID: "msg-a", Role: model.RoleAssistant, RequestID: "req-1", FinishReason: "stop"},
-		event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, OutputMessageID: "msg-a", ModelRequests: 1},
+		event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, OutputMessageID: "msg-a", ModelRequests: 1,
+			Note: "the model's answer was empty: it sent no text and no tool call"},
 	}
 	var batch []runtime.Published
 	for i, d := range evs {

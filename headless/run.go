@@ -264,9 +264,6 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 			_, _ = out.WriteString(d.Delta) // kept for the last Flush
 			p.midLine = d.Delta != "" && !strings.HasSuffix(d.Delta, "\n")
 		case event.MessageCompleted:
-			if d.Role == "assistant" && !p.summaries[d.RequestID] && d.Content == "" && len(d.ToolCalls) == 0 {
-				p.empty = d.MessageID
-			}
 			if d.Role == "assistant" && !p.summaries[d.RequestID] && (d.Content != "" || p.midLine) {
 				_ = out.WriteByte('\n') // kept for the last Flush
 				p.midLine = false
@@ -302,9 +299,6 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 				_ = out.Flush()
 				p.midLine = false
 			}
-			if d.Status == event.StatusCompleted && d.OutputMessageID != "" && d.OutputMessageID == p.empty {
-				fmt.Fprintln(a.Stderr, "harness: the model's answer was empty: it sent no text and no tool call")
-			}
 			a.printOutcome(d)
 		}
 	}
@@ -317,13 +311,15 @@ type printer struct {
 	callInput json.RawMessage
 	midLine   bool            // streamed text ended without a newline and its message has not completed
 	summaries map[string]bool // summary request IDs: their text is the compaction's, not an answer
-	empty     string          // the last assistant message with no text and no tool call
 }
 
 func (a *run) printOutcome(d event.TurnCompleted) {
 	line := fmt.Sprintf("turn %s: %s · %s · %s · %s", d.TurnID, d.Status, plural(d.ModelRequests, "model request"), plural(d.ToolCalls, "tool call"), plural(d.Usage.TotalTokens, "token"))
-	if d.ErrorCode != "" {
+	switch {
+	case d.ErrorCode != "":
 		line += fmt.Sprintf(" · %s: %s", d.ErrorCode, d.Note)
+	case d.Note != "":
+		line += " · " + d.Note // what a completed turn says of itself (an empty answer)
 	}
 	fmt.Fprintln(a.Stderr, line)
 	if d.Truncated {

@@ -135,6 +135,9 @@ func (t *turn) run() {
 			}
 			t.outputID = asst.ID
 			t.status = StatusCompleted
+			if strings.TrimSpace(asst.Content) == "" {
+				t.note = EmptyAnswerNote // else nothing shows that it answered at all
+			}
 			return
 		}
 		for i, call := range asst.ToolCalls {
@@ -589,6 +592,10 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 	completed.Usage.TotalTokens = max(u.TotalTokens, u.PromptTokens+u.CompletionTokens)
 	return completed, nil
 }
+
+// EmptyAnswerNote is the note of a turn whose answer had no text (and no
+// tool call).
+const EmptyAnswerNote = "the model's answer was empty: it sent no text and no tool call"
 
 // callIDs gives the tool calls of one response their IDs. An ID an earlier
 // response of the session already used gets a new one, the same for all

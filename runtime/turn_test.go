@@ -395,6 +395,22 @@ func TestQueueForNextTurn(t *testing.T) {
 	}
 }
 
+// A turn whose answer has no text says so in its turn.completed; one
+// with text has no note.
+func TestEmptyAnswerNote(t *testing.T) {
+	m := script(t, `[{"content":""},{"content":"hello"}]`)
+	f := newFixture(t, m, m, nil)
+	for _, want := range []string{runtime.EmptyAnswerNote, ""} {
+		if out := f.wait(f.start("hi")); out.Status != runtime.StatusCompleted {
+			t.Fatalf("outcome = %+v", out)
+		}
+		tc := ofType[event.TurnCompleted](f.events())
+		if got := tc[len(tc)-1].Note; got != want {
+			t.Errorf("turn.completed note %q, want %q", got, want)
+		}
+	}
+}
+
 func TestBudgets(t *testing.T) {
 	t.Run("tokens", func(t *testing.T) {
 		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}],"usage":{"promptTokens":60,"completionTokens":40}}]`)

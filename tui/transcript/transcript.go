@@ -64,16 +64,13 @@ type Transcript struct {
 	completed map[string]bool // run IDs with a turn.completed
 	lastRun   string          // the last run seen (withdraw after a turn ends)
 	lastTurn  string          // status of the last turn.completed
-	// emptyAnswer is the last assistant message with no text, no
-	// reasoning and no tool call: the turn that ends on it says so.
-	emptyAnswer string
-	usage       model.Usage
-	occupancy   int
-	window      int
-	pending     []Pending
-	workspace   Workspace
-	awaiting    map[string]bool // permission IDs asked and not answered
-	version     uint64
+	usage     model.Usage
+	occupancy int
+	window    int
+	pending   []Pending
+	workspace Workspace
+	awaiting  map[string]bool // permission IDs asked and not answered
+	version   uint64
 }
 
 // New returns an empty transcript.
@@ -325,8 +322,6 @@ func (t *Transcript) message(d event.MessageCompleted) {
 		}
 		if strings.TrimSpace(d.Content) != "" || strings.TrimSpace(d.Reasoning) != "" {
 			t.byMsg[d.MessageID] = t.add(&assistantBlock{text: builder(d.Content), reasoning: strings.TrimSpace(d.Reasoning)})
-		} else if len(d.ToolCalls) == 0 {
-			t.emptyAnswer = d.MessageID
 		}
 	}
 }
@@ -520,9 +515,6 @@ func (t *Transcript) turnCompleted(ev event.Event, d event.TurnCompleted) {
 				t.touch(i)
 			}
 		}
-	}
-	if d.Status == event.StatusCompleted && d.OutputMessageID != "" && d.OutputMessageID == t.emptyAnswer {
-		t.add(&notice{level: NoteWarn, text: "the model's answer was empty: it sent no text and no tool call"})
 	}
 	t.add(&turnEnd{status: d.Status, code: d.ErrorCode, note: d.Note, truncated: d.Truncated, requests: d.ModelRequests, tools: d.ToolCalls, tokens: d.Usage.TotalTokens, dur: dur})
 }

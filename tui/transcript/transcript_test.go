@@ -401,14 +401,15 @@ func TestRetryNotice(t *testing.T) {
 	}
 }
 
-// A turn that ends on an empty answer says so: the screen would
-// otherwise show nothing between the request and the turn's end.
+// A turn that ends on an empty answer says so (the runtime's note): the
+// screen would otherwise show nothing between the request and its end.
 func TestEmptyAnswerIsSaid(t *testing.T) {
 	tr := New()
 	tr.Apply(ev(1, event.TurnStarted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", InputMessageID: "msg-u"}))
 	tr.Apply(ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: "hi"}))
 	tr.Apply(ev(3, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a", Role: model.RoleAssistant, RequestID: "req-1", FinishReason: "stop"}))
-	tr.Apply(ev(4, event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, OutputMessageID: "msg-a", ModelRequests: 1}))
+	tr.Apply(ev(4, event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, OutputMessageID: "msg-a", ModelRequests: 1,
+		Note: "the model's answer was empty: it sent no text and no tool call"}))
 	if got := plain(all(tr, 100)); !strings.Contains(got, "the model's answer was empty") {
 		t.Errorf("an empty answer is not said:\n%s", got)
 	}
