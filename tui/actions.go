@@ -61,14 +61,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.submit(false)
 	case "alt+enter":
 		return m.submit(true)
-	case "pgup":
-		m.vp.ScrollUp(m.tr, c, height, max(height-2, 1))
-		return nil
-	case "pgdown":
-		m.vp.ScrollDown(m.tr, c, height, max(height-2, 1))
-		if m.vp.Following() {
-			m.unseen = false
-		}
+	case "pgup", "pgdown":
+		m.scrollPage(ks == "pgup")
 		return nil
 	case "alt+up":
 		m.vp.Select(m.tr, c, height, -1)
@@ -322,19 +316,13 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "ctrl+o":
-		if q.a.Diff != "" || q.a.Tool == "process.exec" { // else there is nothing more to show
+		if q.expandable() {
 			q.all, q.off = !q.all, 0
 		}
 		return nil
 	case "pgup", "pgdown":
 		if !q.cut {
-			// The box shows all of it: the keys scroll the transcript.
-			height := m.bodyHeight()
-			if ks == "pgup" {
-				m.vp.ScrollUp(m.tr, m.ctxFor(), height, max(height-2, 1))
-			} else {
-				m.vp.ScrollDown(m.tr, m.ctxFor(), height, max(height-2, 1))
-			}
+			m.scrollPage(ks == "pgup") // the box shows all of it: the transcript scrolls
 			return nil
 		}
 		if ks == "pgup" {
@@ -562,6 +550,20 @@ func (m *Model) withdrawLast() tea.Cmd {
 	}
 	last := pend[len(pend)-1]
 	return m.withdraw(last.MessageID, last.Text)
+}
+
+// scrollPage scrolls the transcript a page up or down; at the bottom it
+// follows again, and what was new below has been seen.
+func (m *Model) scrollPage(up bool) {
+	height := m.bodyHeight()
+	if up {
+		m.vp.ScrollUp(m.tr, m.ctxFor(), height, max(height-2, 1))
+		return
+	}
+	m.vp.ScrollDown(m.tr, m.ctxFor(), height, max(height-2, 1))
+	if m.vp.Following() {
+		m.unseen = false
+	}
 }
 
 // restoreWithdrawn puts a withdrawn message's text back in the input to

@@ -44,6 +44,10 @@ type asking struct {
 	cut       bool // the box showed a window of them: pgup/pgdn move it
 }
 
+// expandable reports whether ctrl+o has more of the call to show: a
+// write's diff or a command (a write that changes nothing has none).
+func (q *asking) expandable() bool { return q.a.Diff != "" || q.a.Tool == "process.exec" }
+
 // approvalView is the permission prompt above the input: the call (the
 // whole command, quoted as a shell would need it), the diff for a write,
 // the answers and the keys. draft says whether the input holds text.
@@ -174,7 +178,7 @@ func approvalHints(q *asking, th *theme.Theme, draft bool) []string {
 	switch {
 	case q.all:
 		hints = append(hints, hint("ctrl+o", "collapse"))
-	case q.a.Diff != "" || q.a.Tool == "process.exec":
+	case q.expandable():
 		hints = append(hints, hint("ctrl+o", "show all"))
 	}
 	return append(hints, hint("ctrl+c", "cancel turn"))

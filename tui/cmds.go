@@ -38,12 +38,8 @@ type (
 		out string
 		err error
 	}
-	// withdrawnMsg: a pending message was taken back (err nil), its text
-	// to edit.
-	withdrawnMsg struct {
-		text string
-		err  error
-	}
+	// withdrawnMsg: a pending message was taken back; its text, to edit.
+	withdrawnMsg struct{ text string }
 	compactMsg struct {
 		focus string
 		err   error
@@ -108,7 +104,10 @@ func (m *Model) startQueued() tea.Cmd {
 func (m *Model) withdraw(messageID, text string) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		return withdrawnMsg{text: text, err: eng.Withdraw(ctx, messageID)}
+		if err := eng.Withdraw(ctx, messageID); err != nil {
+			return doneMsg{what: "withdraw", err: err}
+		}
+		return withdrawnMsg{text: text}
 	}
 }
 

@@ -227,11 +227,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sentMsg:
 		return m, m.onSent(msg)
 	case withdrawnMsg:
-		if msg.err != nil {
-			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "withdraw: "+errcode.Message(msg.err))
-		} else {
-			m.restoreWithdrawn(msg.text)
-		}
+		m.restoreWithdrawn(msg.text)
 		return m, nil
 	case doneMsg:
 		if msg.err != nil {
