@@ -121,7 +121,8 @@ func (u *userBlock) render(c *Ctx, _ bool) []string {
 	const indent = 6
 	body := wrapPlain(u.text, c.Width-indent)
 	more := 0
-	if len(body) > userFold && !u.expanded {
+	if u.expandable() && !u.expanded && len(body) > userShown {
+		// Folded by the same rule that lets ctrl+o unfold it.
 		more = len(body) - userShown
 		body = body[:userShown]
 	}
