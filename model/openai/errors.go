@@ -150,12 +150,11 @@ func (r redactor) classify(actx, parent context.Context, err error, raw *http.Re
 	if errors.Is(err, bufio.ErrTooLong) {
 		return &attemptError{err: &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: "read stream: an event line is too long"}}
 	}
-	var dnsErr *net.DNSError
+	cause, unreached := transportCause(err)
 	return &attemptError{
-		err:       &errcode.Error{Code: errcode.ModelTransportError, Op: op, Message: "reach " + r.base + ": " + transportCause(err), Err: r.wrap(err)},
+		err:       &errcode.Error{Code: errcode.ModelTransportError, Op: op, Message: "reach " + r.base + ": " + cause, Err: r.wrap(err)},
 		retryable: !tlsFailure(err), // a certificate or a plain server does not change in a second
-		unreached: errors.As(err, &dnsErr) || errors.Is(err, syscall.ECONNREFUSED) ||
-			errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH),
+		unreached: unreached,
 	}
 }
 
@@ -176,8 +175,10 @@ func tlsFailure(err error) bool {
 		errors.As(err, &recordErr) || errors.Is(err, http.ErrSchemeMismatch)
 }
 
-// transportCause names why a connection failed, in the user's terms.
-func transportCause(err error) string {
+// transportCause names why a connection failed, in the user's terms, and
+// whether no server took it at all (unreached: no such host, refused, no
+// route).
+func transportCause(err error) (cause string, unreached bool) {
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
 	var unknownCA x509.UnknownAuthorityError
@@ -187,21 +188,21 @@ func transportCause(err error) string {
 	var netErr net.Error
 	switch {
 	case errors.As(err, &dnsErr):
-		return "the host name " + dnsErr.Name + " does not resolve (DNS)"
+		return "the host name " + dnsErr.Name + " does not resolve (DNS)", true
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused (is the server running, on this port?)"
+		return "connection refused (is the server running, on this port?)", true
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalid):
-		return "the TLS certificate was not accepted"
+		return "the TLS certificate was not accepted", false
 	case errors.As(err, &recordErr), errors.Is(err, http.ErrSchemeMismatch):
-		return "the TLS handshake failed: the server answers plain http (use http://, allowed on loopback)"
+		return "the TLS handshake failed: the server answers plain http (use http://, allowed on loopback)", false
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return "the connection timed out"
+		return "the connection timed out", false
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return "the server closed the connection"
+		return "the server closed the connection", false
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return "no route to the host (network unreachable)"
+		return "no route to the host (network unreachable)", true
 	}
-	return "the connection failed"
+	return "the connection failed", false
 }
 
 // canceled explains why an attempt's context ended; a timeout names the
