@@ -40,7 +40,7 @@ type (
 	}
 	// withdrawnMsg: a pending message was taken back; its text, to edit.
 	withdrawnMsg struct{ text string }
-	compactMsg struct {
+	compactMsg   struct {
 		focus string
 		err   error
 	}
