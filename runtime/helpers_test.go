@@ -102,22 +102,30 @@ func newFixture(t testing.TB, m model.Model, fm *fake.Model, cfg func(*runtime.C
 	return newFixtureWS(t, m, fm, ws, root, cfg)
 }
 
-func newFixtureWS(t testing.TB, m model.Model, fm *fake.Model, ws workspace.Workspace, root string, cfg func(*runtime.Config, *runtime.Settings)) *fixture {
+// memLog is a new in-memory store holding session id, held by owner, and
+// that session's log.
+func memLog(t testing.TB, id, owner string) (*memstore.Store, *store.SessionLog) {
 	t.Helper()
 	ctx := t.Context()
 	st := memstore.New(memstore.Options{})
-	sessID := event.NewID("sess")
-	if _, err := st.CreateSession(ctx, store.SessionInit{ID: sessID}); err != nil {
+	if _, err := st.CreateSession(ctx, store.SessionInit{ID: id}); err != nil {
 		t.Fatal(err)
 	}
-	owner, err := st.Acquire(ctx, sessID, store.Owner{ID: "test-owner"}, store.AcquireOptions{})
+	who, err := st.Acquire(ctx, id, store.Owner{ID: owner}, store.AcquireOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := store.NewSessionLog(ctx, st, sessID, owner)
+	log, err := store.NewSessionLog(ctx, st, id, who)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, log
+}
+
+func newFixtureWS(t testing.TB, m model.Model, fm *fake.Model, ws workspace.Workspace, root string, cfg func(*runtime.Config, *runtime.Settings)) *fixture {
+	t.Helper()
+	ctx := t.Context()
+	st, log := memLog(t, event.NewID("sess"), "test-owner")
 	c := runtime.Config{Model: m, Workspace: ws}
 	settings := runtime.Settings{Model: "fake", System: "you are a test", Tools: tools.ModelSpecs()}
 	if cfg != nil {

@@ -14,8 +14,6 @@ import (
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/runtime"
-	"github.com/harness-dev/harness/store"
-	"github.com/harness-dev/harness/store/memstore"
 )
 
 // recording answers every request "done" and keeps each request's
@@ -103,18 +101,7 @@ func TestCompactedPrefixLeavesTheCheckpoint(t *testing.T) {
 	}
 	next := func(cp *runtime.Checkpoint) ([]byte, int) {
 		t.Helper()
-		st := memstore.New(memstore.Options{})
-		if _, err := st.CreateSession(ctx, store.SessionInit{ID: id}); err != nil {
-			t.Fatal(err)
-		}
-		who, err := st.Acquire(ctx, id, store.Owner{ID: "again"}, store.AcquireOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		log, err := store.NewSessionLog(ctx, st, id, who)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, log := memLog(t, id, "again")
 		rec := &recording{}
 		rt, err := runtime.New(runtime.Config{Model: rec, Workspace: mustLocal(t, f.root)})
 		if err != nil {
