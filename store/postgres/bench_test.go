@@ -32,14 +32,7 @@ import (
 func benchStore(b *testing.B) (*Store, store.Owner) {
 	b.Helper()
 	s := mustOpen(b, freshSchema(b), Options{})
-	ctx := b.Context()
-	if _, err := s.CreateSession(ctx, store.SessionInit{ID: "sess-bench"}); err != nil {
-		b.Fatal(err)
-	}
-	who, err := s.Acquire(ctx, "sess-bench", storetest.Me("bench"), store.AcquireOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	who := storetest.Held(b, s, "sess-bench", "bench")
 	mustExec(b, s, `CREATE TABLE bare (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, body bytea NOT NULL)`)
 	return s, who
 }

@@ -16,13 +16,7 @@ func TestAppendIsPlannedOnce(t *testing.T) {
 	t.Parallel()
 	s := mustOpen(t, freshSchema(t), Options{MaxConns: 1}) // one connection: its prepared statements are the ones read below
 	ctx := t.Context()
-	if _, err := s.CreateSession(ctx, store.SessionInit{ID: "sess-plan"}); err != nil {
-		t.Fatal(err)
-	}
-	who, err := s.Acquire(ctx, "sess-plan", storetest.Me("plan"), store.AcquireOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	who := storetest.Held(t, s, "sess-plan", "plan")
 	for i := range 12 {
 		evs := []store.EventIn{storetest.BenchEvent(2 * i)}
 		if i%3 == 0 {

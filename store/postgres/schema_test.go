@@ -240,13 +240,7 @@ func TestAppendOnly(t *testing.T) {
 	dsn := freshSchema(t)
 	s := mustOpen(t, dsn, Options{})
 	ctx := t.Context()
-	if _, err := s.CreateSession(ctx, store.SessionInit{ID: "sess-a"}); err != nil {
-		t.Fatal(err)
-	}
-	who, err := s.Acquire(ctx, "sess-a", storetest.Me("a"), store.AcquireOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	who := storetest.Held(t, s, "sess-a", "a")
 	rec, err := s.Append(ctx, "sess-a", who, storetest.Note("evt-1", 1))
 	if err != nil {
 		t.Fatal(err)

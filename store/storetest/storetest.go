@@ -89,6 +89,19 @@ func WantCode(t testing.TB, err error, code errcode.Code) {
 // Me is an owner for this process on this host.
 func Me(id string) store.Owner { return store.Owner{ID: id, PID: os.Getpid()} }
 
+// Held creates session id in s and acquires it for Me(owner).
+func Held(t testing.TB, s store.Store, id, owner string) store.Owner {
+	t.Helper()
+	if _, err := s.CreateSession(t.Context(), store.SessionInit{ID: id}); err != nil {
+		t.Fatal(err)
+	}
+	who, err := s.Acquire(t.Context(), id, Me(owner), store.AcquireOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return who
+}
+
 type env struct {
 	t     *testing.T
 	s     store.Store
