@@ -23,9 +23,11 @@ type ApplyPlan struct {
 	// App.SecretEnv).
 	SecretEnv []string
 	Patch     string
-	Stat      string  // git apply --stat, when the check passed
-	Refused   Refusal // why the check failed; "" when it passed
-	Conflict  string  // what to tell the user when it failed, with git's words
+	// Reverse: the plan reverts Patch on the host (git apply --reverse).
+	Reverse  bool
+	Stat     string  // git apply --stat, when the check passed
+	Refused  Refusal // why the check failed; "" when it passed
+	Conflict string  // what to tell the user when it failed, with git's words
 }
 
 // Refusal says why the host tree refused a patch.
@@ -44,7 +46,25 @@ const (
 // symbolic link, or meets changed files. Host git runs without the
 // environment's secrets and without the variables secretEnv names.
 func CheckApply(ctx context.Context, root, patch string, secretEnv []string) ApplyPlan {
-	plan := ApplyPlan{Root: root, Patch: patch, SecretEnv: secretEnv}
+	return checkPlan(ctx, ApplyPlan{Root: root, Patch: patch, SecretEnv: secretEnv})
+}
+
+// CheckRevert is CheckApply for reverting patch on the host tree at root
+// (git apply --reverse): RefusedApplied then says it is already reverted.
+func CheckRevert(ctx context.Context, root, patch string, secretEnv []string) ApplyPlan {
+	return checkPlan(ctx, ApplyPlan{Root: root, Patch: patch, SecretEnv: secretEnv, Reverse: true})
+}
+
+// args returns git apply's flags for the plan's direction.
+func (plan ApplyPlan) args(flags ...string) []string {
+	if plan.Reverse {
+		return append([]string{"--reverse"}, flags...)
+	}
+	return flags
+}
+
+func checkPlan(ctx context.Context, plan ApplyPlan) ApplyPlan {
+	root, patch, secretEnv := plan.Root, plan.Patch, plan.SecretEnv
 	if strings.TrimSpace(patch) == "" {
 		return plan
 	}
@@ -52,11 +72,11 @@ func CheckApply(ctx context.Context, root, patch string, secretEnv []string) App
 		plan.Refused, plan.Conflict = RefusedSymlink, symlinkRefusal(root, link)
 		return plan
 	}
-	if out, err := gitApply(ctx, root, secretEnv, patch, "--check"); err != nil {
-		plan.Refused, plan.Conflict = refusal(ctx, root, secretEnv, patch, out, err)
+	if out, err := gitApply(ctx, root, secretEnv, patch, plan.args("--check")...); err != nil {
+		plan.Refused, plan.Conflict = refusal(ctx, plan, out, err)
 		return plan
 	}
-	plan.Stat, _ = gitApply(ctx, root, secretEnv, patch, "--stat")
+	plan.Stat, _ = gitApply(ctx, root, secretEnv, patch, plan.args("--stat")...)
 	return plan
 }
 
@@ -96,7 +116,8 @@ func symlinkRefusal(root, link string) string {
 	return fmt.Sprintf("the patch writes through a symbolic link in %s (%s is a symbolic link), which harness never follows on the host; nothing was applied", root, link)
 }
 
-func refusal(ctx context.Context, root string, secretEnv []string, patch, out string, err error) (Refusal, string) {
+func refusal(ctx context.Context, plan ApplyPlan, out string, err error) (Refusal, string) {
+	root, secretEnv, patch := plan.Root, plan.SecretEnv, plan.Patch
 	why := strings.TrimSpace(out)
 	if why == "" {
 		why = err.Error()
@@ -105,7 +126,11 @@ func refusal(ctx context.Context, root string, secretEnv []string, patch, out st
 	case strings.Contains(out, "beyond a symbolic link"):
 		return RefusedSymlink, fmt.Sprintf("the patch writes through a symbolic link in %s, which harness never follows on the host; nothing was applied: %s", root, why)
 	default:
-		if _, rerr := gitApply(ctx, root, secretEnv, patch, "--check", "--reverse"); rerr == nil {
+		if plan.Reverse {
+			if _, rerr := gitApply(ctx, root, secretEnv, patch, "--check"); rerr == nil {
+				return RefusedApplied, fmt.Sprintf("already reverted: the host tree at %s does not have these changes; nothing was changed", root)
+			}
+		} else if _, rerr := gitApply(ctx, root, secretEnv, patch, "--check", "--reverse"); rerr == nil {
 			return RefusedApplied, fmt.Sprintf("already applied: the host tree at %s already has these changes; nothing was applied", root)
 		}
 		return RefusedChanged, fmt.Sprintf("the host tree at %s changed under this patch; nothing was applied: %s", root, why)
@@ -119,11 +144,11 @@ func Apply(ctx context.Context, plan ApplyPlan) error {
 	if link := symlinkOnPath(plan.Root, plan.Patch); link != "" {
 		return errcode.New(errcode.WorkspaceScope, symlinkRefusal(plan.Root, link))
 	}
-	if out, err := gitApply(ctx, plan.Root, plan.SecretEnv, plan.Patch, "--check"); err != nil {
-		_, msg := refusal(ctx, plan.Root, plan.SecretEnv, plan.Patch, out, err)
+	if out, err := gitApply(ctx, plan.Root, plan.SecretEnv, plan.Patch, plan.args("--check")...); err != nil {
+		_, msg := refusal(ctx, plan, out, err)
 		return errcode.New(errcode.WorkspaceScope, msg)
 	}
-	if out, err := gitApply(ctx, plan.Root, plan.SecretEnv, plan.Patch); err != nil {
+	if out, err := gitApply(ctx, plan.Root, plan.SecretEnv, plan.Patch, plan.args()...); err != nil {
 		return errcode.Errorf(errcode.WorkspaceScope, "git apply failed in %s: %s", plan.Root, strings.TrimSpace(out))
 	}
 	return nil

@@ -22,6 +22,9 @@ type options struct {
 	Fork   bool
 	Yes    bool
 	Here   bool
+	// rewind --undo, apply --reverse
+	Undo    bool
+	Reverse bool
 }
 
 // readEnv reads the process environment, only in main.
@@ -69,6 +72,9 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":
 		fs.BoolVar(&o.Yes, "yes", false, "apply without asking")
+		fs.BoolVar(&o.Reverse, "reverse", false, "revert on the host the last patch applied from this session (as recorded)")
+	case "rewind":
+		fs.BoolVar(&o.Undo, "undo", false, "return to where the session was before its last rewind")
 	}
 	fs.BoolVar(&o.TakeOver, "take-over", false, "take a session over from another live process")
 	fs.StringVar(&o.HostID, "host-id", "", "this machine's name in session leases, unique among machines sharing a store (env HARNESS_HOST_ID; default host name/machine ID)")
@@ -142,7 +148,11 @@ Usage:
                                         (a turn whose diff failed: diff, apply and resume recover its
                                         kept container's work, with larger --max-total-bytes, or
                                         --max-file-bytes/--exclude leaving generated files out)
+  harness apply ID --reverse [--yes]    revert on the host the last patch applied from the session
   harness discard ID                    give up the kept work of a turn whose diff failed
+  harness rewind ID [TURN | --undo]     back to the end of turn TURN (its number from 1, or its ID):
+                                        files and conversation; --undo: to before the last rewind;
+                                        no TURN: list the turns
   harness doctor                        check Docker, the sandbox image, the provider and the store
   harness --version                     the version, commit and Go toolchain of this binary
 

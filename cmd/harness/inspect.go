@@ -16,6 +16,7 @@ import (
 	"github.com/harness-dev/harness/headless"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/runtime"
 )
 
 func (a *cli) listSessions(ctx context.Context) int {
@@ -82,35 +83,61 @@ func (a *cli) printDiff(ctx context.Context, id string) int {
 }
 
 // applyDiff checks the patch against the host tree, shows what will
-// change, asks (unless --yes), then applies it.
+// change, asks (unless --yes), then applies it and records patch.applied
+// (with --reverse: reverts the last recorded one).
 func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
-	patch, root, err := a.RecoverPatch(ctx, id)
-	if err != nil {
-		return a.fail(err)
+	var (
+		plan app.ApplyPlan
+		turn string
+	)
+	if a.opts.Reverse {
+		p, applied, err := a.RevertPlan(ctx, id)
+		if err != nil {
+			return a.fail(err)
+		}
+		plan, turn = p, applied.TurnID
+	} else {
+		patch, root, err := a.RecoverPatch(ctx, id)
+		if err != nil {
+			return a.fail(err)
+		}
+		if patch == "" {
+			fmt.Fprintln(a.stderr, "harness: nothing to apply: the workspace has no changes")
+			return 0
+		}
+		if root == "" {
+			root = a.Root
+		}
+		last, _, err := runtime.LastFinished(ctx, a.Store, id)
+		if err != nil {
+			return a.fail(err)
+		}
+		turn = last.Identity.TurnID
+		plan = app.CheckApply(ctx, root, patch, a.SecretEnv())
 	}
-	if patch == "" {
-		fmt.Fprintln(a.stderr, "harness: nothing to apply: the workspace has no changes")
-		return 0
-	}
-	if root == "" {
-		root = a.Root
-	}
-	plan := app.CheckApply(ctx, root, patch, a.SecretEnv())
 	if plan.Refused != "" {
 		fmt.Fprintf(a.stderr, "harness: %s: %s\n", errcode.WorkspaceScope, plan.Conflict)
 		return exitFailed
 	}
 	fmt.Fprint(a.stderr, plan.Stat)
+	verb := "apply to"
+	if plan.Reverse {
+		verb = "revert in"
+	}
 	if !a.opts.Yes {
-		fmt.Fprintf(a.stderr, "apply to %s? [y/N] ", root)
+		fmt.Fprintf(a.stderr, "%s %s? [y/N] ", verb, plan.Root)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		if strings.TrimSpace(strings.ToLower(line)) != "y" {
 			fmt.Fprintln(a.stderr, "harness: not applied")
 			return exitFailed
 		}
 	}
-	if err := app.Apply(ctx, plan); err != nil {
+	if err := a.ApplyRecorded(ctx, id, turn, plan); err != nil {
 		return a.fail(err)
+	}
+	if plan.Reverse {
+		fmt.Fprintln(a.stderr, "harness: reverted")
+		return 0
 	}
 	fmt.Fprintln(a.stderr, "harness: applied")
 	return 0
