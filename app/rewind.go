@@ -360,3 +360,17 @@ func appendUser(ctx context.Context, st store.Store, id string, owner store.Owne
 	_, err = log.Append(ctx, event.Event{Type: d.EventType(), ID: event.NewID("evt"), At: time.Now(), Actor: event.ActorUser, Data: d})
 	return err
 }
+
+// CheckRewind says whether Rewind would go ahead for session id, without
+// taking its lease or writing anything: the refusals of Rewind that its
+// log decides (SESS_TURN_NOT_FOUND, SESS_TURN_UNFINISHED, SESS_KEPT_WORK,
+// a target turn's diff failure), for a front end that must close the
+// session it holds before the rewind proper.
+func CheckRewind(ctx context.Context, r store.Reader, id string, req RewindRequest) error {
+	tl, err := ReadTimeline(ctx, r, id)
+	if err != nil {
+		return err
+	}
+	_, _, err = tl.plan(id, req)
+	return err
+}

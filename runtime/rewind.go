@@ -63,3 +63,10 @@ func Rewind(ctx context.Context, log EventLog, cp *Checkpoint, data event.Sessio
 	}
 	return nil
 }
+
+// RecordApplied appends patch.applied: the user applied (or reverted) a
+// workspace patch on the host tree. Codes: RUNTIME_EVENT_APPEND_FAILED.
+func (s *Session) RecordApplied(ctx context.Context, d event.PatchApplied) error {
+	_, err := s.append(ctx, d)
+	return err
+}
