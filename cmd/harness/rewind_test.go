@@ -197,3 +197,60 @@ func TestDockerSessionEndsDisposed(t *testing.T) {
 		t.Fatalf("the close reported a failure:\n%s", r.stderr)
 	}
 }
+
+// /rewind in a real terminal: the picker lists the turns, picking turn 1
+// shows the rewind in the transcript, and the next answer comes from turn
+// 1's files and conversation.
+func TestTUIRewind(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("a.txt", "zero\n")
+	img := []string{"--image", "harness-busybox"}
+	run := func(id, prompt, contents string) string {
+		t.Helper()
+		s := u.script(`[{"toolCalls":[{"id":"w-` + contents + `","name":"fs.write","arguments":{"path":"a.txt","contents":"` + contents + `\n"}}]},{"content":"wrote ` + contents + `"}]`)
+		args := append([]string{"exec", "--json", "--fake-model", s}, img...)
+		if id != "" {
+			args = append(args, "--resume", id)
+		}
+		r := u.run("", append(args, prompt)...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", prompt, r.code, r.stderr)
+		}
+		return sessionOf(t, r.events)
+	}
+	id := run("", "write one please", "one")
+	run(id, "write two please", "two")
+
+	tm := newTerminal(t, u)
+	look := mustAbs(t, u.script(`[`+sh("c1", "cat a.txt")+`,{"content":"the file is back at one"}]`))
+	tm.line(harnessCmd(u, append([]string{"resume", id, "--fake-model", look}, img...)...))
+	tm.waitFor("wrote two", id[len(id)-12:])
+	tm.line("/rewind")
+	tm.waitFor("Rewind the session", "write two please (current)", "write one please")
+	tm.keys("Down")
+	tm.keys("Enter")
+	tm.waitFor("rewound to the end of turn 1")
+	tm.line("what is in a.txt?")
+	tm.waitFor("the file is back at one")
+	tm.waitUntil("the new turn's ending", func(s string) bool { return strings.Count(s, "✓ completed") >= 3 })
+	tm.quit(1)
+
+	var out string
+	var rewound bool
+	for _, e := range u.storedEvents(id) {
+		switch d := e.Data.(type) {
+		case event.SessionRewound:
+			rewound = d.ToTurn == 1 && d.FromTurn == 2
+		case event.ToolResult:
+			out = string(d.Output)
+		}
+	}
+	if !rewound || !strings.Contains(out, "one") || strings.Contains(out, "two") {
+		t.Fatalf("rewound %v; the model's cat after the rewind: %s", rewound, out)
+	}
+	req := u.run("", "request", id)
+	if strings.Contains(req.stdout, "write two please") || !strings.Contains(req.stdout, "write one please") {
+		t.Fatalf("the request after the rewind:\n%s", req.stdout)
+	}
+}
