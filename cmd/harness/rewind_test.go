@@ -254,3 +254,62 @@ func TestTUIRewind(t *testing.T) {
 		t.Fatalf("the request after the rewind:\n%s", req.stdout)
 	}
 }
+
+// A rewind is refused, changing nothing, while another live process runs
+// a turn (SESS_BUSY), to a turn that did not finish (SESS_TURN_UNFINISHED)
+// and with --undo before any rewind (SESS_TURN_NOT_FOUND); a rewind to the
+// last finished turn is how an interrupted session goes on.
+func TestRewindRefusals(t *testing.T) {
+	u := newUser(t)
+	u.write("a.txt", "a\n")
+	local := []string{"--workspace", "local"}
+	r := u.run("", append([]string{"exec", "--json", "--fake-model", u.script(`[{"content":"first answer"}]`), "first"}, local...)...)
+	if r.code != 0 {
+		t.Fatalf("first: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	if r := u.run("", "rewind", id, "--undo"); r.code != 1 || !strings.Contains(r.stderr, string(errcode.SessTurnNotFound)) {
+		t.Fatalf("undo with no rewind: exit %d\n%s", r.code, r.stderr)
+	}
+
+	l := u.start(append([]string{"exec", "--json", "--fake-model", u.script(`[{"content":"x","hang":true}]`), "--resume", id, "second"}, local...)...)
+	l.waitFor(`"type":"message.delta"`)
+	before := u.run("", "events", id).stdout
+	if r := u.run("", "rewind", id, "1"); r.code != 1 || !strings.Contains(r.stderr, string(errcode.SessBusy)) {
+		t.Fatalf("rewind while another process runs a turn: exit %d\n%s", r.code, r.stderr)
+	}
+	if after := u.run("", "events", id).stdout; after != before {
+		t.Fatal("a refused rewind wrote to the session")
+	}
+	l.kill9() // the turn is left interrupted
+	l.wait()
+
+	if r := u.run("", "rewind", id, "2"); r.code != 1 || !strings.Contains(r.stderr, string(errcode.SessTurnUnfinished)) {
+		t.Fatalf("rewind to the interrupted turn: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := u.run("", "rewind", id, "1"); r.code != 0 {
+		t.Fatalf("rewind to the last finished turn: exit %d\n%s", r.code, r.stderr)
+	}
+	r = u.run("", append([]string{"exec", "--json", "--fake-model", u.script(`[{"content":"going on"}]`), "--resume", id, "third"}, local...)...)
+	if r.code != 0 {
+		t.Fatalf("resume after the rewind: exit %d\n%s", r.code, r.stderr)
+	}
+	if l := u.run("", "rewind", id); l.code != 0 || !strings.Contains(l.stdout, "unfinished") || !strings.Contains(l.stdout, "(current)") {
+		t.Fatalf("the turn list: exit %d\n%s%s", l.code, l.stdout, l.stderr)
+	}
+}
+
+// A turn whose diff failed keeps its work in a container: a rewind past it
+// is refused (SESS_KEPT_WORK) and the container stays.
+func TestRewindKeepsKeptWork(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("a.txt", "a\n")
+	id, name := failTheDiff(t, u, `i=0; while [ $i -lt 5 ]; do yes abcdefg | head -c 2097152 > big$i.txt || exit 1; i=$((i+1)); done`)
+	if r := u.run("", "rewind", id, "1"); r.code != 1 || !strings.Contains(r.stderr, string(errcode.SessKeptWork)) {
+		t.Fatalf("rewind past kept work: exit %d\n%s", r.code, r.stderr)
+	}
+	if !running(name) {
+		t.Fatalf("the kept container %s is gone after a refused rewind", name)
+	}
+}
