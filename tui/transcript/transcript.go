@@ -258,7 +258,10 @@ func (t *Transcript) Apply(ev event.Event) {
 		if d.Undo {
 			text = "undid the last rewind: back at the end of turn " + itoa(d.ToTurn)
 		}
-		if d.FromTurn > d.ToTurn {
+		switch {
+		case d.FromTurn == d.ToTurn+1:
+			text += "; turn " + itoa(d.FromTurn) + " above is rewound (kept here, out of the model's view)"
+		case d.FromTurn > d.ToTurn:
 			text += "; turns " + itoa(d.ToTurn+1) + "–" + itoa(d.FromTurn) + " above are rewound (kept here, out of the model's view)"
 		}
 		t.add(&notice{level: NoteInfo, text: text + "; the workspace holds that turn's files"})
