@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -495,6 +496,9 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		if err == nil {
 			o := a.wsOptions(s.Root, sessionID)
 			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, a.Opts.DeferWorkspace
+			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
+				s.Note = strings.Join(missing, "\n")
+			}
 			ws, err := dockerws.Start(ctx, o)
 			if err != nil {
 				return err

@@ -26,6 +26,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/attest"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/toolchain"
 	"github.com/harness-dev/harness/workspace"
 )
 
@@ -98,6 +99,17 @@ type Options struct {
 	// needs the workspace (harness exec begins it with its first model
 	// request, so that the open never competes with what comes before).
 	Defer bool
+	// Toolchain is what of the host the container sees besides the copy
+	// (toolchain.Detect): read-only mounts, links to them, variables,
+	// masked credential-like paths. Only for a daemon on this machine.
+	Toolchain toolchain.Plan
+	// CacheVolume, when set, names the project's build cache volume
+	// (CacheVolume()), made on first use with CacheProject in its label
+	// and mounted writable at toolchain.Cache; when it holds more than
+	// CacheBytes (default DefaultCacheBytes) at open, it is emptied.
+	CacheVolume  string
+	CacheProject string
+	CacheBytes   int64
 	// MaxPatchBytes, when positive, bounds Diff's patch: a bigger one fails
 	// with WORKSPACE_LIMIT, before any content is copied out when the new
 	// files alone pass it (a session records patches of a bounded size).
@@ -138,6 +150,9 @@ func (o *Options) defaults() {
 	}
 	if o.PidsLimit <= 0 {
 		o.PidsLimit = DefaultPidsLimit
+	}
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = DefaultCacheBytes
 	}
 }
 
@@ -184,6 +199,7 @@ type Workspace struct {
 	// lets it start.
 	ready    chan struct{}
 	openErr  error
+	plan     toolchain.Plan // opts.Toolchain as checked by the background open (set before ready is closed)
 	stopOpen context.CancelFunc
 	begun    chan struct{}
 	begin    sync.Once
@@ -432,7 +448,12 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.Fi
 	// may be closed under it once the workspace is closed: its calls then
 	// fail, which it ignores.
 	go reapLeftovers(ctx, w.cli)
+	// The toolchain's trees are checked for credential files while the
+	// project's tree is scanned.
+	checked := make(chan toolchain.Plan, 1)
+	go func() { checked <- w.opts.Toolchain.Checked(ctx) }()
 	items := w.scanInto(ctx, pf)
+	w.plan = <-checked
 	if w.scanErr != nil {
 		return w.scanErr
 	}
@@ -633,7 +654,10 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 		LabelSession:   w.opts.SessionID,
 		LabelOwner:     ownerLabel(),
 	}
-	env := sandboxEnv(imgEnv)
+	env := withPlanEnv(sandboxEnv(imgEnv), w.plan)
+	if err := w.ensureCache(ctx); err != nil {
+		return err
+	}
 	yes := true
 	pids := w.opts.PidsLimit
 	cfg := &container.Config{
@@ -669,6 +693,7 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 			PidsLimit:  &pids,
 		},
 	}
+	w.hostConfigExtras(host)
 	// The create runs to its answer even when ctx ends: a create canceled
 	// in flight is still carried out by the daemon, and a container whose
 	// ID never reached us could not be disposed of (a canceled Start, as
@@ -770,6 +795,7 @@ func (w *Workspace) Info() workspace.Info {
 		info.Files = len(b.files)
 		info.Skipped = append([]workspace.Skipped(nil), b.skipped...)
 	}
+	info.Mounts = w.mountsInfo()
 	return info
 }
 

@@ -294,7 +294,7 @@ func TestMutationsNeedAttestation(t *testing.T) {
 		want := []string{
 			"ReadFile a.txt", // the previous contents, for the record's diff
 			`WriteFile a.txt "x"`,
-			`Exec ["touch" "marker"] cwd="" timeout=30s max=49152`,
+			`Exec ["touch" "marker"] cwd="" timeout=2m0s max=49152`,
 		}
 		if diff := cmp.Diff(want, registered.Calls()); diff != "" {
 			t.Errorf("calls (-want +got):\n%s", diff)

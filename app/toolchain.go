@@ -1,0 +1,40 @@
+package app
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/toolchain"
+	"github.com/harness-dev/harness/workspace"
+)
+
+// sandbox sets what of the host the Docker workspace of the project at root
+// sees besides its copy (DESIGN §15, toolchains in the sandbox): the
+// project's toolchains, dependency caches and ignored dependency folders,
+// read-only, as toolchain.Detect finds them, and the project's build cache
+// volume. It returns a line for each thing the project needs that the
+// sandbox will not have, for the banner and exec's stderr.
+//
+// A daemon on another machine (DOCKER_HOST=tcp://…) cannot see this
+// machine's paths: the toolchain mounts are left out and a line says so;
+// the cache volume, which lives on the daemon, stays.
+func (a *App) sandbox(ctx context.Context, root string, o *dockerws.Options) []string {
+	o.CacheVolume = dockerws.CacheVolume(root, os.Getuid())
+	o.CacheProject = root
+	plan := toolchain.Detect(ctx, root, toolchain.Host{Env: workspace.HostEnv(a.SecretEnv())})
+	if len(plan.Needs) == 0 {
+		return nil
+	}
+	if local, host := dockerws.DaemonIsLocal(""); !local {
+		var names []string
+		for _, n := range plan.Needs {
+			names = append(names, n.Name)
+		}
+		return []string{"the project needs " + strings.Join(names, ", ") + ", but toolchain mounts need a Docker daemon on this machine (the daemon is at " + host +
+			"): the sandbox has only the image's own tools; build an image that has them (IMAGE_PACKAGES=… make sandbox-image on that machine) and pass --image"}
+	}
+	o.Toolchain = plan
+	return plan.Missing
+}
