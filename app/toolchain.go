@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/harness-dev/harness/dockerws"
@@ -23,7 +24,11 @@ import (
 func (a *App) sandbox(ctx context.Context, root string, o *dockerws.Options) []string {
 	o.CacheVolume = dockerws.CacheVolume(root, os.Getuid())
 	o.CacheProject = root
-	plan := toolchain.Detect(ctx, root, toolchain.Host{Env: workspace.HostEnv(a.SecretEnv())})
+	shadow := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		shadow = filepath.Join(dir, "harness", "shadow")
+	}
+	plan := toolchain.Detect(ctx, root, toolchain.Host{Env: workspace.HostEnv(a.SecretEnv()), ShadowDir: shadow})
 	if len(plan.Needs) == 0 {
 		return nil
 	}

@@ -78,15 +78,6 @@ func (w *Workspace) maskedPaths() []string {
 	return append(slices.Clone(defaultMasked), w.plan.Masked...)
 }
 
-// shadowTmpfs adds to tmpfs an empty directory for each of the plan's
-// shadowed image directories (mode 0755, owned by root: the sandbox user
-// passes through but writes nothing there).
-func (w *Workspace) shadowTmpfs(tmpfs map[string]string) {
-	for _, d := range w.plan.Shadow {
-		tmpfs[d] = "rw,nosuid,nodev,noexec,mode=0755,size=65536"
-	}
-}
-
 // withPlanEnv sets the plan's variables over env and puts its directories
 // first on PATH.
 func withPlanEnv(env []string, p toolchain.Plan) []string {
@@ -218,7 +209,6 @@ func (w *Workspace) mountsInfo() []workspace.Mount {
 func (w *Workspace) hostConfigExtras(h *container.HostConfig) {
 	h.Mounts = append(h.Mounts, w.sandboxMounts()...)
 	h.MaskedPaths = w.maskedPaths()
-	w.shadowTmpfs(h.Tmpfs)
 }
 
 // copyInArgs are the copy-in script's arguments: the workspace, $HOME,

@@ -31,7 +31,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,6 +68,9 @@ const (
 	// cargo's locks), with links to the read-only registry and git
 	// checkouts; never the host's CARGO_HOME, which holds credentials.toml.
 	cargoHome = "/home/harness/.cargo"
+	// homeBin holds links to the plan's commands that a prefix's bin
+	// would have (npm, npx), in the sandbox user's $HOME.
+	homeBin = "/home/harness/.local/bin"
 	workDir   = "/workspace"
 )
 
@@ -105,10 +110,6 @@ type Plan struct {
 	// Masked are container paths of credential-like files and folders
 	// under the mounts: the container shows them empty.
 	Masked []string
-	// Shadow are top-level directories of the image (such as /root,
-	// mode 0700) that a mount below must be reachable through: each gets
-	// a small empty tmpfs, mode 0755, owned by root.
-	Shadow []string
 	// Have says, per need, where the sandbox gets it from (a line each).
 	Have []string
 	// Missing says, a sentence each, what the project needs that the
@@ -121,6 +122,10 @@ type Host struct {
 	// Env is the environment host processes run with (workspace.HostEnv):
 	// PATH, HOME, CARGO_HOME, RUSTUP_HOME, GOROOT… are read from it.
 	Env []string
+	// ShadowDir is a directory of Harness's own where Detect may make the
+	// empty stand-ins of image directories that mounts below must be
+	// reached through (see shadow); "" leaves such mounts out.
+	ShadowDir string
 }
 
 func (h Host) getenv(k string) string {
@@ -185,12 +190,43 @@ func Detect(ctx context.Context, root string, h Host) Plan {
 			p.planRust(ctx, h)
 		}
 	}
+	p.shadow(h.ShadowDir)
+	return p
+}
+
+// shadow gives the mounts below /root a way in. Images keep /root at mode
+// 0700, so the sandbox user could not reach a venv's interpreter mounted
+// at /root/.pyenv/…; a tmpfs there does not help (Docker copies the
+// image's mode onto it). Instead an empty directory of Harness's own, mode
+// 0755, holding only the mount points, is mounted read-only over /root.
+func (p *Plan) shadow(dir string) {
+	var below []string
 	for _, m := range p.Mounts {
-		if top := shadowFor(m.Target); top != "" && !slices.Contains(p.Shadow, top) {
-			p.Shadow = append(p.Shadow, top)
+		if strings.HasPrefix(m.Target, "/root/") {
+			below = append(below, strings.TrimPrefix(m.Target, "/root/"))
 		}
 	}
-	return p
+	if len(below) == 0 {
+		return
+	}
+	slices.Sort(below)
+	sum := sha256.Sum256([]byte(strings.Join(below, "\x00")))
+	skel := filepath.Join(dir, hex.EncodeToString(sum[:8]))
+	err := errors.New("no directory for it")
+	if dir != "" {
+		err = nil
+		for _, b := range below {
+			if err = os.MkdirAll(filepath.Join(skel, b), 0o755); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		p.Mounts = slices.DeleteFunc(p.Mounts, func(m workspace.Mount) bool { return strings.HasPrefix(m.Target, "/root/") })
+		p.Missing = append(p.Missing, "the mounts below /root could not be prepared ("+err.Error()+"): "+strings.Join(below, ", ")+" are not in the sandbox")
+		return
+	}
+	p.Mounts = append(p.Mounts, workspace.Mount{What: "an empty /root, to reach the mounts below it", Source: skel, Target: "/root", ReadOnly: true})
 }
 
 // Needs reads what the project at root says it needs, in a fixed order
@@ -332,8 +368,13 @@ func (p *Plan) planNode(h Host, root string, ignored map[string]bool) {
 			p.Mounts = append(p.Mounts, workspace.Mount{What: "node", Source: real, Target: nodeDir + "/bin/node", ReadOnly: true})
 			p.Path = append(p.Path, nodeDir+"/bin")
 			if npm := filepath.Join(prefix, "lib", "node_modules", "npm"); isDir(npm) {
-				p.Mounts = append(p.Mounts, workspace.Mount{What: "npm", Source: npm, Target: nodeDir + "/lib/node_modules/npm", ReadOnly: true})
-				p.Path = append(p.Path, nodeDir+"/lib/node_modules/npm/bin")
+				// npm and npx as a prefix's bin has them: links to their
+				// scripts, which find the rest of npm from where they are.
+				target := nodeDir + "/lib/node_modules/npm"
+				p.Mounts = append(p.Mounts, workspace.Mount{What: "npm", Source: npm, Target: target, ReadOnly: true})
+				p.Links = append(p.Links, Link{Name: homeBin + "/npm", Target: target + "/bin/npm-cli.js"},
+					Link{Name: homeBin + "/npx", Target: target + "/bin/npx-cli.js"})
+				p.Path = append(p.Path, homeBin)
 			}
 		}
 		p.Env = append(p.Env, "npm_config_cache="+Cache+"/npm", "npm_config_offline=true", "npm_config_update_notifier=false")
@@ -458,16 +499,6 @@ func reachable(p string) bool {
 		}
 	}
 	return !systemPrefix(p) && filepath.IsAbs(p)
-}
-
-// shadowFor is the top directory to shadow for a mount at target: /root,
-// which images keep at mode 0700, so that the sandbox user can reach
-// below it. "" for any other place.
-func shadowFor(target string) string {
-	if target == "/root" || strings.HasPrefix(target, "/root/") {
-		return "/root"
-	}
-	return ""
 }
 
 // ignoredDirs asks the project's git which of names are ignored
