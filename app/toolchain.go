@@ -15,23 +15,23 @@ import (
 // sees besides its copy (DESIGN §15, toolchains in the sandbox): the
 // project's toolchains, dependency caches and ignored dependency folders,
 // read-only, as toolchain.Detect finds them, and the project's build cache
-// volume. It returns a line for each thing the project needs that the
+// volume (only for a project that needs a toolchain). It returns a line for each thing the project needs that the
 // sandbox will not have, for the banner and exec's stderr.
 //
 // A daemon on another machine (DOCKER_HOST=tcp://…) cannot see this
 // machine's paths: the toolchain mounts are left out and a line says so;
 // the cache volume, which lives on the daemon, stays.
 func (a *App) sandbox(ctx context.Context, root string, o *dockerws.Options) []string {
-	o.CacheVolume = dockerws.CacheVolume(root, os.Getuid())
-	o.CacheProject = root
 	shadow := ""
 	if dir, err := os.UserCacheDir(); err == nil {
 		shadow = filepath.Join(dir, "harness", "shadow")
 	}
 	plan := toolchain.Detect(ctx, root, toolchain.Host{Env: workspace.HostEnv(a.SecretEnv()), ShadowDir: shadow})
 	if len(plan.Needs) == 0 {
-		return nil
+		return nil // nothing to build: no cache either
 	}
+	o.CacheVolume = dockerws.CacheVolume(root, os.Getuid())
+	o.CacheProject = root
 	if local, host := dockerws.DaemonIsLocal(""); !local {
 		var names []string
 		for _, n := range plan.Needs {
