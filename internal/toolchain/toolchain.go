@@ -71,7 +71,7 @@ const (
 	// homeBin holds links to the plan's commands that a prefix's bin
 	// would have (npm, npx), in the sandbox user's $HOME.
 	homeBin = "/home/harness/.local/bin"
-	workDir   = "/workspace"
+	workDir = "/workspace"
 )
 
 // Bounds of the credential scan of a mounted tree: a tree with more
