@@ -22,6 +22,7 @@ type options struct {
 	Fork   bool
 	Yes    bool
 	Here   bool
+	Clean  bool
 }
 
 // readEnv reads the process environment, only in main.
@@ -55,6 +56,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", 0, "largest file copied into the workspace; larger ones are skipped and reported (default 2 MiB)")
 	fs.Int64Var(&o.MaxTotalBytes, "max-total-bytes", 0, "most bytes copied into the workspace in all (default 128 MiB)")
 	fs.Int64Var(&o.MaxWorkspaceBytes, "max-workspace-bytes", 0, "disk quota of the workspace, and of its $HOME apart: writes beyond it fail in the container (default 2 GiB; held in memory)")
+	fs.Int64Var(&o.MaxCacheBytes, "max-cache-bytes", 0, "bound of the project's build cache volume (Go, npm and pip caches); a fuller one is emptied when a session opens (default 4 GiB)")
 	fs.Var((*stringList)(&o.Exclude), "exclude", "leave paths matching this gitignore-style pattern out of the workspace: not copied into Docker, not read or listed by --workspace local (repeatable)")
 	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")
 	switch name {
@@ -69,6 +71,8 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":
 		fs.BoolVar(&o.Yes, "yes", false, "apply without asking")
+	case "doctor":
+		fs.BoolVar(&o.Clean, "clean", false, "also remove every project's build cache (the Docker volumes harness-cache-…)")
 	}
 	fs.BoolVar(&o.TakeOver, "take-over", false, "take a session over from another live process")
 	fs.StringVar(&o.HostID, "host-id", "", "this machine's name in session leases, unique among machines sharing a store (env HARNESS_HOST_ID; default host name/machine ID)")
@@ -143,7 +147,8 @@ Usage:
                                         kept container's work, with larger --max-total-bytes, or
                                         --max-file-bytes/--exclude leaving generated files out)
   harness discard ID                    give up the kept work of a turn whose diff failed
-  harness doctor                        check Docker, the sandbox image, the provider and the store
+  harness doctor [--clean]              check Docker, the sandbox image and the project's toolchains in it,
+                                        the provider and the store (--clean: remove the build caches)
   harness --version                     the version, commit and Go toolchain of this binary
 
 Exit codes of exec: 0 completed, 1 failed, 2 usage, 3 budget exceeded, 130 canceled.
