@@ -276,3 +276,43 @@ func lastSession(t *testing.T, u *userEnv) string {
 	}
 	return row.ID
 }
+
+// This repository itself builds and tests in the sandbox: its tools and
+// the packages they use (a cold build of all of it takes minutes on the
+// one core the sandbox gets here; `go build ./...` of the whole module was
+// run by hand, see the README).
+func TestSandboxBuildsThisRepository(t *testing.T) {
+	needSandbox(t)
+	needHost(t, "go")
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := newUser(t)
+	u.extra = append(u.extra, "GOMODCACHE="+strings.TrimSpace(string(modcache)))
+	cleanupCache(t, root)
+	before := treeHash(t, filepath.Join(root, "tools"))
+	s := execScript(t, u, "go vet ./tools/... && go test ./tools/...")
+	r := u.runIn(root, "", "exec", "--json", "--fake-model", s, "build and test")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var res workspace.ExecResult
+	for _, e := range r.events {
+		if d, ok := e.Data.(event.ToolResult); ok {
+			if err := json.Unmarshal(d.Output, &res); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "ok  \tgithub.com/harness-dev/harness/tools") {
+		t.Fatalf("go vet && go test ./tools/... in the sandbox: %+v", res)
+	}
+	if treeHash(t, filepath.Join(root, "tools")) != before {
+		t.Error("the repository changed")
+	}
+}
