@@ -555,7 +555,7 @@ func (a *App) checkReplay(ctx context.Context, cp *runtime.Checkpoint, s *Sessio
 	}
 	err := ws.OpenError()
 	if err == nil && ws.PatchInTree() {
-		s.Note = "the session's recorded changes are already in the project tree (applied there): the workspace starts from the tree as it is, and its diff shows what changes from now on"
+		s.Note = strings.TrimSpace("the session's recorded changes are already in the project tree (applied there): the workspace starts from the tree as it is, and its diff shows what changes from now on\n" + s.Note)
 		return nil
 	}
 	if !errors.Is(err, dockerws.ErrReplayConflict) {
