@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -314,5 +316,98 @@ func TestSandboxBuildsThisRepository(t *testing.T) {
 	}
 	if treeHash(t, filepath.Join(root, "tools")) != before {
 		t.Error("the repository changed")
+	}
+}
+
+// With DOCKER_HOST naming a daemon on another machine (here: a second
+// dockerd on a loopback TCP port, with its own state), host paths mean
+// nothing to it: the toolchain mounts are left out and a line at start says
+// so; the session still works in that daemon's image.
+func TestSandboxRemoteDaemonSaysMountsNeedLocal(t *testing.T) {
+	needDocker(t)
+	dockerd, err := exec.LookPath("dockerd")
+	if err != nil || os.Getuid() != 0 {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "a second dockerd needs root and the dockerd binary")
+	}
+	dir := t.TempDir()
+	host := "tcp://127.0.0.1:23759"
+	d := exec.Command(dockerd, "-H", host, "--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "exec"),
+		"--pidfile", filepath.Join(dir, "dockerd.pid"), "--iptables=false", "--ip6tables=false", "--bridge=none")
+	// The daemon says "API listen on" once it answers: read its log
+	// as it comes (no polling).
+	logr, err := d.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Stdout = io.Discard
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = d.Process.Signal(os.Interrupt)
+		_ = d.Wait()
+	})
+	listening := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(logr)
+		said := false
+		for sc.Scan() {
+			if !said && strings.Contains(sc.Text(), "API listen on") {
+				said = true
+				listening <- true
+			}
+		}
+		if !said {
+			listening <- false
+		}
+	}()
+	if !<-listening {
+		t.Fatal("the second dockerd exited before it listened")
+	}
+	remote := func(args ...string) ([]byte, error) {
+		return exec.Command("docker", append([]string{"-H", host}, args...)...).CombinedOutput()
+	}
+	if out, err := remote("info"); err != nil {
+		t.Fatalf("the second dockerd does not answer: %v: %s", err, out)
+	}
+	save := exec.Command("docker", "save", "harness-busybox")
+	load := exec.Command("docker", "-H", host, "load")
+	pipe, err := save.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	load.Stdin = pipe
+	if err := save.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("docker load: %v: %s", err, out)
+	}
+	if err := save.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	u := newUser(t)
+	u.write("go.mod", "module x\n\ngo 1.24\n")
+	u.extra = append(u.extra, "DOCKER_HOST="+host)
+	s := execScript(t, u, "echo hi; ls /opt/harness")
+	r := u.run("", "exec", "--image", "harness-busybox", "--fake-model", s, "hello")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "toolchain mounts need a Docker daemon on this machine") || !strings.Contains(r.stderr, host) {
+		t.Errorf("stderr does not say the mounts need a local daemon:\n%s", r.stderr)
+	}
+	ev := u.run("", "events", lastSession(t, u))
+	op := opened(result{events: decodeLines(t, ev.stdout)})
+	if op == nil {
+		t.Fatal("no workspace.lifecycle(opened)")
+	}
+	for _, m := range op.Mounts {
+		if m.ReadOnly {
+			t.Errorf("a host path was mounted on the remote daemon: %+v", m)
+		}
+	}
+	if out, _ := remote("volume", "ls", "-q", "--filter", "label=dev.harness.cache"); len(strings.TrimSpace(string(out))) == 0 {
+		t.Error("no build cache volume on the remote daemon")
 	}
 }
