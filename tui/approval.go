@@ -78,15 +78,21 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool, maxLines in
 		top = append(top, ansi.Truncate(head+sum, inner, "…"))
 		if what != "" {
 			wrapped := wrapWords(what, inner-2)
-			shown := wrapped
-			if !q.all && len(shown) > approvalCmdLines {
-				shown = shown[:approvalCmdLines]
-			}
-			for _, l := range shown {
-				body = append(body, "  "+th.Bold.Render(l))
-			}
-			if more := len(wrapped) - len(shown); more > 0 {
-				body = append(body, "  "+th.Muted.Render("… "+itoa(more)+" more lines · ctrl+o shows the whole command"))
+			if q.all || len(wrapped) <= approvalCmdLines+1 {
+				// A line saying one more line is hidden takes the room
+				// of that line: show it.
+				for _, l := range wrapped {
+					body = append(body, "  "+th.Bold.Render(l))
+				}
+			} else {
+				// The first lines and the last: the end of a command
+				// (where "&& rm -rf …" would be) is never hidden.
+				for _, l := range wrapped[:approvalCmdLines-1] {
+					body = append(body, "  "+th.Bold.Render(l))
+				}
+				more := len(wrapped) - approvalCmdLines
+				body = append(body, "  "+th.Muted.Render("… "+plural(more, "more line")+" · ctrl+o shows the whole command"))
+				body = append(body, "  "+th.Bold.Render(wrapped[len(wrapped)-1]))
 			}
 		}
 	}

@@ -381,15 +381,26 @@ func TestTypingDuringApprovalNeverApproves(t *testing.T) {
 func TestApprovalShowsWholeCommand(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 80, 30)
 	startTurn(s, "run-1", "go")
-	long := strings.Repeat("x", 300)
+	long := strings.Repeat("x", 150) + "MIDDLE" + strings.Repeat("x", 150)
 	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
-		Input: json.RawMessage(`{"argv":["sh","-c","echo 'hi' && rm -rf /tmp/a b","` + long + `END"]}`)}}})
-	s.wantText(`sh -c 'echo '\''hi'\'' && rm -rf /tmp/a b'`, "more lines · ctrl+o shows the whole command")
-	if strings.Contains(s.text(), "END") {
+		Input: json.RawMessage(`{"argv":["sh","-c","echo 'hi' && rm -rf /tmp/a b","` + long + ` && rm -rf END"]}`)}}})
+	// The first lines and the last (where "&& rm -rf" would be) show.
+	s.wantText(`sh -c 'echo '\''hi'\'' && rm -rf /tmp/a b'`, "more line", "ctrl+o shows the whole command", "&& rm -rf END")
+	if strings.Contains(s.text(), "MIDDLE") {
 		t.Error("a collapsed prompt shows every line")
 	}
 	s.key("ctrl+o")
-	s.wantText("END")
+	s.wantText("MIDDLE", "END")
+	// One line more than the bound: shown, not hidden behind a line saying so.
+	s2 := newScreen(t, idleEngine(), Options{}, 80, 24)
+	startTurn(s2, "run-1", "go")
+	cmd := strings.Repeat("word ", 52) + "&& rm -rf build"
+	s2.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
+		Input: json.RawMessage(`{"argv":["sh","-c","` + cmd + `"]}`)}}})
+	s2.wantText("&& rm -rf build")
+	if strings.Contains(s2.text(), "more line") {
+		t.Errorf("a command one line over the bound is hidden behind a line saying so:\n%s", s2.text())
+	}
 	for _, c := range []struct{ in, want string }{
 		{`{"argv":["ls","-la"]}`, "ls -la"},
 		{`{"argv":["printf","a\nb"]}`, `printf $'a\nb'`},

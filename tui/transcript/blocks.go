@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -533,24 +532,16 @@ func nonEmpty(list []string) []string {
 
 // attachBlock is a user message the runtime composed from what the user's
 // own message asked of the workspace (event.AttachmentsMarker): the files
-// of @path mentions, or a !command's output. It is drawn from the calls
-// that message made (their tool.call and tool.result events), not from
-// the message's text.
+// of @path mentions (a !command's output is its card's). It is drawn from
+// the calls that message made (their tool.call and tool.result events),
+// not from the message's text.
 type attachBlock struct{ calls []*toolCard }
-
-// attachOutputLines bounds the !command output shown.
-const attachOutputLines = 20
 
 func (*attachBlock) kind() kind       { return kindUser }
 func (*attachBlock) live() bool       { return false }
 func (*attachBlock) expandable() bool { return false }
 func (*attachBlock) toggle()          {}
 func (a *attachBlock) render(c *Ctx, _ bool) []string {
-	for _, call := range a.calls {
-		if call.user == event.UserShell {
-			return ranLines(call, c)
-		}
-	}
 	th := c.Theme
 	const indent = 6
 	var ok, failed []string
@@ -587,80 +578,4 @@ func (a *attachBlock) render(c *Ctx, _ bool) []string {
 		lines[i] = strings.Repeat(" ", indent) + strings.TrimRight(l, " ")
 	}
 	return lines
-}
-
-// ranLines is a !command's block: the command, how it ended (exit code,
-// duration) and the end of its output.
-func ranLines(call *toolCard, c *Ctx) []string {
-	th := c.Theme
-	const indent = 6
-	pad := strings.Repeat(" ", indent)
-	cmd := call.subject
-	var in struct {
-		Argv []string `json:"argv"`
-	}
-	if json.Unmarshal(call.input, &in) == nil && len(in.Argv) == 3 && in.Argv[0] == "sh" && in.Argv[1] == "-c" {
-		cmd = in.Argv[2]
-	}
-	dur := th.Muted.Render(" · " + Duration(time.Duration(call.durationMs)*time.Millisecond))
-	var end string
-	var body []string
-	r, isExec := call.exec()
-	switch {
-	case isExec:
-		switch {
-		case r.TimedOut:
-			end = th.Warn.Render("✗ timed out") + dur
-		case r.ExitCode != 0:
-			end = th.Warn.Render("✗ exit "+strconv.Itoa(r.ExitCode)) + dur
-		default:
-			end = th.OK.Render("✓ exit 0") + dur
-		}
-		if out := strings.TrimRight(r.Stdout, "\n"); out != "" {
-			for _, l := range termLines(out) {
-				body = append(body, th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
-			}
-		}
-		if errs := strings.TrimRight(r.Stderr, "\n"); errs != "" {
-			for _, l := range termLines(errs) {
-				body = append(body, th.Err.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
-			}
-		}
-	case call.status == statusCanceled:
-		end = th.Canceled.Render("⊘ canceled")
-		if out := strings.TrimRight(call.streamed.String(), "\n"); out != "" {
-			for _, l := range termLines(out) {
-				body = append(body, th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
-			}
-		}
-	default:
-		code := call.errCode
-		if code == "" {
-			code = "failed"
-		}
-		end = th.Err.Render("✗ " + code)
-		for _, l := range wrapPlain(call.errMsg, c.Width-indent) {
-			if l != "" {
-				body = append(body, th.Err.Render(l))
-			}
-		}
-	}
-	head := " " + th.User.Render("you") + th.Muted.Render(" · ran ")
-	room := c.Width - ansi.StringWidth(head) - ansi.StringWidth(end) - 2
-	out := []string{head + th.Bold.Render(ansi.Truncate(cmd, max(room, 8), "…")) + "  " + end}
-	if ansi.StringWidth(out[0]) > c.Width {
-		out[0] = ansi.Truncate(out[0], c.Width, "…")
-	}
-	if n := len(body) - attachOutputLines; n > 0 {
-		more := "… " + plural(n, "earlier line")
-		if r.StdoutTruncated || r.StderrTruncated {
-			more = "… earlier output (its middle was left out: it was longer than the tools keep)"
-		}
-		out = append(out, pad+th.Muted.Render(more))
-		body = body[n:]
-	}
-	for _, l := range body {
-		out = append(out, pad+l)
-	}
-	return out
 }

@@ -230,7 +230,7 @@ func (t *Transcript) Apply(ev event.Event) {
 	case event.ToolOutput:
 		if i, ok := t.byCall[d.CallID]; ok {
 			c := t.blocks[i].b.(*toolCard)
-			c.streamed.WriteString(d.Text)
+			c.addOutput(d.Stream == event.StreamStderr, d.Text)
 			c.streamedCut = c.streamedCut || d.Truncated
 			t.touch(i)
 		}
@@ -372,17 +372,17 @@ func (t *Transcript) compacted(d event.ContextCompacted) {
 // from those calls' events, never from the message's text: a file may
 // hold anything, "<file path=" included.
 func (t *Transcript) attachments() {
-	a := &attachBlock{calls: append([]*toolCard(nil), t.userCalls...)}
-	t.userCalls = t.userCalls[:0]
-	for _, c := range a.calls {
+	a := &attachBlock{}
+	for _, c := range t.userCalls {
 		if c.user == event.UserShell {
-			c.ran = true // its output is the block's now
-			if i, ok := t.byCall[c.callID]; ok {
-				t.touch(i)
-			}
+			continue // its card is the one block a !command shows
 		}
+		a.calls = append(a.calls, c)
 	}
-	t.add(a)
+	t.userCalls = t.userCalls[:0]
+	if len(a.calls) > 0 {
+		t.add(a)
+	}
 }
 
 func (t *Transcript) toolCall(ev event.Event, d event.ToolCall) {
@@ -432,6 +432,7 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 	switch {
 	case d.OK:
 		c.status = statusDone
+		c.settle()
 		if c.write != nil {
 			c.write.record(d.Patch, d.Lines)
 		}
