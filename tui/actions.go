@@ -296,14 +296,14 @@ func (m *Model) openHelp() {
 }
 
 // questionFlash says how to answer the question on screen.
-const questionFlash = "A question is waiting: with the input empty, tab gives it the keys (then y, a, n or r); esc denies."
+const questionFlash = "A question is waiting: with the input empty, tab gives it the keys (then y, a, n or r); esc denies and stops the turn."
 
 // approvalKey handles a key while a question is up. A keystroke meant for
 // the input never answers: the input keeps every key that edits text, and
 // tab with a draft completes it. Only tab on an empty input gives the box
 // the keys (boxKey), and the input then shows that it is paused. Esc
-// denies; enter with text in the input denies and sends that text to the
-// model as the reason.
+// collapses an expanded box, else denies and stops the turn; enter with
+// text in the input denies and sends that text to the model as the reason.
 func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	q := m.asking
 	ks := k.String()
@@ -332,7 +332,22 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "esc":
-		return m.answer(Answer{})
+		if q.all {
+			// An expanded box collapses first, as Esc closes every
+			// other view before it acts.
+			q.all, q.off = false, 0
+			return nil
+		}
+		// One key stops everything: the call is denied and the turn
+		// stops.
+		if m.tr.ActiveRun() == "" {
+			return m.answer(Answer{})
+		}
+		id := q.a.PermissionID
+		m.dropQuestion()
+		m.canceling = true
+		m.flash = cancelFlash
+		return m.denyAndCancel(id)
 	}
 	if q.answering {
 		return m.boxKey(q, k)
@@ -345,7 +360,7 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			if cmd, ok := m.complete(); ok {
 				return cmd
 			}
-			m.flash = "Tab answers only with the input empty: enter denies with what you typed, esc denies."
+			m.flash = "Tab answers only with the input empty: enter denies with what you typed, esc denies and stops the turn."
 			return nil
 		}
 		m.focusBox()
@@ -355,7 +370,7 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		if text == "" {
 			m.flash = questionFlash
 			if q.reason {
-				m.flash = "Type the reason the model gets, then enter; esc denies without one."
+				m.flash = "Type the reason the model gets, then enter; esc denies without one and stops the turn."
 			}
 			return nil
 		}

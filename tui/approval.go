@@ -148,7 +148,7 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool, maxLines in
 func answerSegs(q *asking, th *theme.Theme) []string {
 	var names [numChoices]string
 	names[choiceDeny], names[choiceReason] = "deny", "deny with a reason"
-	names[choiceOnce], names[choiceRun] = "allow once", "allow "+q.a.Tool+" for this run"
+	names[choiceOnce], names[choiceRun] = "allow once", "allow "+q.a.Tool+" for this turn"
 	keys := [numChoices]string{choiceDeny: "n", choiceReason: "r", choiceOnce: "y", choiceRun: "a"}
 	var segs []string
 	if !q.answering {
@@ -173,17 +173,17 @@ func approvalHints(q *asking, th *theme.Theme, draft bool) []string {
 	var hints []string
 	switch {
 	case q.answering:
-		hints = []string{hint("y/a/n/r", "answer"), hint("←/→ then enter", "choose"), hint("tab", "or typing: back to the input"), hint("esc", "deny")}
+		hints = []string{hint("y/a/n/r", "answer"), hint("←/→ then enter", "choose"), hint("tab", "or typing: back to the input"), hint("esc", "deny and stop")}
 	case q.reason && !draft:
-		hints = []string{th.Warn.Render("type the reason the model gets"), hint("enter", "deny with it"), hint("esc", "deny without one")}
+		hints = []string{th.Warn.Render("type the reason the model gets"), hint("enter", "deny with it"), hint("esc", "deny without one and stop")}
 	case draft:
-		hints = []string{hint("enter", "deny, telling the model what you typed"), hint("esc", "deny"), hint("tab", "completes the input")}
+		hints = []string{hint("enter", "deny, telling the model what you typed"), hint("esc", "deny and stop"), hint("tab", "completes the input")}
 	default:
-		hints = []string{hint("tab", "answer"), hint("esc", "deny")}
+		hints = []string{hint("tab", "answer"), hint("esc", "deny and stop")}
 	}
 	switch {
 	case q.all:
-		hints = append(hints, hint("ctrl+o", "collapse"))
+		hints = append(hints, hint("ctrl+o/esc", "collapse"))
 	case q.expandable():
 		hints = append(hints, hint("ctrl+o", "show all"))
 	}

@@ -41,10 +41,10 @@
 // keys meant for the input: typing stays in the input, a tab with a draft
 // completes the draft, and only tab on an empty input gives the question's
 // box the keys, the input then dimmed and without a cursor. In the box y
-// allows once, a allows the tool for the rest of the run, n denies, r
+// allows once, a allows the tool for the rest of the turn, n denies, r
 // denies with a reason; the highlight starts on "deny" and enter or space
 // act on it only after ←/→ moved it; tab, or any other key that types,
-// gives the keys back to the input (and types there). Esc denies; enter
+// gives the keys back to the input (and types there). Esc collapses an expanded box, else denies and stops the turn; enter
 // with text in the input denies and sends the text to the model as the
 // reason; ctrl+o shows the whole command or diff. The box never grows
 // past the screen: what of the command and diff does not fit is a window

@@ -1079,7 +1079,7 @@ func TestApprovalShowsBothSidesOfAnOverwrite(t *testing.T) {
 		t.Error("the collapsed approval shows more of the old file than fits")
 	}
 	s.key("ctrl+o")
-	s.wantText("-line 8 of a long README", "ctrl+o collapse")
+	s.wantText("-line 8 of a long README", "ctrl+o/esc collapse")
 	wantFits(t, s, 40)
 	// The whole diff does not fit in 40 lines: pgdn moves the window to
 	// what gets written, the answers and keys staying on screen.
@@ -1125,5 +1125,33 @@ func TestApprovalFitsAShortTerminal(t *testing.T) {
 	s.key("enter") // and enter denies with it as the reason
 	if len(got) != 1 || got[0].Allow || got[0].Reason != "y" {
 		t.Errorf("answers %+v, want one denial with the reason y", got)
+	}
+}
+
+// Esc on a question: an expanded box collapses first and nothing is
+// answered; on the collapsed box Esc denies the call and then stops the
+// turn, as the box's hint says.
+func TestEscCollapsesThenDeniesAndStops(t *testing.T) {
+	for _, answering := range []bool{false, true} {
+		s := newScreen(t, idleEngine(), Options{}, 100, 30)
+		startTurn(s, "run-1", "go")
+		ask(s, "fs.write")
+		if answering {
+			s.key("tab")
+		}
+		s.wantText("esc deny and stop")
+		s.key("ctrl+o")
+		s.wantText("ctrl+o/esc collapse")
+		s.resetCalls()
+		s.key("esc")
+		s.wantCalls()
+		if s.m.asking == nil || s.m.asking.all {
+			t.Fatalf("answering=%v: esc on an expanded box did not just collapse it", answering)
+		}
+		s.key("esc")
+		s.wantCalls(`answer perm-1 allow=false forRun=false reason=""`, "cancel")
+		if s.m.asking != nil || !s.m.canceling {
+			t.Errorf("answering=%v: esc on the box left the question or did not stop the turn", answering)
+		}
 	}
 }

@@ -123,7 +123,7 @@ func TestTUIApprovalsDiffApply(t *testing.T) {
 	tm.answer("a", "? process.exec wants to run cat hello.txt")
 	tm.waitFor("? fs.write wants to write secret.txt")
 	tm.keys("Escape")
-	s := tm.waitFor("✓ completed", "Done: hello.txt is written.", "✗ TOOL_PERMISSION_DENIED", "approved for this run")
+	s := tm.waitFor("✓ completed", "Done: hello.txt is written.", "✗ TOOL_PERMISSION_DENIED", "approved for this turn")
 	if strings.Contains(s, "? process.exec wants to run ls") {
 		t.Error("the run-wide grant asked again")
 	}

@@ -523,7 +523,7 @@ func (t *Transcript) turnCompleted(ev event.Event, d event.TurnCompleted) {
 func permissionText(d event.PermissionResolved) string {
 	switch {
 	case d.Decision == event.DecisionAllow && d.Scope == event.ScopeRun:
-		return "approved for this run"
+		return "approved for this turn"
 	case d.Decision == event.DecisionAllow:
 		return "approved"
 	case strings.HasPrefix(d.Note, "denied"):
