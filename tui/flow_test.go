@@ -1155,3 +1155,35 @@ func TestEscCollapsesThenDeniesAndStops(t *testing.T) {
 		}
 	}
 }
+
+// A mention completes any file name (non-ASCII, "+", "@") and the files
+// the session's own calls wrote, before the listing is fetched again.
+func TestTabCompletesAnyFileName(t *testing.T) {
+	eng := idleEngine()
+	eng.files = []string{"notes/日本語.txt", "c++/a+b.h", "pkg/@types/x.d.ts", "README.md"}
+	s := newScreen(t, eng, Options{}, 100, 30)
+	for _, c := range []struct{ typed, want string }{
+		{"@notes/日", "@notes/日本語.txt "},
+		{"@c+", "@c++/"},
+		{"@c++/a", "@c++/a+b.h "},
+		{"@pkg/@", "@pkg/@types/"},
+	} {
+		s.typeText(c.typed)
+		s.key("tab")
+		if v := s.m.in.value(); v != c.want {
+			t.Errorf("%q + tab = %q, want %q", c.typed, v, c.want)
+		}
+		s.m.in.take()
+	}
+	// A file the model wrote in the turn still running.
+	startTurn(s, "run-1", "go")
+	s.events(
+		ev(10, event.ToolCall{CallID: "call-w", Tool: "fs.write", Input: json.RawMessage(`{"path":"notes/今日.md","contents":"x\n"}`), RunID: "run-1"}),
+		ev(11, event.ToolResult{CallID: "call-w", Tool: "fs.write", OK: true, Output: json.RawMessage(`{"path":"notes/今日.md","bytes":2}`), DurationMs: 1}),
+	)
+	s.typeText("@notes/今")
+	s.key("tab")
+	if v := s.m.in.value(); v != "@notes/今日.md " {
+		t.Errorf("a file the model wrote does not complete: %q", v)
+	}
+}

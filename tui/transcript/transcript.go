@@ -19,6 +19,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"time"
 
@@ -53,6 +54,7 @@ type Transcript struct {
 	compacting int               // the compaction block in progress, -1 when none
 	files      map[string]string // path → last contents seen (fs.read, fs.write)
 	listed     map[string]bool   // paths seen in fs.list output
+	written    map[string]bool   // paths fs.write wrote
 	fromQueue  map[string]bool   // input message IDs that started a turn from the queue
 	userCalls  []*toolCard       // the calls the user's own message made (@path, !cmd), for its attachments
 
@@ -82,6 +84,7 @@ func New() *Transcript {
 		summaryReq: map[string]int{},
 		files:      map[string]string{},
 		listed:     map[string]bool{},
+		written:    map[string]bool{},
 		fromQueue:  map[string]bool{},
 		completed:  map[string]bool{},
 		compacting: -1,
@@ -467,6 +470,7 @@ func (t *Transcript) learn(c *toolCard, out json.RawMessage) {
 	case "fs.write":
 		if c.write != nil {
 			t.files[c.write.path] = c.write.contents
+			t.written[strings.TrimPrefix(c.write.path, "./")] = true
 		}
 	case "fs.list":
 		var o struct {
@@ -557,6 +561,16 @@ func (t *Transcript) Live() bool {
 		}
 	}
 	return false
+}
+
+// Written lists the paths the session's fs.write calls wrote, sorted.
+func (t *Transcript) Written() []string {
+	var out []string
+	for p := range t.written {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Invalidate drops every cached rendering (the theme changed).
