@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -1185,5 +1186,123 @@ func TestTabCompletesAnyFileName(t *testing.T) {
 	s.key("tab")
 	if v := s.m.in.value(); v != "@notes/今日.md " {
 		t.Errorf("a file the model wrote does not complete: %q", v)
+	}
+}
+
+// ↑ recalls a pasted block as it was sent: its marker, the paste whole
+// behind it.
+func TestHistoryRecallsAPasteAsItsMarker(t *testing.T) {
+	eng := idleEngine()
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.typeText("why? ")
+	s.send(tea.PasteMsg{Content: pasted200()})
+	s.key("enter")
+	endTurnFromSend(s)
+	s.key("up")
+	if v := s.m.in.ta.Value(); v != "why? [pasted 200 lines]" {
+		t.Errorf("↑ shows %q, want the marker", v)
+	}
+	if v := s.m.in.value(); v != "why? "+pasted200() {
+		t.Errorf("the recalled message would send %d bytes, not the paste", len(v))
+	}
+}
+
+// endTurnFromSend ends the turn the last send started, so the screen is idle.
+func endTurnFromSend(s *screen) {
+	s.m.outbox = nil
+}
+
+// ctrl+u clears the input (↑ brings it back); ctrl+r searches the history;
+// a message may start with "?"; Esc Esc on an empty input brings the last
+// message back, withdrawn when it still waits.
+func TestInputKeys(t *testing.T) {
+	eng := idleEngine()
+	s := newScreen(t, eng, Options{}, 100, 30)
+	for _, msg := range []string{"fix the parser", "? why does it fail", "run the linter"} {
+		s.typeText(msg)
+		s.key("enter")
+		endTurnFromSend(s)
+	}
+	s.wantCalls(`open "" fork=false`, `send "fix the parser"`, `send "? why does it fail"`, `send "run the linter"`)
+
+	s.typeText("a draft")
+	s.key("ctrl+u")
+	if v := s.m.in.value(); v != "" {
+		t.Fatalf("ctrl+u left %q", v)
+	}
+	s.key("up")
+	if v := s.m.in.value(); v != "a draft" {
+		t.Errorf("↑ after ctrl+u = %q", v)
+	}
+	s.m.in.take()
+
+	s.key("ctrl+r")
+	s.typeText("pars")
+	s.wantText("history search: pars")
+	if v := s.m.in.value(); v != "fix the parser" {
+		t.Errorf("ctrl+r pars shows %q", v)
+	}
+	s.m.in.search.query = "" // any message: ctrl+r walks back from the newest
+	s.key("ctrl+r")
+	s.key("enter")
+	if v := s.m.in.value(); v == "" || s.m.in.search != nil {
+		t.Errorf("enter did not take the match: %q", v)
+	}
+	s.m.in.take()
+	s.key("ctrl+r")
+	s.typeText("zzz")
+	s.wantText("(no match)")
+	s.key("esc")
+	if s.m.in.search != nil || s.m.in.value() != "" {
+		t.Errorf("esc did not leave the search as the input was: %q", s.m.in.value())
+	}
+
+	// Idle: Esc Esc brings the last message back as a new one.
+	s.resetCalls()
+	s.key("esc")
+	s.key("esc")
+	if v := s.m.in.value(); v != "run the linter" {
+		t.Errorf("esc esc = %q, want the last message", v)
+	}
+	s.m.in.take()
+	// Another key between the two: nothing.
+	s.key("esc")
+	s.key("left")
+	s.key("esc")
+	if v := s.m.in.value(); v != "" {
+		t.Errorf("esc, left, esc = %q", v)
+	}
+	// A queued message still waiting is withdrawn to edit.
+	startTurn(s, "run-1", "go")
+	s.events(ev(20, event.InputQueued{RunID: "run-1", MessageID: "msg-q", Content: "then the docs"}))
+	s.m.canceling = true // the first esc already stopped the turn
+	s.resetCalls()
+	s.key("esc")
+	s.key("esc")
+	s.wantCalls("withdraw msg-q")
+}
+
+// ctrl+g: the draft goes to a file for the editor, and what the editor
+// left there (less the newline editors add) is the draft; the file goes.
+func TestEditorRoundTrip(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	s.typeText("a draft")
+	ready, ok := s.m.editDraft()().(editorReadyMsg)
+	if !ok || ready.err != nil {
+		t.Fatalf("editDraft: %+v", ready)
+	}
+	b, err := os.ReadFile(ready.path)
+	if err != nil || string(b) != "a draft" {
+		t.Fatalf("the editor's file holds %q (%v)", b, err)
+	}
+	if err := os.WriteFile(ready.path, []byte("an edited draft\nof two lines\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.send(readEdited(ready.path, nil))
+	if v := s.m.in.value(); v != "an edited draft\nof two lines" {
+		t.Errorf("the draft after the editor = %q", v)
+	}
+	if _, err := os.Stat(ready.path); !os.IsNotExist(err) {
+		t.Errorf("the draft's file stayed: %v", err)
 	}
 }

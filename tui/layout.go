@@ -42,6 +42,15 @@ func (m *Model) bottom() ([]string, int) {
 			out = append(out, " "+th.Warn.Render(l))
 		}
 	}
+	if q := m.in.search; q != nil {
+		found := th.Muted.Render(" (no match)")
+		if q.match >= 0 || q.query == "" {
+			found = ""
+		}
+		line := " " + th.Accent.Render("history search: ") + th.Bold.Render(q.query) + found +
+			th.Muted.Render(" · ctrl+r older · enter takes it · esc leaves")
+		out = append(out, ansi.Truncate(line, w, "…"))
+	}
 	out = append(out, m.chipsLines(w)...)
 	if v := m.in.value(); strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \n") {
 		var names, helps []string
@@ -58,6 +67,9 @@ func (m *Model) bottom() ([]string, int) {
 		if len(names) > 0 {
 			out = append(out, ansi.Truncate(hint, w, "…"))
 		}
+	}
+	if m.in.ta.Value() == "?" {
+		out = append(out, ansi.Truncate(" "+th.Key.Render("enter")+th.Muted.Render(" opens the help · go on typing for a message that starts with ?"), w, "…"))
 	}
 	out = append(out, m.completionLines(w)...)
 	input := strings.Split(m.in.view(), "\n")

@@ -90,6 +90,8 @@ type Model struct {
 	// one that has ended is that compaction's turn.
 	compactFrom string
 	quitting    bool
+	escArmed    bool // the last key was an Esc that did nothing else: a second one edits the last message
+	lastSent    sent // the last message sent, as the input held it (Esc Esc)
 }
 
 // New returns the root model. ctx bounds every engine call it makes.
@@ -228,6 +230,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onSent(msg)
 	case withdrawnMsg:
 		m.restoreWithdrawn(msg.text)
+		return m, nil
+	case editorReadyMsg:
+		return m, m.runEditor(msg)
+	case editedMsg:
+		m.onEdited(msg)
 		return m, nil
 	case doneMsg:
 		if msg.err != nil {
@@ -418,6 +425,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 		}
 	}
 	m.in.seed(sent) // ↑ recalls what was sent before the resume
+	m.lastSent = m.in.lastEntry()
 	if s.Usage.TotalTokens > m.tr.Usage().TotalTokens {
 		m.tr.SetUsage(s.Usage)
 	}

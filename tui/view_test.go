@@ -238,6 +238,8 @@ func TestViewHelp(t *testing.T) {
 	eachWidth(t, func(t *testing.T, w, h int) *screen {
 		s := newScreen(t, idleEngine(), Options{}, w, h)
 		s.key("?")
+		s.wantText("enter opens the help")
+		s.key("enter")
 		s.wantText("Help", "queue after turn", "withdraw last queued", "expand/collapse", "/apply", "/sessions")
 		return s
 	})
