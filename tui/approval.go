@@ -129,7 +129,12 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool, maxLines in
 	tail = append(tail, wrapSegs(approvalHints(q, th, draft), th.Muted.Render(" · "), inner)...)
 	q.page, q.cut = len(body), false
 	inside := maxLines - th.Box.GetVerticalFrameSize() // lines the box's content may take
-	if maxLines > 0 && len(top)+len(body)+len(tail) > inside {
+	if maxLines > 0 && len(top)+min(len(body), 2)+len(tail) > inside {
+		// A small screen: the answers and keys in their short form, so
+		// that they fit with a line or two of the call.
+		tail = wrapSegs(compactSegs(q, th, draft), th.Muted.Render(" · "), inner)
+	}
+	if maxLines > 0 && len(body) > 0 && len(top)+len(body)+len(tail) > inside {
 		room := max(inside-len(top)-len(tail)-1, 1) // one line says where the window is
 		q.off = min(max(q.off, 0), max(len(body)-room, 0))
 		end := min(q.off+room, len(body))
@@ -165,6 +170,29 @@ func answerSegs(q *asking, th *theme.Theme) []string {
 		}
 	}
 	return segs
+}
+
+// compactSegs are the answers and the keys that work now in few cells,
+// for a box on a small screen.
+func compactSegs(q *asking, th *theme.Theme, draft bool) []string {
+	hint := func(k, what string) string { return th.Key.Render(k) + th.Muted.Render(" "+what) }
+	var segs []string
+	if q.answering {
+		keys := [numChoices]string{choiceDeny: "n", choiceReason: "r", choiceOnce: "y", choiceRun: "a"}
+		names := [numChoices]string{choiceDeny: "deny", choiceReason: "reason", choiceOnce: "once", choiceRun: "turn"}
+		for i := range numChoices {
+			if i == q.choice {
+				segs = append(segs, th.Selected.Render("›"+keys[i]+" "+names[i]))
+			} else {
+				segs = append(segs, hint(keys[i], names[i]))
+			}
+		}
+		return append(segs, hint("tab", "input"), hint("esc", "deny+stop"))
+	}
+	if draft {
+		return []string{hint("enter", "deny with text"), hint("esc", "deny+stop")}
+	}
+	return []string{hint("tab", "answer (y/a/n/r)"), hint("esc", "deny+stop")}
 }
 
 // approvalHints are the keys that work now, by who has them.

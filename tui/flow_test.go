@@ -1306,3 +1306,31 @@ func TestEditorRoundTrip(t *testing.T) {
 		t.Errorf("the draft's file stayed: %v", err)
 	}
 }
+
+// At 50x12 the box keeps its answers and keys on screen (in their short
+// form), with the input under it, for a command and for a long diff.
+func TestApprovalKeysFitFiftyByTwelve(t *testing.T) {
+	for _, tool := range []string{"process.exec", "fs.write", "overwrite"} {
+		s := newScreen(t, idleEngine(), Options{}, 50, 12)
+		startTurn(s, "run-1", "go")
+		if tool == "overwrite" {
+			s.send(updateMsg{u: Update{SessionID: sessID, Approval: overwriteApproval()}})
+		} else {
+			ask(s, tool)
+		}
+		for _, answering := range []bool{false, true} {
+			if answering {
+				s.key("tab")
+			}
+			wantFits(t, s, 12)
+			want := []string{"tab answer (y/a/n/r)", "esc deny+stop", "› Ask anything"}
+			if answering {
+				want = []string{"›n deny", "r reason", "y once", "a turn", "esc deny+stop", "› paused"}
+			}
+			s.wantText(want...)
+			if strings.Contains(s.text(), "of 0") {
+				t.Errorf("%s: the box shows an empty window:\n%s", tool, s.text())
+			}
+		}
+	}
+}
