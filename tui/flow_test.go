@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -1332,5 +1333,52 @@ func TestApprovalKeysFitFiftyByTwelve(t *testing.T) {
 				t.Errorf("%s: the box shows an empty window:\n%s", tool, s.text())
 			}
 		}
+	}
+}
+
+// What stays in the scrollback after quitting is the transcript of the
+// turns this process ran, rendered (a table as a table, no Markdown marks),
+// not the log it opened with; bounded to its last lines.
+func TestScrollbackIsThisProcessTranscript(t *testing.T) {
+	eng := idleEngine()
+	eng.sess.History = []Record{
+		{Seq: 0, Event: ev(0, event.TurnStarted{RunID: "run-0", SessionID: sessID, InputMessageID: "msg-u0"})},
+		{Seq: 1, Event: ev(1, event.MessageCompleted{RunID: "run-0", MessageID: "msg-u0", Role: model.RoleUser, Content: "an old question"})},
+		{Seq: 2, Event: ev(2, event.TurnCompleted{RunID: "run-0", SessionID: sessID, Status: event.StatusCompleted})},
+	}
+	s := newScreen(t, eng, Options{}, 80, 30)
+	s.seq = 2 // after the log
+	startTurn(s, "run-1", "compare them")
+	s.events(
+		ev(10, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a1", Role: model.RoleAssistant,
+			Content: "The **result**:\n\n| name | size |\n| --- | ---: |\n| a.go | 12 |\n| b.go | 3400 |\n"}),
+	)
+	endTurn(s, "run-1", event.StatusCompleted)
+	got := ansi.Strip(s.m.Scrollback(2000))
+	for _, want := range []string{"you  compare them", "The result:", "name │ size", "a.go │   12", "✓ completed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the scrollback lacks %q:\n%s", want, got)
+		}
+	}
+	for _, raw := range []string{"**", "| ---", "an old question"} {
+		if strings.Contains(got, raw) {
+			t.Errorf("the scrollback holds %q:\n%s", raw, got)
+		}
+	}
+	lines := strings.Split(ansi.Strip(s.m.Scrollback(3)), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "earlier lines") {
+		t.Errorf("a bounded scrollback: %q", lines)
+	}
+}
+
+// A project with an AGENTS.md keeps the welcome, the note under it.
+func TestWelcomeStaysWithInstructions(t *testing.T) {
+	eng := idleEngine()
+	eng.sess.Instructions = []string{"AGENTS.md"}
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.wantText("Ready.", "/help lists keys and commands", "using AGENTS.md")
+	startTurn(s, "run-1", "go")
+	if strings.Contains(s.text(), "Ready.") {
+		t.Error("the welcome stays once the session has a turn")
 	}
 }

@@ -176,8 +176,14 @@ func (m *Model) View() tea.View {
 			msg = th.Muted.Render("Opening the session… (the workspace is being prepared)")
 		}
 		lines = append(lines, fit([]string{"", " " + msg}, bodyH)...)
-	case m.tr.Len() == 0:
-		lines = append(lines, fit(m.welcome(), bodyH)...)
+	case m.tr.Len() == m.openNotes:
+		// Nothing yet but what opening said (the project's AGENTS.md):
+		// the welcome stays, that note under it.
+		welcome := m.welcome()
+		if m.openNotes > 0 {
+			welcome = append(welcome, m.tr.Lines(m.ctxFor(), 0)...)
+		}
+		lines = append(lines, fit(welcome, bodyH)...)
 	default:
 		lines = append(lines, m.vp.Render(m.tr, m.ctxFor(), bodyH)...)
 	}

@@ -74,6 +74,12 @@ type Model struct {
 	last    lastAnswer // what stays in the scrollback after quitting
 	lastSeq int64
 	unseen  bool // events arrived below a scrolled-up window
+	// liveFrom is the first block of what this process showed live (the
+	// blocks before it are the log it opened): Scrollback starts there.
+	liveFrom int
+	// openNotes is how many notes opening a session without a log added
+	// (the project's instructions): the welcome stays above them.
+	openNotes int
 
 	// outbox holds typed messages in order; its head is with the engine.
 	// One at a time, so the session receives them in the order typed; the
@@ -432,9 +438,14 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	if s.Window > 0 && s.Occupancy > 0 {
 		m.tr.SetOccupancy(s.Occupancy, s.Window)
 	}
+	m.openNotes = 0
 	if len(s.Instructions) > 0 {
+		if m.tr.Len() == 0 {
+			m.openNotes = 1
+		}
 		m.tr.Note(transcript.NoteInfo, "", "using "+strings.Join(s.Instructions, ", ")+" (project instructions, in the system prompt)")
 	}
+	m.liveFrom = m.tr.Len()
 	return nil
 }
 
