@@ -1382,3 +1382,33 @@ func TestWelcomeStaysWithInstructions(t *testing.T) {
 		t.Error("the welcome stays once the session has a turn")
 	}
 }
+
+// An interrupted session shows its transcript above the offer to fork it,
+// and /fork puts the request the interrupted turn was answering back in
+// the input.
+func TestInterruptedSessionShowsItsTranscript(t *testing.T) {
+	eng := idleEngine()
+	eng.openErr = errInterrupted
+	eng.errSess = Session{ID: "sess-x", History: []Record{
+		{Seq: 0, Event: ev(0, event.TurnStarted{RunID: "run-0", SessionID: "sess-x", InputMessageID: "msg-u0"})},
+		{Seq: 1, Event: ev(1, event.MessageCompleted{RunID: "run-0", MessageID: "msg-u0", Role: model.RoleUser, Content: "the first question"})},
+		{Seq: 2, Event: ev(2, event.MessageCompleted{RunID: "run-0", MessageID: "msg-a0", Role: model.RoleAssistant, Content: "the first answer"})},
+		{Seq: 3, Event: ev(3, event.TurnCompleted{RunID: "run-0", SessionID: "sess-x", Status: event.StatusCompleted})},
+		{Seq: 4, Event: ev(4, event.TurnStarted{RunID: "run-1", SessionID: "sess-x", InputMessageID: "msg-u1"})},
+		{Seq: 5, Event: ev(5, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u1", Role: model.RoleUser, Content: "rename the loader everywhere"})},
+		{Seq: 6, Event: ev(6, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: json.RawMessage(`{"argv":["make"]}`), RunID: "run-1"})},
+	}}
+	s := newScreen(t, eng, Options{Open: OpenRequest{ID: "sess-x"}}, 100, 30)
+	s.wantText("the first answer", "you  rename the loader everywhere", "process.exec  make", "/fork continues it")
+	if s.m.busy() {
+		t.Error("the interrupted session's screen is busy")
+	}
+	eng.openErr = nil
+	s.resetCalls()
+	s.typeText("/fork")
+	s.key("enter")
+	s.wantCalls(`open "sess-x" fork=true`)
+	if v := s.m.in.value(); v != "rename the loader everywhere" {
+		t.Errorf("after /fork the input holds %q, want the interrupted request", v)
+	}
+}

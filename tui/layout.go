@@ -170,6 +170,10 @@ func (m *Model) View() tea.View {
 	case m.pager != nil:
 		m.pager.resize(w, bodyH)
 		lines = append(lines, fit(strings.Split(m.pager.view(th, w), "\n"), bodyH)...)
+	case m.sess == nil && m.interrupted != "" && m.tr.Len() > 0:
+		// An interrupted session: its transcript, read only, above the
+		// offer to fork it.
+		lines = append(lines, m.vp.Render(m.tr, m.ctxFor(), bodyH)...)
 	case m.sess == nil:
 		msg := ""
 		if m.opening {

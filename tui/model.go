@@ -68,6 +68,9 @@ type Model struct {
 	// interrupted is a session that could not be opened because its last
 	// turn was interrupted: /fork continues it in a new session.
 	interrupted string
+	// interruptedText is the request the interrupted turn was answering:
+	// /fork puts it back in the input.
+	interruptedText string
 
 	tr      *transcript.Transcript
 	vp      *transcript.Viewport
@@ -388,6 +391,9 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	if msg.err != nil {
 		if errcode.Of(msg.err) == errcode.RuntimeCheckpointInterrupted && msg.req.ID != "" && !msg.req.Fork {
 			m.interrupted = msg.req.ID
+			if m.sess == nil && len(msg.sess.History) > 0 {
+				m.showInterrupted(msg.sess.History)
+			}
 		}
 		if m.sess == nil {
 			m.openErr = msg.err
@@ -400,7 +406,11 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 		}
 		return nil
 	}
-	m.interrupted = ""
+	request := ""
+	if msg.req.Fork && msg.req.ID == m.interrupted {
+		request = m.interruptedText
+	}
+	m.interrupted, m.interruptedText = "", ""
 	s := msg.sess
 	m.sess, m.openErr = &s, nil
 	m.tr = transcript.New()
@@ -446,7 +456,46 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 		m.tr.Note(transcript.NoteInfo, "", "using "+strings.Join(s.Instructions, ", ")+" (project instructions, in the system prompt)")
 	}
 	m.liveFrom = m.tr.Len()
+	if request != "" && strings.TrimSpace(m.in.value()) == "" {
+		// The fork continues from the last finished turn: the request
+		// the interrupted turn was answering is back in the input.
+		m.in.setValue(request)
+		m.flash = "The interrupted request is back in the input: enter sends it again."
+	}
 	return nil
+}
+
+// showInterrupted folds the log of a session that could not be resumed
+// (its last turn was interrupted) into the screen, read only, and keeps
+// the request that turn was answering for /fork.
+func (m *Model) showInterrupted(hist []Record) {
+	m.tr = transcript.New()
+	m.vp.Reset()
+	m.lastSeq = -1
+	m.interruptedText = ""
+	var input string
+	open := false
+	for _, r := range hist {
+		m.tr.Apply(r.Event)
+		switch d := r.Event.Data.(type) {
+		case event.TurnStarted:
+			open, input = true, ""
+		case event.MessageCompleted:
+			if d.Role == model.RoleUser && open && input == "" && !strings.HasPrefix(d.Content, event.AttachmentsMarker) {
+				input = d.Content
+			}
+		case event.TurnCompleted:
+			open = false
+		}
+	}
+	if open {
+		m.interruptedText = input
+		// Nothing runs it any more: the screen is not busy, and its
+		// cards stop their clocks.
+		at := hist[len(hist)-1].Event.At
+		m.tr.Apply(event.Event{At: at, Data: event.TurnCompleted{RunID: m.tr.ActiveRun(), SessionID: m.tr.SessionID(), Status: "interrupted"}})
+	}
+	m.tr.Note(transcript.NoteWarn, string(errcode.RuntimeCheckpointInterrupted), "this session's last turn was interrupted: /fork continues it from its last finished turn in a new session")
 }
 
 // onSent takes the outbox head back from the engine and sends the next.
