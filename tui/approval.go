@@ -42,6 +42,9 @@ type asking struct {
 	off       int  // the first line of the command and diff shown, when they do not fit
 	page      int  // how many of those lines the box showed last
 	cut       bool // the box showed a window of them: pgup/pgdn move it
+
+	wrapped   []string // the command wrapped at wrapWidth
+	wrapWidth int
 }
 
 // expandable reports whether ctrl+o has more of the call to show: a
@@ -72,12 +75,16 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool, maxLines in
 		sum = "  " + diffview.Summary(diffview.StatOf(a.Diff), th)
 	}
 	var top, body []string // top stays; body is what a window may show part of
-	if what != "" && ansi.StringWidth(head+" "+what+sum) <= inner {
+	if what != "" && len(what) <= inner*4 && ansi.StringWidth(head+" "+what+sum) <= inner {
 		top = append(top, head+" "+th.Bold.Render(what)+sum)
 	} else {
 		top = append(top, ansi.Truncate(head+sum, inner, "…"))
 		if what != "" {
-			wrapped := wrapWords(what, inner-2)
+			if q.wrapWidth != inner-2 || q.wrapped == nil {
+				// Every frame asks: a 5 KB command is wrapped once a width.
+				q.wrapped, q.wrapWidth = wrapWords(what, inner-2), inner-2
+			}
+			wrapped := q.wrapped
 			if q.all || len(wrapped) <= approvalCmdLines+1 {
 				// A line saying one more line is hidden takes the room
 				// of that line: show it.
@@ -338,20 +345,22 @@ func hex2(b byte) string {
 // hyphen-aware wrap it never splits "--flag" or "a-b" at the hyphen.
 func wrapWords(s string, width int) []string {
 	var out []string
-	cur := ""
+	cur, curW := "", 0
 	for _, w := range strings.Split(s, " ") {
+		ww := ansi.StringWidth(w) // each word is measured once
 		switch {
 		case cur == "":
-			cur = w
-		case ansi.StringWidth(cur)+1+ansi.StringWidth(w) <= width:
-			cur += " " + w
+			cur, curW = w, ww
+		case curW+1+ww <= width:
+			cur, curW = cur+" "+w, curW+1+ww
 		default:
 			out = append(out, cur)
-			cur = w
+			cur, curW = w, ww
 		}
-		for ansi.StringWidth(cur) > width {
+		for curW > width {
 			out = append(out, ansi.Cut(cur, 0, width))
-			cur = ansi.Cut(cur, width, ansi.StringWidth(cur))
+			cur = ansi.Cut(cur, width, curW)
+			curW -= width
 		}
 	}
 	return append(out, cur)

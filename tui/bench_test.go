@@ -272,3 +272,117 @@ func peakRSS() float64 {
 	}
 	return 0
 }
+
+// codeStream streams a Go code block into an answer that stays open,
+// delta after delta, a frame after each. With keep > 0 the answer starts
+// again (a new message, its first keep lines in one delta, no frame
+// measured) once it holds keep+10 lines, so its block stays about keep
+// lines long.
+type codeStream struct {
+	s      *screen
+	keep   int
+	msg    int
+	seq    int
+	lines  int
+	frames []time.Duration
+}
+
+func newCodeStream(b *testing.B, lines, keep int) *codeStream {
+	s := newScreen(b, idleEngine(), Options{}, 120, 40)
+	s.events(
+		ev(1, event.TurnStarted{RunID: "run-live", SessionID: sessID, InputMessageID: "u-live"}),
+		ev(2, event.MessageCompleted{RunID: "run-live", MessageID: "u-live", Role: model.RoleUser, Content: "write the parser"}),
+	)
+	c := &codeStream{s: s, keep: keep, frames: make([]time.Duration, 0, 4096)}
+	c.open(lines)
+	return c
+}
+
+// open starts a new answer whose code block holds n lines already.
+func (c *codeStream) open(n int) {
+	c.msg++
+	c.seq, c.lines = 0, n
+	var b strings.Builder
+	b.WriteString("Here is the parser:\n\n```go\n")
+	for i := range n {
+		fmt.Fprintf(&b, "\tv%d := parse(input[%d:], %q) // step %d\n", i, i, "field", i)
+	}
+	c.delta(b.String())
+	_ = c.s.m.View()
+}
+
+func (c *codeStream) delta(text string) {
+	c.s.events(ev(3, event.MessageDelta{RunID: "run-live", RequestID: "req", MessageID: "msg-code-" + strconv.Itoa(c.msg), Sequence: c.seq, Delta: text}))
+	c.seq++
+}
+
+func (c *codeStream) step(i int) {
+	if c.keep > 0 && c.lines >= c.keep+10 {
+		c.open(c.keep)
+	}
+	chunk := fmt.Sprintf("\tw%d := parse(", i)
+	if i%2 == 1 {
+		chunk = fmt.Sprintf("input[%d:]) // next\n", i)
+		c.lines++
+	}
+	c.delta(chunk)
+	start := time.Now()
+	_ = c.s.m.View()
+	c.frames = append(c.frames, time.Since(start))
+}
+
+// BenchmarkViewStreamingIntoCode measures a frame after a delta into an
+// open code block of 2,000 lines, frame for frame beside the same delta
+// into a block of about 20 lines (the baseline, on a second screen, so
+// both see the same machine): code-p99-ms and small-p99-ms, and their
+// ratio p99-vs-small (target: at most 1.5: a delta costs what arrived,
+// not the block's length).
+func BenchmarkViewStreamingIntoCode(b *testing.B) {
+	big := newCodeStream(b, 2000, 0)
+	small := newCodeStream(b, 20, 20)
+	i := 0
+	for b.Loop() {
+		big.step(i)
+		small.step(i)
+		i++
+	}
+	slices.Sort(big.frames)
+	slices.Sort(small.frames)
+	b.ReportMetric(quantile(big.frames, 0.50), "code-p50-ms")
+	b.ReportMetric(quantile(big.frames, 0.99), "code-p99-ms")
+	b.ReportMetric(quantile(small.frames, 0.99), "small-p99-ms")
+	b.ReportMetric(quantile(big.frames, 0.99)/max(quantile(small.frames, 0.99), 0.001), "p99-vs-small")
+}
+
+// BenchmarkViewLongLine measures the first frame of a screen holding a
+// 5 KB one-line command (its card, and its approval box) and a 5 KB
+// one-line output: ms per frame (target: under 16).
+func BenchmarkViewLongLine(b *testing.B) {
+	var cmd, out strings.Builder
+	for i := 0; cmd.Len() < 5<<10; i++ {
+		fmt.Fprintf(&cmd, "--flag-%d=value-%d ", i, i)
+		fmt.Fprintf(&out, "[item %d](x) `code %d` **", i, i)
+	}
+	argv, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", "run " + cmd.String()}})
+	res, _ := json.Marshal(map[string]any{"exitCode": 0, "stdout": out.String() + "\n", "stderr": ""})
+	var frames []time.Duration
+	for b.Loop() {
+		s := newScreen(b, idleEngine(), Options{}, 120, 40)
+		s.events(
+			ev(1, event.TurnStarted{RunID: "run-1", SessionID: sessID, InputMessageID: "u"}),
+			ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "u", Role: model.RoleUser, Content: "run " + cmd.String()}),
+			ev(3, event.MessageCompleted{RunID: "run-1", MessageID: "a", Role: model.RoleAssistant, Content: out.String()}),
+			ev(4, event.ToolCall{CallID: "c1", Tool: "process.exec", Input: argv, RunID: "run-1"}),
+			ev(5, event.ToolResult{CallID: "c1", Tool: "process.exec", OK: true, Output: res, DurationMs: 5}),
+			ev(6, event.ToolCall{CallID: "c2", Tool: "process.exec", Input: argv, RunID: "run-1"}),
+		)
+		s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "p", Tool: "process.exec", Input: argv}}})
+		s.key("ctrl+o")
+		start := time.Now()
+		_ = s.m.View()
+		frames = append(frames, time.Since(start))
+	}
+	slices.Sort(frames)
+	b.ReportMetric(quantile(frames, 0.5), "frame-ms")
+	b.ReportMetric(quantile(frames, 0.99), "frame-p99-ms")
+}

@@ -114,6 +114,32 @@ func Render(src string, width int, th *theme.Theme) []string {
 	return r.out
 }
 
+// Code renders lines of a fenced block of language lang as Render does
+// (indented, on the code background, coloured, long lines hard-wrapped),
+// without the text around it: a block still streaming in is rendered a
+// chunk of lines at a time. open says the fence is not closed yet.
+func Code(lines []string, lang string, open bool, width int, th *theme.Theme) []string {
+	r := renderer{th: th, width: max(width, MinWidth)}
+	for i, l := range lines {
+		lines[i] = strings.ReplaceAll(l, "\t", "    ")
+	}
+	r.code(lines, lang, open)
+	return r.out
+}
+
+// FenceLang is the language a fence line names ("```go" → "go"), "" when
+// it names none.
+func FenceLang(trimmed string) string {
+	if !isFence(trimmed) {
+		return ""
+	}
+	fence := trimmed[:3]
+	if f := strings.Fields(strings.Trim(strings.TrimLeft(trimmed, fence[:1]), "{}")); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
 type renderer struct {
 	th    *theme.Theme
 	width int

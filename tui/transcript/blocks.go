@@ -203,10 +203,63 @@ type assistantBlock struct {
 
 	// While streaming, the text up to its last finished paragraph is
 	// rendered once per width and kept; each delta re-renders only the
-	// paragraph still growing.
+	// paragraph still growing, and of a fenced block still open only its
+	// last chunk of lines (stream).
+	stream *streamCache
+}
+
+// streamCache is what a streaming answer keeps between deltas, so that a
+// delta costs what arrived, not the answer's length: how far its text was
+// scanned (for the last paragraph boundary and an open fence), the lines
+// of its finished paragraphs, and the lines of the finished chunks of a
+// fenced block still open. Lines are kept with the block's one-cell
+// indent.
+type streamCache struct {
+	scanned int  // bytes scanned: whole lines only
+	fenced  bool // a fence is open at scanned
+	fenceAt int  // the open fence's line start
+	bodyAt  int  // the first byte after the open fence's line
+	lang    string
+	cut     int // the end of the last blank line outside a fence
+
+	width       int
 	stableLen   int
-	stableWidth int
 	stableLines []string
+
+	codeFence int      // the fence codeLines belong to (its fenceAt), -1 none
+	codeFrom  int      // the first byte of the code not in codeLines
+	codeLines []string // the finished chunks of the open block
+}
+
+// codeChunk is how many lines of an open fenced block are rendered
+// together: a delta re-renders at most this many (and the line growing).
+// A chunk is lexed on its own, so a construct spanning chunks (a long
+// comment) may be coloured wrongly until the answer is complete, when the
+// whole text is rendered again.
+const codeChunk = 16
+
+// scan advances over the whole lines of text not scanned yet.
+func (sc *streamCache) scan(text string) {
+	for sc.scanned < len(text) {
+		end := strings.IndexByte(text[sc.scanned:], '\n')
+		if end < 0 {
+			return
+		}
+		start := sc.scanned
+		line := strings.TrimSpace(text[start : start+end])
+		sc.scanned = start + end + 1
+		switch {
+		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
+			sc.fenced = !sc.fenced
+			if sc.fenced {
+				sc.fenceAt, sc.bodyAt, sc.lang = start, sc.scanned, markdown.FenceLang(line)
+			} else {
+				sc.cut = sc.scanned // a closed block is finished Markdown
+			}
+		case line == "" && !sc.fenced:
+			sc.cut = sc.scanned
+		}
+	}
 }
 
 func (*assistantBlock) kind() kind         { return kindAssistant }
@@ -216,22 +269,20 @@ func (a *assistantBlock) toggle()          { a.expanded = !a.expanded }
 func (a *assistantBlock) render(c *Ctx, selected bool) []string {
 	th := c.Theme
 	w := c.Width - 2
-	var md []string
+	var md []string // indented already
 	if a.streaming {
 		md = a.streamed(a.text.String(), w, c)
 	} else {
-		a.stableLines = nil
+		a.stream = nil
 		if a.text.Len() > 0 {
-			md = markdown.Render(a.text.String(), w, th)
+			md = indent(markdown.Render(a.text.String(), w, th))
 		}
 	}
 	out := make([]string, 0, len(md)+2)
 	if a.reasoning != "" {
 		out = append(out, a.thinking(c, selected)...)
 	}
-	for _, l := range md {
-		out = append(out, " "+l)
-	}
+	out = append(out, md...)
 	if a.streaming {
 		if len(out) == 0 {
 			out = append(out, " ")
@@ -262,46 +313,89 @@ func (a *assistantBlock) thinking(c *Ctx, selected bool) []string {
 	return out
 }
 
-// streamed renders growing text: the finished paragraphs from the cache,
-// the last one afresh.
+// indent gives rendered lines the block's one-cell indent.
+func indent(lines []string) []string {
+	for i, l := range lines {
+		lines[i] = " " + l
+	}
+	return lines
+}
+
+// streamed renders growing text (indented): the finished paragraphs from
+// the cache, the last one afresh; of a fenced block still open at the end,
+// the finished chunks from the cache and only the last chunk afresh.
 func (a *assistantBlock) streamed(text string, w int, c *Ctx) []string {
-	cut := paragraphBoundary(text)
-	if cut != a.stableLen || w != a.stableWidth || a.stableLines == nil {
-		a.stableLen, a.stableWidth = cut, w
-		a.stableLines = markdown.Render(text[:cut], w, c.Theme)
-		if cut == 0 {
-			a.stableLines = []string{}
+	sc := a.stream
+	if sc == nil || len(text) < sc.scanned {
+		sc = &streamCache{codeFence: -1, stableLen: -1}
+		a.stream = sc
+	}
+	sc.scan(text)
+	if w != sc.width {
+		sc.width, sc.stableLen, sc.codeFence = w, -1, -1
+	}
+	cut := sc.cut
+	if cut != sc.stableLen {
+		sc.stableLen = cut
+		sc.stableLines = []string{}
+		if cut > 0 {
+			sc.stableLines = indent(markdown.Render(text[:cut], w, c.Theme))
 		}
 	}
-	tail := markdown.Render(text[cut:], w, c.Theme)
-	out := make([]string, 0, len(a.stableLines)+len(tail)+1)
-	out = append(out, a.stableLines...)
+	var tail []string
+	if sc.fenced && sc.fenceAt >= cut && !closing(text[sc.scanned:]) {
+		tail = a.openCode(text, w, c)
+	} else {
+		sc.codeFence, sc.codeLines = -1, nil // a block closed: its chunks go
+		tail = indent(markdown.Render(text[cut:], w, c.Theme))
+	}
+	out := make([]string, 0, len(sc.stableLines)+len(tail)+1)
+	out = append(out, sc.stableLines...)
 	if len(out) > 0 && len(tail) > 0 {
-		out = append(out, "")
+		out = append(out, " ")
 	}
 	return append(out, tail...)
 }
 
-// paragraphBoundary is the end of the last blank line outside a fenced
-// block: what comes before it is finished Markdown.
-func paragraphBoundary(text string) int {
-	cut, fenced, start := 0, false, 0
-	for start < len(text) {
-		end := strings.IndexByte(text[start:], '\n')
-		if end < 0 {
+// closing reports whether a line still growing is a fence (it closes the
+// open block).
+func closing(partial string) bool {
+	t := strings.TrimSpace(partial)
+	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+}
+
+// openCode renders the text after the last paragraph boundary when it
+// ends in a fenced block still open: what comes before the fence, the
+// block's finished chunks (rendered once), then its last lines.
+func (a *assistantBlock) openCode(text string, w int, c *Ctx) []string {
+	sc := a.stream
+	if sc.codeFence != sc.fenceAt {
+		sc.codeFence, sc.codeFrom, sc.codeLines = sc.fenceAt, sc.bodyAt, nil
+	}
+	// Whole chunks of finished lines join the cache.
+	for {
+		end, n := sc.codeFrom, 0
+		for n < codeChunk && end < sc.scanned {
+			i := strings.IndexByte(text[end:sc.scanned], '\n')
+			if i < 0 {
+				break
+			}
+			end += i + 1
+			n++
+		}
+		if n < codeChunk {
 			break
 		}
-		line := strings.TrimSpace(text[start : start+end])
-		switch {
-		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
-			fenced = !fenced
-		case line == "" && !fenced:
-			cut = start + end + 1
-		}
-		start += end + 1
+		lines := strings.Split(text[sc.codeFrom:end-1], "\n")
+		sc.codeLines = append(sc.codeLines, indent(markdown.Code(lines, sc.lang, true, w, c.Theme))...)
+		sc.codeFrom = end
 	}
-	// Keep the boundary before the blank run, so the tail starts a block.
-	return cut
+	var out []string
+	if sc.fenceAt > sc.cut {
+		out = indent(markdown.Render(text[sc.cut:sc.fenceAt], w, c.Theme))
+	}
+	out = append(out, sc.codeLines...)
+	return append(out, indent(markdown.Code(strings.Split(text[sc.codeFrom:], "\n"), sc.lang, true, w, c.Theme))...)
 }
 
 // ---- notices
