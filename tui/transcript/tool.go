@@ -117,6 +117,7 @@ type toolCard struct {
 	// kept when the call was canceled.
 	streamed    strings.Builder
 	streamedCut bool // the runtime stopped recording at its bound
+	readLines   int  // a released read's line count (0: its output is whole)
 	// spans is the order the output came in: runs of stdout and stderr
 	// bytes. Once the result holds all of it, the streamed text goes and
 	// the spans alone say how its stdout and stderr interleave.
@@ -437,11 +438,14 @@ func (c *toolCard) extra(x *Ctx) string {
 			return th.Muted.Render("no changes")
 		}
 	case "fs.read":
+		if c.readLines > 0 {
+			return th.Muted.Render(plural(c.readLines, "line")) // released: counted before
+		}
 		var o struct {
 			Content string `json:"content"`
 		}
 		if c.status == statusDone && json.Unmarshal(c.output, &o) == nil {
-			return th.Muted.Render(plural(strings.Count(o.Content, "\n")+boolInt(o.Content != "" && !strings.HasSuffix(o.Content, "\n")), "line"))
+			return th.Muted.Render(plural(lineCount(o.Content), "line"))
 		}
 	case "fs.list":
 		var o struct {
@@ -452,6 +456,51 @@ func (c *toolCard) extra(x *Ctx) string {
 		}
 	}
 	return ""
+}
+
+// lineCount is how many lines text has (a last line without "\n" counts).
+func lineCount(text string) int {
+	return strings.Count(text, "\n") + boolInt(text != "" && !strings.HasSuffix(text, "\n"))
+}
+
+// Older reads keep only the head of what they read: see Transcript.keep.
+const (
+	releaseOver   = 4 << 10 // outputs up to this size are kept whole
+	releasedLines = 40      // the lines a released read keeps
+)
+
+// release drops all but the head of a read's output (the content stays
+// in the session's log): its card keeps its line count and its first
+// releasedLines lines, which is what it shows expanded, with a line
+// saying the rest was left out. It returns the bytes freed.
+func (c *toolCard) release() int {
+	if c.tool != "fs.read" || c.status != statusDone || c.readLines > 0 {
+		return 0
+	}
+	var o struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(c.output, &o) != nil {
+		return 0
+	}
+	before := len(c.output)
+	c.readLines = max(lineCount(o.Content), 1)
+	head := o.Content
+	for i, n := 0, 0; i < len(head); i++ {
+		if head[i] == '\n' {
+			if n++; n == releasedLines {
+				head = head[:i+1]
+				break
+			}
+		}
+	}
+	out, err := json.Marshal(map[string]string{"path": o.Path, "content": strings.Clone(head)})
+	if err != nil {
+		return 0
+	}
+	c.output = out
+	return before - len(out)
 }
 
 func boolInt(b bool) int {
@@ -558,7 +607,11 @@ func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
 			Content string `json:"content"`
 		}
 		if json.Unmarshal(c.output, &o) == nil {
-			return termLines(strings.TrimRight(o.Content, "\n")), false
+			lines := termLines(strings.TrimRight(o.Content, "\n"))
+			if n := c.readLines - len(lines); c.readLines > 0 && n > 0 {
+				lines = append(lines, "… "+plural(n, "more line")+" (an older read keeps its first "+itoa(releasedLines)+"; harness events has them all)")
+			}
+			return lines, false
 		}
 	case "fs.list":
 		var o struct {

@@ -55,6 +55,12 @@ type Transcript struct {
 	files      map[string]string // path → last contents seen (fs.read, fs.write)
 	listed     map[string]bool   // paths seen in fs.list output
 	written    map[string]bool   // paths fs.write wrote
+	// What the fold keeps of large outputs and file contents, oldest
+	// first, and their bytes: bounded by keepBytes (keep).
+	bigCards  []*toolCard
+	bigBytes  int
+	fileOrder []string
+	fileBytes int
 	fromQueue  map[string]bool   // input message IDs that started a turn from the queue
 	userCalls  []*toolCard       // the calls the user's own message made (@path, !cmd), for its attachments
 
@@ -424,6 +430,50 @@ func (t *Transcript) PreviewWrite(callID, patch string) {
 	t.touch(i)
 }
 
+// keepBytes bounds what the fold keeps of the reads' outputs, and apart
+// of the file contents it learned (for the diff of a later write that
+// comes without the tool's record): a session of a thousand 20 KB reads
+// would otherwise keep 40 MB. Past it, the oldest reads keep only their
+// head (toolCard.release), the oldest contents are forgotten.
+const keepBytes = 4 << 20
+
+// keep holds what the fold keeps within keepBytes.
+func (t *Transcript) keep() {
+	for t.bigBytes > keepBytes && len(t.bigCards) > 0 {
+		c := t.bigCards[0]
+		t.bigCards[0] = nil
+		t.bigCards = t.bigCards[1:]
+		size := len(c.output)
+		c.release()
+		t.bigBytes -= size
+		if i, ok := t.byCall[c.callID]; ok {
+			t.touch(i)
+		}
+	}
+	for t.fileBytes > keepBytes && len(t.fileOrder) > 0 {
+		p := t.fileOrder[0]
+		t.fileOrder = t.fileOrder[1:]
+		t.fileBytes -= len(t.files[p])
+		delete(t.files, p)
+	}
+}
+
+// learnFile records path's contents as the session last saw them.
+func (t *Transcript) learnFile(path, contents string) {
+	if old, ok := t.files[path]; ok {
+		t.fileBytes -= len(old)
+		for i, p := range t.fileOrder {
+			if p == path {
+				t.fileOrder = append(t.fileOrder[:i:i], t.fileOrder[i+1:]...)
+				break
+			}
+		}
+	}
+	t.files[path] = contents
+	t.fileOrder = append(t.fileOrder, path)
+	t.fileBytes += len(contents)
+}
+
 func (t *Transcript) toolResult(d event.ToolResult) {
 	i, ok := t.byCall[d.CallID]
 	if !ok {
@@ -436,6 +486,10 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 	case d.OK:
 		c.status = statusDone
 		c.settle()
+		if c.tool == "fs.read" && len(c.output) > releaseOver {
+			t.bigCards = append(t.bigCards, c)
+			t.bigBytes += len(c.output)
+		}
 		if c.write != nil {
 			c.write.record(d.Patch, d.Lines)
 		}
@@ -453,6 +507,7 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 		}
 	}
 	t.touch(i)
+	t.keep()
 }
 
 // learn records file contents a successful call revealed, so a later
@@ -465,11 +520,11 @@ func (t *Transcript) learn(c *toolCard, out json.RawMessage) {
 			Content string `json:"content"`
 		}
 		if json.Unmarshal(out, &o) == nil && o.Path != "" {
-			t.files[o.Path] = o.Content
+			t.learnFile(o.Path, o.Content)
 		}
 	case "fs.write":
 		if c.write != nil {
-			t.files[c.write.path] = c.write.contents
+			t.learnFile(c.write.path, c.write.contents)
 			t.written[strings.TrimPrefix(c.write.path, "./")] = true
 		}
 	case "fs.list":

@@ -250,3 +250,38 @@ func TestRefusedWriteCountsNothing(t *testing.T) {
 		t.Errorf("the card does not say it was refused:\n%s", text)
 	}
 }
+
+// Past keepBytes of read outputs, the oldest reads keep their line count
+// and their head only (expanded, a line says the rest was left out), and
+// the contents learned for diffs stay within the bound too.
+func TestOldReadsKeepTheirHead(t *testing.T) {
+	tr := New()
+	userTurn(tr, "read everything")
+	content := strings.Repeat("a line of a file that is read\n", 20<<10/30)
+	n := keepBytes/len(content) + 10
+	for k := range n {
+		path := fmt.Sprintf("f%04d.go", k)
+		in, _ := json.Marshal(map[string]string{"path": path})
+		tr.Apply(ev(3+2*k, event.ToolCall{CallID: "call-" + path, Tool: "fs.read", Input: in, RunID: "run-1"}))
+		tr.Apply(ev(4+2*k, event.ToolResult{CallID: "call-" + path, Tool: "fs.read", OK: true, Output: readOutput(path, content).Output, DurationMs: 1}))
+	}
+	if tr.bigBytes > keepBytes || tr.fileBytes > keepBytes {
+		t.Errorf("the fold keeps %d bytes of outputs and %d of contents, over %d", tr.bigBytes, tr.fileBytes, keepBytes)
+	}
+	first := tr.blocks[tr.byCall["call-f0000.go"]]
+	first.b.toggle()
+	first.ver++
+	text := plain(first.lines(ctxAt(100), false))
+	lines := lineCount(content)
+	for _, want := range []string{itoa(lines) + " lines", "a line of a file", "more lines (an older read keeps its first 40"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the released card lacks %q:\n%s", want, text)
+		}
+	}
+	last := tr.blocks[tr.byCall[fmt.Sprintf("call-f%04d.go", n-1)]]
+	last.b.toggle()
+	last.ver++
+	if text := plain(last.lines(ctxAt(100), false)); strings.Contains(text, "older read") {
+		t.Errorf("the newest read lost its output:\n%s", text)
+	}
+}
