@@ -61,8 +61,8 @@ type Transcript struct {
 	bigBytes  int
 	fileOrder []string
 	fileBytes int
-	fromQueue  map[string]bool   // input message IDs that started a turn from the queue
-	userCalls  []*toolCard       // the calls the user's own message made (@path, !cmd), for its attachments
+	fromQueue map[string]bool // input message IDs that started a turn from the queue
+	userCalls []*toolCard     // the calls the user's own message made (@path, !cmd), for its attachments
 
 	sessionID string
 	model     string
