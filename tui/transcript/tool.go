@@ -189,36 +189,42 @@ func (c *toolCard) outputLines(r execResult) []outLine {
 		}
 		return out
 	}
-	var cur strings.Builder
-	curErr, open := false, false
+	// A line stands where it began; each stream builds its own (the
+	// newline ending a stderr line may come after stdout went on).
 	so, se := r.Stdout, r.Stderr
+	open := [2]int{-1, -1}
 	for _, sp := range c.spans {
 		var text string
+		k := 0
 		if sp.stderr {
-			text, se = se[:sp.n], se[sp.n:]
+			text, se, k = se[:sp.n], se[sp.n:], 1
 		} else {
 			text, so = so[:sp.n], so[sp.n:]
 		}
 		for text != "" {
-			if !open {
-				curErr, open = sp.stderr, true
+			if open[k] < 0 {
+				out = append(out, outLine{stderr: sp.stderr})
+				open[k] = len(out) - 1
 			}
 			nl := strings.IndexByte(text, '\n')
 			if nl < 0 {
-				cur.WriteString(text)
+				out[open[k]].text += text
 				break
 			}
-			cur.WriteString(text[:nl])
-			out = append(out, outLine{text: termLine(cur.String()), stderr: curErr})
-			cur.Reset()
-			open = false
+			out[open[k]].text += text[:nl]
+			open[k] = -1
 			text = text[nl+1:]
 		}
 	}
-	if open && strings.TrimSpace(cur.String()) != "" {
-		out = append(out, outLine{text: termLine(cur.String()), stderr: curErr})
+	kept := out[:0]
+	for i, l := range out {
+		if l.text == "" && (i == open[0] || i == open[1]) {
+			continue // a stream's last line, empty
+		}
+		l.text = termLine(l.text)
+		kept = append(kept, l)
 	}
-	return out
+	return kept
 }
 
 // splitOutput is one stream's lines, without the final newline's empty one.

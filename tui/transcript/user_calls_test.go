@@ -285,3 +285,31 @@ func TestOldReadsKeepTheirHead(t *testing.T) {
 		t.Errorf("the newest read lost its output:\n%s", text)
 	}
 }
+
+// A stderr line whose newline comes after stdout went on (the sandbox
+// holds a stream's last newline) stands where it began, whole.
+func TestStderrLineWithALateNewline(t *testing.T) {
+	tr := New()
+	userTurn(tr, "go")
+	tr.Apply(ev(3, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: raw(`{"argv":["sh","-c","x"]}`), RunID: "run-1"}))
+	for i, o := range []event.ToolOutput{
+		{Stream: event.StreamStdout, Text: "out-1\nout-2\n"},
+		{Stream: event.StreamStderr, Text: "warn-2"},
+		{Stream: event.StreamStdout, Text: "out-3\n"},
+		{Stream: event.StreamStderr, Text: "\n"},
+	} {
+		o.CallID = "call-1"
+		tr.Apply(ev(4+i, o))
+	}
+	out, _ := json.Marshal(map[string]any{"exitCode": 0, "stdout": "out-1\nout-2\nout-3\n", "stderr": "warn-2\n"})
+	tr.Apply(ev(9, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, Output: out, DurationMs: 5}))
+	c := tr.blocks[tr.byCall["call-1"]].b.(*toolCard)
+	r, _ := c.exec()
+	var got []string
+	for _, l := range c.outputLines(r) {
+		got = append(got, fmt.Sprintf("%v:%s", l.stderr, l.text))
+	}
+	if want := "false:out-1 false:out-2 true:warn-2 false:out-3"; strings.Join(got, " ") != want {
+		t.Errorf("lines = %q, want %q", strings.Join(got, " "), want)
+	}
+}
