@@ -59,9 +59,16 @@
 // message's text.
 //
 // The screen is the terminal's alternate one, so nothing of it stays once
-// the program quits; LastAnswer gives the newest answer as plain text for
-// the command to print after it (with the resume command), so that it is
-// in the scrollback.
+// the program quits; Scrollback gives what this process showed of the
+// session, rendered at the screen's width (in Profile's colours), for the
+// command to print after it (with the resume command), so that it is in
+// the scrollback.
+//
+// More keys: ctrl+u clears the input (↑ brings it back; ↑ recalls a long
+// paste as its marker, as it was sent), ctrl+r searches the messages sent,
+// ctrl+g edits the draft in $VISUAL or $EDITOR, Esc Esc on an empty input
+// brings the last message back (withdrawn when it still waits), and "?"
+// alone then Enter opens the help (a message may start with "?").
 //
 // Steering that reaches the runtime as its turn is already ending
 // (RUNTIME_RUN_TERMINAL) is not lost: the screen keeps it and sends it as
