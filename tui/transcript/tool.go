@@ -472,7 +472,7 @@ func lineCount(text string) int {
 // Older reads keep only the head of what they read: see Transcript.keep.
 const (
 	releaseOver   = 4 << 10 // outputs up to this size are kept whole
-	releasedLines = 40      // the lines a released read keeps
+	releasedLines = 10      // the lines a released read keeps
 )
 
 // release drops all but the head of a read's output (the content stays

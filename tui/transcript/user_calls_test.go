@@ -273,7 +273,7 @@ func TestOldReadsKeepTheirHead(t *testing.T) {
 	first.ver++
 	text := plain(first.lines(ctxAt(100), false))
 	lines := lineCount(content)
-	for _, want := range []string{itoa(lines) + " lines", "a line of a file", "more lines (an older read keeps its first 40"} {
+	for _, want := range []string{itoa(lines) + " lines", "a line of a file", "more lines (an older read keeps its first 10"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the released card lacks %q:\n%s", want, text)
 		}
