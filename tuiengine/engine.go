@@ -131,6 +131,13 @@ func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 	a := e.a
 	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork})
 	if err != nil {
+		if errcode.Of(err) == errcode.RuntimeCheckpointInterrupted && req.ID != "" && !req.Fork {
+			// The screen shows the interrupted session's transcript above
+			// the offer to fork it: its log, read only.
+			if hist, herr := readHistory(ctx, a.Store, req.ID); herr == nil {
+				return tui.Session{ID: req.ID, History: hist}, err
+			}
+		}
 		return tui.Session{}, err
 	}
 	sess := opened.Session
