@@ -181,7 +181,7 @@ func Detect(ctx context.Context, root string, h Host) Plan {
 	for _, n := range p.Needs {
 		switch n.Name {
 		case "go":
-			p.planGo(ctx, h, n)
+			p.planGo(ctx, h, root, n)
 		case "node":
 			p.planNode(h, root, ignored)
 		case "python":
@@ -276,7 +276,7 @@ type goEnv struct {
 	GOROOT, GOMODCACHE, GOVERSION string
 }
 
-func (p *Plan) planGo(ctx context.Context, h Host, n Need) {
+func (p *Plan) planGo(ctx context.Context, h Host, root string, n Need) {
 	bin := h.lookPath("go")
 	if bin == "" {
 		p.Missing = append(p.Missing, fmt.Sprintf("Go: %s needs Go%s but the host has no go on PATH: install Go, or use an image that has it (IMAGE_PACKAGES=golang make sandbox-image, then --image)", n.From, spaced(n.Version)))
@@ -292,7 +292,13 @@ func (p *Plan) planGo(ctx context.Context, h Host, n Need) {
 	}
 	p.Mounts = append(p.Mounts, workspace.Mount{What: "go toolchain " + ge.GOVERSION, Source: ge.GOROOT, Target: goRoot, ReadOnly: true})
 	p.Path = append(p.Path, goRoot+"/bin")
-	p.Env = append(p.Env, "GOROOT="+goRoot, "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod",
+	// A vendored module builds from its vendor directory, as on the host;
+	// any other from the module cache, never the network.
+	mod := "-mod=mod"
+	if _, err := os.Stat(filepath.Join(root, "vendor", "modules.txt")); err == nil {
+		mod = "-mod=vendor"
+	}
+	p.Env = append(p.Env, "GOROOT="+goRoot, "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS="+mod,
 		"GOCACHE="+Cache+"/go-build", "GOTELEMETRY=off")
 	have := "go: " + ge.GOVERSION + " from " + ge.GOROOT
 	if isDir(ge.GOMODCACHE) {

@@ -126,6 +126,11 @@ func TestDetectGo(t *testing.T) {
 	if len(p.Masked) != 0 {
 		t.Errorf("Detect masked before the check: %q", p.Masked)
 	}
+	write(t, filepath.Join(root, "vendor", "modules.txt"), "# example.com/m v1.0.0\n", 0o644)
+	if v := Detect(t.Context(), root, h); !slices.Contains(v.Env, "GOFLAGS=-mod=vendor") {
+		t.Errorf("a vendored module: env %q", v.Env)
+	}
+	os.RemoveAll(filepath.Join(root, "vendor"))
 	c := p.Checked(t.Context())
 	want := []string{goModCache + "/.netrc", goModCache + "/example.com/m@v1.0.0/.ssh", goModCache + "/example.com/m@v1.0.0/testdata/id_rsa"}
 	if diff := cmp.Diff(want, c.Masked); diff != "" {
