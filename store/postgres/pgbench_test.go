@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/gcpolicy"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/storetest"
 )
@@ -56,6 +58,8 @@ func BenchmarkAppendVsPgbench(b *testing.B) {
 	if err != nil {
 		b.Fatalf("pgbench is not installed (scripts/postgres.sh installs it): %v", err)
 	}
+	// The collector's setting of the binary, whose append path this is.
+	defer debug.SetGCPercent(debug.SetGCPercent(gcpolicy.Percent))
 	const run = 3 * time.Second
 	levels := []int{16, 64}
 	dsn := freshSchema(b)
