@@ -485,8 +485,14 @@ func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) 
 	return fmt.Sprintf("applied the patch to %s: %d file(s), +%d −%d", plan.Root, st.Files, st.Added, st.Deleted), nil
 }
 
+// pickerSessions bounds the session picker to the most recently updated
+// sessions, so that its first frame reads that many rows whatever the
+// store holds; older ones stay reachable by `harness resume ID` and are
+// listed by `harness sessions --all`.
+const pickerSessions = 500
+
 func (e *Engine) Sessions(ctx context.Context) ([]tui.SessionSummary, error) {
-	list, err := app.Sessions(ctx, e.a.Store, "")
+	list, _, err := app.RecentSessions(ctx, e.a.Store, "", pickerSessions)
 	if err != nil {
 		return nil, err
 	}

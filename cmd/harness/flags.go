@@ -23,6 +23,7 @@ type options struct {
 	Yes    bool
 	Here   bool
 	Clean  bool
+	All    bool
 }
 
 // readEnv reads the process environment, only in main.
@@ -67,6 +68,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	case "sessions":
 		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
 		fs.BoolVar(&o.Here, "here", false, "only the sessions of the project in the current directory")
+		fs.BoolVar(&o.All, "all", false, fmt.Sprintf("every session, not only the %d most recently updated", sessionsShown))
 	case "resume":
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":
@@ -136,7 +138,7 @@ Usage:
   harness resume [ID] [--fork]          the TUI on an existing session (no ID: pick one)
   harness exec [--resume ID [--fork]] [--json] PROMPT
                                         one turn headless; stdin lines steer it (">>" queues for the next turn)
-  harness sessions [--json] [--here]    list sessions (--here: of this directory's project)
+  harness sessions [--json] [--here] [--all]  the newest sessions (--here: of this directory's project; --all: every one)
   harness sessions export ID            a session as JSON lines (header, then its events)
   harness sessions import FILE|-        store an export in --db (e.g. SQLite → Postgres)
   harness events ID                     the stored events as JSON lines

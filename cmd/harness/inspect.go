@@ -18,14 +18,25 @@ import (
 	"github.com/harness-dev/harness/model"
 )
 
+// sessionsShown is how many sessions `harness sessions` lists without
+// --all: the listing then reads that many rows whatever the store holds.
+const sessionsShown = 100
+
 func (a *cli) listSessions(ctx context.Context) int {
 	here := ""
 	if a.opts.Here {
 		here = a.Root
 	}
-	list, err := app.Sessions(ctx, a.Store, here)
+	n := sessionsShown
+	if a.opts.All {
+		n = 0
+	}
+	list, more, err := app.RecentSessions(ctx, a.Store, here, n)
 	if err != nil {
 		return a.fail(err)
+	}
+	if more {
+		defer fmt.Fprintf(a.stderr, "harness: the %d most recently updated sessions; --all lists every one\n", n)
 	}
 	if a.opts.JSON {
 		for _, s := range list {
