@@ -821,6 +821,12 @@ func (w *Workspace) Keep(ctx context.Context) (string, error) {
 	if err := w.waitReady(ctx, op); err != nil {
 		return "", err
 	}
+	if name := w.keptName(); name != "" {
+		return name, nil
+	}
+	// The life the files belong to, for Adopt; a failure to mark it still
+	// keeps the files (Adopt then refuses, and docker cp copies them out).
+	_ = w.markKept(ctx)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.kept != "" {
