@@ -4,7 +4,10 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/workspace"
@@ -158,7 +162,7 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if err := w.refresh(ctx); err != nil {
 		return "", err
 	}
-	patch := formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files))
+	patch := formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files), w.opts.MaxFileBytes)
 	if n := int64(len(patch)); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
 		return "", overPatch(n, w.opts.MaxPatchBytes)
 	}
@@ -238,8 +242,13 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		want := map[string]bool{}
 		var need int64              // sizes of the changed files still to read
 		added := map[string]int64{} // sizes of the files the tree did not have: a patch carries them whole
+		var big []listed            // changed files over the file-size limit: carried when there is room
 		for _, f := range l.files {
-			if workspace.CheckPath(f.path) != nil || w.excl.Excluded(f.path) {
+			if w.excl.Excluded(f.path) {
+				continue
+			}
+			if workspace.CheckPath(f.path) != nil {
+				next[f.path] = &entry{skip: skipName}
 				continue
 			}
 			if e, ok := prev.files[f.path]; ok && f.ctime < prev.mark {
@@ -248,7 +257,7 @@ func (w *Workspace) refresh(ctx context.Context) error {
 				continue
 			}
 			if f.size > limit {
-				next[f.path] = &entry{skip: skipLimit}
+				big = append(big, f)
 				continue
 			}
 			want[f.path] = true
@@ -260,6 +269,27 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		if held+need > capBytes {
 			return overCap(op, capBytes, held+need)
 		}
+		// What the project's git ignores is never carried: not read either.
+		var bigAdded []string
+		for _, f := range big {
+			if _, ok := w.base.files[f.path]; !ok {
+				bigAdded = append(bigAdded, f.path)
+			}
+		}
+		ignored := gitCheckIgnore(ctx, w.opts.Root, w.opts.SecretEnv, bigAdded)
+		for _, f := range big {
+			switch {
+			case ignored[f.path]:
+			case held+need+f.size > capBytes:
+				next[f.path] = &entry{skip: skipLimit}
+			default:
+				want[f.path] = true
+				need += f.size
+				if _, ok := w.base.files[f.path]; !ok {
+					added[f.path] = f.size
+				}
+			}
+		}
 		if n := w.addedText(ctx, added); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
 			return overPatch(n, w.opts.MaxPatchBytes)
 		}
@@ -267,7 +297,7 @@ func (w *Workspace) refresh(ctx context.Context) error {
 			missing = slices.Sorted(maps.Keys(want))
 			return nil
 		}
-		fetched, n, err := readTar(r, limit, capBytes-held, func(p string) bool { return want[p] })
+		fetched, n, err := readTar(r, capBytes, capBytes-held, func(p string) bool { return want[p] })
 		if err != nil {
 			return err
 		}
@@ -283,7 +313,7 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		return nil
 	}
 	err := w.stream(ctx, op, diffScript,
-		[]string{WorkDir, prev.mark, strconv.FormatInt(limit, 10), strconv.Itoa(maxTarArgs), strconv.FormatInt(capBytes, 10)},
+		[]string{WorkDir, prev.mark, strconv.FormatInt(capBytes, 10), strconv.Itoa(maxTarArgs), strconv.FormatInt(capBytes, 10)},
 		plan)
 	if err != nil {
 		return err
@@ -296,7 +326,7 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		var all map[string]*entry
 		err := w.stream(ctx, op, treeScript, []string{WorkDir}, func(r *bufio.Reader) (err error) {
 			var n int64
-			all, n, err = readTar(r, limit, capBytes-held, func(p string) bool { return want[p] })
+			all, n, err = readTar(r, capBytes, capBytes-held, func(p string) bool { return want[p] })
 			held += n
 			return err
 		})
@@ -306,11 +336,15 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		for _, p := range missing {
 			if e, ok := all[p]; ok {
 				next[p] = e
+			} else {
+				// Listed but not in the tar: the sandbox user cannot read
+				// it (or it vanished since). Never taken for a deletion.
+				next[p] = &entry{skip: skipUnreadable}
 			}
 		}
 	} else {
 		for _, p := range missing {
-			e, err := w.fetch(ctx, op, p, limit)
+			e, err := w.fetch(ctx, op, p, capBytes)
 			if err != nil {
 				return err
 			}
@@ -396,7 +430,7 @@ func parseListing(r *bufio.Reader) (*listing, error) {
 			// part was listed under a name no tool can use (it is
 			// skipped), the rest is noise.
 			if n := len(l.files); n > 0 {
-				l.files[n-1].path += "\n"
+				l.files[n-1].path += "\n" + line
 			}
 			continue
 		}
@@ -439,7 +473,7 @@ func readTar(r io.Reader, limit, room int64, keep func(string) bool) (map[string
 }
 
 // classify reads one file's content, size bytes as its tar header says,
-// into an entry.
+// into an entry; one over limit is left out.
 func classify(r io.Reader, size int64, mode fs.FileMode, limit int64) *entry {
 	m := fs.FileMode(0o644)
 	if mode&0o100 != 0 {
@@ -449,14 +483,8 @@ func classify(r io.Reader, size int64, mode fs.FileMode, limit int64) *entry {
 		return &entry{mode: m, skip: skipLimit}
 	}
 	data := make([]byte, size)
-	_, err := io.ReadFull(r, data)
-	switch {
-	case err != nil:
+	if _, err := io.ReadFull(r, data); err != nil {
 		return &entry{mode: m, skip: skipSpecial}
-	case bytes.IndexByte(data, 0) >= 0:
-		return &entry{mode: m, skip: skipBinary}
-	case !utf8.Valid(data):
-		return &entry{mode: m, skip: skipNonUTF8}
 	}
 	return &entry{data: data, mode: m}
 }
@@ -470,15 +498,21 @@ func (w *Workspace) fetch(ctx context.Context, op, p string, limit int64) (*entr
 	case "":
 	case errcode.WorkspaceNotFound, errcode.WorkspaceScope:
 		return nil, nil
+	case errcode.WorkspacePermission:
+		return &entry{skip: skipUnreadable}, nil
 	default:
 		return nil, err
 	}
 	return classify(bytes.NewReader(f.data), f.size, f.mode, limit), nil
 }
 
-// formatPatch writes the patch from base to cur. Files whose current
-// content cannot be carried by a text patch are left out.
-func formatPatch(base, cur map[string]*entry) string {
+// formatPatch writes the patch from base to cur. A file that is text
+// (UTF-8 without NUL, no larger than textLimit) on both sides gets text
+// hunks; any other is carried whole in git's binary patch format, which
+// `git apply` and ApplyPatch write byte for byte. What cannot be carried
+// (a name git or the tools cannot use, a file that could not be read) is
+// named, with why, in a note before the first file (LeftOutNote).
+func formatPatch(base, cur map[string]*entry, textLimit int64) string {
 	paths := slices.Sorted(maps.Keys(base))
 	for p := range cur {
 		if _, ok := base[p]; !ok {
@@ -487,17 +521,141 @@ func formatPatch(base, cur map[string]*entry) string {
 	}
 	slices.Sort(paths)
 	var b strings.Builder
+	var left []leftOut
 	for _, p := range paths {
 		old, nw := base[p], cur[p]
 		if nw != nil && nw.skip != "" {
+			left = append(left, leftOut{p, nw.skip})
 			continue
 		}
 		if old != nil && old.skip != "" {
 			continue
 		}
-		writeFilePatch(&b, p, old, nw)
+		if isText(old, textLimit) && isText(nw, textLimit) {
+			writeFilePatch(&b, p, old, nw)
+		} else {
+			writeBinaryPatch(&b, p, old, nw)
+		}
+	}
+	return LeftOutNote(left) + b.String()
+}
+
+// isText reports whether e, when there is one, can be carried in text
+// hunks.
+func isText(e *entry, limit int64) bool {
+	return e == nil || (int64(len(e.data)) <= limit && bytes.IndexByte(e.data, 0) < 0 && utf8.Valid(e.data))
+}
+
+// writeBinaryPatch writes one file's part of a patch as git's binary
+// patch: the new content whole (zlib, base85), the old one as the reverse
+// fragment, and the full index line git requires to apply it.
+func writeBinaryPatch(b *strings.Builder, p string, old, nw *entry) {
+	if old != nil && nw != nil && bytes.Equal(old.data, nw.data) && old.mode == nw.mode {
+		return
+	}
+	f := &gitdiff.File{OldName: p, NewName: p, IsBinary: true, OldOIDPrefix: zeroOID, NewOIDPrefix: zeroOID}
+	var oldData, newData []byte
+	if old != nil {
+		f.OldMode, f.OldOIDPrefix, oldData = 0o100000|old.mode, blobOID(old.data), old.data
+	} else {
+		f.IsNew, f.OldName = true, ""
+	}
+	if nw != nil {
+		f.NewMode, f.NewOIDPrefix, newData = 0o100000|nw.mode, blobOID(nw.data), nw.data
+	} else {
+		f.IsDelete, f.NewName = true, ""
+	}
+	if old != nil && nw != nil && bytes.Equal(old.data, nw.data) {
+		// Only the mode changed.
+		f.IsBinary, f.OldOIDPrefix, f.NewOIDPrefix = false, "", ""
+	} else {
+		f.BinaryFragment, f.ReverseBinaryFragment = literal(newData), literal(oldData)
+	}
+	b.WriteString(f.String())
+}
+
+// zeroOID is the object ID git writes for a side a file is absent on.
+const zeroOID = "0000000000000000000000000000000000000000"
+
+// blobOID is data's git blob ID (SHA-1): a binary patch names both sides
+// in full.
+func blobOID(data []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// literal is a binary patch fragment holding data whole.
+func literal(data []byte) *gitdiff.BinaryFragment {
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	_, _ = zw.Write(data) // to memory
+	_ = zw.Close()
+	return &gitdiff.BinaryFragment{Method: gitdiff.BinaryPatchLiteral, Size: int64(len(data)), RawData: z.Bytes()}
+}
+
+// leftOut is one file a patch could not carry.
+type leftOut struct{ path, reason string }
+
+// leftOutLine starts each line of the note on what a patch leaves out.
+// git apply, and the parsers of patches, skip such lines before the first
+// file.
+const leftOutLine = "# harness: left out of this patch: "
+
+// maxLeftOutLines bounds the note; a last line counts the rest.
+const maxLeftOutLines = 50
+
+// leftOutWhy says each reason of a live file left out of a patch.
+var leftOutWhy = map[string]string{
+	skipName:       "a name no tool or patch can carry (a control character or a backslash)",
+	skipSpecial:    "it could not be read as a regular file",
+	skipUnreadable: "permission denied: the sandbox user cannot read it",
+	skipLimit:      "larger than --max-file-bytes, and the diff had no room left for it",
+}
+
+// LeftOutNote is the note a patch starts with when files were left out
+// of it: one line per file, its path (quoted when it holds anything but
+// printable characters) and why.
+func LeftOutNote(left []leftOut) string {
+	var b strings.Builder
+	for i, l := range left {
+		if i == maxLeftOutLines {
+			fmt.Fprintf(&b, "%sand %d more files\n", leftOutLine, len(left)-i)
+			break
+		}
+		name := l.path
+		if strconv.Quote(name) != `"`+name+`"` {
+			name = strconv.Quote(name)
+		}
+		fmt.Fprintf(&b, "%s%s (%s)\n", leftOutLine, name, leftOutWhy[l.reason])
 	}
 	return b.String()
+}
+
+// LeftOut returns the note's lines of a patch Diff returned, each "path
+// (why)": the changes the patch does not carry. Nil when it carries all.
+func LeftOut(patch string) []string {
+	var out []string
+	for line := range strings.Lines(patch) {
+		if !strings.HasPrefix(line, leftOutLine) {
+			break
+		}
+		out = append(out, strings.TrimSuffix(strings.TrimPrefix(line, leftOutLine), "\n"))
+	}
+	return out
+}
+
+// Carried is patch without its left-out note: "" when it carries no file.
+func Carried(patch string) string {
+	for strings.HasPrefix(patch, leftOutLine) {
+		i := strings.IndexByte(patch, '\n')
+		if i < 0 {
+			return ""
+		}
+		patch = patch[i+1:]
+	}
+	return patch
 }
 
 // writeFilePatch writes one file's part of a git-style patch.

@@ -534,6 +534,7 @@ func reversed(pf []*gitdiff.File) []*gitdiff.File {
 		f.OldMode, f.NewMode = f.NewMode, f.OldMode
 		f.OldOIDPrefix, f.NewOIDPrefix = f.NewOIDPrefix, f.OldOIDPrefix
 		f.IsNew, f.IsDelete = f.IsDelete, f.IsNew
+		f.BinaryFragment, f.ReverseBinaryFragment = f.ReverseBinaryFragment, f.BinaryFragment
 		f.TextFragments = make([]*gitdiff.TextFragment, len(pf[i].TextFragments))
 		for j, fr := range pf[i].TextFragments {
 			g := *fr

@@ -96,7 +96,14 @@ func applyLines(plan ApplyPlan, width int, th *theme.Theme) []string {
 	case strings.TrimSpace(plan.Patch) == "":
 		return []string{" " + th.Muted.Render("Nothing to apply: the workspace has no changes.")}
 	}
-	out := []string{" " + th.Bold.Render("Apply to "+plan.Root+"?") + th.Muted.Render(" The check passed; these files change:"), ""}
+	var out []string
+	for _, w := range plan.Warnings {
+		out = append(out, " "+th.Err.Render(ansi.Truncate("warning: "+w, width-1, "…")))
+	}
+	if len(out) > 0 {
+		out = append(out, "")
+	}
+	out = append(out, " "+th.Bold.Render("Apply to "+plan.Root+"?")+th.Muted.Render(" The check passed; these files change:"), "")
 	for _, l := range strings.Split(strings.TrimRight(plan.Stat, "\n"), "\n") {
 		out = append(out, " "+th.Text.Render(ansi.Truncate(l, width-1, "…")))
 	}

@@ -615,3 +615,65 @@ func TestSkippedFilesReported(t *testing.T) {
 		t.Fatalf("exit %d, want the line %q in\n%s", r.code, line, r.stderr)
 	}
 }
+
+// A kept container that was restarted comes back with an empty
+// /workspace: diff, apply and resume refuse to adopt it (its files are
+// lost) and nothing is deleted on the host, untracked files included.
+func TestRestartedKeptContainerDeletesNothing(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "untracked.txt"} {
+		u.write(f, f+"\n")
+	}
+	before := treeHash(t, u.project)
+	id, name := failTheDiff(t, u, `for i in 1 2 3 4; do yes abcdefg | head -c 900000 > big$i.txt; done`, "--max-total-bytes", "1000000")
+	if out, err := exec.Command("docker", "restart", name).CombinedOutput(); err != nil || !running(name) {
+		t.Fatalf("docker restart %s: %v %s", name, err, out)
+	}
+	for _, args := range [][]string{
+		{"diff", id, "--max-total-bytes", "10000000"},
+		{"apply", id, "--yes", "--allow-mass-delete", "--max-total-bytes", "10000000"},
+		{"exec", "--image", "harness-busybox", "--max-total-bytes", "10000000", "--fake-model", u.script(`[{"content":"on"}]`), "--resume", id, "go on"},
+	} {
+		res := u.run("", args...)
+		if res.code != 1 || !strings.Contains(res.stderr, string(errcode.WorkspaceNotFound)) {
+			t.Errorf("%v: exit %d, want WORKSPACE_NOT_FOUND\n%s%s", args[0], res.code, res.stdout, res.stderr)
+		}
+		if got := treeHash(t, u.project); got != before {
+			t.Fatalf("%v changed the host tree", args[0])
+		}
+	}
+}
+
+// A patch that deletes most of the project is never applied silently:
+// apply says what it deletes and asks; with --yes it is refused
+// (WORKSPACE_MASS_DELETE) unless --allow-mass-delete says it is meant.
+func TestApplyMassDeleteAsks(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		u.write(f, f+"\n")
+	}
+	before := treeHash(t, u.project)
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["rm","a.txt","b.txt","c.txt"]}}]},{"content":"done"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "clean up")
+	if r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	if res := u.run("", "apply", id, "--yes"); res.code != 1 || !strings.Contains(res.stderr, string(errcode.WorkspaceMassDelete)) || !strings.Contains(res.stderr, "a.txt") {
+		t.Fatalf("apply --yes: exit %d, want WORKSPACE_MASS_DELETE\n%s", res.code, res.stderr)
+	}
+	if res := u.run("n\n", "apply", id); res.code != 1 || !strings.Contains(res.stderr, "deletes 3 of the 4 files") {
+		t.Fatalf("apply answered no: exit %d\n%s", res.code, res.stderr)
+	}
+	if got := treeHash(t, u.project); got != before {
+		t.Fatal("a refused mass deletion changed the host tree")
+	}
+	if res := u.run("", "apply", id, "--yes", "--allow-mass-delete"); res.code != 0 {
+		t.Fatalf("apply --yes --allow-mass-delete: exit %d\n%s", res.code, res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(u.project, "a.txt")); !os.IsNotExist(err) {
+		t.Fatalf("a.txt after an allowed mass deletion: %v", err)
+	}
+}

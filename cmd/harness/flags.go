@@ -21,7 +21,10 @@ type options struct {
 	Resume string
 	Fork   bool
 	Yes    bool
-	Here   bool
+	// AllowMassDelete lets apply --yes apply a patch that deletes most of
+	// the project.
+	AllowMassDelete bool
+	Here            bool
 }
 
 // readEnv reads the process environment, only in main.
@@ -69,6 +72,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":
 		fs.BoolVar(&o.Yes, "yes", false, "apply without asking")
+		fs.BoolVar(&o.AllowMassDelete, "allow-mass-delete", false, "with --yes: apply a patch that deletes most of the project's files (refused otherwise)")
 	}
 	fs.BoolVar(&o.TakeOver, "take-over", false, "take a session over from another live process")
 	fs.StringVar(&o.HostID, "host-id", "", "this machine's name in session leases, unique among machines sharing a store (env HARNESS_HOST_ID; default host name/machine ID)")

@@ -101,6 +101,13 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 		return exitFailed
 	}
 	fmt.Fprint(a.stderr, plan.Stat)
+	if line := plan.MassDeleteLine(); line != "" {
+		if a.opts.Yes && !a.opts.AllowMassDelete {
+			return a.fail(errcode.Errorf(errcode.WorkspaceMassDelete,
+				"%s; nothing was applied: the work may have been lost (an emptied workspace deletes everything); if the deletion is meant, add --allow-mass-delete", line))
+		}
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", line)
+	}
 	if !a.opts.Yes {
 		fmt.Fprintf(a.stderr, "apply to %s? [y/N] ", root)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
