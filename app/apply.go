@@ -34,6 +34,26 @@ type ApplyPlan struct {
 	// ProjectFiles is the number of files in Root (without .git) when
 	// MassDelete is set.
 	ProjectFiles int
+	// LeftOut names the files that changed in the workspace but that the
+	// patch could not carry, each "path (why)" (workspace.LeftOut).
+	LeftOut []string
+}
+
+// LeftOutLine says what the patch left out, naming up to ten files; ""
+// when it carries every change.
+func LeftOutLine(left []string) string {
+	if len(left) == 0 {
+		return ""
+	}
+	shown, more := left, ""
+	if len(shown) > 10 {
+		shown, more = shown[:10], fmt.Sprintf("; and %d more", len(left)-10)
+	}
+	files := "files"
+	if len(left) == 1 {
+		files = "file"
+	}
+	return fmt.Sprintf("%d changed %s left out of the patch, not applied: %s%s", len(left), files, strings.Join(shown, "; "), more)
 }
 
 // Refusal says why the host tree refused a patch.
@@ -52,8 +72,11 @@ const (
 // symbolic link, or meets changed files. Host git runs without the
 // environment's secrets and without the variables secretEnv names.
 func CheckApply(ctx context.Context, root, patch string, secretEnv []string) ApplyPlan {
-	plan := ApplyPlan{Root: root, Patch: patch, SecretEnv: secretEnv}
-	if strings.TrimSpace(patch) == "" {
+	plan := ApplyPlan{Root: root, Patch: patch, SecretEnv: secretEnv, LeftOut: workspace.LeftOut(patch)}
+	if strings.TrimSpace(workspace.Carried(patch)) == "" {
+		// Nothing to apply; LeftOut says what changed that the patch
+		// could not carry.
+		plan.Patch = ""
 		return plan
 	}
 	if link := symlinkOnPath(root, patch); link != "" {

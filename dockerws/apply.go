@@ -15,6 +15,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/workspace"
 )
 
 // applyScript removes the paths named as arguments, then extracts the tar
@@ -72,7 +73,7 @@ func (w *Workspace) ApplyPatch(ctx context.Context, patch string) error {
 func parsePatch(op, patch string) ([]*gitdiff.File, error) {
 	// A patch that carries no file but names what it left out (Diff's
 	// note) changes nothing.
-	if strings.TrimSpace(Carried(patch)) == "" {
+	if strings.TrimSpace(workspace.Carried(patch)) == "" {
 		return nil, nil
 	}
 	files, _, err := gitdiff.Parse(strings.NewReader(patch))

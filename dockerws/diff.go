@@ -511,7 +511,8 @@ func (w *Workspace) fetch(ctx context.Context, op, p string, limit int64) (*entr
 // hunks; any other is carried whole in git's binary patch format, which
 // `git apply` and ApplyPatch write byte for byte. What cannot be carried
 // (a name git or the tools cannot use, a file that could not be read) is
-// named, with why, in a note before the first file (LeftOutNote).
+// named, with why, in a note before the first file (leftOutNote,
+// workspace.LeftOut).
 func formatPatch(base, cur map[string]*entry, textLimit int64) string {
 	paths := slices.Sorted(maps.Keys(base))
 	for p := range cur {
@@ -537,7 +538,7 @@ func formatPatch(base, cur map[string]*entry, textLimit int64) string {
 			writeBinaryPatch(&b, p, old, nw)
 		}
 	}
-	return LeftOutNote(left) + b.String()
+	return leftOutNote(left) + b.String()
 }
 
 // isText reports whether e, when there is one, can be carried in text
@@ -598,11 +599,6 @@ func literal(data []byte) *gitdiff.BinaryFragment {
 // leftOut is one file a patch could not carry.
 type leftOut struct{ path, reason string }
 
-// leftOutLine starts each line of the note on what a patch leaves out.
-// git apply, and the parsers of patches, skip such lines before the first
-// file.
-const leftOutLine = "# harness: left out of this patch: "
-
 // maxLeftOutLines bounds the note; a last line counts the rest.
 const maxLeftOutLines = 50
 
@@ -614,48 +610,23 @@ var leftOutWhy = map[string]string{
 	skipLimit:      "larger than --max-file-bytes, and the diff had no room left for it",
 }
 
-// LeftOutNote is the note a patch starts with when files were left out
-// of it: one line per file, its path (quoted when it holds anything but
-// printable characters) and why.
-func LeftOutNote(left []leftOut) string {
+// leftOutNote is the note (workspace.LeftOutPrefix lines) a patch starts
+// with when files were left out of it: one line per file, its path
+// (quoted when it holds anything but printable characters) and why.
+func leftOutNote(left []leftOut) string {
 	var b strings.Builder
 	for i, l := range left {
 		if i == maxLeftOutLines {
-			fmt.Fprintf(&b, "%sand %d more files\n", leftOutLine, len(left)-i)
+			fmt.Fprintf(&b, "%sand %d more files\n", workspace.LeftOutPrefix, len(left)-i)
 			break
 		}
 		name := l.path
 		if strconv.Quote(name) != `"`+name+`"` {
 			name = strconv.Quote(name)
 		}
-		fmt.Fprintf(&b, "%s%s (%s)\n", leftOutLine, name, leftOutWhy[l.reason])
+		fmt.Fprintf(&b, "%s%s (%s)\n", workspace.LeftOutPrefix, name, leftOutWhy[l.reason])
 	}
 	return b.String()
-}
-
-// LeftOut returns the note's lines of a patch Diff returned, each "path
-// (why)": the changes the patch does not carry. Nil when it carries all.
-func LeftOut(patch string) []string {
-	var out []string
-	for line := range strings.Lines(patch) {
-		if !strings.HasPrefix(line, leftOutLine) {
-			break
-		}
-		out = append(out, strings.TrimSuffix(strings.TrimPrefix(line, leftOutLine), "\n"))
-	}
-	return out
-}
-
-// Carried is patch without its left-out note: "" when it carries no file.
-func Carried(patch string) string {
-	for strings.HasPrefix(patch, leftOutLine) {
-		i := strings.IndexByte(patch, '\n')
-		if i < 0 {
-			return ""
-		}
-		patch = patch[i+1:]
-	}
-	return patch
 }
 
 // writeFilePatch writes one file's part of a git-style patch.

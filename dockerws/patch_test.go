@@ -10,6 +10,8 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/harness-dev/harness/workspace"
 )
 
 // text builds a tree: a key ending in "*" is executable.
@@ -187,11 +189,11 @@ func TestPatchLeavesOutUnrepresentable(t *testing.T) {
 	cur["new\nline.txt"] = &entry{mode: 0o644, skip: skipName}
 	cur["locked.txt"] = &entry{mode: 0o644, skip: skipUnreadable}
 	patch := formatPatch(base, cur, 1<<10)
-	left := LeftOut(patch)
+	left := workspace.LeftOut(patch)
 	if len(left) != 2 || !strings.HasPrefix(left[0], "locked.txt (") || !strings.HasPrefix(left[1], `"new\nline.txt" (`) {
 		t.Fatalf("left out = %q, patch:\n%s", left, patch)
 	}
-	if Carried(patch) != "" {
+	if workspace.Carried(patch) != "" {
 		t.Errorf("the patch carries files: %q", patch)
 	}
 	files, err := parsePatch("apply patch", patch)
@@ -200,7 +202,7 @@ func TestPatchLeavesOutUnrepresentable(t *testing.T) {
 	}
 	cur["b.txt"] = &entry{mode: 0o644, data: []byte("b\n")}
 	patch = formatPatch(base, cur, 1<<10)
-	if len(LeftOut(patch)) != 2 || !strings.HasPrefix(Carried(patch), "diff --git a/b.txt") {
+	if len(workspace.LeftOut(patch)) != 2 || !strings.HasPrefix(workspace.Carried(patch), "diff --git a/b.txt") {
 		t.Fatalf("patch = %q", patch)
 	}
 	dir := materialize(t, base)

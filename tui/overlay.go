@@ -93,8 +93,6 @@ func applyLines(plan ApplyPlan, width int, th *theme.Theme) []string {
 			out = append(out, " "+th.Muted.Render(ansi.Truncate(l, width-1, "…")))
 		}
 		return out
-	case strings.TrimSpace(plan.Patch) == "":
-		return []string{" " + th.Muted.Render("Nothing to apply: the workspace has no changes.")}
 	}
 	var out []string
 	for _, w := range plan.Warnings {
@@ -102,6 +100,12 @@ func applyLines(plan ApplyPlan, width int, th *theme.Theme) []string {
 	}
 	if len(out) > 0 {
 		out = append(out, "")
+	}
+	if strings.TrimSpace(plan.Patch) == "" {
+		if len(out) > 0 {
+			return append(out, " "+th.Muted.Render("Nothing to apply: the patch carries no file."))
+		}
+		return []string{" " + th.Muted.Render("Nothing to apply: the workspace has no changes.")}
 	}
 	out = append(out, " "+th.Bold.Render("Apply to "+plan.Root+"?")+th.Muted.Render(" The check passed; these files change:"), "")
 	for _, l := range strings.Split(strings.TrimRight(plan.Stat, "\n"), "\n") {

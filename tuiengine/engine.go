@@ -470,6 +470,9 @@ func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 	if line := p.MassDeleteLine(); line != "" {
 		plan.Warnings = append(plan.Warnings, line)
 	}
+	if line := app.LeftOutLine(p.LeftOut); line != "" {
+		plan.Warnings = append(plan.Warnings, line)
+	}
 	return plan, nil
 }
 

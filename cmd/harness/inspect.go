@@ -16,6 +16,7 @@ import (
 	"github.com/harness-dev/harness/headless"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/workspace"
 )
 
 func (a *cli) listSessions(ctx context.Context) int {
@@ -74,6 +75,9 @@ func (a *cli) printDiff(ctx context.Context, id string) int {
 	if err != nil {
 		return a.fail(err)
 	}
+	if left := app.LeftOutLine(workspace.LeftOut(patch)); left != "" {
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", left)
+	}
 	if _, err := io.WriteString(a.stdout, patch); err != nil {
 		fmt.Fprintf(a.stderr, "harness: write the patch: %v\n", err)
 		return exitFailed
@@ -96,6 +100,14 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 		root = a.Root
 	}
 	plan := app.CheckApply(ctx, root, patch, a.SecretEnv())
+	left := app.LeftOutLine(plan.LeftOut)
+	if left != "" {
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", left)
+	}
+	if plan.Patch == "" {
+		fmt.Fprintln(a.stderr, "harness: nothing to apply: the patch carries no file")
+		return 0
+	}
 	if plan.Refused != "" {
 		fmt.Fprintf(a.stderr, "harness: %s: %s\n", errcode.WorkspaceScope, plan.Conflict)
 		return exitFailed
@@ -118,6 +130,10 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 	}
 	if err := app.Apply(ctx, plan); err != nil {
 		return a.fail(err)
+	}
+	if left != "" {
+		fmt.Fprintf(a.stderr, "harness: applied, except the %d changed files left out of the patch (see above)\n", len(plan.LeftOut))
+		return 0
 	}
 	fmt.Fprintln(a.stderr, "harness: applied")
 	return 0
