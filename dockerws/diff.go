@@ -73,9 +73,13 @@ t=` + HomeDir + `/.harness-diff.$$
 mkdir "$t" || exit 96
 trap 'rm -rf "$t"' EXIT
 : > "$t/mark" || exit 96
-find "$t/mark" . -name .git -prune -o -type f -exec stat -c '%z %s %n' {} + 2>/dev/null |
+{
+	find "$t/mark" . -name .git -prune -o -type f -exec stat -c '%z %s %n' {} + 2>"$t/err"
+	sed -n -e "s/^find: '\(.*\)': Permission denied$/U \1/p" -e "s/^find: \([^'].*\): Permission denied$/U \1/p" "$t/err"
+} |
 awk -v p="$2" -v m="$3" -v most="$4" -v budget="$5" -v out="$t/changed" '
 NR == 1 { mark = substr($0, 1, 35); next }
+/^U \.\// { lines[++n] = $0; next }
 {
 	lines[++n] = $0
 	if (substr($0, 1, 35) >= p) {
@@ -104,6 +108,10 @@ exit 0`
 // listRE matches one listing line: ctime, size, path.
 var listRE = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000) (\d+) \./(.*)$`)
 
+// unreadableRE matches a listing line naming a directory the sandbox
+// user may not read: the files under it are left out, not deleted.
+var unreadableRE = regexp.MustCompile(`^U \./(.*)$`)
+
 // listed is one file of a listing.
 type listed struct {
 	path  string
@@ -117,6 +125,8 @@ type listing struct {
 	files   []listed
 	changed int   // files changed since the previous mark, up to the file limit
 	bytes   int64 // their total size
+	// unreadable are the directories the sandbox user may not read.
+	unreadable []string
 }
 
 // tarred reports whether a tar of the changed files follows the listing:
@@ -264,6 +274,17 @@ func (w *Workspace) refresh(ctx context.Context) error {
 			need += f.size
 			if _, ok := w.base.files[f.path]; !ok {
 				added[f.path] = f.size
+			}
+		}
+		// The files under a directory the sandbox user may not read were
+		// not listed: left out, never taken for deletions.
+		for _, d := range l.unreadable {
+			for _, files := range []map[string]*entry{prev.files, w.base.files} {
+				for p := range files {
+					if _, ok := next[p]; !ok && strings.HasPrefix(p, d+"/") {
+						next[p] = &entry{skip: skipUnreadable}
+					}
+				}
 			}
 		}
 		if held+need > capBytes {
@@ -424,6 +445,10 @@ func parseListing(r *bufio.Reader) (*listing, error) {
 			return nil, fmt.Errorf("read listing: %w", err)
 		}
 		line = strings.TrimSuffix(line, "\n")
+		if u := unreadableRE.FindStringSubmatch(line); u != nil {
+			l.unreadable = append(l.unreadable, u[1])
+			continue
+		}
 		m := listRE.FindStringSubmatch(line)
 		if m == nil {
 			// A name with a newline runs over several lines: the first
@@ -606,7 +631,7 @@ const maxLeftOutLines = 50
 var leftOutWhy = map[string]string{
 	skipName:       "a name no tool or patch can carry (a control character or a backslash)",
 	skipSpecial:    "it could not be read as a regular file",
-	skipUnreadable: "permission denied: the sandbox user cannot read it",
+	skipUnreadable: "permission denied: the sandbox user cannot read it or its directory",
 	skipLimit:      "larger than --max-file-bytes, and the diff had no room left for it",
 }
 

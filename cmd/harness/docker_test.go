@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/testenv"
+	"github.com/harness-dev/harness/workspace"
 )
 
 func needDocker(t *testing.T) {
@@ -664,7 +666,7 @@ func TestApplyMassDeleteAsks(t *testing.T) {
 	if res := u.run("", "apply", id, "--yes"); res.code != 1 || !strings.Contains(res.stderr, string(errcode.WorkspaceMassDelete)) || !strings.Contains(res.stderr, "a.txt") {
 		t.Fatalf("apply --yes: exit %d, want WORKSPACE_MASS_DELETE\n%s", res.code, res.stderr)
 	}
-	if res := u.run("n\n", "apply", id); res.code != 1 || !strings.Contains(res.stderr, "deletes 3 of the 4 files") {
+	if res := u.run("n\n", "apply", id); res.code != 1 || !strings.Contains(res.stderr, "c.txt") {
 		t.Fatalf("apply answered no: exit %d\n%s", res.code, res.stderr)
 	}
 	if got := treeHash(t, u.project); got != before {
@@ -675,5 +677,101 @@ func TestApplyMassDeleteAsks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(u.project, "a.txt")); !os.IsNotExist(err) {
 		t.Fatalf("a.txt after an allowed mass deletion: %v", err)
+	}
+}
+
+// A turn writes a PNG, a file holding a NUL, a 3 MB text file and a file
+// whose name holds a newline: the first three reach the host through
+// apply byte for byte; the last is named as left out in git.diff's
+// result, in the outcome and by apply.
+func TestApplyCarriesBinaryAndNamesWhatIsLeftOut(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("a.txt", "a\n")
+	write := `printf '\211PNG\r\n\032\n\000\000\000\rIHDR' > logo.png && printf 'a\000b\n' > nul.txt && ` +
+		`yes 'a line of text' | head -c 3145728 > big.txt && printf x > "$(printf 'new\nline')"`
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c",` + strconv.Quote(write) + `]}}]},` +
+		`{"toolCalls":[{"id":"d1","name":"git.diff","arguments":{}}]},{"content":"done"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "make files")
+	if r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	const newline = `"new\nline"`
+	var diffed bool
+	for _, e := range r.events {
+		if d, ok := e.Data.(event.ToolResult); ok && d.Tool == "git.diff" {
+			var out struct{ Patch string }
+			if err := json.Unmarshal(d.Output, &out); err != nil || !d.OK {
+				t.Fatalf("git.diff result: %+v, %v", d, err)
+			}
+			left := workspace.LeftOut(out.Patch)
+			if len(left) != 1 || !strings.HasPrefix(left[0], newline) || !strings.Contains(out.Patch, "GIT binary patch") {
+				t.Errorf("git.diff left out %q; patch head %.300q", left, out.Patch)
+			}
+			diffed = true
+		}
+	}
+	if !diffed {
+		t.Fatal("no git.diff result")
+	}
+	if !strings.Contains(r.stderr, newline) {
+		t.Errorf("the outcome does not name the file left out:\n%s", r.stderr)
+	}
+	if d := u.run("", "diff", id); d.code != 0 || !strings.Contains(d.stderr, newline) || !strings.Contains(d.stdout, newline) {
+		t.Errorf("diff: exit %d, stderr:\n%s", d.code, d.stderr)
+	}
+	a := u.run("", "apply", id, "--yes")
+	if a.code != 0 || !strings.Contains(a.stderr, newline) {
+		t.Fatalf("apply: exit %d\n%s", a.code, a.stderr)
+	}
+	for p, body := range map[string]string{
+		"logo.png": "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+		"nul.txt":  "a\x00b\n",
+		"big.txt":  strings.Repeat("a line of text\n", 3145728/15+1)[:3145728],
+	} {
+		if got, err := os.ReadFile(filepath.Join(u.project, p)); err != nil || string(got) != body {
+			t.Errorf("%s on the host: %d bytes, %v", p, len(got), err)
+		}
+	}
+}
+
+// A mode-000 file read and a read-only file written are tool errors the
+// model gets (WORKSPACE_PERMISSION); the turn goes on and completes, and
+// the end-of-turn diff names the unreadable file as left out.
+func TestPermissionErrorsLeaveTheTurnGoing(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("secret.txt", "s\n")
+	u.write("ro.txt", "r\n")
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["chmod","000","secret.txt"]}}]},` +
+		`{"toolCalls":[{"id":"x2","name":"process.exec","arguments":{"argv":["chmod","444","ro.txt"]}}]},` +
+		`{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"secret.txt"}}]},` +
+		`{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"ro.txt","contents":"changed\n"}}]},` +
+		`{"content":"I could not"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "try")
+	if r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	got := map[string]string{}
+	var done *event.TurnCompleted
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.ToolResult:
+			if d.Error != nil {
+				got[d.CallID] = d.Error.Code
+			}
+		case event.TurnCompleted:
+			done = &d
+		}
+	}
+	if got["r1"] != string(errcode.WorkspacePermission) || got["w1"] != string(errcode.WorkspacePermission) {
+		t.Errorf("tool error codes = %v, want WORKSPACE_PERMISSION for r1 and w1", got)
+	}
+	if done == nil || done.Status != "completed" {
+		t.Fatalf("turn.completed = %+v", done)
+	}
+	if !strings.Contains(r.stderr, "secret.txt (permission denied") {
+		t.Errorf("the outcome does not name the unreadable file:\n%s", r.stderr)
 	}
 }
