@@ -297,22 +297,24 @@ func (w *Workspace) refresh(ctx context.Context) error {
 				bigAdded = append(bigAdded, f.path)
 			}
 		}
+		n := w.addedText(ctx, added)
+		if w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
+			return overPatch(n, w.opts.MaxPatchBytes)
+		}
+		// Carried while they fit, in path order, within the cap and (by
+		// their size, an upper bound of what they add) the patch bound;
+		// the rest are named as left out.
 		ignored := gitCheckIgnore(ctx, w.opts.Root, w.opts.SecretEnv, bigAdded)
 		for _, f := range big {
 			switch {
 			case ignored[f.path]:
-			case held+need+f.size > capBytes:
+			case held+need+f.size > capBytes, w.opts.MaxPatchBytes > 0 && n+f.size > w.opts.MaxPatchBytes:
 				next[f.path] = &entry{skip: skipLimit}
 			default:
 				want[f.path] = true
 				need += f.size
-				if _, ok := w.base.files[f.path]; !ok {
-					added[f.path] = f.size
-				}
+				n += f.size
 			}
-		}
-		if n := w.addedText(ctx, added); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
-			return overPatch(n, w.opts.MaxPatchBytes)
 		}
 		if !l.tarred(capBytes) {
 			missing = slices.Sorted(maps.Keys(want))
