@@ -305,6 +305,7 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		// their size, an upper bound of what they add) the patch bound;
 		// the rest are named as left out.
 		ignored := gitCheckIgnore(ctx, w.opts.Root, w.opts.SecretEnv, bigAdded)
+		slices.SortFunc(big, func(a, b listed) int { return strings.Compare(a.path, b.path) })
 		for _, f := range big {
 			switch {
 			case ignored[f.path]:

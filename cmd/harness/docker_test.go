@@ -761,14 +761,14 @@ func TestPermissionErrorsLeaveTheTurnGoing(t *testing.T) {
 		switch d := e.Data.(type) {
 		case event.ToolResult:
 			if d.Error != nil {
-				got[d.CallID] = d.Error.Code
+				got[d.Tool] = d.Error.Code
 			}
 		case event.TurnCompleted:
 			done = &d
 		}
 	}
-	if got["r1"] != string(errcode.WorkspacePermission) || got["w1"] != string(errcode.WorkspacePermission) {
-		t.Errorf("tool error codes = %v, want WORKSPACE_PERMISSION for r1 and w1", got)
+	if got["fs.read"] != string(errcode.WorkspacePermission) || got["fs.write"] != string(errcode.WorkspacePermission) {
+		t.Errorf("tool error codes = %v, want WORKSPACE_PERMISSION for fs.read and fs.write", got)
 	}
 	if done == nil || done.Status != "completed" {
 		t.Fatalf("turn.completed = %+v", done)
