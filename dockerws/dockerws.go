@@ -498,7 +498,7 @@ func replay(root string, base map[string]*entry, pf []*gitdiff.File) (_ map[stri
 	now := time.Now()
 	writes, deletes, err := applyFiles(base, pf)
 	if err != nil {
-		if _, _, rerr := applyFiles(base, reversed(pf)); rerr == nil {
+		if _, _, rerr := applyFiles(base, reversed(textFiles(pf))); rerr == nil {
 			var items []item
 			for _, f := range pf {
 				for _, p := range []string{f.OldName, f.NewName} {
@@ -522,6 +522,19 @@ func replay(root string, base map[string]*entry, pf []*gitdiff.File) (_ map[stri
 		items = append(items, item{path: p, e: writes[p], mtime: now})
 	}
 	return out, items, false, nil
+}
+
+// textFiles is pf without its binary file patches: a binary file applied
+// to the host is not in the scanned tree (the copy leaves binary and large
+// files out), so only the text files can show that the patch is there.
+func textFiles(pf []*gitdiff.File) []*gitdiff.File {
+	var out []*gitdiff.File
+	for _, f := range pf {
+		if !f.IsBinary {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // reversed is the patch that undoes pf: applied to a tree that holds pf's

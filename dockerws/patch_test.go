@@ -238,3 +238,22 @@ func TestApplyFilesConflicts(t *testing.T) {
 	_, _, err = applyFiles(base, files)
 	wantCode(t, err, "WORKSPACE_PATH")
 }
+
+// A patch with text and binary files that was applied to the host is
+// found in the scanned tree although the scan leaves the binary file out.
+func TestReplayFindsAnAppliedBinaryPatch(t *testing.T) {
+	base := text(map[string]string{"a.txt": "one\n"})
+	cur := text(map[string]string{"a.txt": "two\n", "logo.png": "\x89PNG\x00"})
+	files, _, err := gitdiff.Parse(strings.NewReader(formatPatch(base, cur, 1<<10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := text(map[string]string{"a.txt": "two\n"}) // the host's scan: no logo.png
+	if _, _, inTree, err := replay("/p", applied, files); err != nil || !inTree {
+		t.Errorf("replay on the applied tree: inTree %v, %v", inTree, err)
+	}
+	got, _, inTree, err := replay("/p", base, files)
+	if err != nil || inTree || string(got["logo.png"].data) != "\x89PNG\x00" {
+		t.Errorf("replay on the original tree: inTree %v, %v", inTree, err)
+	}
+}
