@@ -55,6 +55,9 @@ func (w *Workspace) ApplyPatch(ctx context.Context, patch string) error {
 		return err
 	}
 	pr := pipeTar(func(w io.Writer) error { return writeTar(w, writes) })
+	// The refresh above took what changed before; the next one lists the
+	// tree whole again.
+	defer w.touch()
 	code, stderr, err := w.script(ctx, op, applyScript, deletes, pr, io.Discard)
 	pr.CloseWithError(io.ErrClosedPipe)
 	if err != nil {

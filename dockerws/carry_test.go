@@ -90,3 +90,43 @@ func TestPermissionErrorsAreToolErrors(t *testing.T) {
 		t.Errorf("left out = %q", left)
 	}
 }
+
+// After writes alone the diff reads only the files written, and still
+// matches the container: through a symlinked parent, between processes,
+// and for a file with another hard link (both names change).
+func TestDiffAfterWritesOnly(t *testing.T) {
+	root := t.TempDir()
+	original := text(map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
+	writeTree(t, root, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
+	w := open(t, root, busyboxImage)
+	ctx := t.Context()
+	if err := w.WriteFile(ctx, "a.txt", []byte("first\n")); err != nil {
+		t.Fatal(err)
+	}
+	checkDiff(t, w, original)
+	mustExec(t, w, "ln", "-s", "sub", "link")
+	checkDiff(t, w, original)
+	for _, p := range []string{"link/new.txt", "a.txt", "sub/new.txt"} {
+		if err := w.WriteFile(ctx, p, []byte("wrote "+p+"\n")); err != nil {
+			t.Fatal(err)
+		}
+		patch := checkDiff(t, w, original)
+		if strings.Contains(patch, "b/link/") {
+			t.Errorf("a write through a symlinked parent was taken for a file under the link:\n%s", patch)
+		}
+	}
+	mustExec(t, w, "sh", "-c", "rm sub/new.txt && ln sub/b.txt hard.txt")
+	if _, err := w.Diff(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile(ctx, "hard.txt", []byte("both\n")); err != nil {
+		t.Fatal(err)
+	}
+	patch, err := w.Diff(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(patch, "+++ b/sub/b.txt\n@@ -1 +1 @@\n-b\n+both") {
+		t.Errorf("the other name of a hard-linked file written is not in the patch:\n%s", patch)
+	}
+}

@@ -225,7 +225,10 @@ func (w *Workspace) withoutIgnored(ctx context.Context, cur map[string]*entry) m
 	return out
 }
 
-// refresh brings w.cur up to date with the container. Call it holding lock.
+// refresh brings w.cur up to date with the container. Call it holding
+// lock. When only WriteFile changed the tree since the last refresh, only
+// the files it wrote are read again (refreshWritten); otherwise the whole
+// tree is listed (refreshAll).
 //
 // Host memory stays bounded by the cap (twice MaxTotalBytes of text): the
 // listing gives every file's size before any content is copied out, so a
@@ -233,6 +236,57 @@ func (w *Workspace) withoutIgnored(ctx context.Context, cur map[string]*entry) m
 // that are copied out are counted as they arrive (a file may grow after the
 // listing), so no more than one file is ever held beyond the cap.
 func (w *Workspace) refresh(ctx context.Context) error {
+	wide, written := w.takeChanges()
+	var err error
+	if !wide && len(written) <= maxSingleFetch && w.cur.mark != firstMark {
+		err = w.refreshWritten(ctx, written)
+	} else {
+		err = w.refreshAll(ctx)
+	}
+	if err != nil {
+		w.restoreChanges()
+	}
+	return err
+}
+
+// refreshWritten brings w.cur up to date when only WriteFile changed the
+// tree since the last refresh: it reads the files written again, one by
+// one, and nothing else. The mark stays: the next full listing still sees
+// every change since the last one. Call it holding lock.
+func (w *Workspace) refreshWritten(ctx context.Context, written map[string]bool) error {
+	const op = "diff"
+	if len(written) == 0 {
+		return nil
+	}
+	capBytes := 2 * w.opts.MaxTotalBytes
+	next := maps.Clone(w.cur.files)
+	for p := range written {
+		if w.excl.Excluded(p) {
+			continue
+		}
+		e, err := w.fetch(ctx, op, p, capBytes)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			delete(next, p)
+		} else {
+			next[p] = e
+		}
+	}
+	var held int64
+	for _, e := range next {
+		held += int64(len(e.data))
+	}
+	if held > capBytes {
+		return overCap(op, capBytes, held)
+	}
+	w.cur = &tree{mark: w.cur.mark, files: next}
+	return nil
+}
+
+// refreshAll lists the whole tree (see refresh).
+func (w *Workspace) refreshAll(ctx context.Context) error {
 	const op = "diff"
 	prev := w.cur
 	limit := w.opts.MaxFileBytes

@@ -177,6 +177,12 @@ type Workspace struct {
 	kept    string        // guarded by mu: the container's name once Keep renamed it
 	done    chan struct{} // closed by Close
 	touched bool          // guarded by mu: a write, exec or patch was asked for
+	// wide (guarded by mu): since the last refresh, something other than
+	// WriteFile may have changed the tree (a process, a patch), so the
+	// next refresh lists it whole; otherwise only the files written
+	// (guarded by mu: their real paths) are read again.
+	wide    bool
+	written map[string]bool
 
 	// ready is closed once the container is up and the tree copied in,
 	// in the background; openErr is then the open's failure, if any.
@@ -907,7 +913,40 @@ func (w *Workspace) dispose(ctx context.Context) error {
 // touch records that the tree may change: from now on Diff must look.
 func (w *Workspace) touch() {
 	w.mu.Lock()
+	w.touched, w.wide = true, true
+	w.mu.Unlock()
+}
+
+// touchWrite records that WriteFile wrote the file at the real path rel
+// ("" when it is unknown, or when other names share its content: then
+// the tree is listed whole).
+func (w *Workspace) touchWrite(rel string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.touched = true
+	if rel == "" {
+		w.wide = true
+		return
+	}
+	if w.written == nil {
+		w.written = map[string]bool{}
+	}
+	w.written[rel] = true
+}
+
+// takeChanges returns, and clears, what changed since the last refresh.
+func (w *Workspace) takeChanges() (wide bool, written map[string]bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wide, written = w.wide, w.written
+	w.wide, w.written = false, nil
+	return wide, written
+}
+
+// restoreChanges puts back, widened, what a failed refresh took.
+func (w *Workspace) restoreChanges() {
+	w.mu.Lock()
+	w.wide = true
 	w.mu.Unlock()
 }
 

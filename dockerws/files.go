@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"path"
@@ -224,6 +223,8 @@ case "$r" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
 case "$r/" in */[.][gG][iI][tT]/*) exit 99 ;; esac
 [ -f "/proc/$$/fd/3" ] || exit 93
 cat > "/proc/$$/fd/3" || exit 94
+n=$(stat -L -c %h "/proc/$$/fd/3") || n=0
+printf '%s %s' "$n" "$r"
 exit 0`
 
 // WriteFile creates or replaces the file at p with data, creating missing
@@ -241,17 +242,29 @@ func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte) error 
 	if err := checkFilePath(p); err != nil {
 		return err
 	}
-	w.touch()
 	if err := w.acquire(ctx, op); err != nil {
+		w.touch()
 		return err
 	}
 	defer w.release()
-	code, stderr, err := w.script(ctx, op, writeScript, []string{p}, bytes.NewReader(data), io.Discard)
+	var out bytes.Buffer
+	code, stderr, err := w.script(ctx, op, writeScript, []string{p}, bytes.NewReader(data), &out)
+	if err != nil || code != 0 {
+		w.touch() // whatever happened, the next diff looks at everything
+	}
 	if err != nil {
 		return err
 	}
 	switch code {
 	case 0:
+		// The file's real path (a parent may be a symlink); one with other
+		// hard links changed them too.
+		links, real, _ := strings.Cut(out.String(), " ")
+		rel, ok := strings.CutPrefix(real, WorkDir+"/")
+		if links != "1" || !ok || workspace.CheckPath(rel) != nil {
+			rel = ""
+		}
+		w.touchWrite(rel)
 		return nil
 	case 95:
 		return &errcode.Error{Code: errcode.WorkspacePath, Op: op, Message: "a parent of " + p + " is not a directory"}

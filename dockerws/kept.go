@@ -148,7 +148,7 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 	w.opts.Image = c.Config.Image
 	w.base, w.initial, w.initialDirs = snap, snap.files, dirsOf(snap.dirs, snap.files)
 	w.cur = &tree{mark: firstMark, files: map[string]*entry{}}
-	w.touched, w.kept = true, strings.TrimPrefix(c.Name, "/")
+	w.touched, w.wide, w.kept = true, true, strings.TrimPrefix(c.Name, "/")
 	close(w.scanned)
 	close(w.ready)
 	w.Begin()

@@ -691,7 +691,7 @@ func TestApplyCarriesBinaryAndNamesWhatIsLeftOut(t *testing.T) {
 	u := newUser(t)
 	u.write("a.txt", "a\n")
 	write := `printf '\211PNG\r\n\032\n\000\000\000\rIHDR' > logo.png && printf 'a\000b\n' > nul.txt && ` +
-		`yes 'a line of text' | head -c 3145728 > big.txt && printf x > "$(printf 'new\nline')"`
+		`yes 'a line of text' | head -c 3145728 > big.txt && printf x > "$(printf 'new\nline')" && echo b >> a.txt`
 	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c",` + strconv.Quote(write) + `]}}]},` +
 		`{"toolCalls":[{"id":"d1","name":"git.diff","arguments":{}}]},{"content":"done"}]`)
 	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "make files")
@@ -735,6 +735,11 @@ func TestApplyCarriesBinaryAndNamesWhatIsLeftOut(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(u.project, p)); err != nil || string(got) != body {
 			t.Errorf("%s on the host: %d bytes, %v", p, len(got), err)
 		}
+	}
+	// The session goes on from the tree that holds its patch now.
+	rd := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"a.txt"}}]},{"content":"ok"}]`)
+	if res := u.run("", "exec", "--image", "harness-busybox", "--fake-model", rd, "--resume", id, "go on"); res.code != 0 {
+		t.Fatalf("resume after apply: exit %d\n%s", res.code, res.stderr)
 	}
 }
 
