@@ -238,7 +238,7 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 //
 // Codes: WORKSPACE_NOT_FOUND (root or image missing), WORKSPACE_PATH (a bad
 // exclude pattern or a path of opts.Patch no tool could name),
-// TOOL_BAD_INPUT (opts.Patch does not parse or is binary),
+// TOOL_BAD_INPUT (opts.Patch does not parse),
 // WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED (ctx ended).
 func Start(ctx context.Context, opts Options) (*Workspace, error) {
 	w, imgEnv, pf, err := prepare(ctx, opts, true)
