@@ -163,6 +163,9 @@ type ApplyPlan struct {
 	// Applied: the host tree already holds the patch (Conflict says so);
 	// nothing is left to apply.
 	Applied bool
+	// Warnings are shown above the files that change: what the patch
+	// deletes when that is most of the project, what it leaves out.
+	Warnings []string
 }
 
 // SessionSummary is one row of the session picker.

@@ -473,7 +473,14 @@ func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 		return tui.ApplyPlan{}, err
 	}
 	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch, e.a.SecretEnv())
-	return tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}, nil
+	plan := tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}
+	if line := p.MassDeleteLine(); line != "" {
+		plan.Warnings = append(plan.Warnings, line)
+	}
+	if line := app.LeftOutLine(p.LeftOut); line != "" {
+		plan.Warnings = append(plan.Warnings, line)
+	}
+	return plan, nil
 }
 
 // Apply checks again (the host may have changed since) and applies.

@@ -21,9 +21,12 @@ type options struct {
 	Resume string
 	Fork   bool
 	Yes    bool
-	Here   bool
-	Clean  bool
-	All    bool
+	// AllowMassDelete lets apply --yes apply a patch that deletes most of
+	// the project.
+	AllowMassDelete bool
+	Here            bool
+	Clean           bool
+	All             bool
 }
 
 // readEnv reads the process environment, only in main.
@@ -73,6 +76,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":
 		fs.BoolVar(&o.Yes, "yes", false, "apply without asking")
+		fs.BoolVar(&o.AllowMassDelete, "allow-mass-delete", false, "with --yes: apply a patch that deletes most of the project's files (refused otherwise)")
 	case "doctor":
 		fs.BoolVar(&o.Clean, "clean", false, "also remove every project's build cache (the Docker volumes harness-cache-…)")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/harness-dev/harness/headless"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/workspace"
 )
 
 // sessionsShown is how many sessions `harness sessions` lists without
@@ -85,6 +86,9 @@ func (a *cli) printDiff(ctx context.Context, id string) int {
 	if err != nil {
 		return a.fail(err)
 	}
+	if left := app.LeftOutLine(workspace.LeftOut(patch)); left != "" {
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", left)
+	}
 	if _, err := io.WriteString(a.stdout, patch); err != nil {
 		fmt.Fprintf(a.stderr, "harness: write the patch: %v\n", err)
 		return exitFailed
@@ -107,11 +111,26 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 		root = a.Root
 	}
 	plan := app.CheckApply(ctx, root, patch, a.SecretEnv())
+	left := app.LeftOutLine(plan.LeftOut)
+	if left != "" {
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", left)
+	}
+	if plan.Patch == "" {
+		fmt.Fprintln(a.stderr, "harness: nothing to apply: the patch carries no file")
+		return 0
+	}
 	if plan.Refused != "" {
 		fmt.Fprintf(a.stderr, "harness: %s: %s\n", errcode.WorkspaceScope, plan.Conflict)
 		return exitFailed
 	}
 	fmt.Fprint(a.stderr, plan.Stat)
+	if line := plan.MassDeleteLine(); line != "" {
+		if a.opts.Yes && !a.opts.AllowMassDelete {
+			return a.fail(errcode.Errorf(errcode.WorkspaceMassDelete,
+				"%s; nothing was applied: the work may have been lost (an emptied workspace deletes everything); if the deletion is meant, add --allow-mass-delete", line))
+		}
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", line)
+	}
 	if !a.opts.Yes {
 		fmt.Fprintf(a.stderr, "apply to %s? [y/N] ", root)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
@@ -122,6 +141,10 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 	}
 	if err := app.Apply(ctx, plan); err != nil {
 		return a.fail(err)
+	}
+	if left != "" {
+		fmt.Fprintf(a.stderr, "harness: applied, except the %d changed files left out of the patch (see above)\n", len(plan.LeftOut))
+		return 0
 	}
 	fmt.Fprintln(a.stderr, "harness: applied")
 	return 0
