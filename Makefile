@@ -78,8 +78,10 @@ fmt:
 provision:
 	@scripts/provision.sh test
 
+# make sandbox-image IMAGE_PACKAGES="golang nodejs" [IMAGE=name]: the
+# sandbox image with more Debian packages (scripts/images.sh).
 sandbox-image:
-	@scripts/docker.sh && scripts/images.sh --force
+	@scripts/docker.sh && IMAGE="$(IMAGE)" IMAGE_PACKAGES="$(IMAGE_PACKAGES)" scripts/images.sh --force $(if $(IMAGE_PACKAGES),sandbox,all)
 
 clean:
 	rm -rf bin

@@ -39,6 +39,7 @@ type Options struct {
 	MaxFileBytes          int64
 	MaxTotalBytes         int64
 	MaxWorkspaceBytes     int64 // the workspace's quota (dockerws.Options)
+	MaxCacheBytes         int64 // the bound of the project's build cache (dockerws.Options.CacheBytes)
 	TakeOver              bool
 	HostID                string // this machine's name in leases (default store.HostID)
 	MaxTokens             int    // output tokens per model request; 0: min(8192, window/8)
@@ -124,6 +125,9 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	r.Budget = int64(fc.BudgetTokens)
 	if o.MaxWorkspaceBytes < 0 {
 		return r, usageErr("--max-workspace-bytes must be a positive number of bytes, not %d", o.MaxWorkspaceBytes)
+	}
+	if o.MaxCacheBytes < 0 {
+		return r, usageErr("--max-cache-bytes must be a positive number of bytes, not %d", o.MaxCacheBytes)
 	}
 	if o.BudgetTokens < 0 {
 		return r, usageErr("--budget-tokens must be 0 (no budget) or a positive number of tokens, not %d", o.BudgetTokens)

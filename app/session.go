@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -528,6 +529,9 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		if err == nil {
 			o := a.wsOptions(s.Root, sessionID)
 			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, a.Opts.DeferWorkspace
+			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
+				s.Note = strings.Join(missing, "\n")
+			}
 			ws, err := dockerws.Start(ctx, o)
 			if err != nil {
 				return err
@@ -590,7 +594,7 @@ func (a *App) checkReplay(ctx context.Context, cp *runtime.Checkpoint, s *Sessio
 	}
 	err := ws.OpenError()
 	if err == nil && ws.PatchInTree() {
-		s.Note = "the session's recorded changes are already in the project tree (applied there): the workspace starts from the tree as it is, and its diff shows what changes from now on"
+		s.Note = strings.TrimSpace("the session's recorded changes are already in the project tree (applied there): the workspace starts from the tree as it is, and its diff shows what changes from now on\n" + s.Note)
 		return nil
 	}
 	if !errors.Is(err, dockerws.ErrReplayConflict) {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +15,8 @@ import (
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
+	"github.com/harness-dev/harness/internal/testenv"
+	"github.com/harness-dev/harness/internal/toolchain"
 	"github.com/harness-dev/harness/workspace"
 )
 
@@ -204,4 +209,118 @@ func BenchmarkDiff10Of2000(b *testing.B) {
 			b.ReportMetric(float64(median(diffs))/float64(median(bare)), "ratio")
 		})
 	}
+}
+
+// BenchmarkGoTestWarmCache: a second session's `go test -count=1 ./...` of
+// github.com/google/go-cmp (copied from the host's module cache) in the
+// sandbox, with the host's Go mounted and the project's build cache volume
+// warm from a first session, against the same command on the host with a
+// warm build cache, in the same run. Target: ratio ≤ 1.5.
+func BenchmarkGoTestWarmCache(b *testing.B) {
+	needDocker(b, sandboxImage)
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		testenv.Unavailable(b, testenv.RequireDocker, "go", "no go on PATH")
+	}
+	modcache, err := exec.Command(gobin, "env", "GOMODCACHE").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(modcache)), "github.com", "google", "go-cmp@v0.7.0")
+	if _, err := os.Stat(src); err != nil {
+		testenv.Unavailable(b, testenv.RequireDocker, "go", "go-cmp v0.7.0 is not in the module cache: "+err.Error())
+	}
+	root := b.TempDir()
+	if out, err := exec.Command("cp", "-R", src+"/.", root).CombinedOutput(); err != nil {
+		b.Fatalf("copy go-cmp: %v: %s", err, out)
+	}
+	if out, err := exec.Command("chmod", "-R", "u+w", root).CombinedOutput(); err != nil {
+		b.Fatalf("chmod: %v: %s", err, out)
+	}
+	argv := []string{"go", "test", "-count=1", "./..."}
+	host := func() time.Duration {
+		cmd := exec.Command(gobin, argv[1:]...)
+		cmd.Dir = root
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("go test on the host: %v: %s", err, out)
+		}
+		return time.Since(start)
+	}
+	host() // warm the host's cache
+	ctx := context.Background()
+	plan := toolchain.Detect(ctx, root, toolchain.Host{Env: os.Environ(), ShadowDir: b.TempDir()})
+	if len(plan.Missing) > 0 {
+		b.Fatalf("toolchain: %q", plan.Missing)
+	}
+	name := CacheVolume(root, os.Getuid())
+	b.Cleanup(func() { _ = RemoveCache(context.Background(), "", name) })
+	session := func() time.Duration {
+		w, err := Open(ctx, Options{Root: root, Image: sandboxImage, SessionID: "sess-bench-gocache", Toolchain: plan,
+			CacheVolume: name, CacheProject: root})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Close(ctx)
+		start := time.Now()
+		res, err := w.Exec(ctx, workspace.ExecRequest{Argv: argv, Timeout: 10 * time.Minute})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("go test in the sandbox: %v %+v", err, res)
+		}
+		return time.Since(start)
+	}
+	session() // the first session warms the project's cache
+	var hs, ss []time.Duration
+	for b.Loop() {
+		ss = append(ss, session())
+		hs = append(hs, host())
+	}
+	b.ReportMetric(ms(median(ss)), "sandbox-ms")
+	b.ReportMetric(ms(median(hs)), "host-ms")
+	b.ReportMetric(float64(median(ss))/float64(median(hs)), "ratio")
+}
+
+// BenchmarkDiffAfterOneWrite times Diff after one fs.write in a 2,000-file
+// tree (only the file written is read again) against Diff after a process
+// that changed nothing (the whole tree is listed, as any diff did before):
+// target ratio ≤ 1.2.
+func BenchmarkDiffAfterOneWrite(b *testing.B) {
+	root := benchTree(b, 2000, 10<<10)
+	w := open(b, root, busyboxImage)
+	ctx := context.Background()
+	if _, err := w.Diff(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var writes, lists []time.Duration
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		if err := w.WriteFile(ctx, "pkg00/file0000.txt", fmt.Appendf(nil, "version %d\n", i)); err != nil {
+			b.Fatal(err)
+		}
+		i++
+		b.StartTimer()
+		t0 := time.Now()
+		patch, err := w.Diff(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		writes = append(writes, time.Since(t0))
+		b.StopTimer()
+		if n := strings.Count(patch, "diff --git "); n != 1 {
+			b.Fatalf("patch has %d files, want 1", n)
+		}
+		if res, err := w.Exec(ctx, workspace.ExecRequest{Argv: []string{"true"}}); err != nil || res.ExitCode != 0 {
+			b.Fatalf("exec: %v %+v", err, res)
+		}
+		t1 := time.Now()
+		if _, err := w.Diff(ctx); err != nil {
+			b.Fatal(err)
+		}
+		lists = append(lists, time.Since(t1))
+		b.StartTimer()
+	}
+	b.ReportMetric(ms(median(writes)), "ms-diff-after-write-median")
+	b.ReportMetric(ms(median(lists)), "ms-diff-no-change-median")
+	b.ReportMetric(float64(median(writes))/float64(median(lists)), "ratio")
 }

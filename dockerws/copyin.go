@@ -36,6 +36,8 @@ const (
 	skipName     = "name"       // a name no tool could send back (control character, backslash)
 	skipIgnored  = "gitignored" // ignored by the project's git (.gitignore, info/exclude)
 	skipHardLink = "hardlink"   // has other hard links, possibly outside the project
+	// skipUnreadable: in a live tree, a file the sandbox user may not read.
+	skipUnreadable = "unreadable"
 )
 
 // gitCheckIgnore reports which of paths (relative to root) the project's git
@@ -287,11 +289,14 @@ func (s *snapshot) computeDigest() string {
 // user cannot write the workspace or home (the image has no such
 // directories, or made them for another user); the owners' uids are
 // printed. Exit 93: the image already has files in the workspace directory.
-const copyInScript = `w=$1 h=$2
-if [ ! -w "$w" ] || [ ! -w "$h" ]; then stat -c %u "$w" "$h"; exit 98; fi
+const copyInScript = `w=$1 h=$2 c=$3 cmax=$4
+shift 4
+if [ ! -w "$w" ] || [ ! -w "$h" ] || { [ -n "$c" ] && [ ! -w "$c" ]; }; then stat -c %u "$w" "$h" ${c:+"$c"}; exit 98; fi
 [ -z "$(ls -A "$w")" ] || exit 93
 mkdir -p "$h/tmp" || exit 96
 tar -x -f - -C "$w" || exit 95
+while [ $# -ge 2 ]; do { mkdir -p "${1%/*}" && ln -s "$2" "$1"; } || exit 94; shift 2; done
+if [ -n "$c" ] && [ "$(du -sk "$c" 2>/dev/null | cut -f1)" -gt "$cmax" ]; then find "$c" -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null; fi
 m=$h/.harness-mark.$$
 : > "$m" && stat -c %z "$m" && rm -f "$m"`
 
@@ -309,7 +314,7 @@ func (w *Workspace) copyIn(ctx context.Context, items []item) (string, error) {
 	for attempt := 0; ; attempt++ {
 		pr := pipeTar(func(tw io.Writer) error { return writeItems(tw, items) })
 		var out bytes.Buffer
-		code, stderr, err := w.script(ctx, op, copyInScript, []string{WorkDir, HomeDir}, pr, &out)
+		code, stderr, err := w.script(ctx, op, copyInScript, w.copyInArgs(), pr, &out)
 		pr.CloseWithError(io.ErrClosedPipe)
 		if err != nil {
 			return "", err
@@ -322,6 +327,8 @@ func (w *Workspace) copyIn(ctx context.Context, items []item) (string, error) {
 			continue
 		case code == 98:
 			return "", failed(op, "the sandbox user "+w.user+" cannot write "+WorkDir, nil)
+		case code == 94:
+			return "", failed(op, "linking the project's dependency folders failed: "+stderr, nil)
 		case code == 93:
 			return "", failed(op, "image "+w.opts.Image+" already has files in "+WorkDir+"; use an image where it is empty or absent", nil)
 		case code != 0:
@@ -335,15 +342,19 @@ func (w *Workspace) copyIn(ctx context.Context, items []item) (string, error) {
 	}
 }
 
-// openVolumes makes the workspace and home volumes writable for the
-// sandbox user, running chmod as their owners (uids, in WorkDir, HomeDir
-// order).
+// openVolumes makes the workspace and home volumes (and the build cache)
+// writable for the sandbox user, running chmod as their owners (uids, in
+// the order of copyInArgs).
 func (w *Workspace) openVolumes(ctx context.Context, op string, owners []string) error {
-	if len(owners) != 2 {
+	dirs := []string{WorkDir, HomeDir}
+	if a := w.copyInArgs(); a[2] != "" {
+		dirs = append(dirs, a[2])
+	}
+	if len(owners) != len(dirs) {
 		return failed(op, "the sandbox user "+w.user+" cannot write "+WorkDir, nil)
 	}
 	byOwner := map[string][]string{}
-	for i, dir := range []string{WorkDir, HomeDir} {
+	for i, dir := range dirs {
 		byOwner[owners[i]] = append(byOwner[owners[i]], dir)
 	}
 	for _, uid := range slices.Sorted(maps.Keys(byOwner)) {

@@ -2,8 +2,11 @@ package dockerws
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,7 +84,35 @@ func reap(ctx context.Context, cli *client.Client, wait bool) (int, error) {
 		}
 		n++
 	}
-	return n, nil
+	return n + reapCaches(ctx, cli), nil
+}
+
+// reapCaches removes the build cache volumes of this user's projects that
+// are gone from this machine (a deleted checkout, a test's temporary
+// project), when the daemon runs here; a cache in use stays. It returns
+// how many it removed.
+func reapCaches(ctx context.Context, cli *client.Client) int {
+	if !strings.HasPrefix(cli.DaemonHost(), "unix://") {
+		return 0
+	}
+	vols, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: make(client.Filters).Add("label", LabelCache+"."+"user="+strconv.Itoa(os.Getuid()))})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, v := range vols.Items {
+		project := v.Labels[LabelCache]
+		if !filepath.IsAbs(project) {
+			continue
+		}
+		if _, err := os.Stat(project); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{}); err == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // waitRemoved waits, at most 30 s, until container id is gone, and

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model/openai"
+	"github.com/harness-dev/harness/workspace"
 )
 
 // Run checks the Docker daemon, the sandbox image, the provider settings
@@ -22,8 +24,14 @@ import (
 // how to fix it, and reports whether every check passed. It removes the
 // workspaces of processes that are gone and lists the kept ones (turns
 // whose diff failed) with their session and how to recover or remove them.
-func Run(ctx context.Context, o app.Options, e app.Env, w io.Writer) bool {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+//
+// In a project that needs a toolchain (Go, Node, Python, Rust), it says
+// which, where the sandbox gets each from and what it mounts, and runs each
+// toolchain's version command in a throwaway workspace of the image with
+// those mounts. It lists the build cache volumes; with clean it removes
+// them (not one a running session uses).
+func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer) bool {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	bad := 0
 	report := func(name string, err error, fix string) {
@@ -52,6 +60,10 @@ func Run(ctx context.Context, o app.Options, e app.Env, w io.Writer) bool {
 		for _, k := range kept {
 			fmt.Fprint(w, keptLine(k))
 		}
+		if err == nil {
+			bad += toolchains(ctx, o, r, w)
+		}
+		bad += caches(ctx, clean, w)
 	}
 	st, err := app.OpenStore(ctx, r.DB, r.HostID)
 	report("session store "+redactDSN(r.DB), err, "check that the directory is writable or the server reachable (scripts/postgres.sh starts a local one), or pass --db")
@@ -183,4 +195,117 @@ func redactDSN(dsn string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// versionCommands are what proves each toolchain runs in the sandbox.
+var versionCommands = map[string][]string{
+	"go":     {"go", "version"},
+	"node":   {"node", "--version"},
+	"python": {"python3", "--version"},
+	"rust":   {"cargo", "--version"},
+}
+
+// toolchains reports what the project in the current directory needs,
+// where the sandbox gets it, and whether it runs there; it returns the
+// number of failed checks.
+func toolchains(ctx context.Context, o app.Options, r app.Resolved, w io.Writer) int {
+	root, err := os.Getwd()
+	if err != nil {
+		return 0
+	}
+	plan, notes := app.SandboxPlan(ctx, root, []string{r.KeyEnv})
+	if len(plan.Needs) == 0 {
+		fmt.Fprintln(w, "✓ toolchains: this project names none (no go.mod, package.json, pyproject.toml, requirements*.txt or Cargo.toml)")
+		return 0
+	}
+	var needs []string
+	for _, n := range plan.Needs {
+		s := n.Name
+		if n.Version != "" {
+			s += " " + n.Version
+		}
+		needs = append(needs, s+" ("+n.From+")")
+	}
+	fmt.Fprintf(w, "✓ toolchains the project needs: %s\n", strings.Join(needs, ", "))
+	for _, h := range plan.Have {
+		fmt.Fprintf(w, "    %s\n", h)
+	}
+	checked := plan.Checked(ctx)
+	for _, m := range checked.Mounts {
+		fmt.Fprintf(w, "    mount %s → %s (read-only): %s\n", m.Source, m.Target, m.What)
+	}
+	if len(checked.Masked) > 0 {
+		fmt.Fprintf(w, "    %d credential-like files under the mounts are empty in the sandbox\n", len(checked.Masked))
+	}
+	bad := 0
+	for _, n := range append(notes, checked.Missing[len(plan.Missing):]...) {
+		bad++
+		fmt.Fprintf(w, "✗ toolchain: %s\n", n)
+	}
+	// Each version command in a throwaway workspace of an empty project,
+	// with the same mounts and variables a session gets.
+	empty, err := os.MkdirTemp("", "harness-doctor-")
+	if err != nil {
+		return bad
+	}
+	defer os.RemoveAll(empty)
+	ws, err := dockerws.Open(ctx, dockerws.Options{Root: empty, Image: r.Image, SessionID: "doctor", Toolchain: plan})
+	if err != nil {
+		fmt.Fprintf(w, "✗ toolchains in the sandbox: %s: %s\n", errcode.Of(err), errcode.Message(err))
+		return bad + 1
+	}
+	defer ws.Close(context.WithoutCancel(ctx))
+	for _, n := range plan.Needs {
+		argv := versionCommands[n.Name]
+		res, err := ws.Exec(ctx, workspace.ExecRequest{Argv: argv, Timeout: 20 * time.Second})
+		out := strings.TrimSpace(res.Stdout + " " + res.Stderr)
+		switch {
+		case err != nil:
+			bad++
+			fmt.Fprintf(w, "✗ %s in the sandbox (%s): %s: %s\n", n.Name, strings.Join(argv, " "), errcode.Of(err), errcode.Message(err))
+		case res.ExitCode != 0:
+			bad++
+			fmt.Fprintf(w, "✗ %s in the sandbox (%s): exit %d: %s\n    fix: install it on this machine, or use an image that has it (IMAGE_PACKAGES=… make sandbox-image, then --image)\n",
+				n.Name, strings.Join(argv, " "), res.ExitCode, firstLine(out))
+		default:
+			fmt.Fprintf(w, "✓ %s in the sandbox: %s\n", n.Name, firstLine(out))
+		}
+	}
+	return bad
+}
+
+// caches lists the build cache volumes and, with clean, removes them; it
+// returns the number of failed removals.
+func caches(ctx context.Context, clean bool, w io.Writer) int {
+	list, err := dockerws.ListCaches(ctx, "")
+	if err != nil {
+		fmt.Fprintf(w, "✗ build caches: %s: %s\n", errcode.Of(err), errcode.Message(err))
+		return 1
+	}
+	bad := 0
+	for _, c := range list {
+		size := "size unknown"
+		if c.Bytes >= 0 {
+			size = fmt.Sprintf("%.1f MiB", float64(c.Bytes)/(1<<20))
+		}
+		if !clean {
+			fmt.Fprintf(w, "  build cache %s of %s: %s\n", c.Name, c.Project, size)
+			continue
+		}
+		if err := dockerws.RemoveCache(ctx, "", c.Name); err != nil {
+			bad++
+			fmt.Fprintf(w, "✗ build cache %s of %s not removed: %s: %s\n", c.Name, c.Project, errcode.Of(err), errcode.Message(err))
+			continue
+		}
+		fmt.Fprintf(w, "✓ build cache %s of %s removed (%s)\n", c.Name, c.Project, size)
+	}
+	if len(list) > 0 && !clean {
+		fmt.Fprintln(w, "    (harness doctor --clean removes them; each is rebuilt by the next session of its project)")
+	}
+	return bad
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -258,6 +258,20 @@ type WorkspaceLifecycle struct {
 	ImageID     string        `json:"imageId,omitempty"`
 	Files       *int          `json:"files,omitempty"`
 	Skipped     *SkippedFiles `json:"skipped,omitempty"`
+	// Mounts is what of the host the sandbox sees besides the copy (the
+	// project's toolchains, dependency caches and folders, read-only, and
+	// its build cache volume), at opened and restored.
+	Mounts []Mount `json:"mounts,omitempty"`
+}
+
+// Mount is one thing of the host a workspace's sandbox sees: what it is,
+// where it comes from (a host path, or "volume NAME"), where the sandbox
+// sees it, and whether it is read-only there.
+type Mount struct {
+	What     string `json:"what"`
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly"`
 }
 
 // SkippedFiles is what a workspace's copy left out of the project, apart

@@ -89,7 +89,10 @@
 //	                                  (64 KiB); for the screen and the audit, not the model
 //
 // workspace.lifecycle also carries skipped? {count, reasons [{reason,
-// count}], paths}: what the copy left out (SkippedFiles), when anything was.
+// count}], paths}: what the copy left out (SkippedFiles), when anything was,
+// and mounts? [{what, source, target, readOnly}]: what of the host the
+// sandbox sees besides the copy (toolchains, dependency caches and folders,
+// the build cache volume).
 //
 // # Rules
 //

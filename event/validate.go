@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/errcode"
@@ -432,6 +433,15 @@ func (d WorkspaceLifecycle) validate(c *checker) {
 		}
 		for i, p := range sk.Paths {
 			c.nonEmpty(fmt.Sprintf("data.skipped.paths[%d]", i), p)
+		}
+	}
+	for i, m := range d.Mounts {
+		at := fmt.Sprintf("data.mounts[%d]", i)
+		c.nonEmpty(at+".what", m.What)
+		c.nonEmpty(at+".source", m.Source)
+		c.nonEmpty(at+".target", m.Target)
+		if c.ok() && !strings.HasPrefix(m.Target, "/") {
+			c.failf(errcode.EventInvalidField, "validate %s.target: must be an absolute path", at)
 		}
 	}
 }

@@ -179,6 +179,9 @@ func (s *Session) RecordWorkspace(ctx context.Context, phase string) error {
 	}
 	if phase != event.PhaseDisposed {
 		data.Skipped = skippedOf(info.Skipped)
+		for _, m := range info.Mounts {
+			data.Mounts = append(data.Mounts, event.Mount(m))
+		}
 	}
 	_, err := s.append(ctx, data)
 	return err

@@ -15,15 +15,23 @@ import (
 const maxMentions = 8
 
 // mentionRE finds @path mentions: an @ at the start of the text or after
-// white space, then a workspace path (a trailing '.' or ',' is prose).
-var mentionRE = regexp.MustCompile(`(?:^|\s)@([\w./-]*[\w/-])`)
+// white space, then a workspace path: any file name (non-ASCII, "+", "@"),
+// up to white space.
+var mentionRE = regexp.MustCompile(`(?:^|\s)@(\S+)`)
+
+// mentionProse is what may end a mention but is the sentence's, not the
+// path's: "look at @README.md." or "(see @a.go)".
+const mentionProse = ".,;:!?)]}\"'"
 
 // Mentions returns the workspace paths a message mentions with @path, in
 // order, without repeats, at most maxMentions.
 func Mentions(text string) []string {
 	var out []string
 	for _, m := range mentionRE.FindAllStringSubmatch(text, -1) {
-		p := m[1]
+		p := strings.TrimRight(m[1], mentionProse)
+		if p == "" || p == "." {
+			continue
+		}
 		if !strings.Contains(strings.Join(out, "\x00")+"\x00", p+"\x00") && len(out) < maxMentions {
 			out = append(out, p)
 		}

@@ -14,6 +14,8 @@ func TestMentionsAndShellCommand(t *testing.T) {
 		{"@cmd/main.go and @pkg/a_b-c.go, then @cmd/main.go again", []string{"cmd/main.go", "pkg/a_b-c.go"}},
 		{"mail me@example.com or ping @", nil},
 		{"@./dir/", []string{"./dir/"}},
+		{"read @notes/日本語.txt, @c++/a+b.h and @pkg/@types/x.d.ts!", []string{"notes/日本語.txt", "c++/a+b.h", "pkg/@types/x.d.ts"}},
+		{"(see @a.go)", []string{"a.go"}},
 	} {
 		if got := Mentions(c.text); !slices.Equal(got, c.want) {
 			t.Errorf("Mentions(%q) = %q, want %q", c.text, got, c.want)

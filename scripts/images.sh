@@ -18,7 +18,15 @@
 #
 # Usage: scripts/images.sh [--force|--refresh] [busybox|sandbox|all]   (default all)
 #
+# An image with more tools: IMAGE_PACKAGES names more Debian packages for the
+# sandbox, and IMAGE the name to give it, e.g.
+#   IMAGE=harness-sandbox-node IMAGE_PACKAGES="nodejs npm" scripts/images.sh sandbox
+# then `harness --image harness-sandbox-node`. (Most projects need none:
+# harness mounts the host's Go, Node, Python and Rust toolchains read-only.)
+#
 # Environment:
+#   IMAGE                the sandbox image's name (default harness-sandbox)
+#   IMAGE_PACKAGES       more Debian packages for it, space-separated
 #   HARNESS_IMAGE_CACHE  where the sandbox rootfs tarball is cached
 #                        (default /var/cache/harness as root, else
 #                        ${XDG_CACHE_HOME:-$HOME/.cache}/harness)
@@ -145,7 +153,14 @@ build_busybox() {
 }
 
 build_sandbox() {
-	local ref=harness-sandbox started=$SECONDS tarball suite mirror
+	local ref=${IMAGE:-harness-sandbox} started=$SECONDS tarball suite mirror extra="" include
+	include=bash,coreutils,git,make,python3,ca-certificates,procps,patch,ripgrep,less
+	if [ -n "${IMAGE_PACKAGES:-}" ]; then
+		# The cached rootfs is named by its package list.
+		extra=$(printf '%s\n' $IMAGE_PACKAGES | sort -u | tr '\n' ',' | sed 's/,$//')
+		include=$include,$extra
+		extra=-$(printf '%s' "$extra" | sha256sum | cut -c1-12)
+	fi
 	if [ "$force" -eq 0 ] && exists "$ref"; then
 		log "$ref exists; nothing to do (use --force to rebuild)"
 		return
@@ -154,7 +169,7 @@ build_sandbox() {
 	suite=${suite:-bookworm}
 	mirror=${HARNESS_DEBIAN_MIRROR:-$(host_mirror)}
 	[ -n "$mirror" ] || die "no Debian mirror found in this machine's apt sources; set HARNESS_DEBIAN_MIRROR"
-	tarball=$cache/harness-sandbox-$suite.tar
+	tarball=$cache/harness-sandbox-$suite$extra.tar
 	if [ "$refresh" -eq 1 ] || [ ! -s "$tarball" ]; then
 		command -v mmdebstrap >/dev/null 2>&1 || {
 			[ "$(id -u)" -eq 0 ] || die "mmdebstrap is needed to build $ref (apt-get install mmdebstrap)"
@@ -168,7 +183,7 @@ build_sandbox() {
 		# The hooks run inside mmdebstrap, where "$1" is the rootfs directory.
 		# shellcheck disable=SC2016
 		mmdebstrap --quiet --variant=minbase \
-			--include=bash,coreutils,git,make,python3,ca-certificates,procps,patch,ripgrep,less \
+			--include="$include" \
 			--aptopt='APT::Install-Recommends "false"' \
 			--dpkgopt='path-exclude=/usr/share/man/*' \
 			--dpkgopt='path-exclude=/usr/share/doc/*' \

@@ -17,7 +17,7 @@ const execDescription = `Run one program in the workspace, an isolated copy of t
 	`(1..128 items, each at most 8192 bytes, no NUL); there is no shell, so pipes, redirections and globs ` +
 	`are not interpreted: write ["sh","-c","..."] explicitly when you need them. ` +
 	`cwd is a directory relative to the workspace root (default: the root). ` +
-	`timeoutMs is 1..30000 (default 30000); a process still running then is killed and timedOut is true. ` +
+	`timeoutMs is 1..600000 (default 120000: enough for most builds and test runs); a process still running then is killed and timedOut is true. ` +
 	`Returns {exitCode, stdout, stderr, timedOut?, stdoutTruncated?, stderrTruncated?}; each stream keeps ` +
 	`at most 48 KiB. A non-zero exit code is a normal result. Needs the isolated Docker workspace: on a ` +
 	`read-only workspace it fails with WORKSPACE_ISOLATION_REQUIRED and nothing runs.`
@@ -37,8 +37,8 @@ var execFields = []field{{
 	name: "cwd", kind: kindString, min: 1, max: MaxPathBytes,
 	desc: `Working directory relative to the workspace root; "." or absent for the root.`,
 }, {
-	name: "timeoutMs", kind: kindInt, min: 1, max: MaxTimeoutMs, def: ptr(MaxTimeoutMs),
-	desc: "Milliseconds before the process is killed, 1..30000.",
+	name: "timeoutMs", kind: kindInt, min: 1, max: MaxTimeoutMs, def: ptr(DefaultTimeoutMs),
+	desc: "Milliseconds before the process is killed, 1..600000 (default 120000).",
 }}
 
 var execTool = &tool{

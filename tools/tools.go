@@ -26,8 +26,11 @@ const (
 	// MaxArgs and MaxArgBytes bound process.exec argv.
 	MaxArgs     = 128
 	MaxArgBytes = 8192
-	// MaxTimeoutMs is the longest, and the default, process.exec timeout.
-	MaxTimeoutMs = 30000
+	// MaxTimeoutMs is the longest process.exec timeout, and
+	// DefaultTimeoutMs the one a call that names none gets: a cold build
+	// and test of a real project takes minutes, not seconds.
+	MaxTimeoutMs     = 600000
+	DefaultTimeoutMs = 120000
 	// MaxListEntries caps the entries fs.list returns.
 	MaxListEntries = 2000
 	// MaxStreamBytes caps each of stdout and stderr of process.exec, so

@@ -14,6 +14,13 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.comp.shown = nil // the list of matches goes first
 		return nil
 	}
+	escAgain := m.escArmed && ks == "esc"
+	m.escArmed = false
+	if m.in.search != nil && m.picker == nil && m.pager == nil && (m.asking == nil || !m.asking.answering) {
+		m.in.searchKey(k)
+		m.flash = ""
+		return nil
+	}
 	switch {
 	case m.asking != nil:
 		return m.approvalKey(k)
@@ -77,6 +84,21 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case "ctrl+x":
 		return m.withdrawLast()
+	case "ctrl+u":
+		if m.in.ta.Value() != "" {
+			m.in.clear()
+			m.flash = "Input cleared (↑ brings it back)."
+		}
+		return nil
+	case "ctrl+r":
+		if len(m.in.history) == 0 {
+			m.flash = "No messages sent yet to search."
+			return nil
+		}
+		m.in.startSearch()
+		return nil
+	case "ctrl+g":
+		return m.editDraft()
 	case "esc":
 		switch {
 		case m.vp.Selected() >= 0:
@@ -89,16 +111,17 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			// come from; ctrl+c twice quits without waiting.
 			m.canceling = true
 			m.flash = cancelFlash
+			m.escArmed = true
 			return m.cancel()
+		case m.in.ta.Value() != "":
+			m.flash = ""
+		case escAgain:
+			return m.editLast()
 		default:
 			m.flash = ""
+			m.escArmed = true
 		}
 		return nil
-	case "?":
-		if m.in.value() == "" {
-			m.openHelp()
-			return nil
-		}
 	}
 	m.flash = ""
 	return m.in.update(k)
@@ -148,6 +171,12 @@ func (m *Model) submit(next bool) tea.Cmd {
 		return nil
 	}
 	trimmed := strings.TrimSpace(text)
+	if trimmed == "?" {
+		// "?" alone opens the help; a message may start with "?".
+		m.in.take()
+		m.openHelp()
+		return nil
+	}
 	if trimmed == "" {
 		if !m.busy() && m.sess != nil && m.hasQueuedNext() {
 			// The queue waits after a turn that did not complete.
@@ -169,6 +198,7 @@ func (m *Model) submit(next bool) tea.Cmd {
 		m.flash = "Another process took this session over: /new starts a session, /sessions opens another."
 		return nil
 	}
+	m.lastSent = sent{shown: m.in.ta.Value(), pastes: m.in.pastes}
 	m.in.take()
 	m.vp.Bottom()
 	m.unseen = false
@@ -309,14 +339,14 @@ func (m *Model) openHelp() {
 }
 
 // questionFlash says how to answer the question on screen.
-const questionFlash = "A question is waiting: with the input empty, tab gives it the keys (then y, a, n or r); esc denies."
+const questionFlash = "A question is waiting: with the input empty, tab gives it the keys (then y, a, n or r); esc denies and stops the turn."
 
 // approvalKey handles a key while a question is up. A keystroke meant for
 // the input never answers: the input keeps every key that edits text, and
 // tab with a draft completes it. Only tab on an empty input gives the box
 // the keys (boxKey), and the input then shows that it is paused. Esc
-// denies; enter with text in the input denies and sends that text to the
-// model as the reason.
+// collapses an expanded box, else denies and stops the turn; enter with
+// text in the input denies and sends that text to the model as the reason.
 func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	q := m.asking
 	ks := k.String()
@@ -345,7 +375,22 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "esc":
-		return m.answer(Answer{})
+		if q.all {
+			// An expanded box collapses first, as Esc closes every
+			// other view before it acts.
+			q.all, q.off = false, 0
+			return nil
+		}
+		// One key stops everything: the call is denied and the turn
+		// stops.
+		if m.tr.ActiveRun() == "" {
+			return m.answer(Answer{})
+		}
+		id := q.a.PermissionID
+		m.dropQuestion()
+		m.canceling = true
+		m.flash = cancelFlash
+		return m.denyAndCancel(id)
 	}
 	if q.answering {
 		return m.boxKey(q, k)
@@ -358,7 +403,7 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			if cmd, ok := m.complete(); ok {
 				return cmd
 			}
-			m.flash = "Tab answers only with the input empty: enter denies with what you typed, esc denies."
+			m.flash = "Tab answers only with the input empty: enter denies with what you typed, esc denies and stops the turn."
 			return nil
 		}
 		m.focusBox()
@@ -368,7 +413,7 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		if text == "" {
 			m.flash = questionFlash
 			if q.reason {
-				m.flash = "Type the reason the model gets, then enter; esc denies without one."
+				m.flash = "Type the reason the model gets, then enter; esc denies without one and stops the turn."
 			}
 			return nil
 		}
@@ -577,6 +622,21 @@ func (m *Model) scrollPage(up bool) {
 	if m.vp.Following() {
 		m.unseen = false
 	}
+}
+
+// editLast is Esc Esc on an empty input: the last message sent comes back
+// to edit, withdrawn when it is still waiting (steering or queued), as a
+// new message otherwise.
+func (m *Model) editLast() tea.Cmd {
+	if len(m.outbox) > 1 || len(m.tr.Pending()) > 0 {
+		return m.withdrawLast()
+	}
+	if m.lastSent.shown == "" {
+		return nil
+	}
+	m.in.show(m.lastSent)
+	m.flash = "Your last message is back in the input: enter sends it as a new message."
+	return nil
 }
 
 // restoreWithdrawn puts a withdrawn message's text back in the input to

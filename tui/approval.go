@@ -42,6 +42,9 @@ type asking struct {
 	off       int  // the first line of the command and diff shown, when they do not fit
 	page      int  // how many of those lines the box showed last
 	cut       bool // the box showed a window of them: pgup/pgdn move it
+
+	wrapped   []string // the command wrapped at wrapWidth
+	wrapWidth int
 }
 
 // expandable reports whether ctrl+o has more of the call to show: a
@@ -72,21 +75,31 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool, maxLines in
 		sum = "  " + diffview.Summary(diffview.StatOf(a.Diff), th)
 	}
 	var top, body []string // top stays; body is what a window may show part of
-	if what != "" && ansi.StringWidth(head+" "+what+sum) <= inner {
+	if what != "" && len(what) <= inner*4 && ansi.StringWidth(head+" "+what+sum) <= inner {
 		top = append(top, head+" "+th.Bold.Render(what)+sum)
 	} else {
 		top = append(top, ansi.Truncate(head+sum, inner, "…"))
 		if what != "" {
-			wrapped := wrapWords(what, inner-2)
-			shown := wrapped
-			if !q.all && len(shown) > approvalCmdLines {
-				shown = shown[:approvalCmdLines]
+			if q.wrapWidth != inner-2 || q.wrapped == nil {
+				// Every frame asks: a 5 KB command is wrapped once a width.
+				q.wrapped, q.wrapWidth = wrapWords(what, inner-2), inner-2
 			}
-			for _, l := range shown {
-				body = append(body, "  "+th.Bold.Render(l))
-			}
-			if more := len(wrapped) - len(shown); more > 0 {
-				body = append(body, "  "+th.Muted.Render("… "+itoa(more)+" more lines · ctrl+o shows the whole command"))
+			wrapped := q.wrapped
+			if q.all || len(wrapped) <= approvalCmdLines+1 {
+				// A line saying one more line is hidden takes the room
+				// of that line: show it.
+				for _, l := range wrapped {
+					body = append(body, "  "+th.Bold.Render(l))
+				}
+			} else {
+				// The first lines and the last: the end of a command
+				// (where "&& rm -rf …" would be) is never hidden.
+				for _, l := range wrapped[:approvalCmdLines-1] {
+					body = append(body, "  "+th.Bold.Render(l))
+				}
+				more := len(wrapped) - approvalCmdLines
+				body = append(body, "  "+th.Muted.Render("… "+plural(more, "more line")+" · ctrl+o shows the whole command"))
+				body = append(body, "  "+th.Bold.Render(wrapped[len(wrapped)-1]))
 			}
 		}
 	}
@@ -123,7 +136,12 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool, maxLines in
 	tail = append(tail, wrapSegs(approvalHints(q, th, draft), th.Muted.Render(" · "), inner)...)
 	q.page, q.cut = len(body), false
 	inside := maxLines - th.Box.GetVerticalFrameSize() // lines the box's content may take
-	if maxLines > 0 && len(top)+len(body)+len(tail) > inside {
+	if maxLines > 0 && len(top)+min(len(body), 2)+len(tail) > inside {
+		// A small screen: the answers and keys in their short form, so
+		// that they fit with a line or two of the call.
+		tail = wrapSegs(compactSegs(q, th, draft), th.Muted.Render(" · "), inner)
+	}
+	if maxLines > 0 && len(body) > 0 && len(top)+len(body)+len(tail) > inside {
 		room := max(inside-len(top)-len(tail)-1, 1) // one line says where the window is
 		q.off = min(max(q.off, 0), max(len(body)-room, 0))
 		end := min(q.off+room, len(body))
@@ -142,7 +160,7 @@ func approvalView(q *asking, th *theme.Theme, width int, draft bool, maxLines in
 func answerSegs(q *asking, th *theme.Theme) []string {
 	var names [numChoices]string
 	names[choiceDeny], names[choiceReason] = "deny", "deny with a reason"
-	names[choiceOnce], names[choiceRun] = "allow once", "allow "+q.a.Tool+" for this run"
+	names[choiceOnce], names[choiceRun] = "allow once", "allow "+q.a.Tool+" for this turn"
 	keys := [numChoices]string{choiceDeny: "n", choiceReason: "r", choiceOnce: "y", choiceRun: "a"}
 	var segs []string
 	if !q.answering {
@@ -161,23 +179,46 @@ func answerSegs(q *asking, th *theme.Theme) []string {
 	return segs
 }
 
+// compactSegs are the answers and the keys that work now in few cells,
+// for a box on a small screen.
+func compactSegs(q *asking, th *theme.Theme, draft bool) []string {
+	hint := func(k, what string) string { return th.Key.Render(k) + th.Muted.Render(" "+what) }
+	var segs []string
+	if q.answering {
+		keys := [numChoices]string{choiceDeny: "n", choiceReason: "r", choiceOnce: "y", choiceRun: "a"}
+		names := [numChoices]string{choiceDeny: "deny", choiceReason: "reason", choiceOnce: "once", choiceRun: "turn"}
+		for i := range numChoices {
+			if i == q.choice {
+				segs = append(segs, th.Selected.Render("›"+keys[i]+" "+names[i]))
+			} else {
+				segs = append(segs, hint(keys[i], names[i]))
+			}
+		}
+		return append(segs, hint("tab", "input"), hint("esc", "deny+stop"))
+	}
+	if draft {
+		return []string{hint("enter", "deny with text"), hint("esc", "deny+stop")}
+	}
+	return []string{hint("tab", "answer (y/a/n/r)"), hint("esc", "deny+stop")}
+}
+
 // approvalHints are the keys that work now, by who has them.
 func approvalHints(q *asking, th *theme.Theme, draft bool) []string {
 	hint := func(k, what string) string { return th.Key.Render(k) + th.Muted.Render(" "+what) }
 	var hints []string
 	switch {
 	case q.answering:
-		hints = []string{hint("y/a/n/r", "answer"), hint("←/→ then enter", "choose"), hint("tab", "or typing: back to the input"), hint("esc", "deny")}
+		hints = []string{hint("y/a/n/r", "answer"), hint("←/→ then enter", "choose"), hint("tab", "or typing: back to the input"), hint("esc", "deny and stop")}
 	case q.reason && !draft:
-		hints = []string{th.Warn.Render("type the reason the model gets"), hint("enter", "deny with it"), hint("esc", "deny without one")}
+		hints = []string{th.Warn.Render("type the reason the model gets"), hint("enter", "deny with it"), hint("esc", "deny without one and stop")}
 	case draft:
-		hints = []string{hint("enter", "deny, telling the model what you typed"), hint("esc", "deny"), hint("tab", "completes the input")}
+		hints = []string{hint("enter", "deny, telling the model what you typed"), hint("esc", "deny and stop"), hint("tab", "completes the input")}
 	default:
-		hints = []string{hint("tab", "answer"), hint("esc", "deny")}
+		hints = []string{hint("tab", "answer"), hint("esc", "deny and stop")}
 	}
 	switch {
 	case q.all:
-		hints = append(hints, hint("ctrl+o", "collapse"))
+		hints = append(hints, hint("ctrl+o/esc", "collapse"))
 	case q.expandable():
 		hints = append(hints, hint("ctrl+o", "show all"))
 	}
@@ -304,20 +345,22 @@ func hex2(b byte) string {
 // hyphen-aware wrap it never splits "--flag" or "a-b" at the hyphen.
 func wrapWords(s string, width int) []string {
 	var out []string
-	cur := ""
+	cur, curW := "", 0
 	for _, w := range strings.Split(s, " ") {
+		ww := ansi.StringWidth(w) // each word is measured once
 		switch {
 		case cur == "":
-			cur = w
-		case ansi.StringWidth(cur)+1+ansi.StringWidth(w) <= width:
-			cur += " " + w
+			cur, curW = w, ww
+		case curW+1+ww <= width:
+			cur, curW = cur+" "+w, curW+1+ww
 		default:
 			out = append(out, cur)
-			cur = w
+			cur, curW = w, ww
 		}
-		for ansi.StringWidth(cur) > width {
+		for curW > width {
 			out = append(out, ansi.Cut(cur, 0, width))
-			cur = ansi.Cut(cur, width, ansi.StringWidth(cur))
+			cur = ansi.Cut(cur, width, curW)
+			curW -= width
 		}
 	}
 	return append(out, cur)

@@ -272,3 +272,214 @@ func peakRSS() float64 {
 	}
 	return 0
 }
+
+// codeStream streams a Go code block into an answer that stays open,
+// delta after delta, a frame after each. With keep > 0 the answer starts
+// again (a new message, its first keep lines in one delta, no frame
+// measured) once it holds keep+10 lines, so its block stays about keep
+// lines long.
+type codeStream struct {
+	s      *screen
+	keep   int
+	msg    int
+	seq    int
+	lines  int
+	frames []time.Duration
+}
+
+func newCodeStream(b *testing.B, lines, keep int) *codeStream {
+	s := newScreen(b, idleEngine(), Options{}, 120, 40)
+	s.events(
+		ev(1, event.TurnStarted{RunID: "run-live", SessionID: sessID, InputMessageID: "u-live"}),
+		ev(2, event.MessageCompleted{RunID: "run-live", MessageID: "u-live", Role: model.RoleUser, Content: "write the parser"}),
+	)
+	c := &codeStream{s: s, keep: keep, frames: make([]time.Duration, 0, 4096)}
+	c.open(lines)
+	return c
+}
+
+// open starts a new answer whose code block holds n lines already.
+func (c *codeStream) open(n int) {
+	c.msg++
+	c.seq, c.lines = 0, n
+	var b strings.Builder
+	b.WriteString("Here is the parser:\n\n```go\n")
+	for i := range n {
+		fmt.Fprintf(&b, "\tv%d := parse(input[%d:], %q) // step %d\n", i, i, "field", i)
+	}
+	c.delta(b.String())
+	_ = c.s.m.View()
+}
+
+func (c *codeStream) delta(text string) {
+	c.s.events(ev(3, event.MessageDelta{RunID: "run-live", RequestID: "req", MessageID: "msg-code-" + strconv.Itoa(c.msg), Sequence: c.seq, Delta: text}))
+	c.seq++
+}
+
+func (c *codeStream) step(i int) {
+	if c.keep > 0 && c.lines >= c.keep+10 {
+		c.open(c.keep)
+	}
+	chunk := fmt.Sprintf("\tw%d := parse(", i)
+	if i%2 == 1 {
+		chunk = fmt.Sprintf("input[%d:]) // next\n", i)
+		c.lines++
+	}
+	c.delta(chunk)
+	start := time.Now()
+	_ = c.s.m.View()
+	c.frames = append(c.frames, time.Since(start))
+}
+
+// BenchmarkViewStreamingIntoCode measures a frame after a delta into an
+// open code block of 2,000 lines, frame for frame beside the same delta
+// into a block of about 20 lines (the baseline, on a second screen, so
+// both see the same machine): code-p99-ms and small-p99-ms, and their
+// ratio p99-vs-small (target: at most 1.5: a delta costs what arrived,
+// not the block's length).
+func BenchmarkViewStreamingIntoCode(b *testing.B) {
+	big := newCodeStream(b, 2000, 0)
+	small := newCodeStream(b, 20, 20)
+	i := 0
+	for b.Loop() {
+		big.step(i)
+		small.step(i)
+		i++
+	}
+	slices.Sort(big.frames)
+	slices.Sort(small.frames)
+	b.ReportMetric(quantile(big.frames, 0.50), "code-p50-ms")
+	b.ReportMetric(quantile(big.frames, 0.99), "code-p99-ms")
+	b.ReportMetric(quantile(small.frames, 0.99), "small-p99-ms")
+	b.ReportMetric(quantile(big.frames, 0.99)/max(quantile(small.frames, 0.99), 0.001), "p99-vs-small")
+}
+
+// BenchmarkViewLongLine measures the first frame of a screen holding a
+// 5 KB one-line command (its card, and its approval box) and a 5 KB
+// one-line output: ms per frame (target: under 16).
+func BenchmarkViewLongLine(b *testing.B) {
+	var cmd, out strings.Builder
+	for i := 0; cmd.Len() < 5<<10; i++ {
+		fmt.Fprintf(&cmd, "--flag-%d=value-%d ", i, i)
+		fmt.Fprintf(&out, "[item %d](x) `code %d` **", i, i)
+	}
+	argv, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", "run " + cmd.String()}})
+	res, _ := json.Marshal(map[string]any{"exitCode": 0, "stdout": out.String() + "\n", "stderr": ""})
+	var frames []time.Duration
+	for b.Loop() {
+		s := newScreen(b, idleEngine(), Options{}, 120, 40)
+		s.events(
+			ev(1, event.TurnStarted{RunID: "run-1", SessionID: sessID, InputMessageID: "u"}),
+			ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "u", Role: model.RoleUser, Content: "run " + cmd.String()}),
+			ev(3, event.MessageCompleted{RunID: "run-1", MessageID: "a", Role: model.RoleAssistant, Content: out.String()}),
+			ev(4, event.ToolCall{CallID: "c1", Tool: "process.exec", Input: argv, RunID: "run-1"}),
+			ev(5, event.ToolResult{CallID: "c1", Tool: "process.exec", OK: true, Output: res, DurationMs: 5}),
+			ev(6, event.ToolCall{CallID: "c2", Tool: "process.exec", Input: argv, RunID: "run-1"}),
+		)
+		s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "p", Tool: "process.exec", Input: argv}}})
+		s.key("ctrl+o")
+		start := time.Now()
+		_ = s.m.View()
+		frames = append(frames, time.Since(start))
+	}
+	slices.Sort(frames)
+	b.ReportMetric(quantile(frames, 0.5), "frame-ms")
+	b.ReportMetric(quantile(frames, 0.99), "frame-p99-ms")
+}
+
+// longTurn feeds a screen the events of one turn of rounds fs.read
+// rounds of 20 KB files (each a file of its own, as a model walking a
+// tree reads them), with a compaction every 150 rounds, as the runtime
+// publishes them: a few events a batch, a frame after each round. at is
+// called after round k (1-based).
+func longTurn(s *screen, rounds int, at func(k int)) {
+	content := strings.Repeat("func handler() error { return nil } // a line of a Go file\n", 20<<10/59)
+	s.events(
+		ev(1, event.TurnStarted{RunID: "run-long", SessionID: sessID, InputMessageID: "u-long"}),
+		ev(2, event.MessageCompleted{RunID: "run-long", MessageID: "u-long", Role: model.RoleUser, Content: "read every handler and summarise them"}),
+	)
+	for k := 1; k <= rounds; k++ {
+		req := "req-" + strconv.Itoa(k)
+		call := "call-" + strconv.Itoa(k)
+		path := fmt.Sprintf("internal/handlers/h%04d.go", k)
+		in, _ := json.Marshal(map[string]string{"path": path})
+		out, _ := json.Marshal(map[string]any{"path": path, "content": content, "size": len(content)})
+		s.events(
+			ev(3, event.ContextAccounted{RunID: "run-long", RequestID: req, OccupancyTokens: 20000 + k%150*5000, WindowTokens: 1 << 20}),
+			ev(4, event.MessageDelta{RunID: "run-long", RequestID: req, MessageID: "msg-" + req, Sequence: 0, Delta: "Reading the next handler, "}),
+			ev(5, event.MessageDelta{RunID: "run-long", RequestID: req, MessageID: "msg-" + req, Sequence: 1, Delta: path + "."}),
+			ev(6, event.ModelResponse{RequestID: req, Usage: u15}),
+			ev(7, event.MessageCompleted{RunID: "run-long", MessageID: "msg-" + req, Role: model.RoleAssistant, RequestID: req, Content: "Reading the next handler, " + path + "."}),
+			ev(8, event.ToolCall{CallID: call, Tool: "fs.read", Input: in, RunID: "run-long"}),
+			ev(9, event.PolicyDecision{CallID: call, Action: "fs.read", Effect: event.EffectAllow}),
+		)
+		s.events(ev(10, event.ToolResult{CallID: call, Tool: "fs.read", OK: true, Output: out, DurationMs: 2}))
+		if k%150 == 0 {
+			sum := "req-sum-" + strconv.Itoa(k)
+			s.events(ev(11, event.ContextAccounted{RunID: "run-long", RequestID: sum, OccupancyTokens: 800000, WindowTokens: 1 << 20, SummaryRequest: true}))
+			for j := range 40 {
+				s.events(ev(12, event.MessageDelta{RunID: "run-long", RequestID: sum, MessageID: "msg-" + sum, Sequence: j, Delta: "the handlers read so far return nil; "}))
+			}
+			s.events(ev(13, event.ContextCompacted{RunID: "run-long", Summary: strings.Repeat("the handlers read so far return nil; ", 40), BeforeMessages: 300, AfterMessages: 3, BeforeTokens: 800000, AfterTokens: 20000}))
+		}
+		_ = s.m.View()
+		if at != nil {
+			at(k)
+		}
+	}
+	s.events(ev(14, event.TurnCompleted{RunID: "run-long", SessionID: sessID, Status: event.StatusCompleted, ModelRequests: rounds, ToolCalls: rounds, Usage: u15}))
+	_ = s.m.View()
+}
+
+// heapAfterGC is the heap in use after a collection, in MiB.
+func heapAfterGC() float64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return float64(ms.HeapInuse) / (1 << 20)
+}
+
+// BenchmarkLongTurnMemory folds a TUI turn of 1,000 fs.read rounds of
+// 20 KB files with a compaction every 150 rounds (about 11,000 events)
+// into a 120×40 screen, a frame after each round, and reports the heap in
+// use after a collection at round 500 and at the end, its growth over the
+// second half (target: under 10 %), and the process's resident size at
+// the end (target: under 64 MiB), under the binary's collector setting.
+func BenchmarkLongTurnMemory(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(gcpolicy.Percent))
+	var half, end float64
+	for b.Loop() {
+		s := newScreen(b, idleEngine(), Options{}, 120, 40)
+		longTurn(s, 1000, func(k int) {
+			if k == 500 {
+				half = heapAfterGC()
+			}
+		})
+		end = heapAfterGC()
+		runtime.KeepAlive(s)
+	}
+	b.ReportMetric(half, "heap-500-MiB")
+	b.ReportMetric(end, "heap-1000-MiB")
+	b.ReportMetric((end-half)/max(half, 0.001)*100, "growth-%")
+	if rss := currentRSS(); rss > 0 {
+		b.ReportMetric(rss, "rss-MiB")
+	}
+}
+
+// currentRSS is the process's resident set now (VmRSS) in MiB, 0 when
+// unknown.
+func currentRSS() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}

@@ -126,6 +126,18 @@ func (m *Model) reply(permissionID string, a Answer) tea.Cmd {
 	}
 }
 
+// denyAndCancel denies the question permissionID, then cancels the turn
+// (in that order: the denial is the call's answer, not the cancel's).
+func (m *Model) denyAndCancel(permissionID string) tea.Cmd {
+	eng, ctx := m.eng, m.ctx
+	return func() tea.Msg {
+		if err := eng.Answer(ctx, permissionID, Answer{}); err != nil {
+			return doneMsg{what: "answer", err: err}
+		}
+		return doneMsg{what: "cancel", err: eng.Cancel(ctx)}
+	}
+}
+
 func (m *Model) diff() tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {

@@ -133,7 +133,7 @@ func (m *Model) completePath(tok pathToken) {
 		m.flash = "No path completion: " + string(errcode.Of(c.err)) + " " + errcode.Message(c.err)
 		return
 	}
-	paths := pathCandidates(c.files, tok.path, tok.mention)
+	paths := pathCandidates(m.knownFiles(), tok.path, tok.mention)
 	if len(paths) == 0 {
 		m.flash = "Nothing in the workspace matches " + tok.lead + tok.path + "."
 		return
@@ -160,6 +160,16 @@ func (m *Model) completePath(tok pathToken) {
 	c.shown = &candidates{typed: typed, dir: common[:strings.LastIndex(common, "/")+1], paths: paths}
 }
 
+// knownFiles is the workspace listing and the files this session's calls
+// wrote since (a turn still running has not refreshed the listing yet).
+func (m *Model) knownFiles() []string {
+	written := m.tr.Written()
+	if len(written) == 0 {
+		return m.comp.files
+	}
+	return append(append([]string(nil), m.comp.files...), written...)
+}
+
 // followCompletion keeps the list of matches true as the draft changes
 // after a tab: it narrows as the user types and goes when nothing or only
 // one path matches (the next tab completes that one).
@@ -172,7 +182,7 @@ func (m *Model) followCompletion(k tea.KeyPressMsg) {
 		m.comp.shown = nil
 		return
 	}
-	paths := pathCandidates(m.comp.files, tok.path, tok.mention)
+	paths := pathCandidates(m.knownFiles(), tok.path, tok.mention)
 	if len(paths) < 2 {
 		m.comp.shown = nil
 		return
@@ -326,14 +336,10 @@ func pathCandidates(files []string, prefix string, mention bool) []string {
 }
 
 // mentionable reports whether an @mention can name path: the runtime reads
-// a mention as letters, digits, _, ., - and /.
+// a mention up to white space, less the prose punctuation that may end it
+// (runtime.Mentions).
 func mentionable(path string) bool {
-	for _, r := range path {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./-", r)) {
-			return false
-		}
-	}
-	return true
+	return path != "" && !strings.ContainsFunc(path, unicode.IsSpace) && strings.TrimRight(path, ".,;:!?)]}\"'") == path
 }
 
 // commonPrefix is the longest prefix of a and b that ends on a character

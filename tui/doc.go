@@ -41,10 +41,10 @@
 // keys meant for the input: typing stays in the input, a tab with a draft
 // completes the draft, and only tab on an empty input gives the question's
 // box the keys, the input then dimmed and without a cursor. In the box y
-// allows once, a allows the tool for the rest of the run, n denies, r
+// allows once, a allows the tool for the rest of the turn, n denies, r
 // denies with a reason; the highlight starts on "deny" and enter or space
 // act on it only after ←/→ moved it; tab, or any other key that types,
-// gives the keys back to the input (and types there). Esc denies; enter
+// gives the keys back to the input (and types there). Esc collapses an expanded box, else denies and stops the turn; enter
 // with text in the input denies and sends the text to the model as the
 // reason; ctrl+o shows the whole command or diff. The box never grows
 // past the screen: what of the command and diff does not fit is a window
@@ -59,9 +59,16 @@
 // message's text.
 //
 // The screen is the terminal's alternate one, so nothing of it stays once
-// the program quits; LastAnswer gives the newest answer as plain text for
-// the command to print after it (with the resume command), so that it is
-// in the scrollback.
+// the program quits; Scrollback gives what this process showed of the
+// session, rendered at the screen's width (in Profile's colours), for the
+// command to print after it (with the resume command), so that it is in
+// the scrollback.
+//
+// More keys: ctrl+u clears the input (↑ brings it back; ↑ recalls a long
+// paste as its marker, as it was sent), ctrl+r searches the messages sent,
+// ctrl+g edits the draft in $VISUAL or $EDITOR, Esc Esc on an empty input
+// brings the last message back (withdrawn when it still waits), and "?"
+// alone then Enter opens the help (a message may start with "?").
 //
 // Steering that reaches the runtime as its turn is already ending
 // (RUNTIME_RUN_TERMINAL) is not lost: the screen keeps it and sends it as

@@ -19,6 +19,9 @@ import (
 type Engine interface {
 	// Open opens a session, replacing the open one if any: req.ID "" is
 	// a new session, else it resumes req.ID (or forks it with req.Fork).
+	// A session that cannot resume because its last turn was interrupted
+	// (RUNTIME_CHECKPOINT_INTERRUPTED) comes with its ID and History
+	// beside the error, for the screen to show what /fork continues.
 	Open(ctx context.Context, req OpenRequest) (Session, error)
 	// Next blocks until events are appended to the open session and
 	// returns them. It returns an empty Update when the open session
@@ -169,6 +172,9 @@ type ApplyPlan struct {
 	// Applied: the host tree already holds the patch (Conflict says so);
 	// nothing is left to apply.
 	Applied bool
+	// Warnings are shown above the files that change: what the patch
+	// deletes when that is most of the project, what it leaves out.
+	Warnings []string
 }
 
 // TurnSummary is one row of the /rewind picker.

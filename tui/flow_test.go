@@ -2,12 +2,14 @@ package tui
 
 import (
 	"encoding/json"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -381,15 +383,26 @@ func TestTypingDuringApprovalNeverApproves(t *testing.T) {
 func TestApprovalShowsWholeCommand(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 80, 30)
 	startTurn(s, "run-1", "go")
-	long := strings.Repeat("x", 300)
+	long := strings.Repeat("x", 150) + "MIDDLE" + strings.Repeat("x", 150)
 	s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
-		Input: json.RawMessage(`{"argv":["sh","-c","echo 'hi' && rm -rf /tmp/a b","` + long + `END"]}`)}}})
-	s.wantText(`sh -c 'echo '\''hi'\'' && rm -rf /tmp/a b'`, "more lines · ctrl+o shows the whole command")
-	if strings.Contains(s.text(), "END") {
+		Input: json.RawMessage(`{"argv":["sh","-c","echo 'hi' && rm -rf /tmp/a b","` + long + ` && rm -rf END"]}`)}}})
+	// The first lines and the last (where "&& rm -rf" would be) show.
+	s.wantText(`sh -c 'echo '\''hi'\'' && rm -rf /tmp/a b'`, "more line", "ctrl+o shows the whole command", "&& rm -rf END")
+	if strings.Contains(s.text(), "MIDDLE") {
 		t.Error("a collapsed prompt shows every line")
 	}
 	s.key("ctrl+o")
-	s.wantText("END")
+	s.wantText("MIDDLE", "END")
+	// One line more than the bound: shown, not hidden behind a line saying so.
+	s2 := newScreen(t, idleEngine(), Options{}, 80, 24)
+	startTurn(s2, "run-1", "go")
+	cmd := strings.Repeat("word ", 52) + "&& rm -rf build"
+	s2.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", Tool: "process.exec",
+		Input: json.RawMessage(`{"argv":["sh","-c","` + cmd + `"]}`)}}})
+	s2.wantText("&& rm -rf build")
+	if strings.Contains(s2.text(), "more line") {
+		t.Errorf("a command one line over the bound is hidden behind a line saying so:\n%s", s2.text())
+	}
 	for _, c := range []struct{ in, want string }{
 		{`{"argv":["ls","-la"]}`, "ls -la"},
 		{`{"argv":["printf","a\nb"]}`, `printf $'a\nb'`},
@@ -1068,7 +1081,7 @@ func TestApprovalShowsBothSidesOfAnOverwrite(t *testing.T) {
 		t.Error("the collapsed approval shows more of the old file than fits")
 	}
 	s.key("ctrl+o")
-	s.wantText("-line 8 of a long README", "ctrl+o collapse")
+	s.wantText("-line 8 of a long README", "ctrl+o/esc collapse")
 	wantFits(t, s, 40)
 	// The whole diff does not fit in 40 lines: pgdn moves the window to
 	// what gets written, the answers and keys staying on screen.
@@ -1114,5 +1127,288 @@ func TestApprovalFitsAShortTerminal(t *testing.T) {
 	s.key("enter") // and enter denies with it as the reason
 	if len(got) != 1 || got[0].Allow || got[0].Reason != "y" {
 		t.Errorf("answers %+v, want one denial with the reason y", got)
+	}
+}
+
+// Esc on a question: an expanded box collapses first and nothing is
+// answered; on the collapsed box Esc denies the call and then stops the
+// turn, as the box's hint says.
+func TestEscCollapsesThenDeniesAndStops(t *testing.T) {
+	for _, answering := range []bool{false, true} {
+		s := newScreen(t, idleEngine(), Options{}, 100, 30)
+		startTurn(s, "run-1", "go")
+		ask(s, "fs.write")
+		if answering {
+			s.key("tab")
+		}
+		s.wantText("esc deny and stop")
+		s.key("ctrl+o")
+		s.wantText("ctrl+o/esc collapse")
+		s.resetCalls()
+		s.key("esc")
+		s.wantCalls()
+		if s.m.asking == nil || s.m.asking.all {
+			t.Fatalf("answering=%v: esc on an expanded box did not just collapse it", answering)
+		}
+		s.key("esc")
+		s.wantCalls(`answer perm-1 allow=false forRun=false reason=""`, "cancel")
+		if s.m.asking != nil || !s.m.canceling {
+			t.Errorf("answering=%v: esc on the box left the question or did not stop the turn", answering)
+		}
+	}
+}
+
+// A mention completes any file name (non-ASCII, "+", "@") and the files
+// the session's own calls wrote, before the listing is fetched again.
+func TestTabCompletesAnyFileName(t *testing.T) {
+	eng := idleEngine()
+	eng.files = []string{"notes/日本語.txt", "c++/a+b.h", "pkg/@types/x.d.ts", "README.md"}
+	s := newScreen(t, eng, Options{}, 100, 30)
+	for _, c := range []struct{ typed, want string }{
+		{"@notes/日", "@notes/日本語.txt "},
+		{"@c+", "@c++/"},
+		{"@c++/a", "@c++/a+b.h "},
+		{"@pkg/@", "@pkg/@types/"},
+	} {
+		s.typeText(c.typed)
+		s.key("tab")
+		if v := s.m.in.value(); v != c.want {
+			t.Errorf("%q + tab = %q, want %q", c.typed, v, c.want)
+		}
+		s.m.in.take()
+	}
+	// A file the model wrote in the turn still running.
+	startTurn(s, "run-1", "go")
+	s.events(
+		ev(10, event.ToolCall{CallID: "call-w", Tool: "fs.write", Input: json.RawMessage(`{"path":"notes/今日.md","contents":"x\n"}`), RunID: "run-1"}),
+		ev(11, event.ToolResult{CallID: "call-w", Tool: "fs.write", OK: true, Output: json.RawMessage(`{"path":"notes/今日.md","bytes":2}`), DurationMs: 1}),
+	)
+	s.typeText("@notes/今")
+	s.key("tab")
+	if v := s.m.in.value(); v != "@notes/今日.md " {
+		t.Errorf("a file the model wrote does not complete: %q", v)
+	}
+}
+
+// ↑ recalls a pasted block as it was sent: its marker, the paste whole
+// behind it.
+func TestHistoryRecallsAPasteAsItsMarker(t *testing.T) {
+	eng := idleEngine()
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.typeText("why? ")
+	s.send(tea.PasteMsg{Content: pasted200()})
+	s.key("enter")
+	endTurnFromSend(s)
+	s.key("up")
+	if v := s.m.in.ta.Value(); v != "why? [pasted 200 lines]" {
+		t.Errorf("↑ shows %q, want the marker", v)
+	}
+	if v := s.m.in.value(); v != "why? "+pasted200() {
+		t.Errorf("the recalled message would send %d bytes, not the paste", len(v))
+	}
+}
+
+// endTurnFromSend ends the turn the last send started, so the screen is idle.
+func endTurnFromSend(s *screen) {
+	s.m.outbox = nil
+}
+
+// ctrl+u clears the input (↑ brings it back); ctrl+r searches the history;
+// a message may start with "?"; Esc Esc on an empty input brings the last
+// message back, withdrawn when it still waits.
+func TestInputKeys(t *testing.T) {
+	eng := idleEngine()
+	s := newScreen(t, eng, Options{}, 100, 30)
+	for _, msg := range []string{"fix the parser", "? why does it fail", "run the linter"} {
+		s.typeText(msg)
+		s.key("enter")
+		endTurnFromSend(s)
+	}
+	s.wantCalls(`open "" fork=false`, `send "fix the parser"`, `send "? why does it fail"`, `send "run the linter"`)
+
+	s.typeText("a draft")
+	s.key("ctrl+u")
+	if v := s.m.in.value(); v != "" {
+		t.Fatalf("ctrl+u left %q", v)
+	}
+	s.key("up")
+	if v := s.m.in.value(); v != "a draft" {
+		t.Errorf("↑ after ctrl+u = %q", v)
+	}
+	s.m.in.take()
+
+	s.key("ctrl+r")
+	s.typeText("pars")
+	s.wantText("history search: pars")
+	if v := s.m.in.value(); v != "fix the parser" {
+		t.Errorf("ctrl+r pars shows %q", v)
+	}
+	s.m.in.search.query = "" // any message: ctrl+r walks back from the newest
+	s.key("ctrl+r")
+	s.key("enter")
+	if v := s.m.in.value(); v == "" || s.m.in.search != nil {
+		t.Errorf("enter did not take the match: %q", v)
+	}
+	s.m.in.take()
+	s.key("ctrl+r")
+	s.typeText("zzz")
+	s.wantText("(no match)")
+	s.key("esc")
+	if s.m.in.search != nil || s.m.in.value() != "" {
+		t.Errorf("esc did not leave the search as the input was: %q", s.m.in.value())
+	}
+
+	// Idle: Esc Esc brings the last message back as a new one.
+	s.resetCalls()
+	s.key("esc")
+	s.key("esc")
+	if v := s.m.in.value(); v != "run the linter" {
+		t.Errorf("esc esc = %q, want the last message", v)
+	}
+	s.m.in.take()
+	// Another key between the two: nothing.
+	s.key("esc")
+	s.key("left")
+	s.key("esc")
+	if v := s.m.in.value(); v != "" {
+		t.Errorf("esc, left, esc = %q", v)
+	}
+	// A queued message still waiting is withdrawn to edit.
+	startTurn(s, "run-1", "go")
+	s.events(ev(20, event.InputQueued{RunID: "run-1", MessageID: "msg-q", Content: "then the docs"}))
+	s.m.canceling = true // the first esc already stopped the turn
+	s.resetCalls()
+	s.key("esc")
+	s.key("esc")
+	s.wantCalls("withdraw msg-q")
+}
+
+// ctrl+g: the draft goes to a file for the editor, and what the editor
+// left there (less the newline editors add) is the draft; the file goes.
+func TestEditorRoundTrip(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 100, 30)
+	s.typeText("a draft")
+	ready, ok := s.m.editDraft()().(editorReadyMsg)
+	if !ok || ready.err != nil {
+		t.Fatalf("editDraft: %+v", ready)
+	}
+	b, err := os.ReadFile(ready.path)
+	if err != nil || string(b) != "a draft" {
+		t.Fatalf("the editor's file holds %q (%v)", b, err)
+	}
+	if err := os.WriteFile(ready.path, []byte("an edited draft\nof two lines\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.send(readEdited(ready.path, nil))
+	if v := s.m.in.value(); v != "an edited draft\nof two lines" {
+		t.Errorf("the draft after the editor = %q", v)
+	}
+	if _, err := os.Stat(ready.path); !os.IsNotExist(err) {
+		t.Errorf("the draft's file stayed: %v", err)
+	}
+}
+
+// At 50x12 the box keeps its answers and keys on screen (in their short
+// form), with the input under it, for a command and for a long diff.
+func TestApprovalKeysFitFiftyByTwelve(t *testing.T) {
+	for _, tool := range []string{"process.exec", "fs.write", "overwrite"} {
+		s := newScreen(t, idleEngine(), Options{}, 50, 12)
+		startTurn(s, "run-1", "go")
+		if tool == "overwrite" {
+			s.send(updateMsg{u: Update{SessionID: sessID, Approval: overwriteApproval()}})
+		} else {
+			ask(s, tool)
+		}
+		for _, answering := range []bool{false, true} {
+			if answering {
+				s.key("tab")
+			}
+			wantFits(t, s, 12)
+			want := []string{"tab answer (y/a/n/r)", "esc deny+stop", "› Ask anything"}
+			if answering {
+				want = []string{"›n deny", "r reason", "y once", "a turn", "esc deny+stop", "› paused"}
+			}
+			s.wantText(want...)
+			if strings.Contains(s.text(), "of 0") {
+				t.Errorf("%s: the box shows an empty window:\n%s", tool, s.text())
+			}
+		}
+	}
+}
+
+// What stays in the scrollback after quitting is the transcript of the
+// turns this process ran, rendered (a table as a table, no Markdown marks),
+// not the log it opened with; bounded to its last lines.
+func TestScrollbackIsThisProcessTranscript(t *testing.T) {
+	eng := idleEngine()
+	eng.sess.History = []Record{
+		{Seq: 0, Event: ev(0, event.TurnStarted{RunID: "run-0", SessionID: sessID, InputMessageID: "msg-u0"})},
+		{Seq: 1, Event: ev(1, event.MessageCompleted{RunID: "run-0", MessageID: "msg-u0", Role: model.RoleUser, Content: "an old question"})},
+		{Seq: 2, Event: ev(2, event.TurnCompleted{RunID: "run-0", SessionID: sessID, Status: event.StatusCompleted})},
+	}
+	s := newScreen(t, eng, Options{}, 80, 30)
+	s.seq = 2 // after the log
+	startTurn(s, "run-1", "compare them")
+	s.events(
+		ev(10, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a1", Role: model.RoleAssistant,
+			Content: "The **result**:\n\n| name | size |\n| --- | ---: |\n| a.go | 12 |\n| b.go | 3400 |\n"}),
+	)
+	endTurn(s, "run-1", event.StatusCompleted)
+	got := ansi.Strip(s.m.Scrollback(2000))
+	for _, want := range []string{"you  compare them", "The result:", "name │ size", "a.go │   12", "✓ completed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the scrollback lacks %q:\n%s", want, got)
+		}
+	}
+	for _, raw := range []string{"**", "| ---", "an old question"} {
+		if strings.Contains(got, raw) {
+			t.Errorf("the scrollback holds %q:\n%s", raw, got)
+		}
+	}
+	lines := strings.Split(ansi.Strip(s.m.Scrollback(3)), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "earlier lines") {
+		t.Errorf("a bounded scrollback: %q", lines)
+	}
+}
+
+// A project with an AGENTS.md keeps the welcome, the note under it.
+func TestWelcomeStaysWithInstructions(t *testing.T) {
+	eng := idleEngine()
+	eng.sess.Instructions = []string{"AGENTS.md"}
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.wantText("Ready.", "/help lists keys and commands", "using AGENTS.md")
+	startTurn(s, "run-1", "go")
+	if strings.Contains(s.text(), "Ready.") {
+		t.Error("the welcome stays once the session has a turn")
+	}
+}
+
+// An interrupted session shows its transcript above the offer to fork it,
+// and /fork puts the request the interrupted turn was answering back in
+// the input.
+func TestInterruptedSessionShowsItsTranscript(t *testing.T) {
+	eng := idleEngine()
+	eng.openErr = errInterrupted
+	eng.errSess = Session{ID: "sess-x", History: []Record{
+		{Seq: 0, Event: ev(0, event.TurnStarted{RunID: "run-0", SessionID: "sess-x", InputMessageID: "msg-u0"})},
+		{Seq: 1, Event: ev(1, event.MessageCompleted{RunID: "run-0", MessageID: "msg-u0", Role: model.RoleUser, Content: "the first question"})},
+		{Seq: 2, Event: ev(2, event.MessageCompleted{RunID: "run-0", MessageID: "msg-a0", Role: model.RoleAssistant, Content: "the first answer"})},
+		{Seq: 3, Event: ev(3, event.TurnCompleted{RunID: "run-0", SessionID: "sess-x", Status: event.StatusCompleted})},
+		{Seq: 4, Event: ev(4, event.TurnStarted{RunID: "run-1", SessionID: "sess-x", InputMessageID: "msg-u1"})},
+		{Seq: 5, Event: ev(5, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u1", Role: model.RoleUser, Content: "rename the loader everywhere"})},
+		{Seq: 6, Event: ev(6, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: json.RawMessage(`{"argv":["make"]}`), RunID: "run-1"})},
+	}}
+	s := newScreen(t, eng, Options{Open: OpenRequest{ID: "sess-x"}}, 100, 30)
+	s.wantText("the first answer", "you  rename the loader everywhere", "process.exec  make", "/fork continues it")
+	if s.m.busy() {
+		t.Error("the interrupted session's screen is busy")
+	}
+	eng.openErr = nil
+	s.resetCalls()
+	s.typeText("/fork")
+	s.key("enter")
+	s.wantCalls(`open "sess-x" fork=true`)
+	if v := s.m.in.value(); v != "rename the loader everywhere" {
+		t.Errorf("after /fork the input holds %q, want the interrupted request", v)
 	}
 }

@@ -40,6 +40,7 @@ type fakeEngine struct {
 	plan     ApplyPlan
 	sessions []SessionSummary
 	files    []string // the workspace listing
+	errSess  Session  // what Open gives beside openErr
 	filesErr error
 	turns    []TurnSummary
 	undoable bool
@@ -62,7 +63,7 @@ var errNoStream = errors.New("fake engine: events come from the test")
 func (f *fakeEngine) Open(_ context.Context, req OpenRequest) (Session, error) {
 	f.record("open %q fork=%v", req.ID, req.Fork)
 	if f.openErr != nil {
-		return Session{}, f.openErr
+		return f.errSess, f.openErr
 	}
 	s := f.sess
 	if req.ID != "" {

@@ -18,11 +18,38 @@ const maxInputChars = 262144
 // with shell-like history recall (↑ on the first line, ↓ on the last).
 type input struct {
 	ta      textarea.Model
-	history []string // sent messages, oldest first
-	recall  int      // index into history while recalling, len(history) when not
-	draft   string   // what was typed before recalling began
-	pastes  []paste  // long pastes shown collapsed, in the order pasted
+	history []sent // sent messages, oldest first
+	recall  int    // index into history while recalling, len(history) when not
+	draft   string // what was typed before recalling began
+	pastes  []paste
 	// draftPastes are the draft's pastes while recalling.
+	draftPastes []paste
+	// search is the ctrl+r history search under way, nil when none.
+	search *historySearch
+}
+
+// sent is a message in the history as it was in the editor: its text with
+// the markers of its long pastes, and those pastes.
+type sent struct {
+	shown  string
+	pastes []paste
+}
+
+// text is what was sent.
+func (h sent) text() string {
+	v := h.shown
+	for _, p := range h.pastes {
+		v = strings.Replace(v, p.marker, p.text, 1)
+	}
+	return v
+}
+
+// historySearch is a ctrl+r search: the query, and the history entry that
+// matches it (-1: none), what the editor held before it began.
+type historySearch struct {
+	query       string
+	match       int
+	draft       string
 	draftPastes []paste
 }
 
@@ -118,13 +145,90 @@ func (in *input) setValue(s string) {
 	in.ta.MoveToEnd()
 }
 
+// show puts a history entry in the editor as it was sent: a long paste
+// as its marker again.
+func (in *input) show(h sent) {
+	in.ta.SetValue(h.shown)
+	in.ta.MoveToEnd()
+	in.pastes = append([]paste(nil), h.pastes...)
+}
+
+// clear empties the editor (ctrl+u); what it held goes to the history, so
+// ↑ brings it back.
+func (in *input) clear() {
+	if strings.TrimSpace(in.ta.Value()) != "" {
+		in.take()
+	}
+}
+
+// lastEntry is the newest history entry (zero when none).
+func (in *input) lastEntry() sent {
+	if len(in.history) == 0 {
+		return sent{}
+	}
+	return in.history[len(in.history)-1]
+}
+
+// startSearch begins a ctrl+r search of the history.
+func (in *input) startSearch() {
+	in.search = &historySearch{match: -1, draft: in.ta.Value(), draftPastes: in.pastes}
+}
+
+// searchKey handles a key during a ctrl+r search: typing narrows it,
+// ctrl+r goes to an older match, enter takes the match into the editor
+// (to edit or send), esc or ctrl+g leaves it with the editor as it was.
+func (in *input) searchKey(k tea.KeyPressMsg) {
+	q := in.search
+	switch ks := k.String(); {
+	case ks == "esc" || ks == "ctrl+g" || ks == "ctrl+c":
+		in.ta.SetValue(q.draft)
+		in.ta.MoveToEnd()
+		in.pastes = q.draftPastes
+		in.search = nil
+		return
+	case ks == "enter" || ks == "tab" || ks == "right" || ks == "left":
+		in.search = nil // the match stays in the editor
+		in.recall = len(in.history)
+		return
+	case ks == "ctrl+r":
+		in.find(q.match - 1)
+		return
+	case ks == "backspace":
+		if r := []rune(q.query); len(r) > 0 {
+			q.query = string(r[:len(r)-1])
+		}
+	case k.Text != "":
+		q.query += k.Text
+	default:
+		return
+	}
+	in.find(len(in.history) - 1)
+}
+
+// find shows the newest history entry at or before i that holds the query.
+func (in *input) find(i int) {
+	q := in.search
+	for ; i >= 0; i-- {
+		if q.query == "" || strings.Contains(strings.ToLower(in.history[i].text()), strings.ToLower(q.query)) {
+			q.match = i
+			in.show(in.history[i])
+			return
+		}
+	}
+	if q.query != "" && q.match >= 0 && !strings.Contains(strings.ToLower(in.history[q.match].text()), strings.ToLower(q.query)) {
+		q.match = -1
+		in.ta.SetValue("")
+		in.pastes = nil
+	}
+}
+
 // seed puts the messages of a resumed session in the history, oldest
 // first, before anything typed here.
-func (in *input) seed(sent []string) {
-	var h []string
-	for _, s := range sent {
-		if strings.TrimSpace(s) != "" && (len(h) == 0 || h[len(h)-1] != s) {
-			h = append(h, s)
+func (in *input) seed(msgs []string) {
+	var h []sent
+	for _, s := range msgs {
+		if strings.TrimSpace(s) != "" && (len(h) == 0 || h[len(h)-1].shown != s) {
+			h = append(h, sentText(s))
 		}
 	}
 	in.history = append(h, in.history...)
@@ -135,8 +239,8 @@ func (in *input) seed(sent []string) {
 // history.
 func (in *input) take() string {
 	v := in.value()
-	if strings.TrimSpace(v) != "" && (len(in.history) == 0 || in.history[len(in.history)-1] != v) {
-		in.history = append(in.history, v)
+	if strings.TrimSpace(v) != "" && (len(in.history) == 0 || in.history[len(in.history)-1].text() != v) {
+		in.history = append(in.history, sent{shown: in.ta.Value(), pastes: in.pastes})
 	}
 	in.recall = len(in.history)
 	in.draft, in.draftPastes = "", nil
@@ -192,7 +296,7 @@ func (in *input) update(msg tea.Msg) tea.Cmd {
 				}
 				if in.recall > 0 {
 					in.recall--
-					in.setValue(in.history[in.recall])
+					in.show(in.history[in.recall])
 				}
 				return nil
 			}
@@ -203,7 +307,7 @@ func (in *input) update(msg tea.Msg) tea.Cmd {
 					in.setValue(in.draft)
 					in.pastes, in.draftPastes = in.draftPastes, nil
 				} else {
-					in.setValue(in.history[in.recall])
+					in.show(in.history[in.recall])
 				}
 				return nil
 			}
@@ -217,3 +321,17 @@ func (in *input) update(msg tea.Msg) tea.Cmd {
 func (in *input) view() string { return strings.TrimRight(in.ta.View(), "\n") }
 
 func (in *input) cursor() *tea.Cursor { return in.ta.Cursor() }
+
+// sentText is a message of a resumed session as the history keeps it: a
+// long one is shown as the paste it most likely was.
+func sentText(s string) sent {
+	n := strings.Count(strings.TrimRight(s, "\n"), "\n") + 1
+	if n < pasteCollapseLines && len([]rune(s)) < pasteCollapseChars {
+		return sent{shown: s}
+	}
+	marker := "[pasted " + itoa(n) + " lines]"
+	if n == 1 {
+		marker = "[pasted " + itoa(len([]rune(s))) + " characters]"
+	}
+	return sent{shown: marker, pastes: []paste{{marker: marker, text: s}}}
+}

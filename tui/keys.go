@@ -19,6 +19,10 @@ type keyMap struct {
 	Commands key.Binding
 	Complete key.Binding
 	Help     key.Binding
+	Clear    key.Binding
+	Search   key.Binding
+	Editor   key.Binding
+	EditLast key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -35,7 +39,11 @@ func newKeyMap() keyMap {
 		Expand:   key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "expand/collapse")),
 		Commands: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "commands")),
 		Complete: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "complete /cmd, @path")),
-		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")), // "?" then enter: a message may start with "?"
+		Clear:    key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "clear the input")),
+		Search:   key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "search history")),
+		Editor:   key.NewBinding(key.WithKeys("ctrl+g"), key.WithHelp("ctrl+g", "edit in $EDITOR")),
+		EditLast: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc esc", "edit last message")),
 	}
 }
 
@@ -62,6 +70,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Send, k.Queue, k.Newline, k.History, k.Complete},
+		{k.Clear, k.Search, k.Editor, k.EditLast},
 		{k.Cancel, k.Quit, k.Withdraw},
 		{k.Scroll, k.Select, k.Expand, k.Help},
 	}

@@ -109,7 +109,7 @@ func TestViewFlashes(t *testing.T) {
 		eachWidth(t, func(t *testing.T, w, h int) *screen {
 			s := askingScreen(t, w, h)
 			s.key("enter")
-			s.wantText("A question is waiting", "esc denies.")
+			s.wantText("A question is waiting", "esc denies and stops the turn.")
 			return s
 		})
 	})

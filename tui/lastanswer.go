@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/harness-dev/harness/event"
@@ -62,6 +63,29 @@ func (m *Model) LastAnswer(maxLines int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Scrollback is what this process showed of the session (the blocks of
+// the turns it ran, not those of the log it opened), rendered as on the
+// screen at its width and colours, for the terminal's scrollback once the
+// program has left the alternate screen: at most its last maxLines lines
+// (after a line saying how many came before). Without any, it is the
+// newest answer (LastAnswer). "" when there is neither.
+func (m *Model) Scrollback(maxLines int) string {
+	if m.sess == nil || m.liveFrom >= m.tr.Len() {
+		return m.LastAnswer(maxLines)
+	}
+	c := m.ctxFor()
+	c.Width = max(m.width, 20)
+	lines := m.tr.Lines(c, m.liveFrom)
+	if n := len(lines) - maxLines; maxLines > 0 && n > 0 {
+		lines = append([]string{m.th.Muted.Render("… " + itoa(n) + " earlier lines (harness resume shows them)")}, lines[n:]...)
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n ")
+}
+
+// Profile is the terminal's colour profile as the program last knew it:
+// what Scrollback's colours are to be written in.
+func (m *Model) Profile() colorprofile.Profile { return m.prof }
 
 // plainText is s without escape sequences or control characters other
 // than newlines and tabs, its line ends trimmed: what a model wrote cannot

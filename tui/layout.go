@@ -44,6 +44,15 @@ func (m *Model) bottom() ([]string, int) {
 			out = append(out, " "+th.Warn.Render(l))
 		}
 	}
+	if q := m.in.search; q != nil {
+		found := th.Muted.Render(" (no match)")
+		if q.match >= 0 || q.query == "" {
+			found = ""
+		}
+		line := " " + th.Accent.Render("history search: ") + th.Bold.Render(q.query) + found +
+			th.Muted.Render(" · ctrl+r older · enter takes it · esc leaves")
+		out = append(out, ansi.Truncate(line, w, "…"))
+	}
 	out = append(out, m.chipsLines(w)...)
 	if v := m.in.value(); strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \n") {
 		var names, helps []string
@@ -60,6 +69,9 @@ func (m *Model) bottom() ([]string, int) {
 		if len(names) > 0 {
 			out = append(out, ansi.Truncate(hint, w, "…"))
 		}
+	}
+	if m.in.ta.Value() == "?" {
+		out = append(out, ansi.Truncate(" "+th.Key.Render("enter")+th.Muted.Render(" opens the help · go on typing for a message that starts with ?"), w, "…"))
 	}
 	out = append(out, m.completionLines(w)...)
 	input := strings.Split(m.in.view(), "\n")
@@ -162,14 +174,24 @@ func (m *Model) View() tea.View {
 	case m.pager != nil:
 		m.pager.resize(w, bodyH)
 		lines = append(lines, fit(strings.Split(m.pager.view(th, w), "\n"), bodyH)...)
+	case m.sess == nil && m.interrupted != "" && m.tr.Len() > 0:
+		// An interrupted session: its transcript, read only, above the
+		// offer to fork it.
+		lines = append(lines, m.vp.Render(m.tr, m.ctxFor(), bodyH)...)
 	case m.sess == nil:
 		msg := ""
 		if m.opening {
 			msg = th.Muted.Render("Opening the session… (the workspace is being prepared)")
 		}
 		lines = append(lines, fit([]string{"", " " + msg}, bodyH)...)
-	case m.tr.Len() == 0:
-		lines = append(lines, fit(m.welcome(), bodyH)...)
+	case m.tr.Len() == m.openNotes:
+		// Nothing yet but what opening said (the project's AGENTS.md):
+		// the welcome stays, that note under it.
+		welcome := m.welcome()
+		if m.openNotes > 0 {
+			welcome = append(welcome, m.tr.Lines(m.ctxFor(), 0)...)
+		}
+		lines = append(lines, fit(welcome, bodyH)...)
 	default:
 		lines = append(lines, m.vp.Render(m.tr, m.ctxFor(), bodyH)...)
 	}

@@ -68,12 +68,21 @@ type Model struct {
 	// interrupted is a session that could not be opened because its last
 	// turn was interrupted: /fork continues it in a new session.
 	interrupted string
+	// interruptedText is the request the interrupted turn was answering:
+	// /fork puts it back in the input.
+	interruptedText string
 
 	tr      *transcript.Transcript
 	vp      *transcript.Viewport
 	last    lastAnswer // what stays in the scrollback after quitting
 	lastSeq int64
 	unseen  bool // events arrived below a scrolled-up window
+	// liveFrom is the first block of what this process showed live (the
+	// blocks before it are the log it opened): Scrollback starts there.
+	liveFrom int
+	// openNotes is how many notes opening a session without a log added
+	// (the project's instructions): the welcome stays above them.
+	openNotes int
 
 	// outbox holds typed messages in order; its head is with the engine.
 	// One at a time, so the session receives them in the order typed; the
@@ -91,6 +100,8 @@ type Model struct {
 	// one that has ended is that compaction's turn.
 	compactFrom string
 	quitting    bool
+	escArmed    bool // the last key was an Esc that did nothing else: a second one edits the last message
+	lastSent    sent // the last message sent, as the input held it (Esc Esc)
 }
 
 // New returns the root model. ctx bounds every engine call it makes.
@@ -229,6 +240,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onSent(msg)
 	case withdrawnMsg:
 		m.restoreWithdrawn(msg.text)
+		return m, nil
+	case editorReadyMsg:
+		return m, m.runEditor(msg)
+	case editedMsg:
+		m.onEdited(msg)
 		return m, nil
 	case doneMsg:
 		if msg.err != nil {
@@ -383,6 +399,9 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	if msg.err != nil {
 		if errcode.Of(msg.err) == errcode.RuntimeCheckpointInterrupted && msg.req.ID != "" && !msg.req.Fork {
 			m.interrupted = msg.req.ID
+			if m.sess == nil && len(msg.sess.History) > 0 {
+				m.showInterrupted(msg.sess.History)
+			}
 		}
 		if m.sess == nil {
 			m.openErr = msg.err
@@ -395,7 +414,11 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 		}
 		return nil
 	}
-	m.interrupted = ""
+	request := ""
+	if msg.req.Fork && msg.req.ID == m.interrupted {
+		request = m.interruptedText
+	}
+	m.interrupted, m.interruptedText = "", ""
 	s := msg.sess
 	m.sess, m.openErr = &s, nil
 	m.tr = transcript.New()
@@ -426,16 +449,61 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 		}
 	}
 	m.in.seed(sent) // ↑ recalls what was sent before the resume
+	m.lastSent = m.in.lastEntry()
 	if s.Usage.TotalTokens > m.tr.Usage().TotalTokens {
 		m.tr.SetUsage(s.Usage)
 	}
 	if s.Window > 0 && s.Occupancy > 0 {
 		m.tr.SetOccupancy(s.Occupancy, s.Window)
 	}
+	m.openNotes = 0
 	if len(s.Instructions) > 0 {
+		if m.tr.Len() == 0 {
+			m.openNotes = 1
+		}
 		m.tr.Note(transcript.NoteInfo, "", "using "+strings.Join(s.Instructions, ", ")+" (project instructions, in the system prompt)")
 	}
+	m.liveFrom = m.tr.Len()
+	if request != "" && strings.TrimSpace(m.in.value()) == "" {
+		// The fork continues from the last finished turn: the request
+		// the interrupted turn was answering is back in the input.
+		m.in.setValue(request)
+		m.flash = "The interrupted request is back in the input: enter sends it again."
+	}
 	return nil
+}
+
+// showInterrupted folds the log of a session that could not be resumed
+// (its last turn was interrupted) into the screen, read only, and keeps
+// the request that turn was answering for /fork.
+func (m *Model) showInterrupted(hist []Record) {
+	m.tr = transcript.New()
+	m.vp.Reset()
+	m.lastSeq = -1
+	m.interruptedText = ""
+	var input string
+	open := false
+	for _, r := range hist {
+		m.tr.Apply(r.Event)
+		switch d := r.Event.Data.(type) {
+		case event.TurnStarted:
+			open, input = true, ""
+		case event.MessageCompleted:
+			if d.Role == model.RoleUser && open && input == "" && !strings.HasPrefix(d.Content, event.AttachmentsMarker) {
+				input = d.Content
+			}
+		case event.TurnCompleted:
+			open = false
+		}
+	}
+	if open {
+		m.interruptedText = input
+		// Nothing runs it any more: the screen is not busy, and its
+		// cards stop their clocks.
+		at := hist[len(hist)-1].Event.At
+		m.tr.Apply(event.Event{At: at, Data: event.TurnCompleted{RunID: m.tr.ActiveRun(), SessionID: m.tr.SessionID(), Status: "interrupted"}})
+	}
+	m.tr.Note(transcript.NoteWarn, string(errcode.RuntimeCheckpointInterrupted), "this session's last turn was interrupted: /fork continues it from its last finished turn in a new session")
 }
 
 // onSent takes the outbox head back from the engine and sends the next.

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/harness-dev/harness/tui/diffview"
+	"github.com/harness-dev/harness/tui/markdown"
 	"github.com/harness-dev/harness/tui/theme"
 	"github.com/harness-dev/harness/tui/transcript"
 )
@@ -53,7 +54,8 @@ func (p *pager) update(msg tea.Msg) tea.Cmd {
 func (p *pager) view(th *theme.Theme, width int) string {
 	pos := ""
 	if total := p.vp.TotalLineCount(); total > p.vp.Height() {
-		pos = fmt.Sprintf(" %d%%", int(p.vp.ScrollPercent()*100))
+		first := p.vp.YOffset() + 1
+		pos = fmt.Sprintf(" · lines %d–%d of %d", first, min(first+p.vp.Height()-1, total), total)
 	}
 	title := " " + th.Accent.Render(p.title) + th.Muted.Render(pos)
 	return ansi.Truncate(title, width, "…") + "\n" + p.vp.View()
@@ -93,10 +95,21 @@ func applyLines(plan ApplyPlan, width int, th *theme.Theme) []string {
 			out = append(out, " "+th.Muted.Render(ansi.Truncate(l, width-1, "…")))
 		}
 		return out
-	case strings.TrimSpace(plan.Patch) == "":
+	}
+	var out []string
+	for _, w := range plan.Warnings {
+		out = append(out, " "+th.Err.Render(ansi.Truncate("warning: "+w, width-1, "…")))
+	}
+	if len(out) > 0 {
+		out = append(out, "")
+	}
+	if strings.TrimSpace(plan.Patch) == "" {
+		if len(out) > 0 {
+			return append(out, " "+th.Muted.Render("Nothing to apply: the patch carries no file."))
+		}
 		return []string{" " + th.Muted.Render("Nothing to apply: the workspace has no changes.")}
 	}
-	out := []string{" " + th.Bold.Render("Apply to "+plan.Root+"?") + th.Muted.Render(" The check passed; these files change:"), ""}
+	out = append(out, " "+th.Bold.Render("Apply to "+plan.Root+"?")+th.Muted.Render(" The check passed; these files change:"), "")
 	for _, l := range strings.Split(strings.TrimRight(plan.Stat, "\n"), "\n") {
 		out = append(out, " "+th.Text.Render(ansi.Truncate(l, width-1, "…")))
 	}
@@ -145,10 +158,10 @@ func helpLines(m *Model, width int) []string {
 		"A message ending in \\ continues on a new line. Writes and commands run in the isolated workspace; " +
 		"/apply copies its patch to your files after a clean check. " +
 		"With --approve ask, a question never takes what you type: with the input empty, tab gives its box the keys " +
-		"(y allow once, a allow the tool for the run, n deny, r deny with a reason; ←/→ then enter picks; tab or typing goes back); " +
-		"enter with text in the input denies and tells the model that text; esc denies; pgup/pgdn scroll a command or diff too long for the box. " +
+		"(y allow once, a allow the tool for this turn, n deny, r deny with a reason; ←/→ then enter picks; tab or typing goes back); " +
+		"enter with text in the input denies and tells the model that text; esc collapses an expanded box, else denies and stops the turn; pgup/pgdn scroll a command or diff too long for the box. " +
 		"The mouse wheel scrolls the transcript; to select text with the mouse, hold shift while dragging (option in macOS terminals)."
-	for _, l := range strings.Split(ansi.Wrap(prose, max(width-2, 20), ""), "\n") {
+	for _, l := range strings.Split(markdown.WrapPlain(prose, max(width-2, 20)), "\n") {
 		out = append(out, " "+th.Muted.Render(l))
 	}
 	return out

@@ -193,9 +193,48 @@ func TestViewAttachedAndRan(t *testing.T) {
 				t.Errorf("the attached block lacks @%s", p)
 			}
 		}
-		s.wantText("(WORKSPACE_NOT_FOUND)", "you · ran ls -la docs  ✗ exit 1 · 14 ms", "Permission denied")
+		s.wantText("(WORKSPACE_NOT_FOUND)", "you · ran  ls -la docs ", "✗ exit 1 · 14 ms", "Permission denied")
+		if strings.Contains(s.text(), "process.exec") {
+			t.Error("a !command shows a process.exec card beside its own")
+		}
 		if n := strings.Count(s.text(), "README.md"); n != 1 {
 			t.Errorf("the command's output is shown %d times, want once", n)
+		}
+		return s
+	})
+}
+
+// A successful command keeps the end of its output, its stderr where it
+// came, and says how much there is and how to see it.
+func TestViewCommandTail(t *testing.T) {
+	eachWidth(t, func(t *testing.T, w, h int) *screen {
+		s := newScreen(t, idleEngine(), Options{}, w, h)
+		s.events(
+			ev(1, event.TurnStarted{RunID: "run-1", SessionID: sessID, InputMessageID: "msg-u"}),
+			ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: "run the tests"}),
+			ev(3, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: json.RawMessage(`{"argv":["go","test","./..."]}`), RunID: "run-1"}),
+		)
+		var stdout, stderr strings.Builder
+		for i := range 12 {
+			line := fmt.Sprintf("ok  \tgithub.com/x/pkg%02d\t0.0%ds\n", i, i%10)
+			stream := event.StreamStdout
+			if i == 9 {
+				line, stream = "go: downloading golang.org/x/text v0.14.0\n", event.StreamStderr
+				stderr.WriteString(line)
+			} else {
+				stdout.WriteString(line)
+			}
+			s.events(ev(4+i, event.ToolOutput{CallID: "call-1", Stream: stream, Text: line}))
+		}
+		out, _ := json.Marshal(map[string]any{"exitCode": 0, "stdout": stdout.String(), "stderr": stderr.String()})
+		s.events(
+			ev(20, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, Output: out, DurationMs: 3338}),
+			ev(21, event.MessageCompleted{RunID: "run-1", MessageID: "msg-a", Role: model.RoleAssistant, RequestID: "req-2", Content: "All pass."}),
+			ev(22, event.TurnCompleted{RunID: "run-1", SessionID: sessID, Status: event.StatusCompleted, ModelRequests: 2, ToolCalls: 1, Usage: u15}),
+		)
+		s.wantText("… 12 lines (1 on stderr) · ctrl+o", "│ go: downloading golang.org/x/text", "│ ok      github.com/x/pkg11", "✓ 3.3 s")
+		if strings.Contains(s.text(), "pkg06") {
+			t.Error("the card shows more than its tail")
 		}
 		return s
 	})

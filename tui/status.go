@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/tui/markdown"
 	"github.com/harness-dev/harness/tui/theme"
 	"github.com/harness-dev/harness/tui/transcript"
 )
@@ -136,7 +137,7 @@ func (m *Model) banners(width int) []string {
 	th := m.th
 	var out []string
 	add := func(style interface{ Render(...string) string }, mark, text string) {
-		for i, l := range strings.Split(ansi.Wrap(text, max(width-4, 10), ""), "\n") {
+		for i, l := range strings.Split(markdown.WrapPlain(text, max(width-4, 10)), "\n") {
 			prefix := "   "
 			if i == 0 {
 				prefix = " " + mark + " "
@@ -219,3 +220,11 @@ func errLine(th *theme.Theme, err error) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// plural is "1 line", "2 lines".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return itoa(n) + " " + what + "s"
+}

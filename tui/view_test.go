@@ -167,7 +167,7 @@ func TestViewApproval(t *testing.T) {
 		diff := "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,3 @@\n # demo\n-A CLI.\n+A tiny CLI.\n+Run it with --verbose.\n"
 		s.send(updateMsg{u: Update{SessionID: sessID, Approval: &Approval{PermissionID: "perm-1", CallID: "call-2", Tool: "fs.write", Subject: "README.md",
 			Input: json.RawMessage(`{"path":"README.md","contents":"# demo\nA tiny CLI.\nRun it with --verbose.\n"}`), Diff: diff}}})
-		s.wantText("? fs.write wants to write README.md", "+2 −1", "+A tiny CLI.", "y allow once", "a allow fs.write for this run", "n deny")
+		s.wantText("? fs.write wants to write README.md", "+2 −1", "+A tiny CLI.", "y allow once", "a allow fs.write for this turn", "n deny")
 		return s
 	})
 }
@@ -238,6 +238,8 @@ func TestViewHelp(t *testing.T) {
 	eachWidth(t, func(t *testing.T, w, h int) *screen {
 		s := newScreen(t, idleEngine(), Options{}, w, h)
 		s.key("?")
+		s.wantText("enter opens the help")
+		s.key("enter")
 		s.wantText("Help", "queue after turn", "withdraw last queued", "expand/collapse", "/apply", "/sessions")
 		return s
 	})

@@ -136,6 +136,13 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 	a := e.a
 	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork})
 	if err != nil {
+		if errcode.Of(err) == errcode.RuntimeCheckpointInterrupted && req.ID != "" && !req.Fork {
+			// The screen shows the interrupted session's transcript above
+			// the offer to fork it: its log, read only.
+			if hist, herr := readHistory(ctx, a.Store, req.ID); herr == nil {
+				return tui.Session{ID: req.ID, History: hist}, err
+			}
+		}
 		return tui.Session{}, err
 	}
 	sess := opened.Session
@@ -471,7 +478,14 @@ func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 		return tui.ApplyPlan{}, err
 	}
 	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch, e.a.SecretEnv())
-	return tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}, nil
+	plan := tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}
+	if line := p.MassDeleteLine(); line != "" {
+		plan.Warnings = append(plan.Warnings, line)
+	}
+	if line := app.LeftOutLine(p.LeftOut); line != "" {
+		plan.Warnings = append(plan.Warnings, line)
+	}
+	return plan, nil
 }
 
 // Apply checks again (the host may have changed since), applies, and
@@ -500,8 +514,14 @@ func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) 
 	return out, nil
 }
 
+// pickerSessions bounds the session picker to the most recently updated
+// sessions, so that its first frame reads that many rows whatever the
+// store holds; older ones stay reachable by `harness resume ID` and are
+// listed by `harness sessions --all`.
+const pickerSessions = 500
+
 func (e *Engine) Sessions(ctx context.Context) ([]tui.SessionSummary, error) {
-	list, err := app.Sessions(ctx, e.a.Store, "")
+	list, _, err := app.RecentSessions(ctx, e.a.Store, "", pickerSessions)
 	if err != nil {
 		return nil, err
 	}

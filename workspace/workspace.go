@@ -72,6 +72,17 @@ type Info struct {
 	Root    string    `json:"root"`              // host directory the copy came from
 	Files   int       `json:"files"`             // files copied in (docker) or 0
 	Skipped []Skipped `json:"skipped,omitempty"` // what copy-in left out, and why
+	Mounts  []Mount   `json:"mounts,omitempty"`  // what of the host the sandbox sees besides the copy
+}
+
+// Mount is a host file or directory a sandbox sees: a toolchain, a
+// dependency cache, the project's ignored dependency folder (read-only),
+// or the project's build cache volume (Source names the volume).
+type Mount struct {
+	What     string `json:"what"`
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly"`
 }
 
 // Skipped is one path the copy-in left out.

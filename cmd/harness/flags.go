@@ -21,7 +21,12 @@ type options struct {
 	Resume string
 	Fork   bool
 	Yes    bool
-	Here   bool
+	// AllowMassDelete lets apply --yes apply a patch that deletes most of
+	// the project.
+	AllowMassDelete bool
+	Here            bool
+	Clean           bool
+	All             bool
 	// rewind --undo, apply --reverse
 	Undo    bool
 	Reverse bool
@@ -58,6 +63,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.Int64Var(&o.MaxFileBytes, "max-file-bytes", 0, "largest file copied into the workspace; larger ones are skipped and reported (default 2 MiB)")
 	fs.Int64Var(&o.MaxTotalBytes, "max-total-bytes", 0, "most bytes copied into the workspace in all (default 128 MiB)")
 	fs.Int64Var(&o.MaxWorkspaceBytes, "max-workspace-bytes", 0, "disk quota of the workspace, and of its $HOME apart: writes beyond it fail in the container (default 2 GiB; held in memory)")
+	fs.Int64Var(&o.MaxCacheBytes, "max-cache-bytes", 0, "bound of the project's build cache volume (Go, npm and pip caches); a fuller one is emptied when a session opens (default 4 GiB)")
 	fs.Var((*stringList)(&o.Exclude), "exclude", "leave paths matching this gitignore-style pattern out of the workspace: not copied into Docker, not read or listed by --workspace local (repeatable)")
 	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")
 	switch name {
@@ -68,11 +74,15 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	case "sessions":
 		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
 		fs.BoolVar(&o.Here, "here", false, "only the sessions of the project in the current directory")
+		fs.BoolVar(&o.All, "all", false, fmt.Sprintf("every session, not only the %d most recently updated", sessionsShown))
 	case "resume":
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":
 		fs.BoolVar(&o.Yes, "yes", false, "apply without asking")
 		fs.BoolVar(&o.Reverse, "reverse", false, "revert on the host the last patch applied from this session (as recorded)")
+		fs.BoolVar(&o.AllowMassDelete, "allow-mass-delete", false, "with --yes: apply a patch that deletes most of the project's files (refused otherwise)")
+	case "doctor":
+		fs.BoolVar(&o.Clean, "clean", false, "also remove every project's build cache (the Docker volumes harness-cache-…)")
 	case "rewind":
 		fs.BoolVar(&o.Undo, "undo", false, "return to where the session was before its last rewind")
 	}
@@ -138,7 +148,7 @@ Usage:
   harness resume [ID] [--fork]          the TUI on an existing session (no ID: pick one)
   harness exec [--resume ID [--fork]] [--json] PROMPT
                                         one turn headless; stdin lines steer it (">>" queues for the next turn)
-  harness sessions [--json] [--here]    list sessions (--here: of this directory's project)
+  harness sessions [--json] [--here] [--all]  the newest sessions (--here: of this directory's project; --all: every one)
   harness sessions export ID            a session as JSON lines (header, then its events)
   harness sessions import FILE|-        store an export in --db (e.g. SQLite → Postgres)
   harness events ID                     the stored events as JSON lines
@@ -153,7 +163,8 @@ Usage:
   harness rewind ID [TURN | --undo]     back to the end of turn TURN (its number from 1, or its ID):
                                         files and conversation; --undo: to before the last rewind;
                                         no TURN: list the turns
-  harness doctor                        check Docker, the sandbox image, the provider and the store
+  harness doctor [--clean]              check Docker, the sandbox image and the project's toolchains in it,
+                                        the provider and the store (--clean: remove the build caches)
   harness --version                     the version, commit and Go toolchain of this binary
 
 Exit codes of exec: 0 completed, 1 failed, 2 usage, 3 budget exceeded, 130 canceled.

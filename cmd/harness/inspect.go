@@ -17,16 +17,28 @@ import (
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/workspace"
 )
+
+// sessionsShown is how many sessions `harness sessions` lists without
+// --all: the listing then reads that many rows whatever the store holds.
+const sessionsShown = 100
 
 func (a *cli) listSessions(ctx context.Context) int {
 	here := ""
 	if a.opts.Here {
 		here = a.Root
 	}
-	list, err := app.Sessions(ctx, a.Store, here)
+	n := sessionsShown
+	if a.opts.All {
+		n = 0
+	}
+	list, more, err := app.RecentSessions(ctx, a.Store, here, n)
 	if err != nil {
 		return a.fail(err)
+	}
+	if more {
+		defer fmt.Fprintf(a.stderr, "harness: the %d most recently updated sessions; --all lists every one\n", n)
 	}
 	if a.opts.JSON {
 		for _, s := range list {
@@ -75,6 +87,9 @@ func (a *cli) printDiff(ctx context.Context, id string) int {
 	if err != nil {
 		return a.fail(err)
 	}
+	if left := app.LeftOutLine(workspace.LeftOut(patch)); left != "" {
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", left)
+	}
 	if _, err := io.WriteString(a.stdout, patch); err != nil {
 		fmt.Fprintf(a.stderr, "harness: write the patch: %v\n", err)
 		return exitFailed
@@ -115,11 +130,26 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 		turn = last.Identity.TurnID
 		plan = app.CheckApply(ctx, root, patch, a.SecretEnv())
 	}
+	left := app.LeftOutLine(plan.LeftOut)
+	if left != "" {
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", left)
+	}
+	if plan.Patch == "" {
+		fmt.Fprintln(a.stderr, "harness: nothing to apply: the patch carries no file")
+		return 0
+	}
 	if plan.Refused != "" {
 		fmt.Fprintf(a.stderr, "harness: %s: %s\n", errcode.WorkspaceScope, plan.Conflict)
 		return exitFailed
 	}
 	fmt.Fprint(a.stderr, plan.Stat)
+	if line := plan.MassDeleteLine(); line != "" {
+		if a.opts.Yes && !a.opts.AllowMassDelete {
+			return a.fail(errcode.Errorf(errcode.WorkspaceMassDelete,
+				"%s; nothing was applied: the work may have been lost (an emptied workspace deletes everything); if the deletion is meant, add --allow-mass-delete", line))
+		}
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", line)
+	}
 	verb := "apply to"
 	if plan.Reverse {
 		verb = "revert in"
@@ -137,6 +167,10 @@ func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
 	}
 	if plan.Reverse {
 		fmt.Fprintln(a.stderr, "harness: reverted")
+		return 0
+	}
+	if left != "" {
+		fmt.Fprintf(a.stderr, "harness: applied, except the %d changed files left out of the patch (see above)\n", len(plan.LeftOut))
 		return 0
 	}
 	fmt.Fprintln(a.stderr, "harness: applied")

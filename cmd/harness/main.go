@@ -81,7 +81,7 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if cmd == "doctor" {
-		if !doctor.Run(ctx, o.Options, e, stdout) {
+		if !doctor.Run(ctx, o.Options, e, o.Clean, stdout) {
 			return exitFailed
 		}
 		return exitCompleted

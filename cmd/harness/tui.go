@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/harness-dev/harness/tui"
 	"github.com/harness-dev/harness/tuiengine"
 )
 
-// afterQuitLines bounds the last answer printed when the TUI quits.
-const afterQuitLines = 40
+// afterQuitLines bounds the transcript printed when the TUI quits.
+const afterQuitLines = 2000
 
 // runTUI runs the terminal UI on a new session, on session id, or (resume
 // without an ID) on one picked from a list. On the way out it cancels a
@@ -51,11 +52,13 @@ func runTUI(ctx context.Context, a *cli, resume bool, id string) int {
 	fm, _ := final.(*tui.Model)
 	sid := eng.SessionID()
 	if sid != "" {
-		// Left on the terminal (the screen was the alternate one): the
-		// last answer, and how to come back.
+		// Left on the terminal (the screen was the alternate one): what
+		// this process showed of the session, rendered, and how to come
+		// back.
 		if fm != nil {
-			if ans := fm.LastAnswer(afterQuitLines); ans != "" {
-				fmt.Fprintf(a.stdout, "%s\n\n", ans)
+			if text := fm.Scrollback(afterQuitLines); text != "" {
+				w := &colorprofile.Writer{Forward: a.stdout, Profile: fm.Profile()}
+				fmt.Fprintf(w, "%s\n\n", text)
 			}
 		}
 		fmt.Fprintf(a.stdout, "harness resume %s\n", sid)

@@ -80,6 +80,13 @@ const (
 	WorkspaceCredentialInput Code = "WORKSPACE_CREDENTIAL_INPUT"
 	// WorkspaceDisposed: workspace; the workspace was disposed.
 	WorkspaceDisposed Code = "WORKSPACE_DISPOSED"
+	// WorkspacePermission: workspace; the sandbox user may not read or
+	// write the path (its mode bits say so): a tool error the model can
+	// act on (chmod).
+	WorkspacePermission Code = "WORKSPACE_PERMISSION"
+	// WorkspaceMassDelete: app; a patch would delete most of the project
+	// and the deletion was not confirmed (--allow-mass-delete).
+	WorkspaceMassDelete Code = "WORKSPACE_MASS_DELETE"
 
 	// SessNotFound: store; no such session, event or checkpoint.
 	SessNotFound Code = "SESS_NOT_FOUND"
@@ -182,7 +189,8 @@ var All = []Code{
 	ToolNotFound, ToolBadInput, ToolPolicyDenied, ToolPermissionDenied, ToolCanceled,
 	ToolExecutionFailed, ToolOutputLimit, WorkspaceIsolationRequired, WorkspacePath,
 	WorkspaceScope, WorkspaceLimit, WorkspaceNotFound, WorkspaceBusy,
-	WorkspaceContainerFailed, WorkspaceCredentialInput, WorkspaceDisposed,
+	WorkspaceContainerFailed, WorkspaceCredentialInput, WorkspaceDisposed, WorkspacePermission,
+	WorkspaceMassDelete,
 	SessNotFound, SessInvalidRecord, SessClosed, SessEventConflict, SessInvalidCursor,
 	SessCheckpointConflict, SessOwnershipLost, SessSchemaVersion, SessBusy, SessDiskFull, SessReadOnly,
 	SessProjectMissing, SessPatchConflict, SessTurnNotFound, SessTurnUnfinished, SessKeptWork,

@@ -8,9 +8,12 @@
 // microseconds per paragraph, accept unfinished input (an open fence, an
 // unclosed "**") without flicker, and add no margins of its own. This
 // renderer is one pass over the lines with no AST; anything it does not
-// recognise (tables, HTML) is shown as written, line by line for tables, which is what a reader of
-// raw Markdown expects anyway. Fenced code is coloured by its language
+// recognise (HTML, pipe art that is not a table) is shown as written, which
+// is what a reader of raw Markdown expects anyway. Fenced code is coloured by its language
 // (package syntax), on a background of its own where the palette has one.
+// Pipe tables are drawn as tables: columns as wide as their cells (the
+// widest cut with "…" when the table would not fit), the header in bold,
+// rules in the faint colour.
 package markdown
 
 import (
@@ -65,8 +68,24 @@ func Render(src string, width int, th *theme.Theme) []string {
 			n := headingLevel(trimmed)
 			text := strings.TrimSpace(strings.TrimRight(trimmed[n:], "#"))
 			r.wrapped(r.inline(text, &th.Heading), "", "")
+		case strings.HasPrefix(trimmed, "|") && i+1 < len(lines) && isDelimiterRow(strings.TrimSpace(lines[i+1])):
+			// A table: its header, the delimiter row, then rows while
+			// lines start with "|".
+			r.flush()
+			rows := [][]string{splitRow(trimmed)}
+			aligns := delimiterAligns(strings.TrimSpace(lines[i+1]))
+			i += 2
+			for ; i < len(lines); i++ {
+				t := strings.TrimSpace(lines[i])
+				if !strings.HasPrefix(t, "|") {
+					break
+				}
+				rows = append(rows, splitRow(t))
+			}
+			i--
+			r.table(rows, aligns)
 		case strings.HasPrefix(trimmed, "|"):
-			// Tables and other pipe art: shown as written, one row a line.
+			// Other pipe art: shown as written, one row a line.
 			r.flush()
 			r.emit(ansi.Truncate(trimmed, width, "…"))
 		case strings.HasPrefix(trimmed, ">"):
@@ -93,6 +112,32 @@ func Render(src string, width int, th *theme.Theme) []string {
 	}
 	r.flush()
 	return r.out
+}
+
+// Code renders lines of a fenced block of language lang as Render does
+// (indented, on the code background, coloured, long lines hard-wrapped),
+// without the text around it: a block still streaming in is rendered a
+// chunk of lines at a time. open says the fence is not closed yet.
+func Code(lines []string, lang string, open bool, width int, th *theme.Theme) []string {
+	r := renderer{th: th, width: max(width, MinWidth)}
+	for i, l := range lines {
+		lines[i] = strings.ReplaceAll(l, "\t", "    ")
+	}
+	r.code(lines, lang, open)
+	return r.out
+}
+
+// FenceLang is the language a fence line names ("```go" → "go"), "" when
+// it names none.
+func FenceLang(trimmed string) string {
+	if !isFence(trimmed) {
+		return ""
+	}
+	fence := trimmed[:3]
+	if f := strings.Fields(strings.Trim(strings.TrimLeft(trimmed, fence[:1]), "{}")); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 type renderer struct {
@@ -447,4 +492,143 @@ func inherit(s lipgloss.Style, base *lipgloss.Style) lipgloss.Style {
 		return s
 	}
 	return s.Inherit(*base)
+}
+
+// isDelimiterRow recognises a table's second line: "| --- | :-: |".
+func isDelimiterRow(t string) bool {
+	if !strings.Contains(t, "-") || !strings.Contains(t, "|") {
+		return false
+	}
+	for _, cell := range splitRow(t) {
+		c := strings.TrimSpace(cell)
+		if c == "" || strings.Trim(c, ":-") != "" || !strings.Contains(c, "-") {
+			return false
+		}
+	}
+	return true
+}
+
+// Column alignments of a table.
+const (
+	alignLeft = iota
+	alignCenter
+	alignRight
+)
+
+func delimiterAligns(t string) []int {
+	cells := splitRow(t)
+	out := make([]int, len(cells))
+	for i, c := range cells {
+		c = strings.TrimSpace(c)
+		switch {
+		case strings.HasPrefix(c, ":") && strings.HasSuffix(c, ":"):
+			out[i] = alignCenter
+		case strings.HasSuffix(c, ":"):
+			out[i] = alignRight
+		}
+	}
+	return out
+}
+
+// splitRow splits "| a | b |" into its cells ("\|" stays in its cell).
+func splitRow(t string) []string {
+	t = strings.TrimPrefix(t, "|")
+	if strings.HasSuffix(t, "|") && !strings.HasSuffix(t, "\\|") {
+		t = t[:len(t)-1]
+	}
+	var cells []string
+	var cur strings.Builder
+	for i := 0; i < len(t); i++ {
+		switch {
+		case t[i] == '\\' && i+1 < len(t) && t[i+1] == '|':
+			cur.WriteByte('|')
+			i++
+		case t[i] == '|':
+			cells = append(cells, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(t[i])
+		}
+	}
+	return append(cells, strings.TrimSpace(cur.String()))
+}
+
+// table draws rows (the first is the header) in columns that fit the
+// width: a column is as wide as its widest cell, and while the table is
+// too wide the widest column gives up a cell (its cells cut with "…").
+func (r *renderer) table(rows [][]string, aligns []int) {
+	cols := len(rows[0])
+	styled := make([][]string, len(rows))
+	widths := make([]int, cols)
+	for i, row := range rows {
+		styled[i] = make([]string, cols)
+		for j := range cols {
+			cell := ""
+			if j < len(row) {
+				cell = row[j]
+			}
+			base := (*lipgloss.Style)(nil)
+			if i == 0 {
+				base = &r.th.Bold
+			}
+			styled[i][j] = r.inline(cell, base)
+			widths[j] = max(widths[j], ansi.StringWidth(styled[i][j]), 1)
+		}
+	}
+	sep := r.th.Faint.Render(" │ ")
+	room := r.width - 3*(cols-1)
+	for total := sum(widths); total > room; total-- {
+		k := 0
+		for j, w := range widths {
+			if w > widths[k] {
+				k = j
+			}
+		}
+		if widths[k] <= 3 {
+			break // as narrow as a column gets: the line is cut below
+		}
+		widths[k]--
+	}
+	for i, row := range styled {
+		var b strings.Builder
+		for j, cell := range row {
+			if j > 0 {
+				b.WriteString(sep)
+			}
+			if ansi.StringWidth(cell) > widths[j] {
+				cell = ansi.Truncate(cell, widths[j], "…")
+			}
+			pad := widths[j] - ansi.StringWidth(cell)
+			a := alignLeft
+			if j < len(aligns) {
+				a = aligns[j]
+			}
+			switch {
+			case j == len(row)-1 && a == alignLeft:
+				b.WriteString(cell) // no trailing blanks
+			case a == alignRight:
+				b.WriteString(strings.Repeat(" ", pad) + cell)
+			case a == alignCenter:
+				b.WriteString(strings.Repeat(" ", pad/2) + cell + strings.Repeat(" ", pad-pad/2))
+			default:
+				b.WriteString(cell + strings.Repeat(" ", pad))
+			}
+		}
+		r.emit(ansi.Truncate(strings.TrimRight(b.String(), " "), r.width, "…"))
+		if i == 0 {
+			parts := make([]string, cols)
+			for j, w := range widths {
+				parts[j] = strings.Repeat("─", w)
+			}
+			r.emit(ansi.Truncate(r.th.Faint.Render(strings.Join(parts, "─┼─")), r.width, ""))
+		}
+	}
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }

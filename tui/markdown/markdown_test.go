@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
@@ -78,6 +79,62 @@ func TestWrapKeepsHyphenatedWords(t *testing.T) {
 		}
 		if got := ansi.Strip(Wrap("\x1b[1m"+tc.in+"\x1b[m", tc.width)); strings.ReplaceAll(got, " \n", "\n") != tc.want {
 			t.Errorf("Wrap(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+// A pipe table is drawn as a table: no delimiter row, its columns lined up
+// (every row's separators at the same cells), within the width, cut with
+// "…" when the cells are too wide.
+func TestTable(t *testing.T) {
+	src := "Results:\n\n| package | tests | time | note |\n| :--- | ---: | :-: | --- |\n| `tui` | 212 | 3.1s | **all pass** |\n| tuiengine | 9 | 0.4s | a very long note that cannot fit in a narrow terminal at all |\n| a \\| b | 1 | 0s | |\n\nDone."
+	for _, p := range []colorprofile.Profile{colorprofile.TrueColor, colorprofile.ANSI256, colorprofile.ANSI} {
+		th := theme.NewFor(true, p)
+		for _, w := range []int{40, 80, 120} {
+			lines := Render(src, w, th)
+			text := ansi.Strip(strings.Join(lines, "\n"))
+			if strings.Contains(text, "---") || strings.Contains(text, "| package") || strings.Contains(text, "| `tui`") {
+				t.Errorf("profile %v width %d: the table shows raw:\n%s", p, w, text)
+			}
+			var cols []int
+			rows := 0
+			for _, l := range lines {
+				plain := ansi.Strip(l)
+				if n := ansi.StringWidth(l); n > w {
+					t.Errorf("width %d: a line is %d cells: %q", w, n, plain)
+				}
+				if !strings.Contains(plain, "│") && !strings.Contains(plain, "┼") {
+					continue
+				}
+				rows++
+				var at []int
+				cell := 0
+				for _, r := range plain {
+					if r == '│' || r == '┼' {
+						at = append(at, cell)
+					}
+					cell += ansi.StringWidth(string(r))
+				}
+				if cols == nil {
+					cols = at
+				} else if fmt.Sprint(at) != fmt.Sprint(cols) {
+					t.Errorf("width %d: columns do not line up: %v then %v in %q", w, cols, at, plain)
+				}
+			}
+			if rows != 5 || len(cols) != 3 {
+				t.Errorf("width %d: %d table lines with %d separators, want 5 and 3:\n%s", w, rows, len(cols), text)
+			}
+			for _, want := range []string{"package", "tuiengine", "a | b", "all pass"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("width %d: the table lacks %q:\n%s", w, want, text)
+				}
+			}
+			if w == 120 && !strings.Contains(text, "cannot fit in a narrow terminal at all") {
+				t.Errorf("a wide terminal cuts a cell that fits:\n%s", text)
+			}
+			if w == 40 && !strings.Contains(text, "…") {
+				t.Errorf("a narrow terminal shows no cut cell:\n%s", text)
+			}
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -204,10 +203,63 @@ type assistantBlock struct {
 
 	// While streaming, the text up to its last finished paragraph is
 	// rendered once per width and kept; each delta re-renders only the
-	// paragraph still growing.
+	// paragraph still growing, and of a fenced block still open only its
+	// last chunk of lines (stream).
+	stream *streamCache
+}
+
+// streamCache is what a streaming answer keeps between deltas, so that a
+// delta costs what arrived, not the answer's length: how far its text was
+// scanned (for the last paragraph boundary and an open fence), the lines
+// of its finished paragraphs, and the lines of the finished chunks of a
+// fenced block still open. Lines are kept with the block's one-cell
+// indent.
+type streamCache struct {
+	scanned int  // bytes scanned: whole lines only
+	fenced  bool // a fence is open at scanned
+	fenceAt int  // the open fence's line start
+	bodyAt  int  // the first byte after the open fence's line
+	lang    string
+	cut     int // the end of the last blank line outside a fence
+
+	width       int
 	stableLen   int
-	stableWidth int
 	stableLines []string
+
+	codeFence int      // the fence codeLines belong to (its fenceAt), -1 none
+	codeFrom  int      // the first byte of the code not in codeLines
+	codeLines []string // the finished chunks of the open block
+}
+
+// codeChunk is how many lines of an open fenced block are rendered
+// together: a delta re-renders at most this many (and the line growing).
+// A chunk is lexed on its own, so a construct spanning chunks (a long
+// comment) may be coloured wrongly until the answer is complete, when the
+// whole text is rendered again.
+const codeChunk = 16
+
+// scan advances over the whole lines of text not scanned yet.
+func (sc *streamCache) scan(text string) {
+	for sc.scanned < len(text) {
+		end := strings.IndexByte(text[sc.scanned:], '\n')
+		if end < 0 {
+			return
+		}
+		start := sc.scanned
+		line := strings.TrimSpace(text[start : start+end])
+		sc.scanned = start + end + 1
+		switch {
+		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
+			sc.fenced = !sc.fenced
+			if sc.fenced {
+				sc.fenceAt, sc.bodyAt, sc.lang = start, sc.scanned, markdown.FenceLang(line)
+			} else {
+				sc.cut = sc.scanned // a closed block is finished Markdown
+			}
+		case line == "" && !sc.fenced:
+			sc.cut = sc.scanned
+		}
+	}
 }
 
 func (*assistantBlock) kind() kind         { return kindAssistant }
@@ -217,22 +269,20 @@ func (a *assistantBlock) toggle()          { a.expanded = !a.expanded }
 func (a *assistantBlock) render(c *Ctx, selected bool) []string {
 	th := c.Theme
 	w := c.Width - 2
-	var md []string
+	var md []string // indented already
 	if a.streaming {
 		md = a.streamed(a.text.String(), w, c)
 	} else {
-		a.stableLines = nil
+		a.stream = nil
 		if a.text.Len() > 0 {
-			md = markdown.Render(a.text.String(), w, th)
+			md = indent(markdown.Render(a.text.String(), w, th))
 		}
 	}
 	out := make([]string, 0, len(md)+2)
 	if a.reasoning != "" {
 		out = append(out, a.thinking(c, selected)...)
 	}
-	for _, l := range md {
-		out = append(out, " "+l)
-	}
+	out = append(out, md...)
 	if a.streaming {
 		if len(out) == 0 {
 			out = append(out, " ")
@@ -263,46 +313,89 @@ func (a *assistantBlock) thinking(c *Ctx, selected bool) []string {
 	return out
 }
 
-// streamed renders growing text: the finished paragraphs from the cache,
-// the last one afresh.
+// indent gives rendered lines the block's one-cell indent.
+func indent(lines []string) []string {
+	for i, l := range lines {
+		lines[i] = " " + l
+	}
+	return lines
+}
+
+// streamed renders growing text (indented): the finished paragraphs from
+// the cache, the last one afresh; of a fenced block still open at the end,
+// the finished chunks from the cache and only the last chunk afresh.
 func (a *assistantBlock) streamed(text string, w int, c *Ctx) []string {
-	cut := paragraphBoundary(text)
-	if cut != a.stableLen || w != a.stableWidth || a.stableLines == nil {
-		a.stableLen, a.stableWidth = cut, w
-		a.stableLines = markdown.Render(text[:cut], w, c.Theme)
-		if cut == 0 {
-			a.stableLines = []string{}
+	sc := a.stream
+	if sc == nil || len(text) < sc.scanned {
+		sc = &streamCache{codeFence: -1, stableLen: -1}
+		a.stream = sc
+	}
+	sc.scan(text)
+	if w != sc.width {
+		sc.width, sc.stableLen, sc.codeFence = w, -1, -1
+	}
+	cut := sc.cut
+	if cut != sc.stableLen {
+		sc.stableLen = cut
+		sc.stableLines = []string{}
+		if cut > 0 {
+			sc.stableLines = indent(markdown.Render(text[:cut], w, c.Theme))
 		}
 	}
-	tail := markdown.Render(text[cut:], w, c.Theme)
-	out := make([]string, 0, len(a.stableLines)+len(tail)+1)
-	out = append(out, a.stableLines...)
+	var tail []string
+	if sc.fenced && sc.fenceAt >= cut && !closing(text[sc.scanned:]) {
+		tail = a.openCode(text, w, c)
+	} else {
+		sc.codeFence, sc.codeLines = -1, nil // a block closed: its chunks go
+		tail = indent(markdown.Render(text[cut:], w, c.Theme))
+	}
+	out := make([]string, 0, len(sc.stableLines)+len(tail)+1)
+	out = append(out, sc.stableLines...)
 	if len(out) > 0 && len(tail) > 0 {
-		out = append(out, "")
+		out = append(out, " ")
 	}
 	return append(out, tail...)
 }
 
-// paragraphBoundary is the end of the last blank line outside a fenced
-// block: what comes before it is finished Markdown.
-func paragraphBoundary(text string) int {
-	cut, fenced, start := 0, false, 0
-	for start < len(text) {
-		end := strings.IndexByte(text[start:], '\n')
-		if end < 0 {
+// closing reports whether a line still growing is a fence (it closes the
+// open block).
+func closing(partial string) bool {
+	t := strings.TrimSpace(partial)
+	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+}
+
+// openCode renders the text after the last paragraph boundary when it
+// ends in a fenced block still open: what comes before the fence, the
+// block's finished chunks (rendered once), then its last lines.
+func (a *assistantBlock) openCode(text string, w int, c *Ctx) []string {
+	sc := a.stream
+	if sc.codeFence != sc.fenceAt {
+		sc.codeFence, sc.codeFrom, sc.codeLines = sc.fenceAt, sc.bodyAt, nil
+	}
+	// Whole chunks of finished lines join the cache.
+	for {
+		end, n := sc.codeFrom, 0
+		for n < codeChunk && end < sc.scanned {
+			i := strings.IndexByte(text[end:sc.scanned], '\n')
+			if i < 0 {
+				break
+			}
+			end += i + 1
+			n++
+		}
+		if n < codeChunk {
 			break
 		}
-		line := strings.TrimSpace(text[start : start+end])
-		switch {
-		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
-			fenced = !fenced
-		case line == "" && !fenced:
-			cut = start + end + 1
-		}
-		start += end + 1
+		lines := strings.Split(text[sc.codeFrom:end-1], "\n")
+		sc.codeLines = append(sc.codeLines, indent(markdown.Code(lines, sc.lang, true, w, c.Theme))...)
+		sc.codeFrom = end
 	}
-	// Keep the boundary before the blank run, so the tail starts a block.
-	return cut
+	var out []string
+	if sc.fenceAt > sc.cut {
+		out = indent(markdown.Render(text[sc.cut:sc.fenceAt], w, c.Theme))
+	}
+	out = append(out, sc.codeLines...)
+	return append(out, indent(markdown.Code(strings.Split(text[sc.codeFrom:], "\n"), sc.lang, true, w, c.Theme))...)
 }
 
 // ---- notices
@@ -533,24 +626,16 @@ func nonEmpty(list []string) []string {
 
 // attachBlock is a user message the runtime composed from what the user's
 // own message asked of the workspace (event.AttachmentsMarker): the files
-// of @path mentions, or a !command's output. It is drawn from the calls
-// that message made (their tool.call and tool.result events), not from
-// the message's text.
+// of @path mentions (a !command's output is its card's). It is drawn from
+// the calls that message made (their tool.call and tool.result events),
+// not from the message's text.
 type attachBlock struct{ calls []*toolCard }
-
-// attachOutputLines bounds the !command output shown.
-const attachOutputLines = 20
 
 func (*attachBlock) kind() kind       { return kindUser }
 func (*attachBlock) live() bool       { return false }
 func (*attachBlock) expandable() bool { return false }
 func (*attachBlock) toggle()          {}
 func (a *attachBlock) render(c *Ctx, _ bool) []string {
-	for _, call := range a.calls {
-		if call.user == event.UserShell {
-			return ranLines(call, c)
-		}
-	}
 	th := c.Theme
 	const indent = 6
 	var ok, failed []string
@@ -587,80 +672,4 @@ func (a *attachBlock) render(c *Ctx, _ bool) []string {
 		lines[i] = strings.Repeat(" ", indent) + strings.TrimRight(l, " ")
 	}
 	return lines
-}
-
-// ranLines is a !command's block: the command, how it ended (exit code,
-// duration) and the end of its output.
-func ranLines(call *toolCard, c *Ctx) []string {
-	th := c.Theme
-	const indent = 6
-	pad := strings.Repeat(" ", indent)
-	cmd := call.subject
-	var in struct {
-		Argv []string `json:"argv"`
-	}
-	if json.Unmarshal(call.input, &in) == nil && len(in.Argv) == 3 && in.Argv[0] == "sh" && in.Argv[1] == "-c" {
-		cmd = in.Argv[2]
-	}
-	dur := th.Muted.Render(" · " + Duration(time.Duration(call.durationMs)*time.Millisecond))
-	var end string
-	var body []string
-	r, isExec := call.exec()
-	switch {
-	case isExec:
-		switch {
-		case r.TimedOut:
-			end = th.Warn.Render("✗ timed out") + dur
-		case r.ExitCode != 0:
-			end = th.Warn.Render("✗ exit "+strconv.Itoa(r.ExitCode)) + dur
-		default:
-			end = th.OK.Render("✓ exit 0") + dur
-		}
-		if out := strings.TrimRight(r.Stdout, "\n"); out != "" {
-			for _, l := range termLines(out) {
-				body = append(body, th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
-			}
-		}
-		if errs := strings.TrimRight(r.Stderr, "\n"); errs != "" {
-			for _, l := range termLines(errs) {
-				body = append(body, th.Err.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
-			}
-		}
-	case call.status == statusCanceled:
-		end = th.Canceled.Render("⊘ canceled")
-		if out := strings.TrimRight(call.streamed.String(), "\n"); out != "" {
-			for _, l := range termLines(out) {
-				body = append(body, th.Text.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(c.Width-indent, 8), "…")))
-			}
-		}
-	default:
-		code := call.errCode
-		if code == "" {
-			code = "failed"
-		}
-		end = th.Err.Render("✗ " + code)
-		for _, l := range wrapPlain(call.errMsg, c.Width-indent) {
-			if l != "" {
-				body = append(body, th.Err.Render(l))
-			}
-		}
-	}
-	head := " " + th.User.Render("you") + th.Muted.Render(" · ran ")
-	room := c.Width - ansi.StringWidth(head) - ansi.StringWidth(end) - 2
-	out := []string{head + th.Bold.Render(ansi.Truncate(cmd, max(room, 8), "…")) + "  " + end}
-	if ansi.StringWidth(out[0]) > c.Width {
-		out[0] = ansi.Truncate(out[0], c.Width, "…")
-	}
-	if n := len(body) - attachOutputLines; n > 0 {
-		more := "… " + plural(n, "earlier line")
-		if r.StdoutTruncated || r.StderrTruncated {
-			more = "… earlier output (its middle was left out: it was longer than the tools keep)"
-		}
-		out = append(out, pad+th.Muted.Render(more))
-		body = body[n:]
-	}
-	for _, l := range body {
-		out = append(out, pad+l)
-	}
-	return out
 }

@@ -17,13 +17,18 @@ import (
 func termLines(text string) []string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		l = strings.TrimSuffix(l, "\r")
-		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
-			l = l[j+1:]
-		}
-		lines[i] = termText(l)
+		lines[i] = termLine(l)
 	}
 	return lines
+}
+
+// termLine is termLines of one line (no "\n" in it).
+func termLine(l string) string {
+	l = strings.TrimSuffix(l, "\r")
+	if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+		l = l[j+1:]
+	}
+	return termText(l)
 }
 
 // termText is one line of output made safe to draw (see termLines).

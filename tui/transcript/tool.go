@@ -110,7 +110,6 @@ type toolCard struct {
 	policy     string // a policy or permission outcome worth showing
 	denied     bool   // the policy or the user denied it (policy says why)
 	user       string // event.UserCallKind: a call the user's own message made ("" for the model's)
-	ran        bool   // a !command whose output its "you · ran" block shows
 	expanded   bool
 	write      *writeInfo
 	// streamed is a running command's output as tool.output events
@@ -118,6 +117,183 @@ type toolCard struct {
 	// kept when the call was canceled.
 	streamed    strings.Builder
 	streamedCut bool // the runtime stopped recording at its bound
+	readLines   int  // a released read's line count (0: its output is whole)
+	// spans is the order the output came in: runs of stdout and stderr
+	// bytes. Once the result holds all of it, the streamed text goes and
+	// the spans alone say how its stdout and stderr interleave.
+	spans []outSpan
+}
+
+// outSpan is a run of n bytes of one stream of a command's output.
+type outSpan struct {
+	n      int
+	stderr bool
+}
+
+// Collapsed, a finished command shows the end of its output: a few lines
+// of a success, more of a failure (its end says most), more still of a
+// !command (the user asked to see it).
+const (
+	okTail   = 5
+	failTail = collapsedLines
+	userTail = 20
+)
+
+// addOutput records a tool.output event's text.
+func (c *toolCard) addOutput(stderr bool, text string) {
+	c.streamed.WriteString(text)
+	if n := len(c.spans); n > 0 && c.spans[n-1].stderr == stderr {
+		c.spans[n-1].n += len(text)
+		return
+	}
+	c.spans = append(c.spans, outSpan{n: len(text), stderr: stderr})
+}
+
+// settle keeps of the live record only what the result lacks: the order
+// of stdout and stderr when the result holds every byte, nothing else.
+func (c *toolCard) settle() {
+	r, ok := c.exec()
+	if !ok {
+		return
+	}
+	var out, errs int
+	for _, sp := range c.spans {
+		if sp.stderr {
+			errs += sp.n
+		} else {
+			out += sp.n
+		}
+	}
+	if c.streamedCut || r.StdoutTruncated || r.StderrTruncated || out != len(r.Stdout) || errs != len(r.Stderr) {
+		c.spans = nil
+	}
+	c.streamed = strings.Builder{}
+}
+
+// outLine is a line of a command's output.
+type outLine struct {
+	text   string
+	stderr bool
+}
+
+// outputLines is a finished command's output line by line: in the order
+// it came when the spans say it, else its stdout then its stderr.
+func (c *toolCard) outputLines(r execResult) []outLine {
+	var out []outLine
+	if len(c.spans) == 0 {
+		for _, l := range splitOutput(r.Stdout) {
+			out = append(out, outLine{text: l})
+		}
+		for _, l := range splitOutput(r.Stderr) {
+			out = append(out, outLine{text: l, stderr: true})
+		}
+		return out
+	}
+	// A line stands where it began; each stream builds its own (the
+	// newline ending a stderr line may come after stdout went on).
+	so, se := r.Stdout, r.Stderr
+	open := [2]int{-1, -1}
+	for _, sp := range c.spans {
+		var text string
+		k := 0
+		if sp.stderr {
+			text, se, k = se[:sp.n], se[sp.n:], 1
+		} else {
+			text, so = so[:sp.n], so[sp.n:]
+		}
+		for text != "" {
+			if open[k] < 0 {
+				out = append(out, outLine{stderr: sp.stderr})
+				open[k] = len(out) - 1
+			}
+			nl := strings.IndexByte(text, '\n')
+			if nl < 0 {
+				out[open[k]].text += text
+				break
+			}
+			out[open[k]].text += text[:nl]
+			open[k] = -1
+			text = text[nl+1:]
+		}
+	}
+	kept := out[:0]
+	for i, l := range out {
+		if l.text == "" && (i == open[0] || i == open[1]) {
+			continue // a stream's last line, empty
+		}
+		l.text = termLine(l.text)
+		kept = append(kept, l)
+	}
+	return kept
+}
+
+// splitOutput is one stream's lines, without the final newline's empty one.
+func splitOutput(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return termLines(s)
+}
+
+// execBody is a finished command's lines: the end of its output, every
+// line of it on stderr in the error colour, and how much there is.
+func (c *toolCard) execBody(r execResult, th *theme.Theme, width int) []string {
+	lines := c.outputLines(r)
+	tail := okTail
+	switch {
+	case c.expanded:
+		tail = expandedLines
+	case c.user == event.UserShell:
+		tail = userTail
+	case r.ExitCode != 0 || r.TimedOut:
+		tail = failTail
+	}
+	shown := lines
+	if len(shown) > tail {
+		shown = shown[len(shown)-tail:]
+	}
+	cut := r.StdoutTruncated || r.StderrTruncated
+	var out []string
+	if len(shown) < len(lines) || cut {
+		errs := 0
+		for _, l := range lines {
+			if l.stderr {
+				errs++
+			}
+		}
+		hint := "… " + plural(len(lines), "line")
+		if errs > 0 {
+			hint += " (" + itoa(errs) + " on stderr)"
+		}
+		if cut {
+			hint += "; its middle was left out: it was longer than the tools keep"
+		}
+		if !c.expanded && len(shown) < len(lines) {
+			hint += " · ctrl+o"
+		}
+		out = append(out, th.Muted.Render(ansi.Truncate(hint, width, "…")))
+	}
+	for _, l := range shown {
+		style := th.Muted
+		if l.stderr {
+			style = th.Err
+		}
+		out = append(out, style.Render(ansi.Truncate(strings.ReplaceAll(l.text, "\t", "    "), width, "…")))
+	}
+	return out
+}
+
+// shellCommand is what a !command ran: the text after "!", not the
+// "sh -c" around it.
+func (c *toolCard) shellCommand() string {
+	var in struct {
+		Argv []string `json:"argv"`
+	}
+	if json.Unmarshal(c.input, &in) == nil && len(in.Argv) == 3 && in.Argv[0] == "sh" && in.Argv[1] == "-c" {
+		return in.Argv[2]
+	}
+	return c.subject
 }
 
 // streamedLines is the streamed output's last lines (all when expanded).
@@ -167,10 +343,15 @@ func (c *toolCard) toggle()          { c.expanded = !c.expanded }
 func (c *toolCard) render(x *Ctx, selected bool) []string {
 	th := x.Theme
 	head := " " + marker(th, c.expanded, selected) + th.ToolName.Render(c.tool)
+	subj := c.subject
+	if c.user == event.UserShell {
+		// The user's own !command: one card, headed as what they did.
+		head = " " + marker(th, c.expanded, selected) + th.User.Render("you") + th.Muted.Render(" · ran")
+		subj = strings.ReplaceAll(c.shellCommand(), "\n", "⏎")
+	}
 	extra := c.extra(x)
 	right := c.right(x)
 	avail := x.Width - ansi.StringWidth(head) - ansi.StringWidth(right) - 4
-	subj := c.subject
 	if extra != "" {
 		avail -= ansi.StringWidth(extra) + 2
 	}
@@ -198,9 +379,6 @@ func (c *toolCard) render(x *Ctx, selected bool) []string {
 		for _, l := range wrapPlain(c.policy, inner) { // a denial's reason is read whole
 			out = append(out, gutter+th.Muted.Render(l))
 		}
-	}
-	if c.ran && !c.expanded {
-		return out // the "you · ran" block below shows the outcome
 	}
 	if c.status == statusFailed || c.status == statusCanceled {
 		msg := c.errMsg
@@ -247,6 +425,9 @@ func (c *toolCard) extra(x *Ctx) string {
 	th := x.Theme
 	switch c.tool {
 	case "fs.write":
+		if c.denied || c.status == statusFailed {
+			return "" // nothing was written: no change to count
+		}
 		if c.write != nil && c.write.guessing() && c.pending() {
 			n := strings.Count(c.write.contents, "\n") + boolInt(c.write.contents != "" && !strings.HasSuffix(c.write.contents, "\n"))
 			return th.Muted.Render(plural(n, "line"))
@@ -263,11 +444,14 @@ func (c *toolCard) extra(x *Ctx) string {
 			return th.Muted.Render("no changes")
 		}
 	case "fs.read":
+		if c.readLines > 0 {
+			return th.Muted.Render(plural(c.readLines, "line")) // released: counted before
+		}
 		var o struct {
 			Content string `json:"content"`
 		}
 		if c.status == statusDone && json.Unmarshal(c.output, &o) == nil {
-			return th.Muted.Render(plural(strings.Count(o.Content, "\n")+boolInt(o.Content != "" && !strings.HasSuffix(o.Content, "\n")), "line"))
+			return th.Muted.Render(plural(lineCount(o.Content), "line"))
 		}
 	case "fs.list":
 		var o struct {
@@ -278,6 +462,51 @@ func (c *toolCard) extra(x *Ctx) string {
 		}
 	}
 	return ""
+}
+
+// lineCount is how many lines text has (a last line without "\n" counts).
+func lineCount(text string) int {
+	return strings.Count(text, "\n") + boolInt(text != "" && !strings.HasSuffix(text, "\n"))
+}
+
+// Older reads keep only the head of what they read: see Transcript.keep.
+const (
+	releaseOver   = 4 << 10 // outputs up to this size are kept whole
+	releasedLines = 10      // the lines a released read keeps
+)
+
+// release drops all but the head of a read's output (the content stays
+// in the session's log): its card keeps its line count and its first
+// releasedLines lines, which is what it shows expanded, with a line
+// saying the rest was left out. It returns the bytes freed.
+func (c *toolCard) release() int {
+	if c.tool != "fs.read" || c.status != statusDone || c.readLines > 0 {
+		return 0
+	}
+	var o struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(c.output, &o) != nil {
+		return 0
+	}
+	before := len(c.output)
+	c.readLines = max(lineCount(o.Content), 1)
+	head := o.Content
+	for i, n := 0, 0; i < len(head); i++ {
+		if head[i] == '\n' {
+			if n++; n == releasedLines {
+				head = head[:i+1]
+				break
+			}
+		}
+	}
+	out, err := json.Marshal(map[string]string{"path": o.Path, "content": strings.Clone(head)})
+	if err != nil {
+		return 0
+	}
+	c.output = out
+	return before - len(out)
 }
 
 func boolInt(b bool) int {
@@ -373,28 +602,7 @@ func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
 		return nil, false
 	}
 	if r, ok := c.exec(); ok {
-		failed := r.ExitCode != 0 || r.TimedOut
-		if !c.expanded && !failed {
-			return nil, false
-		}
-		var lines []string
-		if out := strings.TrimRight(r.Stdout, "\n"); out != "" {
-			lines = append(lines, termLines(out)...)
-		}
-		if errs := strings.TrimRight(r.Stderr, "\n"); errs != "" {
-			for _, l := range termLines(errs) {
-				lines = append(lines, th.Err.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), width, "…")))
-			}
-		}
-		if !c.expanded && len(lines) > collapsedLines {
-			lines = lines[len(lines)-collapsedLines:] // the end of a failure says most
-		}
-		for i, l := range lines {
-			if !strings.Contains(l, "\x1b[") {
-				lines[i] = th.Muted.Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), width, "…"))
-			}
-		}
-		return lines, true
+		return c.execBody(r, th, width), true
 	}
 	if !c.expanded {
 		return nil, false
@@ -405,7 +613,11 @@ func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
 			Content string `json:"content"`
 		}
 		if json.Unmarshal(c.output, &o) == nil {
-			return termLines(strings.TrimRight(o.Content, "\n")), false
+			lines := termLines(strings.TrimRight(o.Content, "\n"))
+			if n := c.readLines - len(lines); c.readLines > 0 && n > 0 {
+				lines = append(lines, "… "+plural(n, "more line")+" (an older read keeps its first "+itoa(releasedLines)+"; harness events has them all)")
+			}
+			return lines, false
 		}
 	case "fs.list":
 		var o struct {

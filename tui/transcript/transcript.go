@@ -19,6 +19,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"time"
 
@@ -53,8 +54,15 @@ type Transcript struct {
 	compacting int               // the compaction block in progress, -1 when none
 	files      map[string]string // path → last contents seen (fs.read, fs.write)
 	listed     map[string]bool   // paths seen in fs.list output
-	fromQueue  map[string]bool   // input message IDs that started a turn from the queue
-	userCalls  []*toolCard       // the calls the user's own message made (@path, !cmd), for its attachments
+	written    map[string]bool   // paths fs.write wrote
+	// What the fold keeps of large outputs and file contents, oldest
+	// first, and their bytes: bounded by keepBytes (keep).
+	bigCards  []*toolCard
+	bigBytes  int
+	fileOrder []string
+	fileBytes int
+	fromQueue map[string]bool // input message IDs that started a turn from the queue
+	userCalls []*toolCard     // the calls the user's own message made (@path, !cmd), for its attachments
 
 	sessionID string
 	model     string
@@ -82,6 +90,7 @@ func New() *Transcript {
 		summaryReq: map[string]int{},
 		files:      map[string]string{},
 		listed:     map[string]bool{},
+		written:    map[string]bool{},
 		fromQueue:  map[string]bool{},
 		completed:  map[string]bool{},
 		compacting: -1,
@@ -230,7 +239,7 @@ func (t *Transcript) Apply(ev event.Event) {
 	case event.ToolOutput:
 		if i, ok := t.byCall[d.CallID]; ok {
 			c := t.blocks[i].b.(*toolCard)
-			c.streamed.WriteString(d.Text)
+			c.addOutput(d.Stream == event.StreamStderr, d.Text)
 			c.streamedCut = c.streamedCut || d.Truncated
 			t.touch(i)
 		}
@@ -394,17 +403,17 @@ func (t *Transcript) compacted(d event.ContextCompacted) {
 // from those calls' events, never from the message's text: a file may
 // hold anything, "<file path=" included.
 func (t *Transcript) attachments() {
-	a := &attachBlock{calls: append([]*toolCard(nil), t.userCalls...)}
-	t.userCalls = t.userCalls[:0]
-	for _, c := range a.calls {
+	a := &attachBlock{}
+	for _, c := range t.userCalls {
 		if c.user == event.UserShell {
-			c.ran = true // its output is the block's now
-			if i, ok := t.byCall[c.callID]; ok {
-				t.touch(i)
-			}
+			continue // its card is the one block a !command shows
 		}
+		a.calls = append(a.calls, c)
 	}
-	t.add(a)
+	t.userCalls = t.userCalls[:0]
+	if len(a.calls) > 0 {
+		t.add(a)
+	}
 }
 
 func (t *Transcript) toolCall(ev event.Event, d event.ToolCall) {
@@ -443,6 +452,50 @@ func (t *Transcript) PreviewWrite(callID, patch string) {
 	t.touch(i)
 }
 
+// keepBytes bounds what the fold keeps of the reads' outputs, and apart
+// of the file contents it learned (for the diff of a later write that
+// comes without the tool's record): a session of a thousand 20 KB reads
+// would otherwise keep 40 MB. Past it, the oldest reads keep only their
+// head (toolCard.release), the oldest contents are forgotten.
+const keepBytes = 4 << 20
+
+// keep holds what the fold keeps within keepBytes.
+func (t *Transcript) keep() {
+	for t.bigBytes > keepBytes && len(t.bigCards) > 0 {
+		c := t.bigCards[0]
+		t.bigCards[0] = nil
+		t.bigCards = t.bigCards[1:]
+		size := len(c.output)
+		c.release()
+		t.bigBytes -= size
+		if i, ok := t.byCall[c.callID]; ok {
+			t.touch(i)
+		}
+	}
+	for t.fileBytes > keepBytes && len(t.fileOrder) > 0 {
+		p := t.fileOrder[0]
+		t.fileOrder = t.fileOrder[1:]
+		t.fileBytes -= len(t.files[p])
+		delete(t.files, p)
+	}
+}
+
+// learnFile records path's contents as the session last saw them.
+func (t *Transcript) learnFile(path, contents string) {
+	if old, ok := t.files[path]; ok {
+		t.fileBytes -= len(old)
+		for i, p := range t.fileOrder {
+			if p == path {
+				t.fileOrder = append(t.fileOrder[:i:i], t.fileOrder[i+1:]...)
+				break
+			}
+		}
+	}
+	t.files[path] = contents
+	t.fileOrder = append(t.fileOrder, path)
+	t.fileBytes += len(contents)
+}
+
 func (t *Transcript) toolResult(d event.ToolResult) {
 	i, ok := t.byCall[d.CallID]
 	if !ok {
@@ -454,6 +507,11 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 	switch {
 	case d.OK:
 		c.status = statusDone
+		c.settle()
+		if c.tool == "fs.read" && len(c.output) > releaseOver {
+			t.bigCards = append(t.bigCards, c)
+			t.bigBytes += len(c.output)
+		}
 		if c.write != nil {
 			c.write.record(d.Patch, d.Lines)
 		}
@@ -471,6 +529,7 @@ func (t *Transcript) toolResult(d event.ToolResult) {
 		}
 	}
 	t.touch(i)
+	t.keep()
 }
 
 // learn records file contents a successful call revealed, so a later
@@ -483,11 +542,12 @@ func (t *Transcript) learn(c *toolCard, out json.RawMessage) {
 			Content string `json:"content"`
 		}
 		if json.Unmarshal(out, &o) == nil && o.Path != "" {
-			t.files[o.Path] = o.Content
+			t.learnFile(o.Path, o.Content)
 		}
 	case "fs.write":
 		if c.write != nil {
-			t.files[c.write.path] = c.write.contents
+			t.learnFile(c.write.path, c.write.contents)
+			t.written[strings.TrimPrefix(c.write.path, "./")] = true
 		}
 	case "fs.list":
 		var o struct {
@@ -544,7 +604,7 @@ func (t *Transcript) turnCompleted(ev event.Event, d event.TurnCompleted) {
 func permissionText(d event.PermissionResolved) string {
 	switch {
 	case d.Decision == event.DecisionAllow && d.Scope == event.ScopeRun:
-		return "approved for this run"
+		return "approved for this turn"
 	case d.Decision == event.DecisionAllow:
 		return "approved"
 	case strings.HasPrefix(d.Note, "denied"):
@@ -578,6 +638,16 @@ func (t *Transcript) Live() bool {
 		}
 	}
 	return false
+}
+
+// Written lists the paths the session's fs.write calls wrote, sorted.
+func (t *Transcript) Written() []string {
+	var out []string
+	for p := range t.written {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Invalidate drops every cached rendering (the theme changed).

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/harness-dev/harness/event"
@@ -246,9 +247,37 @@ func TestStreamingRenderMatchesWhole(t *testing.T) {
 	a := &assistantBlock{text: builder(""), streaming: true} // one block: its cache is reused
 	for n := 0; n <= len(text); n++ {
 		got := a.streamed(text[:n], 58, c)
-		want := markdown.Render(text[:n], 58, c.Theme)
+		want := indent(markdown.Render(text[:n], 58, c.Theme))
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("prefix %d %q:\nstreamed:\n%s\nwhole:\n%s", n, text[:n], plain(got), plain(want))
+		}
+	}
+	// An open fenced block longer than a chunk, rendered a chunk at a
+	// time: the same lines (the same text where a language colours it,
+	// as a chunk is lexed on its own).
+	for _, lang := range []string{"", "go"} {
+		var b strings.Builder
+		b.WriteString("Here it is:\n```" + lang + "\n")
+		for i := range 3*codeChunk + 7 {
+			fmt.Fprintf(&b, "\tx%d := f(%d) // a line long enough to be hard-wrapped at this narrow width, %d\n", i, i, i)
+		}
+		b.WriteString("```\n\nDone.\n")
+		text := b.String()
+		a := &assistantBlock{text: builder(""), streaming: true}
+		for n := 0; n <= len(text); n += 97 {
+			got := a.streamed(text[:n], 58, c)
+			want := indent(markdown.Render(text[:n], 58, c.Theme))
+			g, w := strings.Join(got, "\n"), strings.Join(want, "\n")
+			if lang != "" {
+				g, w = ansi.Strip(g), ansi.Strip(w)
+			}
+			if g != w {
+				t.Fatalf("lang %q, prefix %d:\nstreamed:\n%s\nwhole:\n%s", lang, n, plain(got), plain(want))
+			}
+		}
+		a.streamed(text, 58, c)
+		if len(a.stream.codeLines) != 0 {
+			t.Errorf("the closed block still keeps %d chunk lines", len(a.stream.codeLines))
 		}
 	}
 }

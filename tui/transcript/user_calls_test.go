@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -73,8 +74,8 @@ func TestAttachedListsTheCallsWrapped(t *testing.T) {
 	}
 }
 
-// A !command's output is shown once, in its "you · ran" block with its
-// exit code; its card keeps the header.
+// A !command is one card, "you · ran" with its exit code, its output
+// shown once (no process.exec card beside it).
 func TestRanShowsTheOutputOnceWithItsExitCode(t *testing.T) {
 	tr := New()
 	userTurn(tr, "!ls -la missing")
@@ -90,10 +91,13 @@ func TestRanShowsTheOutputOnceWithItsExitCode(t *testing.T) {
 	tr.Apply(ev(7, event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, ToolCalls: 1, Usage: usage}))
 
 	text := plain(all(tr, 100))
-	for _, want := range []string{"you · ran ls -la missing  ✗ exit 2 · 12 ms", "process.exec  sh -c 'ls -la missing'", "ls: missing: No such file"} {
+	for _, want := range []string{"you · ran  ls -la missing ", "✗ exit 2 · 12 ms", "ls: missing: No such file"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("transcript lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "process.exec") || strings.Count(text, "ls -la missing") != 2 {
+		t.Errorf("the command shows as more than its message and its one card:\n%s", text)
 	}
 	for _, once := range []string{"README.md", "No such file"} {
 		if n := strings.Count(text, once); n != 1 {
@@ -168,7 +172,144 @@ func TestRanSaysItsOutputWasCut(t *testing.T) {
 	attachmentsMessage(tr, 5, "The user ran `seq 1 300000` in the workspace:\n<command-output exit=\"0\">\n"+kept+"</command-output>")
 	tr.Apply(ev(6, event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, ToolCalls: 1, Usage: usage}))
 	text := plain(all(tr, 100))
-	if !strings.Contains(text, "its middle was left out") || strings.Contains(text, "earlier lines") {
+	if !strings.Contains(text, "its middle was left out") {
 		t.Errorf("a cut output reads as whole:\n%s", text)
+	}
+}
+
+// A successful command keeps the end of its output after it ends, with
+// how many lines there are (how many on stderr) and the key that shows
+// them; its stderr lines stand where they came, in the error colour.
+func TestFinishedCommandKeepsItsTail(t *testing.T) {
+	tr := New()
+	userTurn(tr, "build it")
+	tr.Apply(ev(3, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: raw(`{"argv":["make"]}`), RunID: "run-1"}))
+	var stdout, stderr strings.Builder
+	seq := 4
+	for i := range 30 {
+		line := fmt.Sprintf("step %02d\n", i)
+		stream := event.StreamStdout
+		if i == 27 {
+			line, stream = "warning: deprecated flag\n", event.StreamStderr
+			stderr.WriteString(line)
+		} else {
+			stdout.WriteString(line)
+		}
+		tr.Apply(ev(seq, event.ToolOutput{CallID: "call-1", Stream: stream, Text: line}))
+		seq++
+	}
+	out, _ := json.Marshal(map[string]any{"exitCode": 0, "stdout": stdout.String(), "stderr": stderr.String()})
+	tr.Apply(ev(seq, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, Output: out, DurationMs: 40}))
+	tr.Apply(ev(seq+1, event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, ToolCalls: 1, Usage: usage}))
+
+	lines := all(tr, 100)
+	text := plain(lines)
+	want := []string{"… 30 lines (1 on stderr) · ctrl+o", "│ step 25", "│ step 26", "│ warning: deprecated flag", "│ step 28", "│ step 29"}
+	at := -1
+	for _, w := range want {
+		i := strings.Index(text, w)
+		if i < 0 || i < at {
+			t.Fatalf("the finished card lacks %q in its place:\n%s", w, text)
+		}
+		at = i
+	}
+	if strings.Contains(text, "step 24") {
+		t.Errorf("the collapsed card shows more than its tail:\n%s", text)
+	}
+	th := ctxAt(100).Theme
+	for _, l := range lines {
+		if strings.Contains(l, "warning: deprecated") && !strings.Contains(l, th.Err.Render("warning: deprecated flag")) {
+			t.Errorf("the stderr line is not in the error colour: %q", l)
+		}
+	}
+	if c := tr.blocks[tr.byCall["call-1"]].b.(*toolCard); c.streamed.Len() != 0 {
+		t.Errorf("the card keeps %d bytes of live output the result already holds", c.streamed.Len())
+	}
+	// Expanded, every line.
+	tr.blocks[tr.byCall["call-1"]].b.toggle()
+	tr.touch(tr.byCall["call-1"])
+	if text := plain(all(tr, 100)); !strings.Contains(text, "│ step 00") || strings.Contains(text, "ctrl+o") {
+		t.Errorf("the expanded card does not show all the output:\n%s", text)
+	}
+}
+
+// A refused write changed nothing: its card counts no lines.
+func TestRefusedWriteCountsNothing(t *testing.T) {
+	tr := New()
+	userTurn(tr, "write it")
+	tr.Apply(ev(3, event.ToolCall{CallID: "call-1", Tool: "fs.write", Input: raw(`{"path":"a.txt","contents":"one\ntwo\n"}`), RunID: "run-1"}))
+	tr.Apply(ev(4, event.PermissionRequested{PermissionID: "perm-1", CallID: "call-1", Action: "fs.write", Scope: event.ScopeOnce}))
+	tr.PreviewWrite("call-1", "--- a/a.txt\n+++ b/a.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n")
+	tr.Apply(ev(5, event.PermissionResolved{PermissionID: "perm-1", CallID: "call-1", Action: "fs.write", Scope: event.ScopeOnce, Decision: event.DecisionDeny}))
+	tr.Apply(ev(6, event.ToolResult{CallID: "call-1", Tool: "fs.write", Error: &event.ToolError{Code: "TOOL_PERMISSION_DENIED", Message: "denied"}}))
+	text := plain(all(tr, 100))
+	if strings.Contains(text, "+2") || strings.Contains(text, "−0") {
+		t.Errorf("the refused write's card counts lines:\n%s", text)
+	}
+	if !strings.Contains(text, "TOOL_PERMISSION_DENIED") {
+		t.Errorf("the card does not say it was refused:\n%s", text)
+	}
+}
+
+// Past keepBytes of read outputs, the oldest reads keep their line count
+// and their head only (expanded, a line says the rest was left out), and
+// the contents learned for diffs stay within the bound too.
+func TestOldReadsKeepTheirHead(t *testing.T) {
+	tr := New()
+	userTurn(tr, "read everything")
+	content := strings.Repeat("a line of a file that is read\n", 20<<10/30)
+	n := keepBytes/len(content) + 10
+	for k := range n {
+		path := fmt.Sprintf("f%04d.go", k)
+		in, _ := json.Marshal(map[string]string{"path": path})
+		tr.Apply(ev(3+2*k, event.ToolCall{CallID: "call-" + path, Tool: "fs.read", Input: in, RunID: "run-1"}))
+		tr.Apply(ev(4+2*k, event.ToolResult{CallID: "call-" + path, Tool: "fs.read", OK: true, Output: readOutput(path, content).Output, DurationMs: 1}))
+	}
+	if tr.bigBytes > keepBytes || tr.fileBytes > keepBytes {
+		t.Errorf("the fold keeps %d bytes of outputs and %d of contents, over %d", tr.bigBytes, tr.fileBytes, keepBytes)
+	}
+	first := tr.blocks[tr.byCall["call-f0000.go"]]
+	first.b.toggle()
+	first.ver++
+	text := plain(first.lines(ctxAt(100), false))
+	lines := lineCount(content)
+	for _, want := range []string{itoa(lines) + " lines", "a line of a file", "more lines (an older read keeps its first 10"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the released card lacks %q:\n%s", want, text)
+		}
+	}
+	last := tr.blocks[tr.byCall[fmt.Sprintf("call-f%04d.go", n-1)]]
+	last.b.toggle()
+	last.ver++
+	if text := plain(last.lines(ctxAt(100), false)); strings.Contains(text, "older read") {
+		t.Errorf("the newest read lost its output:\n%s", text)
+	}
+}
+
+// A stderr line whose newline comes after stdout went on (the sandbox
+// holds a stream's last newline) stands where it began, whole.
+func TestStderrLineWithALateNewline(t *testing.T) {
+	tr := New()
+	userTurn(tr, "go")
+	tr.Apply(ev(3, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: raw(`{"argv":["sh","-c","x"]}`), RunID: "run-1"}))
+	for i, o := range []event.ToolOutput{
+		{Stream: event.StreamStdout, Text: "out-1\nout-2\n"},
+		{Stream: event.StreamStderr, Text: "warn-2"},
+		{Stream: event.StreamStdout, Text: "out-3\n"},
+		{Stream: event.StreamStderr, Text: "\n"},
+	} {
+		o.CallID = "call-1"
+		tr.Apply(ev(4+i, o))
+	}
+	out, _ := json.Marshal(map[string]any{"exitCode": 0, "stdout": "out-1\nout-2\nout-3\n", "stderr": "warn-2\n"})
+	tr.Apply(ev(9, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, Output: out, DurationMs: 5}))
+	c := tr.blocks[tr.byCall["call-1"]].b.(*toolCard)
+	r, _ := c.exec()
+	var got []string
+	for _, l := range c.outputLines(r) {
+		got = append(got, fmt.Sprintf("%v:%s", l.stderr, l.text))
+	}
+	if want := "false:out-1 false:out-2 true:warn-2 false:out-3"; strings.Join(got, " ") != want {
+		t.Errorf("lines = %q, want %q", strings.Join(got, " "), want)
 	}
 }

@@ -224,3 +224,18 @@ func (v *Viewport) reveal(t *Transcript, c *Ctx, height, i int) {
 		}
 	}
 }
+
+// Lines renders every block from block from on, as the transcript would
+// show them unselected: what a terminal's scrollback keeps once the
+// screen has gone.
+func (t *Transcript) Lines(c *Ctx, from int) []string {
+	var out []string
+	for i := max(from, 0); i < len(t.blocks); i++ {
+		ls := t.blocks[i].lines(c, false)
+		if len(out) == 0 && len(ls) > 0 && ls[0] == "" && t.blocks[i].gap {
+			ls = ls[1:] // no blank line first
+		}
+		out = append(out, ls...)
+	}
+	return out
+}
