@@ -51,7 +51,7 @@ func SandboxPlan(ctx context.Context, root string, secretEnv []string) (toolchai
 			names = append(names, n.Name)
 		}
 		return toolchain.Plan{Needs: plan.Needs}, []string{"the project needs " + strings.Join(names, ", ") + ", but toolchain mounts need a Docker daemon on this machine (the daemon is at " + host +
-			"): the sandbox has only the image's own tools; build an image that has them (IMAGE_PACKAGES=… make sandbox-image on that machine) and pass --image"}
+			"): the sandbox has only the image's own tools; build an image that has them there (make sandbox-image IMAGE_PACKAGES=… on that machine)"}
 	}
 	return plan, plan.Missing
 }

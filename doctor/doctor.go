@@ -265,7 +265,7 @@ func toolchains(ctx context.Context, o app.Options, r app.Resolved, w io.Writer)
 			fmt.Fprintf(w, "✗ %s in the sandbox (%s): %s: %s\n", n.Name, strings.Join(argv, " "), errcode.Of(err), errcode.Message(err))
 		case res.ExitCode != 0:
 			bad++
-			fmt.Fprintf(w, "✗ %s in the sandbox (%s): exit %d: %s\n    fix: install it on this machine, or use an image that has it (IMAGE_PACKAGES=… make sandbox-image, then --image)\n",
+			fmt.Fprintf(w, "✗ %s in the sandbox (%s): exit %d: %s\n    fix: install it on this machine, or use an image that has it (make sandbox-image IMAGE_PACKAGES=… rebuilds the default image with it)\n",
 				n.Name, strings.Join(argv, " "), res.ExitCode, firstLine(out))
 		default:
 			fmt.Fprintf(w, "✓ %s in the sandbox: %s\n", n.Name, firstLine(out))

@@ -279,7 +279,7 @@ type goEnv struct {
 func (p *Plan) planGo(ctx context.Context, h Host, root string, n Need) {
 	bin := h.lookPath("go")
 	if bin == "" {
-		p.Missing = append(p.Missing, fmt.Sprintf("Go: %s needs Go%s but the host has no go on PATH: install Go, or use an image that has it (IMAGE_PACKAGES=golang make sandbox-image, then --image)", n.From, spaced(n.Version)))
+		p.Missing = append(p.Missing, fmt.Sprintf("Go: %s needs Go%s but the host has no go on PATH: install Go, or use an image that has it (make sandbox-image IMAGE_PACKAGES=golang rebuilds the default image with it)", n.From, spaced(n.Version)))
 		return
 	}
 	ge, err := hostGo(ctx, h, bin)
@@ -359,11 +359,11 @@ func hostGo(ctx context.Context, h Host, bin string) (goEnv, error) {
 func (p *Plan) planNode(h Host, root string, ignored map[string]bool) {
 	bin := h.lookPath("node")
 	if bin == "" {
-		p.Missing = append(p.Missing, "Node: package.json needs Node but the host has no node on PATH: install Node, or use an image that has it (IMAGE_PACKAGES=nodejs make sandbox-image, then --image)")
+		p.Missing = append(p.Missing, "Node: package.json needs Node but the host has no node on PATH: install Node, or use an image that has it (make sandbox-image IMAGE_PACKAGES=nodejs rebuilds the default image with it)")
 	} else if real, err := filepath.EvalSymlinks(bin); err != nil {
 		p.Missing = append(p.Missing, "Node: the host's node ("+bin+") cannot be resolved: "+err.Error())
 	} else if lib := sharedNode(real); lib != "" {
-		p.Missing = append(p.Missing, fmt.Sprintf("Node: the host's node (%s) is built against the system's %s, which a sandbox cannot share: use an image that has Node (IMAGE_PACKAGES=nodejs make sandbox-image, then --image)", real, lib))
+		p.Missing = append(p.Missing, fmt.Sprintf("Node: the host's node (%s) is built against the system's %s, which a sandbox cannot share: use an image that has Node (make sandbox-image IMAGE_PACKAGES=nodejs rebuilds the default image with it)", real, lib))
 	} else {
 		prefix := filepath.Dir(filepath.Dir(real))
 		if filepath.Base(filepath.Dir(real)) == "bin" && !systemPrefix(prefix) && isDir(filepath.Join(prefix, "lib", "node_modules")) {
@@ -430,7 +430,7 @@ func (p *Plan) planPython(root string, ignored map[string]bool) {
 func (p *Plan) planRust(ctx context.Context, h Host) {
 	bin := h.lookPath("rustc")
 	if bin == "" {
-		p.Missing = append(p.Missing, "Rust: Cargo.toml needs Rust but the host has no rustc on PATH: install Rust (rustup), or use an image that has it (IMAGE_PACKAGES=\"rustc cargo\" make sandbox-image, then --image)")
+		p.Missing = append(p.Missing, "Rust: Cargo.toml needs Rust but the host has no rustc on PATH: install Rust (rustup), or use an image that has it (make sandbox-image IMAGE_PACKAGES=\"rustc cargo gcc\" rebuilds the default image with it)")
 		return
 	}
 	out, err := h.run(ctx, bin, "--print", "sysroot")
