@@ -241,7 +241,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if ws, ok := s.Workspace.(*dockerws.Workspace); ok && a.Opts.DeferWorkspace {
 		m = beginOnRequest{Model: m, ws: ws}
 	}
-	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy})
+	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy, MaxRounds: a.Opts.MaxRounds})
 	if err != nil {
 		return err
 	}

@@ -322,6 +322,12 @@ func (a *run) printOutcome(d event.TurnCompleted) {
 		line += " · " + d.Note // what a completed turn says of itself (an empty answer)
 	}
 	fmt.Fprintln(a.Stderr, line)
+	switch errcode.Code(d.ErrorCode) {
+	case errcode.RuntimeRoundLimit:
+		fmt.Fprintf(a.Stderr, "harness: to go on: harness exec --resume %s \"continue\" (or a higher --max-rounds)\n", d.SessionID)
+	case errcode.RuntimeLoopDetected:
+		fmt.Fprintf(a.Stderr, "harness: to go on: harness exec --resume %s \"…\" with a message that tells the model what to do differently\n", d.SessionID)
+	}
 	if d.Truncated {
 		fmt.Fprintln(a.Stderr, "harness: the answer was cut by the output limit (finish reason length): raise --max-tokens (or maxTokens in the config file), or ask it to continue")
 	}

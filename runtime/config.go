@@ -95,7 +95,21 @@ type Config struct {
 	Policy    Policy // nil: AllowAll; Ask effects wait for Session.Answer
 	Now       func() time.Time
 	NewID     func(prefix string) string
+	// MaxRounds ends a turn with RUNTIME_ROUND_LIMIT once it has made this
+	// many model rounds and the model still calls tools; 0:
+	// DefaultMaxRounds, negative: no limit.
+	MaxRounds int
+	// LoopRepeats ends a turn with RUNTIME_LOOP_DETECTED once the same
+	// tool call (name and arguments) got the same result this many times
+	// in a row; 0: DefaultLoopRepeats, negative: no guard.
+	LoopRepeats int
 }
+
+// Defaults of Config's guards against runaway turns.
+const (
+	DefaultMaxRounds   = 200
+	DefaultLoopRepeats = 5
+)
 
 func (c *Config) validate() error {
 	if c.Model == nil {
@@ -112,6 +126,12 @@ func (c *Config) validate() error {
 	}
 	if c.NewID == nil {
 		c.NewID = event.NewID
+	}
+	if c.MaxRounds == 0 {
+		c.MaxRounds = DefaultMaxRounds
+	}
+	if c.LoopRepeats == 0 {
+		c.LoopRepeats = DefaultLoopRepeats
 	}
 	return nil
 }

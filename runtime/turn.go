@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -43,6 +44,7 @@ type turn struct {
 	summaryFocus    string                  // the focus of an on-demand summary round, while one runs
 	summaryRefused  bool                    // a summary of this turn was spent but not committed: no automatic one again
 	compacted       *event.ContextCompacted // the last compaction this turn committed
+	loops           repeats                 // the model's latest identical tool calls
 	wsState         *WorkspaceState         // set for the terminal checkpoint
 }
 
@@ -92,6 +94,11 @@ func (t *turn) run() {
 		}
 		if b := s.settings.Budget.MaxSteps; b > 0 && t.steps >= b {
 			t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "step budget of %d reached", b))
+			return
+		}
+		if b := s.rt.cfg.MaxRounds; b > 0 && t.steps >= b {
+			t.fail(errcode.Errorf(errcode.RuntimeRoundLimit,
+				"the turn reached its limit of %d model rounds with the model still calling tools; to go on, send a follow-up (e.g. \"continue\"), or start with a higher --max-rounds", b))
 			return
 		}
 		// A session whose token budget an earlier turn spent makes no
@@ -151,7 +158,11 @@ func (t *turn) run() {
 				t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "tool-call budget of %d reached", b))
 				return
 			}
-			if err := t.runTool(call, asst.requestID); err != nil {
+			res, err := t.callTool(call, asst.requestID, true)
+			if err == nil {
+				err = t.loops.see(call, res, s.rt.cfg.LoopRepeats)
+			}
+			if err != nil {
 				t.abandon(asst.ToolCalls[i+1:], asst.requestID, "not run: the turn ended")
 				t.fail(err)
 				return
@@ -660,13 +671,6 @@ func (t *turn) warn(metric string, used, limit int64) {
 	_, _ = t.append(event.BudgetWarning{Metric: metric, Used: int(used), Limit: int(limit), Pct: pct})
 }
 
-// runTool runs one call: tool.call, policy.decision, the permission
-// exchange when asked, tool.result and the tool message.
-func (t *turn) runTool(mc model.ToolCall, requestID string) error {
-	_, err := t.callTool(mc, requestID, true)
-	return err
-}
-
 // callTool runs one call through the policy, the permission exchange and
 // the tool, and records it; toModel adds the tool message (false for a call
 // the user made, whose result goes into the user's message).
@@ -741,6 +745,39 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	// A tool that finished as cancel arrived keeps its real result: its
 	// effect happened.
 	return res, t.recordResult(callID, mc, res, start, toModel)
+}
+
+// repeats counts the model's latest run of identical tool calls: the same
+// tool, the same arguments and the same result.
+type repeats struct {
+	last [sha256.Size]byte
+	n    int
+}
+
+// see counts one call and its result; limit identical ones in a row end
+// the turn with RUNTIME_LOOP_DETECTED (limit ≤ 0: never).
+func (r *repeats) see(mc model.ToolCall, res tools.Result, limit int) error {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(mc.Name), mc.Arguments, res.Output, []byte(res.Patch)} {
+		h.Write(strconv.AppendInt(nil, int64(len(part)), 10))
+		h.Write([]byte{':'})
+		h.Write(part)
+	}
+	if res.Error != nil {
+		h.Write([]byte("error:" + string(res.Error.Code) + ":" + res.Error.Message))
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	if r.n > 0 && key == r.last {
+		r.n++
+	} else {
+		r.last, r.n = key, 1
+	}
+	if limit > 0 && r.n >= limit {
+		return errcode.Errorf(errcode.RuntimeLoopDetected,
+			"the model called %s with the same arguments %d times in a row and got the same result each time; to go on, send a follow-up that tells it what to do differently", mc.Name, r.n)
+	}
+	return nil
 }
 
 // badArgsExcerpt quotes the start of arguments kept as a JSON string.

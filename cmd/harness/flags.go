@@ -49,6 +49,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.CompactAt, "compact-at", 0, "compact the context at this percentage of the window (default 80)")
 	fs.IntVar(&o.CompactTail, "compact-tail", 0, "messages kept word for word after a compaction (default 12)")
 	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "output tokens per model request, also reserved in the window (default min(8192, window/8); config maxTokens)")
+	fs.IntVar(&o.MaxRounds, "max-rounds", 0, "most model rounds in one turn; the turn then ends with RUNTIME_ROUND_LIMIT and a follow-up goes on (default 200)")
 	fs.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "how long to wait for the provider's first byte, and for each silence of a stream (default 2m)")
 	fs.BoolVar(&o.NoProjectInstructions, "no-project-instructions", false, "do not read AGENTS.md (or CLAUDE.md) into the system prompt")
 	fs.IntVar(&o.MaxFiles, "max-files", 0, "most text files copied into the workspace (default 20000)")

@@ -45,6 +45,14 @@ const (
 	// RuntimeCheckpointInterrupted: runtime; the last turn never reached a
 	// terminal checkpoint. Resume with --fork; nothing is replayed.
 	RuntimeCheckpointInterrupted Code = "RUNTIME_CHECKPOINT_INTERRUPTED"
+	// RuntimeRoundLimit: runtime; a turn reached its limit of model rounds
+	// (--max-rounds) with the model still calling tools. Not retryable as
+	// is: send a follow-up to go on, or raise --max-rounds.
+	RuntimeRoundLimit Code = "RUNTIME_ROUND_LIMIT"
+	// RuntimeLoopDetected: runtime; the model made the same tool call with
+	// the same arguments and got the same result several times in a row.
+	// Not retryable as is: send a follow-up that changes its course.
+	RuntimeLoopDetected Code = "RUNTIME_LOOP_DETECTED"
 
 	// ToolNotFound: tools; the model named a tool that does not exist.
 	ToolNotFound Code = "TOOL_NOT_FOUND"
@@ -162,7 +170,7 @@ var All = []Code{
 	RuntimeEventAppendFailed, RuntimeModelStreamInvalid, RuntimeModelTimeout,
 	RuntimeBudgetExceeded, RuntimeContextOverflow, RuntimeSummaryFailed,
 	RuntimeInvalidMessageState, RuntimeCheckpointVersion, RuntimeCheckpointInvalid,
-	RuntimeCheckpointInterrupted,
+	RuntimeCheckpointInterrupted, RuntimeRoundLimit, RuntimeLoopDetected,
 	ToolNotFound, ToolBadInput, ToolPolicyDenied, ToolPermissionDenied, ToolCanceled,
 	ToolExecutionFailed, ToolOutputLimit, WorkspaceIsolationRequired, WorkspacePath,
 	WorkspaceScope, WorkspaceLimit, WorkspaceNotFound, WorkspaceBusy,
