@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -241,7 +242,13 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if ws, ok := s.Workspace.(*dockerws.Workspace); ok && a.Opts.DeferWorkspace {
 		m = beginOnRequest{Model: m, ws: ws}
 	}
-	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy, MaxRounds: a.Opts.MaxRounds})
+	// A provider's model is counted at the measured bytes per token until
+	// it reports usage; a scripted or demo model has no tokenizer: bytes.
+	estimator := compaction.Algorithm
+	if _, ok := b.model.(*openai.Client); ok {
+		estimator = compaction.AlgorithmRatio
+	}
+	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy, MaxRounds: a.Opts.MaxRounds, Estimator: estimator})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
@@ -103,6 +104,12 @@ type Config struct {
 	// tool call (name and arguments) got the same result this many times
 	// in a row; 0: DefaultLoopRepeats, negative: no guard.
 	LoopRepeats int
+	// Estimator is the occupancy rule before a trusted usage report:
+	// compaction.AlgorithmRatio for a model whose tokens it was measured
+	// on, else ("" or compaction.Algorithm) the byte count, an upper
+	// bound. After an implausible report the byte count applies until a
+	// plausible one.
+	Estimator string
 }
 
 // Defaults of Config's guards against runaway turns.
@@ -126,6 +133,13 @@ func (c *Config) validate() error {
 	}
 	if c.NewID == nil {
 		c.NewID = event.NewID
+	}
+	switch c.Estimator {
+	case "":
+		c.Estimator = compaction.Algorithm
+	case compaction.Algorithm, compaction.AlgorithmRatio:
+	default:
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "unknown occupancy estimator %q", c.Estimator)
 	}
 	if c.MaxRounds == 0 {
 		c.MaxRounds = DefaultMaxRounds

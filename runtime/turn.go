@@ -45,6 +45,8 @@ type turn struct {
 	summaryRefused  bool                    // a summary of this turn was spent but not committed: no automatic one again
 	compacted       *event.ContextCompacted // the last compaction this turn committed
 	loops           repeats                 // the model's latest identical tool calls
+	lengthRetried   bool                    // a context-length refusal was answered by a compaction in this turn
+	lastRequestID   string                  // the latest model or summary request sent
 	wsState         *WorkspaceState         // set for the terminal checkpoint
 }
 
@@ -118,6 +120,16 @@ func (t *turn) run() {
 		t.steps++
 		t.warn("steps", int64(t.steps), int64(s.settings.Budget.MaxSteps))
 		asst, err := t.modelRound()
+		if errcode.Of(err) == errcode.ModelContextLength && !t.lengthRetried {
+			// The server counts more than the estimate did: compact once
+			// and send the round again.
+			t.lengthRetried = true
+			if rerr := t.recoverLength(err); rerr == nil {
+				continue
+			} else if errcode.Of(rerr) != errcode.RuntimeContextOverflow {
+				err = rerr
+			}
+		}
 		if err != nil {
 			t.fail(err)
 			return
@@ -366,6 +378,7 @@ func (t *turn) stream(req model.Request, phase string) (*model.Completion, strin
 	s, r := t.s, t.r
 	t.requests++
 	s.state.modelRequests++
+	t.lastRequestID = req.RequestID
 	if _, err := t.append(event.ModelRequest{RequestID: req.RequestID, Model: req.Model, MessageCount: len(req.Messages),
 		RunID: r.id, SessionID: s.id, TurnID: r.turnID, Step: t.steps, ContextVersion: 1, MessageRevision: s.state.revision}); err != nil {
 		return nil, "", err

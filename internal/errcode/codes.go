@@ -155,6 +155,11 @@ const (
 	ModelRateLimited Code = "MODEL_RATE_LIMITED"
 	// ModelHTTPError: model; another HTTP failure. 5xx is retryable.
 	ModelHTTPError Code = "MODEL_HTTP_ERROR"
+	// ModelContextLength: model; the server refused the request as longer
+	// than its context window (400 context_length_exceeded, or the
+	// messages of vLLM, llama.cpp and OpenAI). The runtime compacts and
+	// retries once; otherwise compact, or lower --context-window.
+	ModelContextLength Code = "MODEL_CONTEXT_LENGTH"
 	// ModelTimeout: model; the provider did not answer in time. Retryable.
 	ModelTimeout Code = "MODEL_TIMEOUT"
 	// ModelTransportError: model; the connection failed. Retryable.
@@ -181,5 +186,5 @@ var All = []Code{
 	EventNotObject, EventUnknownKey, EventMissingField, EventVersion, EventUnknownType,
 	EventInvalidField, EventNonCanonical,
 	ModelInvalidConfig, ModelInvalidRequest, ModelInvalidResponse, ModelAuthError,
-	ModelRateLimited, ModelHTTPError, ModelTimeout, ModelTransportError, ModelAborted,
+	ModelRateLimited, ModelHTTPError, ModelContextLength, ModelTimeout, ModelTransportError, ModelAborted,
 }
