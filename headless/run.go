@@ -329,7 +329,7 @@ func (a *run) printOutcome(d event.TurnCompleted) {
 		fmt.Fprintf(a.Stderr, "harness: to go on: harness exec --resume %s \"…\" with a message that tells the model what to do differently\n", d.SessionID)
 	}
 	if d.Truncated {
-		fmt.Fprintln(a.Stderr, "harness: the answer was cut by the output limit (finish reason length): raise --max-tokens (or maxTokens in the config file), or ask it to continue")
+		fmt.Fprintln(a.Stderr, "harness: the answer was cut (finish reason length: the output limit, or a stream the server ended without saying it was finished): ask it to continue, or raise --max-tokens (or maxTokens in the config file)")
 	}
 }
 
