@@ -244,11 +244,13 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	}
 	// A provider's model is counted at the measured bytes per token until
 	// it reports usage; a scripted or demo model has no tokenizer: bytes.
-	estimator := compaction.Algorithm
+	// Its tools go out under their wire names (aliases).
+	estimator, wire := compaction.Algorithm, func(c string) string { return c }
 	if _, ok := b.model.(*openai.Client); ok {
-		estimator = compaction.AlgorithmRatio
+		estimator, wire = compaction.AlgorithmRatio, openai.WireName
 	}
-	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy, MaxRounds: a.Opts.MaxRounds, Estimator: estimator})
+	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy, MaxRounds: a.Opts.MaxRounds,
+		Estimator: estimator, WireName: wire})
 	if err != nil {
 		return err
 	}

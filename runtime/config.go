@@ -110,6 +110,11 @@ type Config struct {
 	// bound. After an implausible report the byte count applies until a
 	// plausible one.
 	Estimator string
+	// WireName is how the model's requests advertise a tool (the
+	// provider's alias of its canonical name); nil: the canonical name. A
+	// TOOL_NOT_FOUND result lists the tools by these names, the ones the
+	// model saw.
+	WireName func(canonical string) string
 }
 
 // Defaults of Config's guards against runaway turns.

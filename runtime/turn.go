@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -703,6 +704,9 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 		perr = &tools.ResultError{Code: errcode.ToolBadInput,
 			Message: "the arguments are not valid JSON (" + badArgsExcerpt(mc.Arguments) + "); call " + mc.Name + " again with one JSON object"}
 	}
+	if perr != nil && perr.Code == errcode.ToolNotFound {
+		perr = t.notFound(mc.Name)
+	}
 	if perr != nil {
 		call = tools.Call{Tool: mc.Name}
 	}
@@ -758,6 +762,29 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	// A tool that finished as cancel arrived keeps its real result: its
 	// effect happened.
 	return res, t.recordResult(callID, mc, res, start, toModel)
+}
+
+// notFound is TOOL_NOT_FOUND for name, listing the session's tools as the
+// request advertised them (Config.WireName), with the canonical name
+// beside an alias.
+func (t *turn) notFound(name string) *tools.ResultError {
+	shown := name
+	if len(shown) > 64 {
+		shown = strings.ToValidUTF8(shown[:64], "") + "…"
+	}
+	var list []string
+	for _, spec := range t.s.settings.Tools {
+		w := spec.Name
+		if f := t.s.rt.cfg.WireName; f != nil {
+			w = f(spec.Name)
+		}
+		if w != spec.Name {
+			w += " (" + spec.Name + ")"
+		}
+		list = append(list, w)
+	}
+	return &tools.ResultError{Code: errcode.ToolNotFound,
+		Message: fmt.Sprintf("no tool named %q; the tools are %s", shown, strings.Join(list, ", "))}
 }
 
 // repeats counts the model's latest run of identical tool calls: the same
