@@ -155,6 +155,27 @@ Flags (accepted by every command, before or after its arguments):
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, usageText)
 	var o options
-	fs := newFlagSet("exec", &o, w)
-	fs.PrintDefaults()
+	printFlags(w, newFlagSet("exec", &o, w))
+}
+
+// printFlags lists fs's flags as flag.PrintDefaults does, but spelled
+// --flag, as the README and every message write them (the flag package
+// takes both).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		b.WriteString("  --" + f.Name)
+		if arg != "" {
+			b.WriteString(" " + arg)
+		}
+		b.WriteString("\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t"))
+		switch f.DefValue {
+		case "", "0", "false", "0s", "[]":
+		default:
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteString("\n")
+	})
+	fmt.Fprint(w, b.String())
 }
