@@ -131,6 +131,12 @@ func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
 
 func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error) {
 	resumeID, fork := req.ResumeID, req.Fork && req.ResumeID != ""
+	flags := a.sessionFlags()
+	defer func() {
+		if rerr == nil {
+			a.opened = true
+		}
+	}()
 	// Start-up housekeeping: sessions without events that processes killed
 	// while creating them left (best effort: a store that cannot be
 	// written fails below with its own error).
@@ -159,7 +165,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		if err != nil {
 			return err
 		}
-		if b, err = a.rebuildModel(resumeID, md); err != nil {
+		if b, err = a.rebuildModel(resumeID, md, flags); err != nil {
 			return err
 		}
 	} else {
@@ -185,12 +191,12 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	}
 	var change *event.SettingsChanged
 	if resumeID != "" {
-		if change, err = a.override(settings, md, b); err != nil {
+		if change, err = a.override(settings, md, b, flags); err != nil {
 			return err
 		}
 	}
-	approve := approveOr(a.Opts.Approve)
-	if a.Opts.Approve == "" {
+	approve := approveOr(flags.Approve)
+	if flags.Approve == "" {
 		approve = approveOr(md[metaApprove])
 	}
 	s.Ask = approve == "ask"
