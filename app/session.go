@@ -216,7 +216,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		// A new session (or fork) is stored with its first event, once
 		// its workspace is up (and its patch replayed): nothing that fails
 		// before leaves a session behind.
-		init := map[string]string{metaRoot: s.Root, metaModel: b.id}
+		init := map[string]string{metaRoot: s.Root, metaProject: ProjectRoot(s.Root), metaModel: b.id}
 		if b.baseURL != "" {
 			init[metaBaseURL] = b.baseURL
 		}
@@ -355,7 +355,8 @@ func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace,
 			fail(err)
 			return
 		}
-		if got := ws.Snapshot(); want != "" && got != want {
+		if got := ws.Snapshot(); want != "" && got != want && !ws.PatchInTree() {
+			// (A patch already in the tree is not replayed: Note says so.)
 			fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
 		}
 		if !reached(ws.Opened()) {

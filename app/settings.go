@@ -19,7 +19,8 @@ import (
 // Session metadata keys: what a session records of how it was started,
 // beyond the settings its checkpoints carry.
 const (
-	metaRoot       = "root"       // the project directory
+	metaRoot       = "root"       // the directory the session works in (where it was started)
+	metaProject    = "project"    // ProjectRoot of root: the project it belongs to
 	metaModel      = "model"      // the model's ID: a provider model, fake:FILE or demo
 	metaBaseURL    = "baseUrl"    // the provider's base URL, when one was given
 	metaApprove    = "approve"    // ask, or absent for auto

@@ -133,9 +133,15 @@ func TestFiveToolFixtureDocker(t *testing.T) {
 	if err := os.WriteFile(done, []byte(`[{"content":"nothing more"}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	more := u.run("", "exec", "--image", "harness-busybox", "--fake-model", done, "--resume", id, "anything else?")
-	if more.code != 0 || !strings.Contains(more.stderr, "already in the project tree") {
+	// Resumed from another directory, it says so in one coherent
+	// account, one line each: working in the project, its changes
+	// already there — and not that its patch is being replayed.
+	more := u.runIn(t.TempDir(), "", "exec", "--image", "harness-busybox", "--fake-model", done, "--resume", id, "anything else?")
+	if more.code != 0 || !strings.Contains(more.stderr, "already in the project tree") || !strings.Contains(more.stderr, u.project) {
 		t.Fatalf("resume after apply: exit %d\n%s", more.code, more.stderr)
+	}
+	if strings.Contains(more.stderr, "replaying its patch") || strings.Count(more.stderr, "harness:") != strings.Count(more.stderr, "\nharness:")+btoi(strings.HasPrefix(more.stderr, "harness:")) {
+		t.Errorf("resume after apply, from another directory: contradicting or run-together messages:\n%s", more.stderr)
 	}
 	if d := u.run("", "diff", id); d.code != 0 || strings.TrimSpace(d.stdout) != "" {
 		t.Errorf("diff after the applied work: exit %d\n%q%s", d.code, d.stdout, d.stderr)
@@ -614,4 +620,11 @@ func TestSkippedFilesReported(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, line) {
 		t.Fatalf("exit %d, want the line %q in\n%s", r.code, line, r.stderr)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

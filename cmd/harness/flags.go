@@ -65,7 +65,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Fork, "fork", false, "with --resume: continue an interrupted session in a new session from its last finished turn")
 	case "sessions":
 		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
-		fs.BoolVar(&o.Here, "here", false, "only the sessions of the project in the current directory")
+		fs.BoolVar(&o.Here, "here", false, "only the sessions of this directory's project (the nearest directory holding .git upward)")
 	case "resume":
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":

@@ -21,7 +21,7 @@ import (
 func (a *cli) listSessions(ctx context.Context) int {
 	here := ""
 	if a.opts.Here {
-		here = a.Root
+		here = app.ProjectRoot(a.Root) // from any directory of the project
 	}
 	list, err := app.Sessions(ctx, a.Store, here)
 	if err != nil {
