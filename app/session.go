@@ -344,6 +344,14 @@ func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace,
 		s.mu.Lock()
 		s.wsErr = err
 		s.mu.Unlock()
+		if errcode.Of(err) == errcode.WorkspaceCredentialInput {
+			// Named with the flags that leave them out, as soon as the
+			// copy's scan finds them.
+			if hint := CredentialHint(a.CredentialFiles(wctx, s.Root)); hint != "" {
+				fmt.Fprintf(a.Warn, "harness: %s: the workspace could not be opened: %s\n", errcode.Of(err), hint)
+				return
+			}
+		}
 		fmt.Fprintf(a.Warn, "harness: %s: the workspace could not be opened: %s\n", errcode.Of(err), errcode.Message(err))
 	}
 	go func() {

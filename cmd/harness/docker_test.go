@@ -277,8 +277,8 @@ func TestCredentialNeedsExclude(t *testing.T) {
 	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"ok"}]`)
 	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "hi")
 	refusedOpen(t, r, errcode.WorkspaceCredentialInput)
-	if !strings.Contains(r.stderr, ".env") {
-		t.Errorf("the refusal names no path:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "--exclude .env") {
+		t.Errorf("the refusal does not name the file with the flag that leaves it out:\n%s", r.stderr)
 	}
 	// The refused session is not stuck: resumed with the exclusion, it works.
 	id := sessionOf(t, r.events)
