@@ -445,7 +445,9 @@ func slicesMax(v []int) int {
 
 // A session stored by the code before issue 13 in the wedged state (its
 // history over the old threshold with nothing before the 12-message tail)
-// continues on its next message after compacting.
+// continues on its next message: counted at the measured ratio
+// (bytes-per-token/v1), its 105 KB are about 30k tokens of the 128k
+// window, so the answer comes without a compaction.
 func TestWedgedSessionContinues(t *testing.T) {
 	u := newUser(t)
 	b, err := os.ReadFile("testdata/wedged/harness.db")
@@ -468,11 +470,11 @@ func TestWedgedSessionContinues(t *testing.T) {
 	if run.res.code != 0 || tc.Status != "completed" {
 		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
 	}
-	if n := count2[event.ContextCompacted](run.res.events); n != 1 {
-		t.Errorf("%d compactions, want 1", n)
+	if n := count2[event.ContextCompacted](run.res.events); n != 0 {
+		t.Errorf("%d compactions, want none", n)
 	}
-	if len(run.usage) != 2 {
-		t.Errorf("%d requests, want the summary and the answer", len(run.usage))
+	if len(run.usage) != 1 {
+		t.Errorf("%d requests, want the answer only", len(run.usage))
 	}
 	checkAccounting(t, run)
 }
