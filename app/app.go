@@ -24,6 +24,12 @@ type App struct {
 	owner store.Owner
 
 	closers []func()
+	// opened is set by the first Open: the session-setting flags of the
+	// command line (Options.sessionFlags) are that open's, and a later
+	// Open in the same process (a /fork or a picked session in the TUI)
+	// continues with what each session recorded. Open is not called
+	// concurrently.
+	opened bool
 }
 
 // New resolves the configuration and opens the store. Warnings (a changed

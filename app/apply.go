@@ -225,9 +225,16 @@ func refusal(ctx context.Context, plan ApplyPlan, out string, err error) (Refusa
 		} else if _, rerr := gitApply(ctx, root, secretEnv, patch, "--check", "--reverse"); rerr == nil {
 			return RefusedApplied, fmt.Sprintf("already applied: the host tree at %s already has these changes; nothing was applied", root)
 		}
-		return RefusedChanged, fmt.Sprintf("the host tree at %s changed under this patch; nothing was applied: %s", root, why)
+		return RefusedChanged, fmt.Sprintf("the host tree at %s changed under this patch; nothing was applied: %s\n%s", root, why, conflictNext)
 	}
 }
+
+// conflictNext is what a patch the host tree refuses leaves the user to
+// do, on a line of its own after git's words. (Session patches carry no
+// blob hashes, so `git apply -3` cannot merge them; GNU patch --merge can.)
+const conflictNext = "to go on: ask the model to redo the change on the tree as it is now (a new session starts from it), " +
+	"or write the patch to a file (`harness diff SESSION > session.patch`) and merge it with `patch -p1 --merge < session.patch` " +
+	"(it applies what still fits and marks real conflicts <<<<<<< … >>>>>>> for you to resolve)"
 
 // Apply checks the plan's patch again (the host may have changed since)
 // and applies it. Codes: WORKSPACE_SCOPE when the host tree refuses it,

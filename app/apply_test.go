@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -169,5 +170,31 @@ func TestMassDeletion(t *testing.T) {
 		if len(got) != tc.want || (tc.want > 0 && total != 4) {
 			t.Errorf("%s: MassDeletion = %v, %d files; want %d deleted of 4 (.git not counted)", tc.name, got, total, tc.want)
 		}
+	}
+}
+
+// A patch the changed host tree refuses says what to do next; the merge it
+// names applies the change where the tree changed elsewhere in the file.
+func TestApplyConflictSaysHowToGoOn(t *testing.T) {
+	root := t.TempDir()
+	mustWrite(t, filepath.Join(root, "notes.txt"), "a\nmilk\nc\nd\nE changed\n")
+	patch := "diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n@@ -1,5 +1,5 @@\n a\n-milk\n+oat milk\n c\n d\n e\n"
+	plan := CheckApply(t.Context(), root, patch, nil)
+	if plan.Refused != RefusedChanged {
+		t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedChanged, plan.Conflict)
+	}
+	lines := strings.Split(plan.Conflict, "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "to go on:") || !strings.Contains(last, "patch -p1 --merge") {
+		t.Fatalf("no next step on a line of its own:\n%s", plan.Conflict)
+	}
+	// Following it merges the change.
+	mustWrite(t, filepath.Join(root, "session.patch"), patch)
+	cmd := exec.Command("sh", "-c", "patch -p1 --merge < session.patch")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("patch --merge: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "notes.txt")); string(b) != "a\noat milk\nc\nd\nE changed\n" {
+		t.Fatalf("notes.txt after the merge = %q", b)
 	}
 }

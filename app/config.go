@@ -44,6 +44,9 @@ type Options struct {
 	HostID                string // this machine's name in leases (default store.HostID)
 	MaxTokens             int    // output tokens per model request; 0: min(8192, window/8)
 	NoProjectInstructions bool   // do not read AGENTS.md / CLAUDE.md
+	// MaxRounds is the most model rounds of one turn
+	// (runtime.Config.MaxRounds); 0: runtime.DefaultMaxRounds.
+	MaxRounds int
 	// ProviderTimeout bounds the wait for the provider's first byte and
 	// every silence of a stream (openai.Config.Timeout); 0: its default.
 	ProviderTimeout time.Duration
@@ -128,6 +131,9 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	}
 	if o.MaxCacheBytes < 0 {
 		return r, usageErr("--max-cache-bytes must be a positive number of bytes, not %d", o.MaxCacheBytes)
+	}
+	if o.MaxRounds < 0 {
+		return r, usageErr("--max-rounds must be a positive number of model rounds per turn, not %d", o.MaxRounds)
 	}
 	if o.BudgetTokens < 0 {
 		return r, usageErr("--budget-tokens must be 0 (no budget) or a positive number of tokens, not %d", o.BudgetTokens)

@@ -74,7 +74,7 @@ func patchOf(last *runtime.Checkpoint) (string, error) {
 const listPage = 500
 
 // Sessions lists the stored sessions, most recently updated first; with
-// root set, only those of that project. Sessions without a single event
+// root set, only those of that project (SessionProject). Sessions without a single event
 // (one being created by a process of an older Harness, or left by one
 // killed meanwhile) are left out; the listing pages through the whole
 // store, so that rows left out never push a session off the list.
@@ -101,7 +101,7 @@ func RecentSessions(ctx context.Context, r store.Reader, root string, n int) ([]
 		}
 		for _, s := range page {
 			// A session updated while the list is read may come twice.
-			if seen[s.ID] || s.LastSeq < 0 || root != "" && s.Metadata[metaRoot] != root {
+			if seen[s.ID] || s.LastSeq < 0 || root != "" && SessionProject(s.Metadata) != root {
 				continue
 			}
 			if n > 0 && len(out) == n {
@@ -115,6 +115,20 @@ func RecentSessions(ctx context.Context, r store.Reader, root string, n int) ([]
 		}
 		cur = store.PageAfter(page[len(page)-1])
 	}
+}
+
+// SessionProject is the project a session belongs to: the project root
+// (ProjectRoot: the nearest directory holding .git) of the directory it
+// was started in, recorded at its start (metadata "project"), else found
+// from that directory now.
+func SessionProject(md map[string]string) string {
+	if p := md[metaProject]; p != "" {
+		return p
+	}
+	if r := md[metaRoot]; r != "" {
+		return ProjectRoot(r)
+	}
+	return ""
 }
 
 // maxForkDepth bounds how many forks back Inherited follows.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -139,6 +140,12 @@ func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
 
 func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error) {
 	resumeID, fork := req.ResumeID, req.Fork && req.ResumeID != ""
+	flags := a.sessionFlags()
+	defer func() {
+		if rerr == nil {
+			a.opened = true
+		}
+	}()
 	// Start-up housekeeping: sessions without events that processes killed
 	// while creating them left (best effort: a store that cannot be
 	// written fails below with its own error).
@@ -167,7 +174,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		if err != nil {
 			return err
 		}
-		if b, err = a.rebuildModel(resumeID, md); err != nil {
+		if b, err = a.rebuildModel(resumeID, md, flags); err != nil {
 			return err
 		}
 	} else {
@@ -193,12 +200,12 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	}
 	var change *event.SettingsChanged
 	if resumeID != "" {
-		if change, err = a.override(settings, md, b); err != nil {
+		if change, err = a.override(settings, md, b, flags); err != nil {
 			return err
 		}
 	}
-	approve := approveOr(a.Opts.Approve)
-	if a.Opts.Approve == "" {
+	approve := approveOr(flags.Approve)
+	if flags.Approve == "" {
 		approve = approveOr(md[metaApprove])
 	}
 	s.Ask = approve == "ask"
@@ -218,7 +225,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		// A new session (or fork) is stored with its first event, once
 		// its workspace is up (and its patch replayed): nothing that fails
 		// before leaves a session behind.
-		init := map[string]string{metaRoot: s.Root, metaModel: b.id}
+		init := map[string]string{metaRoot: s.Root, metaProject: ProjectRoot(s.Root), metaModel: b.id}
 		if b.baseURL != "" {
 			init[metaBaseURL] = b.baseURL
 		}
@@ -250,7 +257,15 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if ws, ok := s.Workspace.(*dockerws.Workspace); ok && a.Opts.DeferWorkspace {
 		m = beginOnRequest{Model: m, ws: ws}
 	}
-	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy})
+	// A provider's model is counted at the measured bytes per token until
+	// it reports usage; a scripted or demo model has no tokenizer: bytes.
+	// Its tools go out under their wire names (aliases).
+	estimator, wire := compaction.Algorithm, func(c string) string { return c }
+	if _, ok := b.model.(*openai.Client); ok {
+		estimator, wire = compaction.AlgorithmRatio, openai.WireName
+	}
+	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy, MaxRounds: a.Opts.MaxRounds,
+		Estimator: estimator, WireName: wire})
 	if err != nil {
 		return err
 	}
@@ -350,6 +365,14 @@ func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace,
 		s.mu.Lock()
 		s.wsErr = err
 		s.mu.Unlock()
+		if errcode.Of(err) == errcode.WorkspaceCredentialInput {
+			// Named with the flags that leave them out, as soon as the
+			// copy's scan finds them.
+			if hint := CredentialHint(a.CredentialFiles(wctx, s.Root)); hint != "" {
+				fmt.Fprintf(a.Warn, "harness: %s: the workspace could not be opened: %s\n", errcode.Of(err), hint)
+				return
+			}
+		}
 		fmt.Fprintf(a.Warn, "harness: %s: the workspace could not be opened: %s\n", errcode.Of(err), errcode.Message(err))
 	}
 	go func() {
@@ -361,7 +384,8 @@ func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace,
 			fail(err)
 			return
 		}
-		if got := ws.Snapshot(); want != "" && got != want {
+		if got := ws.Snapshot(); want != "" && got != want && !ws.PatchInTree() {
+			// (A patch already in the tree is not replayed: Note says so.)
 			fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
 		}
 		if !reached(ws.Opened()) {

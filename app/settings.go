@@ -19,7 +19,8 @@ import (
 // Session metadata keys: what a session records of how it was started,
 // beyond the settings its checkpoints carry.
 const (
-	metaRoot       = "root"       // the project directory
+	metaRoot       = "root"       // the directory the session works in (where it was started)
+	metaProject    = "project"    // ProjectRoot of root: the project it belongs to
 	metaModel      = "model"      // the model's ID: a provider model, fake:FILE or demo
 	metaBaseURL    = "baseUrl"    // the provider's base URL, when one was given
 	metaApprove    = "approve"    // ask, or absent for auto
@@ -54,9 +55,8 @@ func (a *App) buildModel() (built, error) {
 // rebuildModel builds the model of a resumed session: the one it recorded,
 // unless --fake-model, --model or --base-url say otherwise. A recorded model
 // that cannot be rebuilt is MODEL_INVALID_CONFIG naming what to pass.
-func (a *App) rebuildModel(sessionID string, md map[string]string) (built, error) {
+func (a *App) rebuildModel(sessionID string, md map[string]string, o Options) (built, error) {
 	saved, savedBase := md[metaModel], md[metaBaseURL]
-	o := a.Opts
 	switch {
 	case o.FakeModel != "":
 		return loadFake(o.FakeModel)
@@ -159,8 +159,7 @@ func (a *App) withInstructions(set runtime.Settings, root string) (runtime.Setti
 // override compares the flags given explicitly with what the session
 // recorded (its settings, its metadata) and returns the change to record,
 // or nil when nothing changed. Flags not given keep the recorded value.
-func (a *App) override(saved runtime.Settings, md map[string]string, b built) (*event.SettingsChanged, error) {
-	o := a.Opts
+func (a *App) override(saved runtime.Settings, md map[string]string, b built, o Options) (*event.SettingsChanged, error) {
 	var changed []string
 	if b.id != saved.Model {
 		changed = append(changed, "model")
@@ -223,6 +222,21 @@ func (a *App) override(saved runtime.Settings, md map[string]string, b built) (*
 		TailMessages: policy.TailMessages, ReserveTokens: policy.ReserveTokens,
 		BudgetTokens: int(budget), MaxTokens: maxTokens, Approve: approveOr(approve),
 	}, nil
+}
+
+// sessionFlags are the options that override a resumed or forked
+// session's recorded settings: those typed on this process's command line
+// for its first Open, none for a later one (the session's own settings,
+// a /model switch included, carry on). The scripted model stays (its
+// sessions cannot switch models, and a resume needs its file), and so
+// does --approve (asking is never dropped silently).
+func (a *App) sessionFlags() Options {
+	o := a.Opts
+	if a.opened {
+		o.Model, o.BaseURL = "", ""
+		o.ContextWindow, o.CompactAt, o.CompactTail, o.MaxTokens, o.BudgetTokens = 0, 0, 0, 0, 0
+	}
+	return o
 }
 
 func approveOr(v string) string {

@@ -88,8 +88,9 @@ type SteeringApplied struct {
 	MessageRevision int      `json:"messageRevision"`
 }
 
-// ContextAccounted: context.accounted. Algorithm is AlgorithmUTF8UpperBound
-// or AlgorithmReportedUsage: the rule that produced OccupancyTokens.
+// ContextAccounted: context.accounted. Algorithm is AlgorithmUTF8UpperBound,
+// AlgorithmBytesPerToken or AlgorithmReportedUsage: the rule that produced
+// OccupancyTokens.
 type ContextAccounted struct {
 	RunID           string `json:"runId"`
 	SessionID       string `json:"sessionId"`

@@ -263,3 +263,18 @@ func TestDecodeRejects(t *testing.T) {
 		})
 	}
 }
+
+// context.accounted takes each of the three occupancy rules.
+func TestDecodeAlgorithms(t *testing.T) {
+	acc := goldenLine(t, "context.accounted")
+	for _, a := range []string{event.AlgorithmUTF8UpperBound, event.AlgorithmBytesPerToken, event.AlgorithmReportedUsage} {
+		line := sub(t, acc, `"utf8-upper-bound/v1"`, `"`+a+`"`)
+		ev, err := event.Decode([]byte(line))
+		if err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		if d := ev.Data.(event.ContextAccounted); d.Algorithm != a {
+			t.Errorf("algorithm %s decoded as %s", a, d.Algorithm)
+		}
+	}
+}

@@ -118,7 +118,7 @@
 //     (completed, failed, canceled, budget_exceeded), metric (steps,
 //     tokens, tool_calls), backend (local, docker), phase (opened,
 //     disposed, restored), algorithm (utf8-upper-bound/v1,
-//     reported-usage/v1), actor.
+//     bytes-per-token/v1, reported-usage/v1), actor.
 //   - message.completed: an assistant message requires requestId and
 //     finishReason and may carry toolCalls; a tool message requires name and
 //     toolCallId; neither kind may carry the other's fields, and a user

@@ -120,10 +120,13 @@ const (
 )
 
 // Occupancy algorithms of context.accounted: the UTF-8 byte count of the
-// occupied part of the request (before any plausible usage report), and
-// the figure calibrated from the provider's last reported prompt tokens.
+// occupied part of the request (an upper bound: a model no ratio is known
+// for, or after an implausible report), that count at a measured bytes
+// per token (a provider's model before its first usage report), and the
+// figure calibrated from the provider's last reported prompt tokens.
 const (
 	AlgorithmUTF8UpperBound = "utf8-upper-bound/v1"
+	AlgorithmBytesPerToken  = "bytes-per-token/v1"
 	AlgorithmReportedUsage  = "reported-usage/v1"
 )
 

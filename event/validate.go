@@ -296,7 +296,7 @@ func (d ContextAccounted) validate(c *checker) {
 	c.atLeast("data.occupancyTokens", d.OccupancyTokens, 0)
 	c.atLeast("data.windowTokens", d.WindowTokens, 0)
 	c.atLeast("data.reserveTokens", d.ReserveTokens, 0)
-	c.oneOf("data.algorithm", d.Algorithm, []string{AlgorithmUTF8UpperBound, AlgorithmReportedUsage})
+	c.oneOf("data.algorithm", d.Algorithm, []string{AlgorithmUTF8UpperBound, AlgorithmBytesPerToken, AlgorithmReportedUsage})
 }
 
 func (d ContextCheckpoint) validate(c *checker) {

@@ -106,13 +106,15 @@ func lineAnswer(line string) runtime.PermissionAnswer {
 	return runtime.PermissionAnswer{Scope: runtime.ScopeOnce, Note: "denied at the terminal: " + reason, Reason: reason}
 }
 
-// execTailLines is how much of a failed command's output exec prints.
+// execTailLines is how much of a command's output exec prints at its end.
 const execTailLines = 10
 
-// execOutcome is a process.exec result as exec prints it: ✓ for exit 0;
-// for a non-zero exit or a timeout, ✗ with the exit code and the last
-// lines of stderr and stdout, so a failed build is not reported as done.
-func execOutcome(d event.ToolResult) string {
+// execOutcome is a process.exec result as exec prints it: ✓ for exit 0,
+// with the last lines of stdout and stderr unless its output was shown
+// live (shownLive); for a non-zero exit or a timeout, ✗ with the exit
+// code and those last lines always, so a failed build is not reported as
+// done.
+func execOutcome(d event.ToolResult, shownLive bool) string {
 	var r struct {
 		ExitCode int    `json:"exitCode"`
 		Stdout   string `json:"stdout"`
@@ -122,13 +124,16 @@ func execOutcome(d event.ToolResult) string {
 	if json.Unmarshal(d.Output, &r) != nil {
 		return fmt.Sprintf("  ✓ %d ms\n", d.DurationMs)
 	}
-	if r.ExitCode == 0 && !r.TimedOut {
-		return fmt.Sprintf("  ✓ exit 0 · %d ms\n", d.DurationMs)
-	}
 	var b strings.Builder
-	if r.TimedOut {
+	switch {
+	case r.ExitCode == 0 && !r.TimedOut:
+		fmt.Fprintf(&b, "  ✓ exit 0 · %d ms\n", d.DurationMs)
+		if shownLive {
+			return b.String() // its output is on screen already
+		}
+	case r.TimedOut:
 		fmt.Fprintf(&b, "  ✗ timed out (exit %d) · %d ms\n", r.ExitCode, d.DurationMs)
-	} else {
+	default:
 		fmt.Fprintf(&b, "  ✗ exit %d · %d ms\n", r.ExitCode, d.DurationMs)
 	}
 	for _, s := range []struct{ name, text string }{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {

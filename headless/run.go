@@ -279,10 +279,14 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 			case d.Error != nil:
 				fmt.Fprintf(a.Stderr, "  ✗ %s: %s\n", d.Error.Code, Short(d.Error.Message, 160))
 			case d.Tool == "process.exec":
-				fmt.Fprint(a.Stderr, execOutcome(d))
+				p.endOutput(a.Stderr)
+				fmt.Fprint(a.Stderr, execOutcome(d, p.live[d.CallID]))
+				delete(p.live, d.CallID)
 			default:
 				fmt.Fprintf(a.Stderr, "  ✓ %d ms\n", d.DurationMs)
 			}
+		case event.ToolOutput:
+			p.output(a.Stderr, d)
 		case event.SteeringApplied:
 			fmt.Fprintf(a.Stderr, "  (steering applied: %d message(s))\n", len(d.MessageIDs))
 		case event.ContextCompacted:
@@ -315,6 +319,50 @@ type printer struct {
 	callInput json.RawMessage
 	midLine   bool            // streamed text ended without a newline and its message has not completed
 	summaries map[string]bool // summary request IDs: their text is the compaction's, not an answer
+	live      map[string]bool // process.exec calls whose output was shown as it came: true when whole
+	outMid    bool            // the live output shown last ended without a newline
+}
+
+// output shows a command's live output on stderr as it comes, each line
+// under the call as "    │ …" (stdout stays the answer).
+func (p *printer) output(w io.Writer, d event.ToolOutput) {
+	if d.Text == "" && !d.Truncated {
+		return
+	}
+	if p.live == nil {
+		p.live = map[string]bool{}
+	}
+	if _, seen := p.live[d.CallID]; !seen {
+		p.live[d.CallID] = true
+	}
+	var b strings.Builder
+	for i, line := range strings.SplitAfter(d.Text, "\n") {
+		if line == "" {
+			continue
+		}
+		if !p.outMid || i > 0 {
+			b.WriteString("    │ ")
+		}
+		b.WriteString(strings.ToValidUTF8(strings.TrimRight(line, "\r"), "?"))
+		p.outMid = !strings.HasSuffix(line, "\n")
+	}
+	if d.Truncated {
+		if p.outMid {
+			b.WriteString("\n")
+			p.outMid = false
+		}
+		b.WriteString("    │ … (more output than is shown live; its last lines follow at its end)\n")
+		p.live[d.CallID] = false // the result's tail shows how it ended
+	}
+	fmt.Fprint(w, b.String())
+}
+
+// endOutput ends a live output that stopped mid-line.
+func (p *printer) endOutput(w io.Writer) {
+	if p.outMid {
+		fmt.Fprintln(w)
+		p.outMid = false
+	}
 }
 
 func (a *run) printOutcome(d event.TurnCompleted) {
@@ -326,8 +374,14 @@ func (a *run) printOutcome(d event.TurnCompleted) {
 		line += " · " + d.Note // what a completed turn says of itself (an empty answer)
 	}
 	fmt.Fprintln(a.Stderr, line)
+	switch errcode.Code(d.ErrorCode) {
+	case errcode.RuntimeRoundLimit:
+		fmt.Fprintf(a.Stderr, "harness: to go on: harness exec --resume %s \"continue\" (or a higher --max-rounds)\n", d.SessionID)
+	case errcode.RuntimeLoopDetected:
+		fmt.Fprintf(a.Stderr, "harness: to go on: harness exec --resume %s \"…\" with a message that tells the model what to do differently\n", d.SessionID)
+	}
 	if d.Truncated {
-		fmt.Fprintln(a.Stderr, "harness: the answer was cut by the output limit (finish reason length): raise --max-tokens (or maxTokens in the config file), or ask it to continue")
+		fmt.Fprintln(a.Stderr, "harness: the answer was cut (finish reason length: the output limit, or a stream the server ended without saying it was finished): ask it to continue, or raise --max-tokens (or maxTokens in the config file)")
 	}
 }
 

@@ -95,6 +95,26 @@ func (t *turn) maybeCompact() error {
 	return nil
 }
 
+// recoverLength answers a server's refusal of the last request as longer
+// than its window (MODEL_CONTEXT_LENGTH, err): recorded as model.retry,
+// the calibration dropped (it counted too few tokens), and one compaction,
+// whatever the estimate says. RUNTIME_CONTEXT_OVERFLOW when there is
+// nothing to compact (then the caller ends the turn with err), or the
+// compaction's own error.
+func (t *turn) recoverLength(err error) error {
+	s, r := t.s, t.r
+	if s.settings.Context == (compaction.Policy{}) {
+		return errcode.New(errcode.RuntimeContextOverflow, "no context policy")
+	}
+	if _, aerr := t.append(event.ModelRetry{RequestID: t.lastRequestID, Attempt: 1, Code: string(errcode.ModelContextLength),
+		Message: errcode.Message(err) + "; compacting the context and sending the request once more",
+		RunID:   r.id, SessionID: s.id, TurnID: r.turnID}); aerr != nil {
+		return aerr
+	}
+	s.state.compact.Calibration = nil
+	return t.compact("")
+}
+
 // compactTurn is the whole of a compaction turn (Session.Compact): one
 // compaction with the user's focus, whatever the occupancy. It completes
 // with a note saying what it did, or why nothing was compacted (nothing

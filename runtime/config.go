@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
@@ -95,7 +96,32 @@ type Config struct {
 	Policy    Policy // nil: AllowAll; Ask effects wait for Session.Answer
 	Now       func() time.Time
 	NewID     func(prefix string) string
+	// MaxRounds ends a turn with RUNTIME_ROUND_LIMIT once it has made this
+	// many model rounds and the model still calls tools; 0:
+	// DefaultMaxRounds, negative: no limit.
+	MaxRounds int
+	// LoopRepeats ends a turn with RUNTIME_LOOP_DETECTED once the same
+	// tool call (name and arguments) got the same result this many times
+	// in a row; 0: DefaultLoopRepeats, negative: no guard.
+	LoopRepeats int
+	// Estimator is the occupancy rule before a trusted usage report:
+	// compaction.AlgorithmRatio for a model whose tokens it was measured
+	// on, else ("" or compaction.Algorithm) the byte count, an upper
+	// bound. After an implausible report the byte count applies until a
+	// plausible one.
+	Estimator string
+	// WireName is how the model's requests advertise a tool (the
+	// provider's alias of its canonical name); nil: the canonical name. A
+	// TOOL_NOT_FOUND result lists the tools by these names, the ones the
+	// model saw.
+	WireName func(canonical string) string
 }
+
+// Defaults of Config's guards against runaway turns.
+const (
+	DefaultMaxRounds   = 200
+	DefaultLoopRepeats = 5
+)
 
 func (c *Config) validate() error {
 	if c.Model == nil {
@@ -112,6 +138,19 @@ func (c *Config) validate() error {
 	}
 	if c.NewID == nil {
 		c.NewID = event.NewID
+	}
+	switch c.Estimator {
+	case "":
+		c.Estimator = compaction.Algorithm
+	case compaction.Algorithm, compaction.AlgorithmRatio:
+	default:
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "unknown occupancy estimator %q", c.Estimator)
+	}
+	if c.MaxRounds == 0 {
+		c.MaxRounds = DefaultMaxRounds
+	}
+	if c.LoopRepeats == 0 {
+		c.LoopRepeats = DefaultLoopRepeats
 	}
 	return nil
 }

@@ -114,8 +114,12 @@
 // RUNTIME_MODEL_STREAM_INVALID, RUNTIME_MODEL_TIMEOUT,
 // RUNTIME_BUDGET_EXCEEDED, RUNTIME_CONTEXT_OVERFLOW, RUNTIME_SUMMARY_FAILED,
 // RUNTIME_INVALID_MESSAGE_STATE, RUNTIME_CHECKPOINT_VERSION,
-// RUNTIME_CHECKPOINT_INVALID, RUNTIME_CHECKPOINT_INTERRUPTED; model errors
-// (MODEL_*) end a turn as failed with their own code. RUNTIME_RUN_TERMINAL
+// RUNTIME_CHECKPOINT_INVALID, RUNTIME_CHECKPOINT_INTERRUPTED,
+// RUNTIME_ROUND_LIMIT (Config.MaxRounds), RUNTIME_LOOP_DETECTED (the same
+// call and result Config.LoopRepeats times in a row); model errors
+// (MODEL_*) end a turn as failed with their own code, except a first
+// MODEL_CONTEXT_LENGTH in a turn, answered by one compaction and the
+// request once more. RUNTIME_RUN_TERMINAL
 // is no longer returned: text sent to an ending turn waits and starts the
 // next one.
 //

@@ -28,6 +28,9 @@ type Session struct {
 	// request boundary of the running turn, or between turns).
 	settings Settings
 	state    state
+	// distrust is set by an implausible usage report (owned like state):
+	// the byte count applies until a plausible one.
+	distrust bool
 
 	// mu is the session's owner: every command takes it, and it is held
 	// across each append that changes the fields below, so the queue and
@@ -139,13 +142,18 @@ func (s *Session) Occupancy() int {
 
 // estimate converts an occupancy in bytes into tokens for the session's
 // model at the runtime's provider, with the rule used
-// (compaction.Algorithm or compaction.AlgorithmReported).
+// (compaction.Algorithm, compaction.AlgorithmRatio or
+// compaction.AlgorithmReported).
 func (s *Session) estimate(bytes int) (int, string) {
 	var c compaction.Calibration
 	if s.state.compact.Calibration != nil {
 		c = *s.state.compact.Calibration
 	}
-	return c.Estimate(s.rt.provider, s.settings.Model, bytes)
+	occ, rule := c.Estimate(s.rt.provider, s.settings.Model, bytes)
+	if rule == compaction.Algorithm && s.rt.cfg.Estimator == compaction.AlgorithmRatio && !s.distrust {
+		return compaction.RatioTokens(bytes), compaction.AlgorithmRatio
+	}
+	return occ, rule
 }
 
 // calibrate records what a usage report for a request of bytes teaches: a
@@ -155,8 +163,12 @@ func (s *Session) estimate(bytes int) (int, string) {
 func (s *Session) calibrate(bytes int, u model.Usage) {
 	if c, ok := compaction.Calibrate(s.rt.provider, s.settings.Model, bytes, u.PromptTokens); ok && !u.Estimated {
 		s.state.compact.Calibration = &c
+		s.distrust = false
 		return
 	}
+	// A real count that is implausible (more tokens than bytes, or under
+	// a tenth of them): no ratio is trusted until a plausible one.
+	s.distrust = u.PromptTokens > 0 && !u.Estimated
 	s.state.compact.Calibration = nil
 }
 

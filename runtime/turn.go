@@ -3,8 +3,10 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -43,6 +45,9 @@ type turn struct {
 	summaryFocus    string                  // the focus of an on-demand summary round, while one runs
 	summaryRefused  bool                    // a summary of this turn was spent but not committed: no automatic one again
 	compacted       *event.ContextCompacted // the last compaction this turn committed
+	loops           repeats                 // the model's latest identical tool calls
+	lengthRetried   bool                    // a context-length refusal was answered by a compaction in this turn
+	lastRequestID   string                  // the latest model or summary request sent
 	wsState         *WorkspaceState         // set for the terminal checkpoint
 }
 
@@ -94,6 +99,11 @@ func (t *turn) run() {
 			t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "step budget of %d reached", b))
 			return
 		}
+		if b := s.rt.cfg.MaxRounds; b > 0 && t.steps >= b {
+			t.fail(errcode.Errorf(errcode.RuntimeRoundLimit,
+				"the turn reached its limit of %d model rounds with the model still calling tools; to go on, send a follow-up (e.g. \"continue\"), or start with a higher --max-rounds", b))
+			return
+		}
 		// A session whose token budget an earlier turn spent makes no
 		// request at all: the budget is cumulative and never refunded.
 		if err := t.checkTokenBudget(true); err != nil {
@@ -111,6 +121,16 @@ func (t *turn) run() {
 		t.steps++
 		t.warn("steps", int64(t.steps), int64(s.settings.Budget.MaxSteps))
 		asst, err := t.modelRound()
+		if errcode.Of(err) == errcode.ModelContextLength && !t.lengthRetried {
+			// The server counts more than the estimate did: compact once
+			// and send the round again.
+			t.lengthRetried = true
+			if rerr := t.recoverLength(err); rerr == nil {
+				continue
+			} else if errcode.Of(rerr) != errcode.RuntimeContextOverflow {
+				err = rerr
+			}
+		}
 		if err != nil {
 			t.fail(err)
 			return
@@ -151,7 +171,11 @@ func (t *turn) run() {
 				t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "tool-call budget of %d reached", b))
 				return
 			}
-			if err := t.runTool(call, asst.requestID); err != nil {
+			res, err := t.callTool(call, asst.requestID, true)
+			if err == nil {
+				err = t.loops.see(call, res, s.rt.cfg.LoopRepeats)
+			}
+			if err != nil {
 				t.abandon(asst.ToolCalls[i+1:], asst.requestID, "not run: the turn ended")
 				t.fail(err)
 				return
@@ -355,6 +379,7 @@ func (t *turn) stream(req model.Request, phase string) (*model.Completion, strin
 	s, r := t.s, t.r
 	t.requests++
 	s.state.modelRequests++
+	t.lastRequestID = req.RequestID
 	if _, err := t.append(event.ModelRequest{RequestID: req.RequestID, Model: req.Model, MessageCount: len(req.Messages),
 		RunID: r.id, SessionID: s.id, TurnID: r.turnID, Step: t.steps, ContextVersion: 1, MessageRevision: s.state.revision}); err != nil {
 		return nil, "", err
@@ -660,13 +685,6 @@ func (t *turn) warn(metric string, used, limit int64) {
 	_, _ = t.append(event.BudgetWarning{Metric: metric, Used: int(used), Limit: int(limit), Pct: pct})
 }
 
-// runTool runs one call: tool.call, policy.decision, the permission
-// exchange when asked, tool.result and the tool message.
-func (t *turn) runTool(mc model.ToolCall, requestID string) error {
-	_, err := t.callTool(mc, requestID, true)
-	return err
-}
-
 // callTool runs one call through the policy, the permission exchange and
 // the tool, and records it; toModel adds the tool message (false for a call
 // the user made, whose result goes into the user's message).
@@ -685,6 +703,9 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 		// The model sent text that is not JSON: it sees why and may retry.
 		perr = &tools.ResultError{Code: errcode.ToolBadInput,
 			Message: "the arguments are not valid JSON (" + badArgsExcerpt(mc.Arguments) + "); call " + mc.Name + " again with one JSON object"}
+	}
+	if perr != nil && perr.Code == errcode.ToolNotFound {
+		perr = t.notFound(mc.Name)
 	}
 	if perr != nil {
 		call = tools.Call{Tool: mc.Name}
@@ -741,6 +762,62 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	// A tool that finished as cancel arrived keeps its real result: its
 	// effect happened.
 	return res, t.recordResult(callID, mc, res, start, toModel)
+}
+
+// notFound is TOOL_NOT_FOUND for name, listing the session's tools as the
+// request advertised them (Config.WireName), with the canonical name
+// beside an alias.
+func (t *turn) notFound(name string) *tools.ResultError {
+	shown := name
+	if len(shown) > 64 {
+		shown = strings.ToValidUTF8(shown[:64], "") + "…"
+	}
+	var list []string
+	for _, spec := range t.s.settings.Tools {
+		w := spec.Name
+		if f := t.s.rt.cfg.WireName; f != nil {
+			w = f(spec.Name)
+		}
+		if w != spec.Name {
+			w += " (" + spec.Name + ")"
+		}
+		list = append(list, w)
+	}
+	return &tools.ResultError{Code: errcode.ToolNotFound,
+		Message: fmt.Sprintf("no tool named %q; the tools are %s", shown, strings.Join(list, ", "))}
+}
+
+// repeats counts the model's latest run of identical tool calls: the same
+// tool, the same arguments and the same result.
+type repeats struct {
+	last [sha256.Size]byte
+	n    int
+}
+
+// see counts one call and its result; limit identical ones in a row end
+// the turn with RUNTIME_LOOP_DETECTED (limit ≤ 0: never).
+func (r *repeats) see(mc model.ToolCall, res tools.Result, limit int) error {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(mc.Name), mc.Arguments, res.Output, []byte(res.Patch)} {
+		h.Write(strconv.AppendInt(nil, int64(len(part)), 10))
+		h.Write([]byte{':'})
+		h.Write(part)
+	}
+	if res.Error != nil {
+		h.Write([]byte("error:" + string(res.Error.Code) + ":" + res.Error.Message))
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	if r.n > 0 && key == r.last {
+		r.n++
+	} else {
+		r.last, r.n = key, 1
+	}
+	if limit > 0 && r.n >= limit {
+		return errcode.Errorf(errcode.RuntimeLoopDetected,
+			"the model called %s with the same arguments %d times in a row and got the same result each time; to go on, send a follow-up that tells it what to do differently", mc.Name, r.n)
+	}
+	return nil
 }
 
 // badArgsExcerpt quotes the start of arguments kept as a JSON string.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"flag"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -45,5 +47,29 @@ func TestCommandAfterFlags(t *testing.T) {
 	bad := u.run("", "--workspace", "local", "--", "resume")
 	if bad.code != exitUsage || !strings.Contains(bad.stderr, `unexpected argument "resume"`) {
 		t.Fatalf("a stray argument: exit %d\n%s", bad.code, bad.stderr)
+	}
+}
+
+// harness --help spells every flag --flag, as the README and the
+// messages do; each one it lists is accepted that way.
+func TestHelpSpellsFlagsWithTwoDashes(t *testing.T) {
+	var b strings.Builder
+	printUsage(&b)
+	var o options
+	fs := newFlagSet("exec", &o, io.Discard)
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		n++
+		if !strings.Contains(b.String(), "\n  --"+f.Name) {
+			t.Errorf("--%s is not listed as such", f.Name)
+		}
+	})
+	for _, line := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(line, "  -") && !strings.HasPrefix(line, "  --") {
+			t.Errorf("a flag with one dash: %q", line)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no flags")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
 )
 
 // usageServer is an OpenAI-compatible server on loopback that reports
@@ -27,6 +28,7 @@ type usageServer struct {
 	srv     *httptest.Server
 	window  int
 	noUsage bool                         // report no usage at all, as some servers do
+	refuse  map[int]bool                 // requests (1-based) refused as over the context window
 	next    func(req wireRequest) string // the SSE answer, without usage
 
 	mu     sync.Mutex
@@ -85,6 +87,10 @@ func (s *usageServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.bodies = append(s.bodies, body)
 	s.usage = append(s.usage, prompt)
 	s.mu.Unlock()
+	if s.refuse[len(s.bodies)] {
+		http.Error(w, `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`, http.StatusBadRequest)
+		return
+	}
 	if s.window > 0 && prompt > s.window {
 		http.Error(w, `{"error":{"message":"This model's maximum context length is exceeded"}}`, http.StatusBadRequest)
 		return
@@ -259,9 +265,10 @@ func execContext(t *testing.T, u *userEnv, srv *usageServer, args ...string) con
 }
 
 // checkAccounting: every request is at most the default window; the
-// first is counted in bytes (no report yet), and from the second request
-// on the occupancy recorded before it comes from the reported usage and is
-// within −5 % and +25 % of the prompt tokens the server then reported.
+// first is counted at the measured ratio (no report yet), the following
+// ones from the reported usage, and every occupancy recorded before a
+// request is within −5 % and +25 % of the prompt tokens the server then
+// reported.
 func checkAccounting(t *testing.T, run contextRun) {
 	t.Helper()
 	var acc []event.ContextAccounted
@@ -281,13 +288,10 @@ func checkAccounting(t *testing.T, run contextRun) {
 		if acc[i].WindowTokens != 128000 {
 			t.Errorf("request %d: window %d", i+1, acc[i].WindowTokens)
 		}
-		if i == 0 {
-			if acc[0].Algorithm != compaction.Algorithm {
-				t.Errorf("request 1: algorithm %s before any usage report, want %s", acc[0].Algorithm, compaction.Algorithm)
-			}
-			continue
+		if i == 0 && acc[0].Algorithm != compaction.AlgorithmRatio {
+			t.Errorf("request 1: algorithm %s before any usage report, want %s", acc[0].Algorithm, compaction.AlgorithmRatio)
 		}
-		if acc[i].Algorithm != compaction.AlgorithmReported {
+		if i > 0 && acc[i].Algorithm != compaction.AlgorithmReported {
 			t.Errorf("request %d (summary %v): algorithm %s, want %s", i+1, acc[i].SummaryRequest, acc[i].Algorithm, compaction.AlgorithmReported)
 		}
 		est := acc[i].OccupancyTokens
@@ -441,7 +445,9 @@ func slicesMax(v []int) int {
 
 // A session stored by the code before issue 13 in the wedged state (its
 // history over the old threshold with nothing before the 12-message tail)
-// continues on its next message after compacting.
+// continues on its next message: counted at the measured ratio
+// (bytes-per-token/v1), its 105 KB are about 30k tokens of the 128k
+// window, so the answer comes without a compaction.
 func TestWedgedSessionContinues(t *testing.T) {
 	u := newUser(t)
 	b, err := os.ReadFile("testdata/wedged/harness.db")
@@ -464,11 +470,11 @@ func TestWedgedSessionContinues(t *testing.T) {
 	if run.res.code != 0 || tc.Status != "completed" {
 		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
 	}
-	if n := count2[event.ContextCompacted](run.res.events); n != 1 {
-		t.Errorf("%d compactions, want 1", n)
+	if n := count2[event.ContextCompacted](run.res.events); n != 0 {
+		t.Errorf("%d compactions, want none", n)
 	}
-	if len(run.usage) != 2 {
-		t.Errorf("%d requests, want the summary and the answer", len(run.usage))
+	if len(run.usage) != 1 {
+		t.Errorf("%d requests, want the answer only", len(run.usage))
 	}
 	checkAccounting(t, run)
 }
@@ -550,9 +556,9 @@ func TestContextRoundOverWindowElides(t *testing.T) {
 	}
 }
 
-// A server that reports no usage leaves every request counted in bytes
-// (utf8-upper-bound/v1): an estimate calibrates nothing.
-func TestContextNoUsageStaysUpperBound(t *testing.T) {
+// A server that reports no usage leaves every request counted at the
+// measured ratio (bytes-per-token/v1): nothing calibrates it.
+func TestContextNoUsageStaysRatio(t *testing.T) {
 	u := newUser(t)
 	files := sourceFiles(t, u, 2, 20000)
 	srv := startUsageServer(t, &usageServer{t: t, noUsage: true, next: readsThenDone([][]string{files[:1], files[1:]})})
@@ -565,15 +571,16 @@ func TestContextNoUsageStaysUpperBound(t *testing.T) {
 		t.Fatalf("%d context.accounted for %d requests, want 3", len(acc), len(run.usage))
 	}
 	for i, a := range acc {
-		if a.Algorithm != compaction.Algorithm {
-			t.Errorf("request %d: algorithm %s, want %s", i+1, a.Algorithm, compaction.Algorithm)
+		if a.Algorithm != compaction.AlgorithmRatio {
+			t.Errorf("request %d: algorithm %s, want %s", i+1, a.Algorithm, compaction.AlgorithmRatio)
 		}
 	}
 }
 
 // The calibration is the provider's: resumed on another server (another
 // --base-url) with the same model name, the first request is counted in
-// bytes again; resumed on the same server, it keeps the calibration.
+// at the default ratio again; resumed on the same server, it keeps the
+// calibration.
 func TestContextCalibrationFollowsProvider(t *testing.T) {
 	u := newUser(t)
 	a := newUsageServer(t, 0, readsThenDone(nil))
@@ -595,7 +602,73 @@ func TestContextCalibrationFollowsProvider(t *testing.T) {
 		t.Errorf("resumed on the same server: exit %d, algorithms %v, want [%s]\n%s", same.res.code, got, compaction.AlgorithmReported, same.res.stderr)
 	}
 	other := execContext(t, u, b, "--resume", id, "and on the other server")
-	if got := algorithms(other); other.res.code != 0 || len(got) != 1 || got[0] != compaction.Algorithm {
-		t.Errorf("resumed on another server: exit %d, algorithms %v, want [%s]\n%s", other.res.code, got, compaction.Algorithm, other.res.stderr)
+	if got := algorithms(other); other.res.code != 0 || len(got) != 1 || got[0] != compaction.AlgorithmRatio {
+		t.Errorf("resumed on another server: exit %d, algorithms %v, want [%s]\n%s", other.res.code, got, compaction.AlgorithmRatio, other.res.stderr)
 	}
+}
+
+// A server that refuses a request as over its context window (400
+// context_length_exceeded) gets one compaction and the request once more:
+// both are recorded (model.retry with MODEL_CONTEXT_LENGTH, then
+// context.compacted), and the turn completes.
+func TestContextLengthErrorCompactsAndRetries(t *testing.T) {
+	u := newUser(t)
+	files := sourceFiles(t, u, 3, 4000)
+	// Requests 1–3 read a file each; the 4th is refused; the 5th is the
+	// summary, the 6th the same round again.
+	srv := startUsageServer(t, &usageServer{t: t, refuse: map[int]bool{4: true},
+		next: readsThenDone([][]string{files[:1], files[1:2], files[2:]})})
+	run := execContext(t, u, srv, "--compact-tail", "2", "Read the three files under src/, one at a time.")
+	if tc := turnStatus(t, run.res.events); run.res.code != 0 || tc.Status != "completed" {
+		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
+	}
+	var order []string
+	for _, e := range run.res.events {
+		switch d := e.Data.(type) {
+		case event.ModelRetry:
+			if d.Code == string(errcode.ModelContextLength) {
+				order = append(order, "retry")
+			}
+		case event.ContextCompacted:
+			order = append(order, "compacted")
+		case event.ModelRequest:
+			order = append(order, "request")
+		}
+	}
+	want := []string{"request", "request", "request", "request", "retry", "request", "compacted", "request"}
+	if strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Fatalf("events %v, want %v", order, want)
+	}
+	if len(run.usage) != 6 {
+		t.Errorf("%d requests reached the server, want 6", len(run.usage))
+	}
+	// A second refusal in the same turn ends it with the server's code.
+	u2 := newUser(t)
+	files = sourceFiles(t, u2, 3, 4000)
+	srv = startUsageServer(t, &usageServer{t: t, refuse: map[int]bool{4: true, 6: true},
+		next: readsThenDone([][]string{files[:1], files[1:2], files[2:]})})
+	run = execContext(t, u2, srv, "--compact-tail", "2", "Read the three files under src/, one at a time.")
+	if tc := turnStatus(t, run.res.events); run.res.code != 1 || tc.ErrorCode != string(errcode.ModelContextLength) {
+		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
+	}
+}
+
+// Two 105 KB files mentioned with @path in a fresh session fit the default
+// 128k window at the measured ratio (about 60k tokens): the request goes
+// out and the turn completes, no RUNTIME_CONTEXT_OVERFLOW.
+func TestContextTwoLargeMentions(t *testing.T) {
+	u := newUser(t)
+	files := sourceChunks(t, u, 2, 105<<10)
+	srv := newUsageServer(t, 0, readsThenDone(nil))
+	run := execContext(t, u, srv, "Compare @"+files[0]+" and @"+files[1]+".")
+	if tc := turnStatus(t, run.res.events); run.res.code != 0 || tc.Status != "completed" {
+		t.Fatalf("exit %d, turn %+v\n%s", run.res.code, tc, run.res.stderr)
+	}
+	if len(run.usage) != 1 {
+		t.Fatalf("%d requests, want 1", len(run.usage))
+	}
+	if !strings.Contains(string(run.bodies[0]), "func ") {
+		t.Error("the request does not hold the files")
+	}
+	checkAccounting(t, run)
 }

@@ -135,9 +135,15 @@ func TestFiveToolFixtureDocker(t *testing.T) {
 	if err := os.WriteFile(done, []byte(`[{"content":"nothing more"}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	more := u.run("", "exec", "--image", "harness-busybox", "--fake-model", done, "--resume", id, "anything else?")
-	if more.code != 0 || !strings.Contains(more.stderr, "already in the project tree") {
+	// Resumed from another directory, it says so in one coherent
+	// account, one line each: working in the project, its changes
+	// already there — and not that its patch is being replayed.
+	more := u.runIn(t.TempDir(), "", "exec", "--image", "harness-busybox", "--fake-model", done, "--resume", id, "anything else?")
+	if more.code != 0 || !strings.Contains(more.stderr, "already in the project tree") || !strings.Contains(more.stderr, u.project) {
 		t.Fatalf("resume after apply: exit %d\n%s", more.code, more.stderr)
+	}
+	if strings.Contains(more.stderr, "replaying its patch") || strings.Count(more.stderr, "harness:") != strings.Count(more.stderr, "\nharness:")+btoi(strings.HasPrefix(more.stderr, "harness:")) {
+		t.Errorf("resume after apply, from another directory: contradicting or run-together messages:\n%s", more.stderr)
 	}
 	if d := u.run("", "diff", id); d.code != 0 || strings.TrimSpace(d.stdout) != "" {
 		t.Errorf("diff after the applied work: exit %d\n%q%s", d.code, d.stdout, d.stderr)
@@ -273,8 +279,8 @@ func TestCredentialNeedsExclude(t *testing.T) {
 	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"ok"}]`)
 	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "hi")
 	refusedOpen(t, r, errcode.WorkspaceCredentialInput)
-	if !strings.Contains(r.stderr, ".env") {
-		t.Errorf("the refusal names no path:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "--exclude .env") {
+		t.Errorf("the refusal does not name the file with the flag that leaves it out:\n%s", r.stderr)
 	}
 	// The refused session is not stuck: resumed with the exclusion, it works.
 	id := sessionOf(t, r.events)
@@ -781,4 +787,11 @@ func TestPermissionErrorsLeaveTheTurnGoing(t *testing.T) {
 	if !strings.Contains(r.stderr, "secret.txt (permission denied") {
 		t.Errorf("the outcome does not name the unreadable file:\n%s", r.stderr)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -43,8 +43,10 @@ func TestExecPrintsAFailedCommand(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	if strings.Contains(r.stderr, "│ line 5\n") {
-		t.Errorf("more than the tail printed:\n%s", r.stderr)
+	// The output came live (every line once), then the tail again under ✗.
+	_, tail, _ := strings.Cut(r.stderr, "✗ exit 3")
+	if strings.Contains(tail, "│ line 5\n") || strings.Count(r.stderr, "│ line 5\n") != 1 {
+		t.Errorf("more than the tail printed at the end, or the output not live:\n%s", r.stderr)
 	}
 }
 

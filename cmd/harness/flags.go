@@ -57,6 +57,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.CompactAt, "compact-at", 0, "compact the context at this percentage of the window (default 80)")
 	fs.IntVar(&o.CompactTail, "compact-tail", 0, "messages kept word for word after a compaction (default 12)")
 	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "output tokens per model request, also reserved in the window (default min(8192, window/8); config maxTokens)")
+	fs.IntVar(&o.MaxRounds, "max-rounds", 0, "most model rounds in one turn; the turn then ends with RUNTIME_ROUND_LIMIT and a follow-up goes on (default 200)")
 	fs.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "how long to wait for the provider's first byte, and for each silence of a stream (default 2m)")
 	fs.BoolVar(&o.NoProjectInstructions, "no-project-instructions", false, "do not read AGENTS.md (or CLAUDE.md) into the system prompt")
 	fs.IntVar(&o.MaxFiles, "max-files", 0, "most text files copied into the workspace (default 20000)")
@@ -73,7 +74,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Fork, "fork", false, "with --resume: continue an interrupted session in a new session from its last finished turn")
 	case "sessions":
 		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
-		fs.BoolVar(&o.Here, "here", false, "only the sessions of the project in the current directory")
+		fs.BoolVar(&o.Here, "here", false, "only the sessions of this directory's project (the nearest directory holding .git upward)")
 		fs.BoolVar(&o.All, "all", false, fmt.Sprintf("every session, not only the %d most recently updated", sessionsShown))
 	case "resume":
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
@@ -175,6 +176,27 @@ Flags (accepted by every command, before or after its arguments):
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, usageText)
 	var o options
-	fs := newFlagSet("exec", &o, w)
-	fs.PrintDefaults()
+	printFlags(w, newFlagSet("exec", &o, w))
+}
+
+// printFlags lists fs's flags as flag.PrintDefaults does, but spelled
+// --flag, as the README and every message write them (the flag package
+// takes both).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		b.WriteString("  --" + f.Name)
+		if arg != "" {
+			b.WriteString(" " + arg)
+		}
+		b.WriteString("\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t"))
+		switch f.DefValue {
+		case "", "0", "false", "0s", "[]":
+		default:
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteString("\n")
+	})
+	fmt.Fprint(w, b.String())
 }

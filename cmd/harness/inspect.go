@@ -27,7 +27,7 @@ const sessionsShown = 100
 func (a *cli) listSessions(ctx context.Context) int {
 	here := ""
 	if a.opts.Here {
-		here = a.Root
+		here = app.ProjectRoot(a.Root) // from any directory of the project
 	}
 	n := sessionsShown
 	if a.opts.All {

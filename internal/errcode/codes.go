@@ -45,6 +45,14 @@ const (
 	// RuntimeCheckpointInterrupted: runtime; the last turn never reached a
 	// terminal checkpoint. Resume with --fork; nothing is replayed.
 	RuntimeCheckpointInterrupted Code = "RUNTIME_CHECKPOINT_INTERRUPTED"
+	// RuntimeRoundLimit: runtime; a turn reached its limit of model rounds
+	// (--max-rounds) with the model still calling tools. Not retryable as
+	// is: send a follow-up to go on, or raise --max-rounds.
+	RuntimeRoundLimit Code = "RUNTIME_ROUND_LIMIT"
+	// RuntimeLoopDetected: runtime; the model made the same tool call with
+	// the same arguments and got the same result several times in a row.
+	// Not retryable as is: send a follow-up that changes its course.
+	RuntimeLoopDetected Code = "RUNTIME_LOOP_DETECTED"
 
 	// ToolNotFound: tools; the model named a tool that does not exist.
 	ToolNotFound Code = "TOOL_NOT_FOUND"
@@ -170,6 +178,11 @@ const (
 	ModelRateLimited Code = "MODEL_RATE_LIMITED"
 	// ModelHTTPError: model; another HTTP failure. 5xx is retryable.
 	ModelHTTPError Code = "MODEL_HTTP_ERROR"
+	// ModelContextLength: model; the server refused the request as longer
+	// than its context window (400 context_length_exceeded, or the
+	// messages of vLLM, llama.cpp and OpenAI). The runtime compacts and
+	// retries once; otherwise compact, or lower --context-window.
+	ModelContextLength Code = "MODEL_CONTEXT_LENGTH"
 	// ModelTimeout: model; the provider did not answer in time. Retryable.
 	ModelTimeout Code = "MODEL_TIMEOUT"
 	// ModelTransportError: model; the connection failed. Retryable.
@@ -185,7 +198,7 @@ var All = []Code{
 	RuntimeEventAppendFailed, RuntimeModelStreamInvalid, RuntimeModelTimeout,
 	RuntimeBudgetExceeded, RuntimeContextOverflow, RuntimeSummaryFailed,
 	RuntimeInvalidMessageState, RuntimeCheckpointVersion, RuntimeCheckpointInvalid,
-	RuntimeCheckpointInterrupted,
+	RuntimeCheckpointInterrupted, RuntimeRoundLimit, RuntimeLoopDetected,
 	ToolNotFound, ToolBadInput, ToolPolicyDenied, ToolPermissionDenied, ToolCanceled,
 	ToolExecutionFailed, ToolOutputLimit, WorkspaceIsolationRequired, WorkspacePath,
 	WorkspaceScope, WorkspaceLimit, WorkspaceNotFound, WorkspaceBusy,
@@ -197,5 +210,5 @@ var All = []Code{
 	EventNotObject, EventUnknownKey, EventMissingField, EventVersion, EventUnknownType,
 	EventInvalidField, EventNonCanonical,
 	ModelInvalidConfig, ModelInvalidRequest, ModelInvalidResponse, ModelAuthError,
-	ModelRateLimited, ModelHTTPError, ModelTimeout, ModelTransportError, ModelAborted,
+	ModelRateLimited, ModelHTTPError, ModelContextLength, ModelTimeout, ModelTransportError, ModelAborted,
 }

@@ -333,8 +333,13 @@ func (a *assembler) result(sawDone bool) (model.Completion, *model.Usage, error)
 
 // finishReason maps a wire finish reason onto the port's. Servers that say
 // stop (or nothing, or something of their own) while returning tool calls
-// mean tool_calls; content_filter means the provider cut the answer.
+// mean tool_calls; content_filter means the provider cut the answer. An
+// answer of text that ended ([DONE]) with no finish reason at all was not
+// said to be complete: length, so that it is recorded as truncated.
 func finishReason(wire string, hasCalls bool) string {
+	if wire == "" && !hasCalls {
+		return model.FinishLength
+	}
 	switch wire {
 	case "length":
 		return model.FinishLength

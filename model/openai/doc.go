@@ -105,6 +105,8 @@
 // MODEL_INVALID_REQUEST (Stream: an alias over 64 characters or colliding,
 // a tool listed twice, unknown or mistyped provider options, a malformed
 // message), MODEL_AUTH_ERROR (401, 403), MODEL_RATE_LIMITED (429),
+// MODEL_CONTEXT_LENGTH (400, 413 or 422 whose text says the request is
+// over the context window; not retried here, the runtime compacts),
 // MODEL_HTTP_ERROR (other 4xx, 5xx, an error inside the stream in any of
 // the shapes servers use: {"error":…}, [{"error":…}], {"object":"error"},
 // an error: field; the server's message is kept),

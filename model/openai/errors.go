@@ -245,12 +245,32 @@ func (r redactor) statusError(status int, server string, raw *http.Response) *at
 		e.retryable = true
 	case status >= 500:
 		e.retryable = true
+	case contextLength(status, server):
+		code = errcode.ModelContextLength
 	}
 	if e.retryable && raw != nil {
 		e.retryAfter, e.hasAfter = retryAfter(raw.Header, time.Now())
 	}
 	e.err = &errcode.Error{Code: code, Op: op, Message: msg}
 	return e
+}
+
+// contextPattern matches what servers say of a request over the context
+// window: OpenAI's context_length_exceeded ("This model's maximum context
+// length is …"), vLLM's ("… is longer than the model's context length",
+// "maximum context length"), llama.cpp's exceed_context_size_error ("the
+// request exceeds the available context size"), and the "prompt is too
+// long" / "too many tokens" of others.
+var contextPattern = regexp.MustCompile(`(?i)context[_ ]length|context[_ ]size|context window|maximum context|maximum model length|prompt is too long|too many (input )?tokens`)
+
+// contextLength reports whether a status and the server's text say the
+// request is longer than the context window.
+func contextLength(status int, server string) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		return contextPattern.MatchString(server)
+	}
+	return false
 }
 
 // serverMessage is the error text a server sent, if any.

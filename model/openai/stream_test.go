@@ -64,7 +64,7 @@ func TestRecordedStreams(t *testing.T) {
 			file: "done_without_finish.sse",
 			want: func(body []byte) []model.Chunk {
 				return []model.Chunk{delta("Done"), delta("."),
-					completion(model.Completion{Content: "Done.", FinishReason: model.FinishStop, Usage: estimated(body, 5)})}
+					completion(model.Completion{Content: "Done.", FinishReason: model.FinishLength, Usage: estimated(body, 5)})} // no finish reason: truncated
 			},
 		},
 		{

@@ -1,0 +1,54 @@
+package runtime_test
+
+import (
+	"testing"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/workspace"
+)
+
+// With the ratio estimator, a request before any usage report is counted
+// at compaction.RatioTokens of its bytes (bytes-per-token/v1); a plausible
+// report then calibrates (reported-usage/v1); an implausible one (more
+// tokens than bytes) falls back to the byte count (utf8-upper-bound/v1).
+func TestEstimatorRatio(t *testing.T) {
+	fm := script(t, `[
+	  {"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}],"usage":{"promptTokens":1000,"completionTokens":5}},
+	  {"toolCalls":[{"id":"c2","name":"fs.read","arguments":{"path":"README.md"}}],"usage":{"promptTokens":99000000,"completionTokens":5}},
+	  {"content":"done","usage":{"promptTokens":1200,"completionTokens":5}}]`)
+	f := newFixture(t, fm, fm, func(c *runtime.Config, s *runtime.Settings) {
+		c.Estimator = compaction.AlgorithmRatio
+		s.Context = compaction.Policy{WindowTokens: 1000000, ThresholdTokens: 800000, TailMessages: 4, ReserveTokens: 1000}
+	})
+	if out := f.wait(f.start("list")); out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome = %+v", out)
+	}
+	acc := ofType[event.ContextAccounted](f.events())
+	want := []string{compaction.AlgorithmRatio, compaction.AlgorithmReported, compaction.Algorithm}
+	if len(acc) != len(want) {
+		t.Fatalf("%d context.accounted, want %d", len(acc), len(want))
+	}
+	for i, a := range acc {
+		if a.Algorithm != want[i] {
+			t.Errorf("request %d: algorithm %s, want %s", i+1, a.Algorithm, want[i])
+		}
+	}
+	// The first figure is a third or less of the byte count the last one
+	// (after the implausible report) uses for a larger request.
+	if acc[0].OccupancyTokens*3 > acc[2].OccupancyTokens {
+		t.Errorf("ratio estimate %d, byte count %d", acc[0].OccupancyTokens, acc[2].OccupancyTokens)
+	}
+}
+
+func TestEstimatorUnknown(t *testing.T) {
+	fm := script(t, `[]`)
+	ws, err := workspace.OpenLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runtime.New(runtime.Config{Model: fm, Workspace: ws, Estimator: "guess/v1"})
+	mustCode(t, err, errcode.RuntimeInvalidInput)
+}
