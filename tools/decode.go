@@ -14,10 +14,10 @@ import (
 	"github.com/harness-dev/harness/model"
 )
 
-// maxArgsBytes bounds the raw arguments Parse looks at. The largest valid
+// MaxArgsBytes bounds the raw arguments Parse looks at. The largest valid
 // input (128 arguments of 8192 bytes, every byte escaped as \u00XX) is about
 // 6.3 MB; anything longer cannot be valid and is refused before decoding.
-const maxArgsBytes = 8 << 20
+const MaxArgsBytes = 8 << 20
 
 // kind is the JSON type of one input field.
 type kind int
@@ -59,8 +59,8 @@ var shellKeys = map[string]bool{
 // declared types and bounds. Whitespace may surround the object; nothing
 // else may follow it.
 func decodeArgs(tool string, fields []field, args []byte) (values, *ResultError) {
-	if len(args) > maxArgsBytes {
-		return nil, badArgs(tool, "are longer than %d bytes", maxArgsBytes)
+	if len(args) > MaxArgsBytes {
+		return nil, badArgs(tool, "are longer than %d bytes", MaxArgsBytes)
 	}
 	if !utf8.Valid(args) {
 		return nil, badArgs(tool, "are not valid UTF-8")
