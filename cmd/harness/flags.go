@@ -57,13 +57,19 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.Int64Var(&o.MaxWorkspaceBytes, "max-workspace-bytes", 0, "disk quota of the workspace, and of its $HOME apart: writes beyond it fail in the container (default 2 GiB; held in memory)")
 	fs.Var((*stringList)(&o.Exclude), "exclude", "leave paths matching this gitignore-style pattern out of the workspace: not copied into Docker, not read or listed by --workspace local (repeatable)")
 	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")
+	// --json is accepted by every command, as the usage says of these
+	// flags: exec and sessions print JSON lines with it; the others print
+	// what they always print (events, export and request print JSON).
+	jsonUsage := "exec: print every event envelope as one JSON line; sessions: print sessions as JSON lines"
+	if name == "sessions" {
+		jsonUsage = "print sessions as JSON lines"
+	}
+	fs.BoolVar(&o.JSON, "json", false, jsonUsage)
 	switch name {
 	case "exec":
-		fs.BoolVar(&o.JSON, "json", false, "print every event envelope as one JSON line")
 		fs.StringVar(&o.Resume, "resume", "", "continue session ID with a follow-up turn")
 		fs.BoolVar(&o.Fork, "fork", false, "with --resume: continue an interrupted session in a new session from its last finished turn")
 	case "sessions":
-		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
 		fs.BoolVar(&o.Here, "here", false, "only the sessions of the project in the current directory")
 	case "resume":
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")

@@ -3,6 +3,9 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -80,4 +83,31 @@ func classify(sqlstate string) (errcode.Code, string) {
 		return errcode.SessClosed, "use the store server: out of resources, shutting down or failing"
 	}
 	return errcode.SessClosed, "use store database"
+}
+
+// atServer adds to err, a failure to reach or log in to the server, where
+// the server is (host and port, the database; never the password) and,
+// unless the server itself answered, the cause the network gave
+// ("connection refused", "no such host", a timeout).
+func atServer(host string, port uint16, database string, err error) error {
+	e, ok := errors.AsType[*errcode.Error](err)
+	if !ok || e.Code != errcode.SessClosed {
+		return err
+	}
+	msg := fmt.Sprintf("%s at %s (database %q)", e.Message, net.JoinHostPort(host, strconv.Itoa(int(port))), database)
+	if _, fromServer := errors.AsType[*pgconn.PgError](err); !fromServer && e.Err != nil {
+		msg += ": " + rootCause(e.Err)
+	}
+	return &errcode.Error{Code: e.Code, Op: e.Op, Message: msg, Err: e.Err}
+}
+
+// rootCause is the innermost error of a chain: the network's own words.
+func rootCause(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
 }
