@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -110,4 +111,22 @@ func rootCause(err error) string {
 		}
 		err = next
 	}
+}
+
+// wentAway reports whether err is the server or the connection going away
+// (a restart, a dropped or terminated connection), not an answer: the
+// connection failed (no SQLSTATE), or the server said it is shutting
+// down, terminated the backend or cannot take connections yet (57P01,
+// 57P02, 57P03, class 08).
+func wentAway(err error) bool {
+	e, ok := errors.AsType[*errcode.Error](err)
+	if !ok || e.Code != errcode.SessClosed || e.Err == nil ||
+		errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded) {
+		return false
+	}
+	pe, isPg := errors.AsType[*pgconn.PgError](e.Err)
+	if !isPg {
+		return true
+	}
+	return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08")
 }
