@@ -26,7 +26,9 @@ func TestAppendRidesOutDroppedConnections(t *testing.T) {
 	s := mustOpen(t, withParam(freshSchema(t), "application_name", app), Options{})
 	who := storetest.Held(t, s, "sess-restart", "me")
 	data := `{"runId":"run-1","sessionId":"sess-restart","turnId":"turn-1","requestId":"req-1","messageId":"msg-1","sequence":%d,"delta":"w"}`
-	ev := func(id string, n int) store.EventIn { return storetest.Event(id, "message.delta", fmt.Sprintf(data, n)) }
+	ev := func(id string, n int) store.EventIn {
+		return storetest.Event(id, "message.delta", fmt.Sprintf(data, n))
+	}
 	if _, err := s.Append(t.Context(), "sess-restart", who, ev("evt-1", 0)); err != nil {
 		t.Fatal(err)
 	}
