@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/tools"
 )
@@ -123,4 +124,15 @@ func (t *turn) appendDelta(requestID, msgID string, seq int, delta string, shown
 	_, err := t.append(event.MessageDelta{RunID: t.r.id, SessionID: t.s.id, TurnID: t.r.turnID, RequestID: requestID,
 		MessageID: msgID, Sequence: seq, Delta: delta})
 	return err
+}
+
+// storeCause is a failed append's code and the store's sentence (which
+// names the store file of a full disk, the server that went away): the
+// turn's outcome shows it.
+func storeCause(err error) string {
+	code, msg := string(errcode.Of(err)), errcode.Message(err)
+	if msg == "" || msg == code {
+		return code
+	}
+	return code + ": " + excerpt(msg, 400)
 }
