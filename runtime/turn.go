@@ -545,10 +545,10 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 		return nil, invalid("final content differs from the streamed text")
 	}
 	if hold != "" {
+		// The stream ended inside a character: its bytes are the last delta.
 		if err := t.appendDelta(req.RequestID, msgID, seq, hold, &shown); err != nil {
 			return nil, err
 		}
-		seq++
 	}
 	switch {
 	case completed.Reasoning == "":
