@@ -32,7 +32,7 @@ func TestChangedFilesListing(t *testing.T) {
 		{"only a timestamp", "+++ b/\t2026-01-01\n", "(no file names found in the patch)"},
 		{"none", "", "(no file names found in the patch)"},
 		{"exactly 4 KiB", file(long) + file("b.txt"), long + ", b.txt"},
-		{"over 4 KiB", file(long + "y") + file("b.txt"), long + "y, b.tx…"},
+		{"over 4 KiB", file(long+"y") + file("b.txt"), long + "y, b.tx…"},
 	} {
 		if got := changedFiles(c.patch); got != c.want {
 			t.Errorf("%s: changedFiles = %.80q…, want %.80q…", c.name, got, c.want)
