@@ -66,6 +66,9 @@ const (
 	RefusedChanged Refusal = "changed" // the host files differ from what the patch expects
 	RefusedApplied Refusal = "applied" // the host tree already has these changes
 	RefusedSymlink Refusal = "symlink" // the patch would write through a symbolic link
+	RefusedMissing Refusal = "missing" // the project directory is gone
+	RefusedOutside Refusal = "outside" // the patch names a path outside the project ("../x", "/x")
+	RefusedExists  Refusal = "exists"  // the patch creates a file the host has and the copy left out
 )
 
 // CheckApply checks patch against the host tree at root with `git apply
@@ -213,6 +216,24 @@ func refusal(ctx context.Context, plan ApplyPlan, out string, err error) (Refusa
 	why := strings.TrimSpace(out)
 	if why == "" {
 		why = err.Error()
+	}
+	if st, serr := os.Stat(root); serr != nil || !st.IsDir() {
+		return RefusedMissing, fmt.Sprintf("the project directory %s no longer exists (moved or deleted?); nothing was applied; restore it, or run harness diff and apply the patch by hand", root)
+	}
+	files, _, _ := gitdiff.Parse(strings.NewReader(patch))
+	for _, f := range files {
+		for _, name := range []string{f.OldName, f.NewName} {
+			if name != "" && (workspace.CheckPath(name) != nil || name == ".") {
+				return RefusedOutside, fmt.Sprintf("the patch names %q, a path outside the project at %s; nothing was applied", name, root)
+			}
+		}
+	}
+	for _, f := range files {
+		if f.IsNew && f.NewName != "" {
+			if _, serr := os.Lstat(filepath.Join(root, filepath.FromSlash(f.NewName))); serr == nil {
+				return RefusedExists, fmt.Sprintf("the patch creates %s, which exists in %s but was not in the workspace (the copy left it out: a credential-like name, an --exclude pattern, or a file over --max-file-bytes); nothing was applied; move the host file aside and apply again", f.NewName, root)
+			}
+		}
 	}
 	switch {
 	case strings.Contains(out, "beyond a symbolic link"):

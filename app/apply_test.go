@@ -198,3 +198,41 @@ func TestApplyConflictSaysHowToGoOn(t *testing.T) {
 		t.Fatalf("notes.txt after the merge = %q", b)
 	}
 }
+
+// apply says its true reason, not "the host tree changed": the project
+// directory is gone, the patch names a path outside the project, or it
+// creates a file the host has that the copy left out.
+func TestApplyRefusalsSayTheirReason(t *testing.T) {
+	newFile := func(p string) string {
+		return "diff --git a/" + p + " b/" + p + "\nnew file mode 100644\n--- /dev/null\n+++ b/" + p + "\n@@ -0,0 +1 @@\n+x\n"
+	}
+	t.Run("deleted project", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "gone")
+		if plan := CheckApply(t.Context(), root, notesPatch, nil); plan.Refused != RefusedMissing {
+			t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedMissing, plan.Conflict)
+		}
+	})
+	t.Run("dot-dot path", func(t *testing.T) {
+		parent := t.TempDir()
+		root := filepath.Join(parent, "project")
+		mustWrite(t, filepath.Join(root, "a.txt"), "a\n")
+		plan := CheckApply(t.Context(), root, newFile("../outside.txt"), nil)
+		if plan.Refused != RefusedOutside {
+			t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedOutside, plan.Conflict)
+		}
+		if _, err := os.Stat(filepath.Join(parent, "outside.txt")); err == nil {
+			t.Fatal("a file was written outside the project")
+		}
+	})
+	t.Run("collision with a file the copy left out", func(t *testing.T) {
+		root := t.TempDir()
+		mustWrite(t, filepath.Join(root, ".env.local"), "KEY=secret\n")
+		plan := CheckApply(t.Context(), root, newFile(".env.local"), nil)
+		if plan.Refused != RefusedExists {
+			t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedExists, plan.Conflict)
+		}
+		if b, _ := os.ReadFile(filepath.Join(root, ".env.local")); string(b) != "KEY=secret\n" {
+			t.Fatalf("the host file changed: %q", b)
+		}
+	})
+}

@@ -3,7 +3,10 @@ package app
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/harness-dev/harness/model/openai"
 	"github.com/harness-dev/harness/store"
@@ -93,6 +96,18 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	}
 	r.DB = first(o.DB, e["HARNESS_DB"], DefaultDBPath(e))
 	r.HostID = first(o.HostID, e["HARNESS_HOST_ID"], store.HostID())
+	if err := checkHostID(first(o.HostID, e["HARNESS_HOST_ID"])); err != nil {
+		return r, err
+	}
+	if o.ContextWindow < 0 {
+		return r, usageErr("--context-window must be a positive number of tokens, not %d", o.ContextWindow)
+	}
+	if o.CompactTail < 0 {
+		return r, usageErr("--compact-tail must be a positive number of messages, not %d", o.CompactTail)
+	}
+	if o.CompactAt < 0 || o.CompactAt > 100 {
+		return r, usageErr("--compact-at must be a percentage between 1 and 100, not %d", o.CompactAt)
+	}
 	r.Model = first(o.Model, e["HARNESS_MODEL"], fc.Model)
 	r.BaseURL = first(o.BaseURL, e["OPENAI_BASE_URL"], fc.BaseURL)
 	r.KeyEnv = first(fc.APIKeyEnv, "OPENAI_API_KEY")
@@ -135,6 +150,9 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	if o.MaxRounds < 0 {
 		return r, usageErr("--max-rounds must be a positive number of model rounds per turn, not %d", o.MaxRounds)
 	}
+	if o.MaxWorkspaceBytes > 0 && o.MaxWorkspaceBytes < MinWorkspaceBytes {
+		return r, usageErr("--max-workspace-bytes %d is too small: the workspace and its $HOME need at least %d bytes (1 MiB) each", o.MaxWorkspaceBytes, MinWorkspaceBytes)
+	}
 	if o.BudgetTokens < 0 {
 		return r, usageErr("--budget-tokens must be 0 (no budget) or a positive number of tokens, not %d", o.BudgetTokens)
 	}
@@ -152,6 +170,28 @@ func Resolve(o Options, e Env) (Resolved, error) {
 		return r, usageErr("--approve must be auto or ask, not %q", o.Approve)
 	}
 	return r, nil
+}
+
+// MinWorkspaceBytes is the smallest --max-workspace-bytes: below it the
+// sandbox cannot set up its $HOME, and the start would fail on what looks
+// like a broken image.
+const MinWorkspaceBytes = 1 << 20
+
+// maxHostIDBytes bounds a host ID given by flag or environment.
+const maxHostIDBytes = 255
+
+// checkHostID refuses a host ID the user gave that would garble the lease
+// records and the messages that name it: control characters (a newline),
+// only spaces, or over 255 bytes. "" (none given) passes.
+func checkHostID(id string) error {
+	switch {
+	case id == "":
+		return nil
+	case strings.TrimSpace(id) == "", len(id) > maxHostIDBytes, !utf8.ValidString(id),
+		strings.ContainsFunc(id, unicode.IsControl):
+		return usageErr("--host-id (or HARNESS_HOST_ID) must be a printable name of at most %d bytes, not %q", maxHostIDBytes, id)
+	}
+	return nil
 }
 
 func first(vals ...string) string {

@@ -6,13 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/workspace"
 )
 
 // exportHeader is the first line of an export: the session's identity and
@@ -53,28 +59,16 @@ func Import(ctx context.Context, st store.Store, who store.Owner, takeOver bool,
 	if err := dec.Decode(&h); err != nil || h.HarnessExport != 1 || h.ID == "" {
 		return "", 0, errcode.New(errcode.SessInvalidRecord, "the first line is not a harness export header")
 	}
-	if _, err := st.CreateSession(ctx, store.SessionInit{ID: h.ID, Title: h.Title, Metadata: h.Metadata}); err != nil {
+	if err := checkRoot(h.Metadata[metaRoot]); err != nil {
 		return "", 0, err
 	}
-	owner, err := st.Acquire(ctx, h.ID, who, store.AcquireOptions{TakeOver: takeOver})
-	if err != nil {
-		return "", 0, err
-	}
-	// A release that fails leaves a lease that expires on its own.
-	defer func() { _ = st.Release(context.WithoutCancel(ctx), h.ID, owner) }()
+	// Everything is read and checked before anything is stored: a refused
+	// export leaves no half-imported session behind.
 	var (
-		batch []store.EventIn
-		scan  checkpoint.Scan
-		seq   int64 = -1
+		events []store.EventIn
+		scan   checkpoint.Scan
+		seq    int64 = -1
 	)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		_, err := st.AppendBatch(ctx, h.ID, owner, batch)
-		batch = batch[:0]
-		return err
-	}
 	for sc.Scan() {
 		line := []byte(sc.Text())
 		ev, err := event.Decode(line)
@@ -85,18 +79,36 @@ func Import(ctx context.Context, st store.Store, who store.Owner, takeOver bool,
 		if err := scan.Add(checkpoint.Record{Seq: seq, Type: string(ev.Type), Body: line}); err != nil {
 			return "", 0, err
 		}
-		batch = append(batch, store.EventIn{ID: ev.ID, Type: string(ev.Type), Body: line})
-		if len(batch) == 500 {
-			if err := flush(); err != nil {
+		if d, ok := ev.Data.(event.WorkspaceRecovered); ok {
+			if err := checkPatchPaths(d.Patch); err != nil {
 				return "", 0, err
 			}
 		}
+		events = append(events, store.EventIn{ID: ev.ID, Type: string(ev.Type), Body: line})
 	}
 	if err := sc.Err(); err != nil {
 		return "", 0, errcode.Wrap(errcode.SessInvalidRecord, "read the export", err)
 	}
-	if err := flush(); err != nil {
+	if scan.Latest != nil && scan.Latest.Workspace != nil {
+		if err := checkPatchPaths(scan.Latest.Workspace.Patch); err != nil {
+			return "", 0, err
+		}
+	}
+	if _, err := st.CreateSession(ctx, store.SessionInit{ID: h.ID, Title: h.Title, Metadata: h.Metadata}); err != nil {
 		return "", 0, err
+	}
+	owner, err := st.Acquire(ctx, h.ID, who, store.AcquireOptions{TakeOver: takeOver})
+	if err != nil {
+		return "", 0, err
+	}
+	// A release that fails leaves a lease that expires on its own.
+	defer func() { _ = st.Release(context.WithoutCancel(ctx), h.ID, owner) }()
+	for len(events) > 0 {
+		n := min(len(events), 500)
+		if _, err := st.AppendBatch(ctx, h.ID, owner, events[:n]); err != nil {
+			return "", 0, err
+		}
+		events = events[n:]
 	}
 	if scan.Latest != nil {
 		// The store's row holds the newest checkpoint, whole, in the
@@ -114,4 +126,47 @@ func Import(ctx context.Context, st store.Store, who store.Owner, takeOver bool,
 		}
 	}
 	return h.ID, seq + 1, nil
+}
+
+// checkRoot refuses an export whose project root is not an absolute,
+// clean path of printable characters: resume, diff and apply work on that
+// directory of this machine.
+func checkRoot(root string) error {
+	if root == "" {
+		return nil // a session recorded without one: resume asks for none
+	}
+	if !filepath.IsAbs(root) || filepath.Clean(root) != root || !utf8.ValidString(root) || strings.ContainsFunc(root, unicode.IsControl) {
+		return errcode.New(errcode.SessInvalidRecord, fmt.Sprintf("the export's project root %q is not an absolute, clean path", excerptOf(root, 200)))
+	}
+	return nil
+}
+
+// checkPatchPaths refuses a recorded patch that names a path outside the
+// workspace ("../x", "/etc/x") or one no workspace could hold.
+func checkPatchPaths(patch string) error {
+	if patch == "" {
+		return nil
+	}
+	files, _, err := gitdiff.Parse(strings.NewReader(patch))
+	if err != nil {
+		return errcode.Wrap(errcode.SessInvalidRecord, "the export holds a recorded patch that does not parse", err)
+	}
+	for _, f := range files {
+		for _, name := range []string{f.OldName, f.NewName} {
+			if name == "" {
+				continue
+			}
+			if err := workspace.CheckPath(name); err != nil || name == "." {
+				return errcode.New(errcode.SessInvalidRecord, fmt.Sprintf("the export holds a recorded patch that names %q, a path outside the workspace", excerptOf(name, 200)))
+			}
+		}
+	}
+	return nil
+}
+
+func excerptOf(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }

@@ -148,7 +148,7 @@ func scanTree(ctx context.Context, opts Options, excl workspace.Excludes, emit f
 			}
 			return nil
 		}
-		if workspace.IsCredential(d.Name()) {
+		if workspace.IsCredentialAt(p) {
 			creds = append(creds, p)
 			if isDir {
 				return fs.SkipDir

@@ -52,7 +52,9 @@ type Message struct {
 // ToolCall is one call the model asked for. Arguments is the JSON the model
 // produced; when that was not JSON, BadArguments is set and Arguments holds
 // the text as a JSON string: the runtime answers the call with
-// TOOL_BAD_INPUT, and adapters send the text back as it came.
+// TOOL_BAD_INPUT, and adapters send the text back as it came. The runtime
+// also keeps JSON null (which the log has no value for) and arguments over
+// their bound (as a note of their size) that way.
 type ToolCall struct {
 	ID           string          `json:"id"`
 	Name         string          `json:"name"`

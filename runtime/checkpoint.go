@@ -128,7 +128,7 @@ func (t *turn) checkpoint(phase string, next *nextRequest, term *terminalStatus)
 	s.state.checkpointMsgs = len(cp.History.Messages)
 	if _, err := s.log.AppendCheckpoint(context.WithoutCancel(t.ctx), rec.Seq, keep, tail); err != nil {
 		s.state.row = checkpoint.Row{} // unknown now: the next save writes it whole
-		return &errcode.Error{Code: errcode.RuntimeEventAppendFailed, Message: "save checkpoint: " + string(errcode.Of(err)), Err: err}
+		return &errcode.Error{Code: errcode.RuntimeEventAppendFailed, Message: "save checkpoint: " + storeCause(err), Err: err}
 	}
 	s.state.row = row
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/tools"
 )
 
 // chunkModel answers the n-th request with the n-th list of chunks and
@@ -182,5 +184,116 @@ func TestReasoningAnywhereInTheStream(t *testing.T) {
 				t.Errorf("assistant messages %+v, want reasoning %q first", asst, tc.reasoning)
 			}
 		})
+	}
+}
+
+// Provider input never ends a turn with an internal code: tool arguments
+// that are not a JSON object (null, an array, a string, a number) are
+// answered with TOOL_BAD_INPUT and the turn goes on; bytes that are not
+// UTF-8 in the text, the reasoning or the arguments are replaced with
+// U+FFFD and the turn's note says so.
+func TestProviderInputIsNeverAnInternalFailure(t *testing.T) {
+	for _, args := range []string{`null`, `[1,2]`, `"README.md"`, `42`, ` null `} {
+		t.Run(args, func(t *testing.T) {
+			call := model.ToolCall{ID: "call_1", Name: "git.diff", Arguments: json.RawMessage(args)}
+			round1 := model.Completion{ToolCalls: []model.ToolCall{call}, FinishReason: model.FinishToolCalls}
+			round2 := model.Completion{Content: "ok", FinishReason: model.FinishStop}
+			m := &chunkModel{answers: [][]model.Chunk{
+				{{Kind: model.ChunkToolCall, ToolCall: &call}, {Kind: model.ChunkCompletion, Completion: &round1}},
+				{{Kind: model.ChunkDelta, Delta: "ok"}, {Kind: model.ChunkCompletion, Completion: &round2}},
+			}}
+			f := newFixture(t, m, nil, nil)
+			out := f.wait(f.start("diff"))
+			if out.Status != runtime.StatusCompleted {
+				t.Fatalf("outcome %+v, want completed", out)
+			}
+			res := ofType[event.ToolResult](f.events())
+			if len(res) != 1 || res[0].OK || res[0].Error.Code != string(errcode.ToolBadInput) {
+				t.Fatalf("tool results %+v, want one TOOL_BAD_INPUT", res)
+			}
+			// The call goes back to the provider as it came: null (which
+			// the log has no value for) as its text.
+			sent := m.requests()[1].Messages[1].ToolCalls[0]
+			back := string(sent.Arguments)
+			if sent.BadArguments {
+				_ = json.Unmarshal(sent.Arguments, &back)
+			}
+			if back != args {
+				t.Errorf("round two's call %+v, want the arguments %q kept as they came", sent, args)
+			}
+		})
+	}
+
+	t.Run("invalid UTF-8", func(t *testing.T) {
+		call := model.ToolCall{ID: "call_1", Name: "fs.read", Arguments: json.RawMessage("{\"path\":\"READ\xffME.md\"}")}
+		round1 := model.Completion{Content: "look\xe2\x82 here", Reasoning: "th\xffink", ToolCalls: []model.ToolCall{call}, FinishReason: model.FinishToolCalls}
+		round2 := model.Completion{Content: "do\xffne", FinishReason: model.FinishStop}
+		m := &chunkModel{answers: [][]model.Chunk{
+			{{Kind: model.ChunkReasoning, Delta: "th\xffink"}, {Kind: model.ChunkDelta, Delta: "look\xe2\x82"}, {Kind: model.ChunkDelta, Delta: " here"},
+				{Kind: model.ChunkToolCall, ToolCall: &call}, {Kind: model.ChunkCompletion, Completion: &round1}},
+			{{Kind: model.ChunkDelta, Delta: "do\xffne"}, {Kind: model.ChunkCompletion, Completion: &round2}},
+		}}
+		f := newFixture(t, m, nil, nil)
+		out := f.wait(f.start("read"))
+		if out.Status != runtime.StatusCompleted || out.Message == "" {
+			t.Fatalf("outcome %+v, want completed with a note", out)
+		}
+		evs := f.events()
+		var asst []event.MessageCompleted
+		for _, d := range ofType[event.MessageCompleted](evs) {
+			if d.Role == model.RoleAssistant {
+				asst = append(asst, d)
+			}
+		}
+		if len(asst) != 2 || asst[0].Content != "look\uFFFD here" || asst[0].Reasoning != "th\uFFFDink" || asst[1].Content != "do\uFFFDne" {
+			t.Fatalf("assistant messages %+v", asst)
+		}
+		if got := string(asst[0].ToolCalls[0].Arguments); got != "{\"path\":\"READ\uFFFDME.md\"}" {
+			t.Errorf("recorded arguments %q", got)
+		}
+		res := ofType[event.ToolResult](evs)
+		if len(res) != 1 || res[0].OK || res[0].Error.Code != string(errcode.WorkspaceNotFound) {
+			t.Errorf("tool results %+v, want the read of the replaced name to fail as a tool error", res)
+		}
+		done := ofType[event.TurnCompleted](evs)
+		if len(done) != 1 || done[0].Note == "" {
+			t.Errorf("turn.completed %+v, want a note saying bytes were replaced", done)
+		}
+	})
+}
+
+// Arguments over their bound and a tool name over its bound are kept in
+// the history as a short note of their size, not as megabytes every later
+// request would carry; the model gets TOOL_BAD_INPUT / TOOL_NOT_FOUND and
+// the turn goes on.
+func TestProviderInputOverItsBoundIsKeptShort(t *testing.T) {
+	huge := model.ToolCall{ID: "call_big", Name: "fs.write",
+		Arguments: json.RawMessage(`{"path":"a.txt","contents":"` + strings.Repeat("x", tools.MaxArgsBytes) + `"}`)}
+	long := model.ToolCall{ID: "call_name", Name: strings.Repeat("n", 1<<20), Arguments: json.RawMessage(`{}`)}
+	round1 := model.Completion{ToolCalls: []model.ToolCall{huge, long}, FinishReason: model.FinishToolCalls}
+	round2 := model.Completion{Content: "ok", FinishReason: model.FinishStop}
+	m := &chunkModel{answers: [][]model.Chunk{
+		{{Kind: model.ChunkCompletion, Completion: &round1}},
+		{{Kind: model.ChunkDelta, Delta: "ok"}, {Kind: model.ChunkCompletion, Completion: &round2}},
+	}}
+	f := newFixture(t, m, nil, nil)
+	out := f.wait(f.start("write"))
+	if out.Status != runtime.StatusCompleted {
+		t.Fatalf("outcome %+v, want completed", out)
+	}
+	evs := f.events()
+	res := ofType[event.ToolResult](evs)
+	if len(res) != 2 || res[0].Error == nil || res[0].Error.Code != string(errcode.ToolBadInput) ||
+		res[1].Error == nil || res[1].Error.Code != string(errcode.ToolNotFound) {
+		t.Fatalf("tool results %+v, want TOOL_BAD_INPUT then TOOL_NOT_FOUND", res)
+	}
+	for _, e := range evs {
+		if b, _ := event.Encode(e); len(b) > 64<<10 {
+			t.Errorf("%s is %d bytes: the oversized input was kept", e.Type, len(b))
+		}
+	}
+	sent := m.requests()[1].Messages[1].ToolCalls
+	if len(sent[0].Arguments) > 200 || len(sent[1].Name) > runtime.MaxToolNameBytes {
+		t.Errorf("round two carries %d bytes of arguments and a name of %d bytes", len(sent[0].Arguments), len(sent[1].Name))
 	}
 }

@@ -185,7 +185,7 @@ func (s *Session) append(ctx context.Context, data event.Data) (store.Record, er
 	if err != nil {
 		return store.Record{}, &errcode.Error{
 			Code:    errcode.RuntimeEventAppendFailed,
-			Message: "append " + string(ev.Type) + ": " + string(errcode.Of(err)),
+			Message: "append " + string(ev.Type) + ": " + storeCause(err),
 			Err:     err,
 		}
 	}

@@ -156,7 +156,7 @@ func (t *turn) run() {
 			t.outputID = asst.ID
 			t.status = StatusCompleted
 			if strings.TrimSpace(asst.Content) == "" {
-				t.note = EmptyAnswerNote // else nothing shows that it answered at all
+				t.note = joinNote(t.note, EmptyAnswerNote) // else nothing shows that it answered at all
 			}
 			return
 		}
@@ -450,7 +450,9 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 	defer st.Close()
 
 	var (
-		text      strings.Builder
+		text      strings.Builder // as the provider sent it
+		shown     strings.Builder // as recorded: U+FFFD for bytes that are not UTF-8
+		hold      string          // an unfinished UTF-8 sequence, for the next delta
 		reasoning strings.Builder
 		calls     []model.ToolCall
 		seq       int
@@ -514,12 +516,14 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 					break more
 				}
 			}
+			text.WriteString(delta)
+			delta = hold + delta
+			cut := validPrefix([]byte(delta))
+			delta, hold = delta[:cut], delta[cut:]
 			if delta == "" {
 				continue
 			}
-			text.WriteString(delta)
-			if _, err := t.append(event.MessageDelta{RunID: r.id, SessionID: s.id, TurnID: r.turnID, RequestID: req.RequestID,
-				MessageID: msgID, Sequence: seq, Delta: delta}); err != nil {
+			if err := t.appendDelta(req.RequestID, msgID, seq, delta, &shown); err != nil {
 				return nil, err
 			}
 			seq++
@@ -535,7 +539,7 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 			tc := *c.ToolCall
 			tc.ID = ids.of(tc.ID)
 			if slices.ContainsFunc(calls, func(x model.ToolCall) bool { return x.ID == tc.ID }) {
-				return nil, invalid("tool-call id %s reused", c.ToolCall.ID)
+				return nil, invalid("tool-call id %s reused", excerpt(c.ToolCall.ID, 80))
 			}
 			calls = append(calls, tc)
 		case model.ChunkCompletion:
@@ -562,14 +566,30 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 	if completed == nil {
 		return nil, invalid("stream ended without a completion")
 	}
-	if seq > 0 && completed.Content != text.String() {
+	if text.Len() > 0 && completed.Content != text.String() {
 		return nil, invalid("final content differs from the streamed text")
+	}
+	if hold != "" {
+		// The stream ended inside a character: its bytes are the last delta.
+		if err := t.appendDelta(req.RequestID, msgID, seq, hold, &shown); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case completed.Reasoning == "":
 		completed.Reasoning = reasoning.String()
 	case reasoning.Len() > 0 && completed.Reasoning != reasoning.String():
 		return nil, invalid("final reasoning differs from the streamed reasoning")
+	}
+	var replaced [2]bool
+	if text.Len() > 0 {
+		completed.Content = shown.String()
+	} else {
+		completed.Content, replaced[0] = utf8Text(completed.Content)
+	}
+	completed.Reasoning, replaced[1] = utf8Text(completed.Reasoning)
+	if replaced[0] || replaced[1] || shown.String() != text.String() {
+		t.note = joinNote(t.note, NoteReplacedUTF8)
 	}
 	if len(calls) > 0 && len(completed.ToolCalls) == 0 {
 		completed.ToolCalls = calls
@@ -588,15 +608,21 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 			return nil, invalid("tool call without id or name")
 		}
 		if !json.Valid(c.Arguments) || (c.BadArguments && c.Arguments[0] != '"') {
-			return nil, invalid("tool call %s has arguments that are not JSON", c.ID)
+			return nil, invalid("tool call %s has arguments that are not JSON", excerpt(c.ID, 80))
 		}
 		if len(c.Extra) > 0 && (c.Extra[0] != '{' || !json.Valid(c.Extra)) {
-			return nil, invalid("tool call %s has extra fields that are not a JSON object", c.ID)
+			return nil, invalid("tool call %s has extra fields that are not a JSON object", excerpt(c.ID, 80))
 		}
 		if seen[c.ID] || s.state.seenCalls[c.ID] {
-			return nil, invalid("tool-call id %s reused", c.ID)
+			return nil, invalid("tool-call id %s reused", excerpt(c.ID, 80))
 		}
 		seen[c.ID] = true
+	}
+	for i, c := range completed.ToolCalls {
+		var replaced bool
+		if completed.ToolCalls[i], replaced = fitCall(c); replaced {
+			t.note = joinNote(t.note, NoteReplacedUTF8)
+		}
 	}
 	switch completed.FinishReason {
 	case model.FinishStop, model.FinishToolCalls, model.FinishLength, model.FinishError:
@@ -606,7 +632,7 @@ func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*mode
 			completed.FinishReason = model.FinishToolCalls
 		}
 	default:
-		return nil, invalid("unknown finish reason %q", completed.FinishReason)
+		return nil, invalid("unknown finish reason %q", excerpt(completed.FinishReason, 40))
 	}
 	u := completed.Usage
 	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.ReasoningTokens < 0 {
@@ -700,9 +726,9 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	}
 	call, perr := tools.Parse(mc.Name, mc.Arguments)
 	if mc.BadArguments && (perr == nil || perr.Code == errcode.ToolBadInput) {
-		// The model sent text that is not JSON: it sees why and may retry.
-		perr = &tools.ResultError{Code: errcode.ToolBadInput,
-			Message: "the arguments are not valid JSON (" + badArgsExcerpt(mc.Arguments) + "); call " + mc.Name + " again with one JSON object"}
+		// The model sent text that is not a JSON object: it sees why and
+		// may retry.
+		perr = &tools.ResultError{Code: errcode.ToolBadInput, Message: badArgsMessage(mc.Name, mc.Arguments)}
 	}
 	if perr != nil && perr.Code == errcode.ToolNotFound {
 		perr = t.notFound(mc.Name)

@@ -14,10 +14,10 @@ import (
 	"github.com/harness-dev/harness/model"
 )
 
-// maxArgsBytes bounds the raw arguments Parse looks at. The largest valid
+// MaxArgsBytes bounds the raw arguments Parse looks at. The largest valid
 // input (128 arguments of 8192 bytes, every byte escaped as \u00XX) is about
 // 6.3 MB; anything longer cannot be valid and is refused before decoding.
-const maxArgsBytes = 8 << 20
+const MaxArgsBytes = 8 << 20
 
 // kind is the JSON type of one input field.
 type kind int
@@ -59,8 +59,11 @@ var shellKeys = map[string]bool{
 // declared types and bounds. Whitespace may surround the object; nothing
 // else may follow it.
 func decodeArgs(tool string, fields []field, args []byte) (values, *ResultError) {
-	if len(args) > maxArgsBytes {
-		return nil, badArgs(tool, "are longer than %d bytes", maxArgsBytes)
+	// (> or >= refuse the same: no valid input comes near the bound, so
+	// arguments of exactly MaxArgsBytes fail their field bounds instead,
+	// with the same code. An equivalent mutant.)
+	if len(args) > MaxArgsBytes {
+		return nil, badArgs(tool, "are longer than %d bytes", MaxArgsBytes)
 	}
 	if !utf8.Valid(args) {
 		return nil, badArgs(tool, "are not valid UTF-8")
@@ -146,6 +149,8 @@ func decodeValue(tool string, f field, raw json.RawMessage) (any, *ResultError) 
 	case kindStrings:
 		if raw[0] != '[' {
 			msg := "must be an array of strings, not " + rawKind(raw)
+			// Only the words differ with this condition (the code is
+			// TOOL_BAD_INPUT either way): tests assert codes.
 			if raw[0] == '"' {
 				msg += "; commands run without a shell, so split the command into its arguments"
 			}
@@ -189,6 +194,8 @@ func decodeString(tool, name string, raw json.RawMessage) (string, *ResultError)
 // decodeInt accepts only the JSON integer syntax: no fraction, no exponent.
 func decodeInt(tool, name string, raw json.RawMessage) (int64, *ResultError) {
 	if !isIntSyntax(raw) {
+		// A number is shown as sent, anything else by its kind: only the
+		// words differ (tests assert codes).
 		if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
 			return 0, bad(tool, name, "must be an integer, not %s", raw)
 		}
@@ -265,6 +272,8 @@ func loneSurrogate(lit []byte) bool {
 			continue
 		}
 		i++
+		// A JSON string literal ends in '"', never in a backslash: i is
+		// always inside lit here (>= and > behave the same).
 		if i >= len(lit) || lit[i] != 'u' {
 			continue
 		}

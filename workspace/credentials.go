@@ -11,7 +11,18 @@ import (
 var credentialNames = []string{
 	".env", ".npmrc", ".netrc", "_netrc", ".ssh", ".aws", ".docker", ".kube",
 	".git-credentials", ".pgpass", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+	".pypirc", ".vault-token", ".htpasswd", "kubeconfig", "terraform.tfstate",
+	"service-account.json", "service_account.json",
 }
+
+// templateExts end the names of templates of a credential file
+// (".env.example", "secrets.yaml.sample"): they hold placeholders, a
+// project documents its settings with them, and they are copied in.
+var templateExts = map[string]bool{".example": true, ".sample": true, ".template": true, ".dist": true}
+
+// credentialPaths are paths that hold a secret although their base name is
+// common: the GitHub CLI's token file.
+var credentialPaths = []string{"gh/hosts.yml", "gh/hosts.yaml"}
 
 // sourceExts are extensions of program source and prose: a
 // "credentials.go" or "credentials_test.py" is code that handles secrets,
@@ -28,21 +39,41 @@ var sourceExts = map[string]bool{
 }
 
 // IsCredential reports whether a base name looks like a secret: a name
-// above or a backup of one, ".env.*", "credentials*" other than source
-// code ("credentials.go" is not a secret), or a private key ("*.pem",
-// "*.key"). Public keys ("id_rsa.pub") are not secrets. Both workspaces
+// above or a backup of one, ".env.*", "credentials*" and "secrets.*" other
+// than source code ("credentials.go" is not a secret), Terraform state
+// ("*.tfstate"), or a private key ("*.pem", "*.key"). Public keys
+// ("id_rsa.pub") and templates (".env.example") are not secrets. Both workspaces
 // use it: the Docker copy-in refuses such a path, the local workspace
 // never reads or lists one.
 func IsCredential(name string) bool {
 	n := strings.ToLower(name)
-	if strings.HasPrefix(n, ".env.") || strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") {
+	if templateExts[path.Ext(n)] {
+		return false
+	}
+	if strings.HasPrefix(n, ".env.") || strings.HasSuffix(n, ".pem") || strings.HasSuffix(n, ".key") ||
+		strings.HasSuffix(n, ".tfstate") || strings.HasSuffix(n, ".tfstate.backup") {
 		return true
 	}
-	if strings.HasPrefix(n, "credentials") {
+	if strings.HasPrefix(n, "credentials") || n == "secrets" || strings.HasPrefix(n, "secrets.") {
 		return !sourceExts[path.Ext(n)]
 	}
 	for _, c := range credentialNames {
 		if n == c || n == c+"~" || (strings.HasPrefix(n, c+".") && !strings.HasSuffix(n, ".pub")) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsCredentialAt reports whether the slash path p names a secret by its
+// base name (IsCredential) or as a whole (".config/gh/hosts.yml").
+func IsCredentialAt(p string) bool {
+	if IsCredential(path.Base(p)) {
+		return true
+	}
+	l := strings.ToLower(p)
+	for _, c := range credentialPaths {
+		if l == c || strings.HasSuffix(l, "/"+c) {
 			return true
 		}
 	}
@@ -56,7 +87,7 @@ func CredentialPath(p string) string {
 	end := 0
 	for seg := range strings.SplitSeq(p, "/") {
 		end += len(seg)
-		if IsCredential(seg) {
+		if IsCredentialAt(p[:end]) {
 			return p[:end]
 		}
 		end++ // the slash

@@ -57,6 +57,13 @@ func TestIsCredential(t *testing.T) {
 		"id_rsa.pub": false, "README.md": false, "env.go": false, "keys.go": false, "main.go": false, ".envrc": false,
 		"credentials.go": false, "credentials_test.go": false, "credentials.py": false, "credentials.md": false,
 		"credentials.yml.enc": true, "credentials.xml": true, "credentials.sh": true, "credentials.go~": true,
+		// Secrets of common tools are refused; templates of secrets, which
+		// hold placeholders, and code about secrets are copied.
+		".pypirc": true, "service-account.json": true, "kubeconfig": true, ".vault-token": true,
+		"terraform.tfstate": true, "terraform.tfstate.backup": true, "prod.tfstate": true, ".htpasswd": true,
+		"secrets.yaml": true, "secrets.yml": true, "secrets.json": true, "kubeconfig.yaml": true,
+		".env.example": false, ".env.sample": false, ".env.template": false, ".ENV.EXAMPLE": false,
+		"secrets.yaml.example": false, "secrets.go": false, "secrets_manager.tf": false, "hosts.yml": false,
 	} {
 		if got := workspace.IsCredential(name); got != want {
 			t.Errorf("IsCredential(%q) = %v, want %v", name, got, want)
@@ -64,6 +71,8 @@ func TestIsCredential(t *testing.T) {
 	}
 	for p, want := range map[string]string{
 		".ssh/id_rsa.pub": ".ssh", "deploy/.env": "deploy/.env", "a/b/c.txt": "", "keys/tls.key": "keys/tls.key",
+		".config/gh/hosts.yml": ".config/gh/hosts.yml", "ansible/hosts.yml": "", "gh/hosts.yml": "gh/hosts.yml",
+		"deploy/.env.example": "",
 	} {
 		if got := workspace.CredentialPath(p); got != want {
 			t.Errorf("CredentialPath(%q) = %q, want %q", p, got, want)

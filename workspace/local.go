@@ -290,7 +290,7 @@ func (l *Local) List(ctx context.Context, p string) ([]string, error) {
 			}
 			return nil
 		}
-		if CheckPath(name) != nil || IsCredential(d.Name()) || l.leftOut(name, d.IsDir()) != "" {
+		if CheckPath(name) != nil || IsCredentialAt(name) || l.leftOut(name, d.IsDir()) != "" {
 			// A .git directory, a name the model could not send back, a
 			// credential, or a path left out.
 			if d.IsDir() {

@@ -67,9 +67,16 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	fs.Int64Var(&o.MaxCacheBytes, "max-cache-bytes", 0, "bound of the project's build cache volume (Go, npm and pip caches); a fuller one is emptied when a session opens (default 4 GiB)")
 	fs.Var((*stringList)(&o.Exclude), "exclude", "leave paths matching this gitignore-style pattern out of the workspace: not copied into Docker, not read or listed by --workspace local (repeatable)")
 	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")
+	// --json is accepted by every command, as the usage says of these
+	// flags: exec and sessions print JSON lines with it; the others print
+	// what they always print (events, export and request print JSON).
+	jsonUsage := "exec: print every event envelope as one JSON line; sessions: print sessions as JSON lines"
+	if name == "sessions" {
+		jsonUsage = "print sessions as JSON lines"
+	}
+	fs.BoolVar(&o.JSON, "json", false, jsonUsage)
 	switch name {
 	case "exec":
-		fs.BoolVar(&o.JSON, "json", false, "print every event envelope as one JSON line")
 		fs.StringVar(&o.Resume, "resume", "", "continue session ID with a follow-up turn")
 		fs.BoolVar(&o.Fork, "fork", false, "with --resume: continue an interrupted session in a new session from its last finished turn")
 	case "sessions":

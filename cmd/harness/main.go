@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/harness-dev/harness/app"
@@ -107,6 +108,10 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		// opened.
 		if err := checkpoint.CheckText("the prompt", pos[0]); err != nil {
 			fmt.Fprintln(stderr, "harness: "+errcode.Message(err))
+			return exitUsage
+		}
+		if strings.TrimSpace(pos[0]) == "" {
+			fmt.Fprintln(stderr, "harness: the prompt is only whitespace: say what the turn should do")
 			return exitUsage
 		}
 		if err := checkStore(ctx, a); err != nil {

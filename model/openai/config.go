@@ -69,12 +69,15 @@ func LoadConfigFile(path string) (FileConfig, error) {
 		return FileConfig{}, &errcode.Error{Code: errcode.ModelInvalidConfig, Op: "openai: load config file", Message: msg, Err: cause}
 	}
 	if err != nil {
-		return bad("open "+path, err)
+		return bad("open "+path+": "+cause(err), err)
 	}
 	defer func() { _ = f.Close() }() // only read: a failed close loses nothing
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return bad("read "+path+": it is a directory; the config is a JSON file (default $XDG_CONFIG_HOME/harness/config.json)", nil)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil {
-		return bad("read "+path, err)
+		return bad("read "+path+": "+cause(err), err)
 	}
 	if len(data) > maxConfigBytes {
 		return bad("read "+path+": larger than 64 KiB", nil)
@@ -132,4 +135,13 @@ func (fc FileConfig) validate() error {
 		return bad("apiKeyEnv: want the name of an environment variable")
 	}
 	return nil
+}
+
+// cause is what the system said about a file operation, without the path
+// the message already names ("permission denied").
+func cause(err error) string {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

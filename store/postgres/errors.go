@@ -3,6 +3,10 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -80,4 +84,49 @@ func classify(sqlstate string) (errcode.Code, string) {
 		return errcode.SessClosed, "use the store server: out of resources, shutting down or failing"
 	}
 	return errcode.SessClosed, "use store database"
+}
+
+// atServer adds to err, a failure to reach or log in to the server, where
+// the server is (host and port, the database; never the password) and,
+// unless the server itself answered, the cause the network gave
+// ("connection refused", "no such host", a timeout).
+func atServer(host string, port uint16, database string, err error) error {
+	e, ok := errors.AsType[*errcode.Error](err)
+	if !ok || e.Code != errcode.SessClosed {
+		return err
+	}
+	msg := fmt.Sprintf("%s at %s (database %q)", e.Message, net.JoinHostPort(host, strconv.Itoa(int(port))), database)
+	if _, fromServer := errors.AsType[*pgconn.PgError](err); !fromServer && e.Err != nil {
+		msg += ": " + rootCause(e.Err)
+	}
+	return &errcode.Error{Code: e.Code, Op: e.Op, Message: msg, Err: e.Err}
+}
+
+// rootCause is the innermost error of a chain: the network's own words.
+func rootCause(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
+
+// wentAway reports whether err is the server or the connection going away
+// (a restart, a dropped or terminated connection), not an answer: the
+// connection failed (no SQLSTATE), or the server said it is shutting
+// down, terminated the backend or cannot take connections yet (57P01,
+// 57P02, 57P03, class 08).
+func wentAway(err error) bool {
+	e, ok := errors.AsType[*errcode.Error](err)
+	if !ok || e.Code != errcode.SessClosed || e.Err == nil ||
+		errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded) {
+		return false
+	}
+	pe, isPg := errors.AsType[*pgconn.PgError](e.Err)
+	if !isPg {
+		return true
+	}
+	return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08")
 }

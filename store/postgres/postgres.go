@@ -101,7 +101,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, translate(op, err)
+		return nil, atServer(cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, translate(op, err))
 	}
 	var num int
 	if err := pool.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&num); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/internal/rules"
 )
@@ -260,21 +261,51 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		ids[i] = ev.ID
 	}
 	out := make([]store.Record, len(evs))
-	err = s.write(ctx, op, func(t *wtx) error {
-		row, stored, err := lockAndFind(ctx, t, op, sessionID, ids)
-		if err != nil {
+	// A server that restarts (or a connection it drops) is ridden out:
+	// the append is tried again on a new connection, a bounded number of
+	// times. It is safe: an event the lost attempt did commit is found
+	// stored with the same bytes, a redelivery.
+	for attempt := 0; ; attempt++ {
+		err = s.write(ctx, op, func(t *wtx) error {
+			row, stored, err := lockAndFind(ctx, t, op, sessionID, ids)
+			if err != nil {
+				return err
+			}
+			if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
+				return err
+			}
+			_, err = appendIn(ctx, t, op, row, stored, evs, effects, out, s.env().Now)
 			return err
+		})
+		if err == nil {
+			return out, nil
 		}
-		if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
-			return err
+		if !wentAway(err) {
+			return nil, err
 		}
-		_, err = appendIn(ctx, t, op, row, stored, evs, effects, out, s.env().Now)
-		return err
-	})
-	if err != nil {
-		return nil, err
+		if attempt == len(appendRetries) {
+			return nil, &errcode.Error{Code: errcode.SessClosed, Op: op, Err: err,
+				Message: fmt.Sprintf("the store server went away and did not come back within %s: %s", retryWindow(), errcode.Message(err))}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, translate(op, ctx.Err())
+		case <-time.After(appendRetries[attempt]):
+		}
 	}
-	return out, nil
+}
+
+// appendRetries are the waits before each new attempt of an append whose
+// server went away: about 15 s in all, what a restart takes.
+var appendRetries = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+
+func retryWindow() time.Duration {
+	var d time.Duration
+	for _, w := range appendRetries {
+		d += w
+	}
+	return d
 }
 
 // appendIn is the second round trip of an append to the session of row

@@ -108,8 +108,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "resolve store path", Err: err}
 	}
+	if err := notDir(op, abs); err != nil {
+		return nil, err
+	}
 	if err := createFile(abs); err != nil {
-		return nil, atPath(abs, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "create store file", Err: err})
+		return nil, atPath(abs, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "create store file " + abs + ": " + pathCause(err), Err: err})
 	}
 	wdb, err := openDB(abs, opts, true)
 	if err != nil {
@@ -151,7 +154,10 @@ func OpenReader(path string, opts Options) (*Reader, error) {
 		return nil, &errcode.Error{Code: errcode.SessClosed, Op: op, Message: "resolve store path", Err: err}
 	}
 	if _, err := os.Stat(abs); err != nil {
-		return nil, &errcode.Error{Code: errcode.SessNotFound, Op: op, Message: "find store file", Err: err}
+		return nil, &errcode.Error{Code: errcode.SessNotFound, Op: op, Message: "find store file " + abs + ": " + pathCause(err), Err: err}
+	}
+	if err := notDir(op, abs); err != nil {
+		return nil, err
 	}
 	r, err := openReader(abs, opts)
 	if err != nil {
@@ -336,6 +342,25 @@ func (s *Store) Check(ctx context.Context) error {
 // createFile creates the store file with mode 0600 if it is missing, so
 // that SQLite never creates it with the umask's wider mode; SQLite gives
 // the -wal and -shm files the main file's mode.
+// notDir refuses a store path that is a directory with SESS_CLOSED and
+// a sentence that says so (SQLite would say only that it cannot open it).
+func notDir(op, abs string) error {
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		return &errcode.Error{Code: errcode.SessClosed, Op: op,
+			Message: "open the store " + abs + ": it is a directory; --db names a SQLite file (e.g. " + filepath.Join(abs, "harness.db") + ") or a postgres:// URL"}
+	}
+	return nil
+}
+
+// pathCause is what the system said about a file operation, without the
+// path ("permission denied").
+func pathCause(err error) string {
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
 func createFile(abs string) error {
 	dir := filepath.Dir(abs)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

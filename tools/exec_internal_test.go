@@ -1,0 +1,47 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// keepEnds keeps at most n bytes: a string that fits (n bytes exactly
+// included) comes back as it is, its truncated flag unchanged; a longer one
+// is cut to at most n bytes, however small n is, and marked truncated.
+func TestKeepEndsBound(t *testing.T) {
+	if got, tr := keepEnds("abcd", 4, false); got != "abcd" || tr {
+		t.Errorf("keepEnds of a string of exactly n bytes = %q, %v", got, tr)
+	}
+	long := strings.Repeat("0123456789", 1000)
+	for _, n := range []int{0, 10, 100, 1000} {
+		got, tr := keepEnds(long, n, false)
+		if !tr || len(got) > max(n, 64) {
+			t.Errorf("keepEnds(10000 bytes, %d) = %d bytes, truncated %v", n, len(got), tr)
+		}
+	}
+}
+
+// cut keeps at most n bytes ending on a rune boundary: a string that fits
+// (n bytes exactly included) is kept whole and its flag unchanged; a cut
+// inside a character drops the whole character; text that starts inside a
+// character is cut to nothing rather than read out of bounds.
+func TestCutOnRuneBoundary(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+		tr   bool
+	}{
+		{"abcd", 4, "abcd", false},
+		{"abcd", 3, "abc", true},
+		{"aé", 2, "a", true},
+		{"a€b", 3, "a", true},
+		{"\x80\x80\x80", 2, "", true},
+	} {
+		got, tr := cut(c.s, c.n, false)
+		if got != c.want || tr != c.tr || !utf8.ValidString(got) && c.want != "" {
+			t.Errorf("cut(%q, %d) = %q, %v; want %q, %v", c.s, c.n, got, tr, c.want, c.tr)
+		}
+	}
+}
