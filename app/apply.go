@@ -228,6 +228,13 @@ func refusal(ctx context.Context, plan ApplyPlan, out string, err error) (Refusa
 			}
 		}
 	}
+	// A patch the tree already holds creates files that exist: say that
+	// it is applied before blaming a file the copy left out.
+	if !plan.Reverse && !strings.Contains(out, "beyond a symbolic link") {
+		if _, rerr := gitApply(ctx, root, secretEnv, patch, "--check", "--reverse"); rerr == nil {
+			return RefusedApplied, fmt.Sprintf("already applied: the host tree at %s already has these changes; nothing was applied", root)
+		}
+	}
 	for _, f := range files {
 		if f.IsNew && f.NewName != "" {
 			if _, serr := os.Lstat(filepath.Join(root, filepath.FromSlash(f.NewName))); serr == nil {

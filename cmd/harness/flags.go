@@ -80,7 +80,6 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.StringVar(&o.Resume, "resume", "", "continue session ID with a follow-up turn")
 		fs.BoolVar(&o.Fork, "fork", false, "with --resume: continue an interrupted session in a new session from its last finished turn")
 	case "sessions":
-		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
 		fs.BoolVar(&o.Here, "here", false, "only the sessions of this directory's project (the nearest directory holding .git upward)")
 		fs.BoolVar(&o.All, "all", false, fmt.Sprintf("every session, not only the %d most recently updated", sessionsShown))
 	case "resume":
