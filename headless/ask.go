@@ -8,12 +8,13 @@ import (
 	"os"
 	"strings"
 
-	"github.com/charmbracelet/x/term"
+	"github.com/mattn/go-isatty"
 
 	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/argv"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/patchtext"
 	"github.com/harness-dev/harness/runtime"
-	"github.com/harness-dev/harness/tui"
 	"github.com/harness-dev/harness/tui/diffview"
 	"github.com/harness-dev/harness/workspace"
 )
@@ -22,7 +23,7 @@ import (
 // to ask on).
 func IsTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // question is a permission question (a permission.requested event) as
@@ -45,7 +46,7 @@ func askText(q question, diffText string) string {
 			Argv []string `json:"argv"`
 		}
 		if json.Unmarshal(q.input, &in) == nil && len(in.Argv) > 0 {
-			what = tui.CommandLine(in.Argv)
+			what = argv.Line(in.Argv)
 		}
 	}
 	verb := "wants to run"
@@ -55,9 +56,9 @@ func askText(q question, diffText string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "? %s %s %s", q.tool, verb, what)
 	if diffText != "" {
-		st := diffview.StatOf(diffText)
+		st := patchtext.StatOf(diffText)
 		fmt.Fprintf(&b, "  +%d −%d\n", st.Added, st.Deleted)
-		lines, _ := diffview.Excerpt(diffview.Hunks(diffText), askLines)
+		lines, _ := patchtext.Excerpt(patchtext.Hunks(diffText), askLines)
 		for _, l := range lines {
 			fmt.Fprintf(&b, "  │ %s\n", Short(strings.ReplaceAll(l, "\t", "    "), 200))
 		}
