@@ -179,6 +179,13 @@ func goldenEvents() []named {
 			SessionID: sess, TurnID: turn, Container: "harness-kept-0196f0d03b1a",
 			Patch: "diff --git a/keep.txt b/keep.txt\nnew file mode 100644\n--- /dev/null\n+++ b/keep.txt\n@@ -0,0 +1 @@\n+keep me\n",
 		})},
+		// A question with its subject: the call's input and, for a write, the diff.
+		{"permission.requested/write", ev(event.TypePermissionRequested, event.ActorKernel, event.PermissionRequested{
+			PermissionID: "perm-2", CallID: "call-4", Action: "fs.write", Subject: "notes.txt", Scope: event.ScopeOnce,
+			Input: json.RawMessage(`{"contents":"one\nTWO\n","path":"notes.txt"}`),
+			Patch: "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n",
+			Lines: &event.LineCounts{Added: 1, Deleted: 1},
+		})},
 	}
 }
 

@@ -1,7 +1,6 @@
 package headless
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,11 +11,8 @@ import (
 
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/argv"
-	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/patchtext"
 	"github.com/harness-dev/harness/runtime"
-	"github.com/harness-dev/harness/tui/diffview"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // IsTerminal reports whether r is a terminal (exec --approve ask needs one
@@ -27,10 +23,17 @@ func IsTerminal(r io.Reader) bool {
 }
 
 // question is a permission question (a permission.requested event) as
-// exec asks it: the next line typed answers it through the session.
+// exec asks it: the next line typed answers it through the session. The
+// event carries its subject: the call's input and, for a write, its diff.
 type question struct {
 	id, tool, subject string
-	input             json.RawMessage // of the tool.call it is about
+	input             json.RawMessage // the call's input
+	patch             string          // the write's diff, as the runtime computed it
+}
+
+// questionOf is the question a permission.requested event asks.
+func questionOf(d event.PermissionRequested) question {
+	return question{id: d.PermissionID, tool: d.Action, subject: d.Subject, input: d.Input, patch: d.Patch}
 }
 
 // askLines bounds the diff printed with a write's question.
@@ -38,8 +41,10 @@ const askLines = 10
 
 // askText is the question as exec prints it: the whole command, quoted;
 // for a write, its +N −M against the workspace file and the head of the
-// diff (of both sides, for an overwrite), as diffText says.
-func askText(q question, diffText string) string {
+// diff (of both sides, for an overwrite), from the diff the question
+// carries.
+func askText(q question) string {
+	diffText := q.patch
 	what := q.subject
 	if q.tool == "process.exec" {
 		var in struct {
@@ -67,28 +72,6 @@ func askText(q question, diffText string) string {
 	}
 	fmt.Fprintf(&b, "  y allow once · a allow %s for this run · n deny · or type a reason to deny with: ", q.tool)
 	return b.String()
-}
-
-// askDiff is the change a write's question is about, against the
-// workspace file's current contents (a new file against nothing); "" for
-// another tool or when the file cannot be read.
-func askDiff(ctx context.Context, ws workspace.Workspace, q question) string {
-	if q.tool != "fs.write" {
-		return ""
-	}
-	var in struct {
-		Path     string `json:"path"`
-		Contents string `json:"contents"`
-	}
-	if json.Unmarshal(q.input, &in) != nil || in.Path == "" {
-		return ""
-	}
-	old, err := ws.ReadFile(ctx, in.Path)
-	created := err != nil && errcode.Of(err) == errcode.WorkspaceNotFound
-	if err != nil && !created {
-		return ""
-	}
-	return diffview.Unified(in.Path, string(old), in.Contents, created)
 }
 
 // lineAnswer reads a typed line as the answer to a question: only y/yes
