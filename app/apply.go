@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -23,9 +24,38 @@ type ApplyPlan struct {
 	// App.SecretEnv).
 	SecretEnv []string
 	Patch     string
-	Stat      string  // git apply --stat, when the check passed
-	Refused   Refusal // why the check failed; "" when it passed
-	Conflict  string  // what to tell the user when it failed, with git's words
+	// Reverse: the plan reverts Patch on the host (git apply --reverse).
+	Reverse  bool
+	Stat     string  // git apply --stat, when the check passed
+	Refused  Refusal // why the check failed; "" when it passed
+	Conflict string  // what to tell the user when it failed, with git's words
+	// MassDelete lists the files the patch deletes when they are most of
+	// the project (MassDeletion): never applied without the user saying
+	// the deletion is meant.
+	MassDelete []string
+	// ProjectFiles is the number of files in Root (without .git) when
+	// MassDelete is set.
+	ProjectFiles int
+	// LeftOut names the files that changed in the workspace but that the
+	// patch could not carry, each "path (why)" (workspace.LeftOut).
+	LeftOut []string
+}
+
+// LeftOutLine says what the patch left out, naming up to ten files; ""
+// when it carries every change.
+func LeftOutLine(left []string) string {
+	if len(left) == 0 {
+		return ""
+	}
+	shown, more := left, ""
+	if len(shown) > 10 {
+		shown, more = shown[:10], fmt.Sprintf("; and %d more", len(left)-10)
+	}
+	files := "files"
+	if len(left) == 1 {
+		files = "file"
+	}
+	return fmt.Sprintf("%d changed %s left out of the patch, not applied: %s%s", len(left), files, strings.Join(shown, "; "), more)
 }
 
 // Refusal says why the host tree refused a patch.
@@ -44,20 +74,102 @@ const (
 // symbolic link, or meets changed files. Host git runs without the
 // environment's secrets and without the variables secretEnv names.
 func CheckApply(ctx context.Context, root, patch string, secretEnv []string) ApplyPlan {
-	plan := ApplyPlan{Root: root, Patch: patch, SecretEnv: secretEnv}
-	if strings.TrimSpace(patch) == "" {
+	return checkPlan(ctx, ApplyPlan{Root: root, Patch: patch, SecretEnv: secretEnv, LeftOut: workspace.LeftOut(patch)})
+}
+
+// CheckRevert is CheckApply for reverting patch on the host tree at root
+// (git apply --reverse): RefusedApplied then says it is already reverted.
+func CheckRevert(ctx context.Context, root, patch string, secretEnv []string) ApplyPlan {
+	return checkPlan(ctx, ApplyPlan{Root: root, Patch: patch, SecretEnv: secretEnv, Reverse: true, LeftOut: workspace.LeftOut(patch)})
+}
+
+// args returns git apply's flags for the plan's direction.
+func (plan ApplyPlan) args(flags ...string) []string {
+	if plan.Reverse {
+		return append([]string{"--reverse"}, flags...)
+	}
+	return flags
+}
+
+func checkPlan(ctx context.Context, plan ApplyPlan) ApplyPlan {
+	root, patch, secretEnv := plan.Root, plan.Patch, plan.SecretEnv
+	if strings.TrimSpace(workspace.Carried(patch)) == "" {
+		// Nothing to apply; LeftOut says what changed that the patch
+		// could not carry.
+		plan.Patch = ""
 		return plan
 	}
 	if link := symlinkOnPath(root, patch); link != "" {
 		plan.Refused, plan.Conflict = RefusedSymlink, symlinkRefusal(root, link)
 		return plan
 	}
-	if out, err := gitApply(ctx, root, secretEnv, patch, "--check"); err != nil {
-		plan.Refused, plan.Conflict = refusal(ctx, root, secretEnv, patch, out, err)
+	if out, err := gitApply(ctx, root, secretEnv, patch, plan.args("--check")...); err != nil {
+		plan.Refused, plan.Conflict = refusal(ctx, plan, out, err)
 		return plan
 	}
-	plan.Stat, _ = gitApply(ctx, root, secretEnv, patch, "--stat")
+	plan.Stat, _ = gitApply(ctx, root, secretEnv, patch, plan.args("--stat")...)
+	if !plan.Reverse {
+		plan.MassDelete, plan.ProjectFiles = MassDeletion(root, patch)
+	}
 	return plan
+}
+
+// massDeleteMin is the fewest deleted files that count as deleting most
+// of a project.
+const massDeleteMin = 3
+
+// MassDeletion returns the files patch deletes, and the number of files in
+// the project at root (.git left out), when the patch deletes most of it:
+// more than half of its files and at least massDeleteMin. Such a patch is
+// what an emptied workspace gives; it is never applied silently. Nil when
+// the patch deletes less.
+func MassDeletion(root, patch string) ([]string, int) {
+	files, _, err := gitdiff.Parse(strings.NewReader(patch))
+	if err != nil {
+		return nil, 0
+	}
+	var deleted []string
+	for _, f := range files {
+		if f.IsDelete {
+			deleted = append(deleted, f.OldName)
+		}
+	}
+	if len(deleted) < massDeleteMin {
+		return nil, 0
+	}
+	// Counting stops once the deletions are no longer most of the tree.
+	total := 0
+	enough := errors.New("enough")
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && d.Name() == ".git":
+			return filepath.SkipDir
+		case !d.IsDir():
+			if total++; total >= 2*len(deleted) {
+				return enough
+			}
+		}
+		return nil
+	})
+	if 2*len(deleted) <= total {
+		return nil, 0
+	}
+	return deleted, total
+}
+
+// MassDeleteLine says what a mass deletion deletes, naming up to ten files.
+func (p ApplyPlan) MassDeleteLine() string {
+	if len(p.MassDelete) == 0 {
+		return ""
+	}
+	shown := p.MassDelete
+	more := ""
+	if len(shown) > 10 {
+		shown, more = shown[:10], fmt.Sprintf(" and %d more", len(p.MassDelete)-10)
+	}
+	return fmt.Sprintf("this patch deletes %d of the %d files in %s: %s%s", len(p.MassDelete), p.ProjectFiles, p.Root, strings.Join(shown, ", "), more)
 }
 
 // symlinkOnPath returns the first path the patch names (old or new) that
@@ -96,7 +208,8 @@ func symlinkRefusal(root, link string) string {
 	return fmt.Sprintf("the patch writes through a symbolic link in %s (%s is a symbolic link), which harness never follows on the host; nothing was applied", root, link)
 }
 
-func refusal(ctx context.Context, root string, secretEnv []string, patch, out string, err error) (Refusal, string) {
+func refusal(ctx context.Context, plan ApplyPlan, out string, err error) (Refusal, string) {
+	root, secretEnv, patch := plan.Root, plan.SecretEnv, plan.Patch
 	why := strings.TrimSpace(out)
 	if why == "" {
 		why = err.Error()
@@ -105,7 +218,11 @@ func refusal(ctx context.Context, root string, secretEnv []string, patch, out st
 	case strings.Contains(out, "beyond a symbolic link"):
 		return RefusedSymlink, fmt.Sprintf("the patch writes through a symbolic link in %s, which harness never follows on the host; nothing was applied: %s", root, why)
 	default:
-		if _, rerr := gitApply(ctx, root, secretEnv, patch, "--check", "--reverse"); rerr == nil {
+		if plan.Reverse {
+			if _, rerr := gitApply(ctx, root, secretEnv, patch, "--check"); rerr == nil {
+				return RefusedApplied, fmt.Sprintf("already reverted: the host tree at %s does not have these changes; nothing was changed", root)
+			}
+		} else if _, rerr := gitApply(ctx, root, secretEnv, patch, "--check", "--reverse"); rerr == nil {
 			return RefusedApplied, fmt.Sprintf("already applied: the host tree at %s already has these changes; nothing was applied", root)
 		}
 		return RefusedChanged, fmt.Sprintf("the host tree at %s changed under this patch; nothing was applied: %s", root, why)
@@ -119,11 +236,11 @@ func Apply(ctx context.Context, plan ApplyPlan) error {
 	if link := symlinkOnPath(plan.Root, plan.Patch); link != "" {
 		return errcode.New(errcode.WorkspaceScope, symlinkRefusal(plan.Root, link))
 	}
-	if out, err := gitApply(ctx, plan.Root, plan.SecretEnv, plan.Patch, "--check"); err != nil {
-		_, msg := refusal(ctx, plan.Root, plan.SecretEnv, plan.Patch, out, err)
+	if out, err := gitApply(ctx, plan.Root, plan.SecretEnv, plan.Patch, plan.args("--check")...); err != nil {
+		_, msg := refusal(ctx, plan, out, err)
 		return errcode.New(errcode.WorkspaceScope, msg)
 	}
-	if out, err := gitApply(ctx, plan.Root, plan.SecretEnv, plan.Patch); err != nil {
+	if out, err := gitApply(ctx, plan.Root, plan.SecretEnv, plan.Patch, plan.args()...); err != nil {
 		return errcode.Errorf(errcode.WorkspaceScope, "git apply failed in %s: %s", plan.Root, strings.TrimSpace(out))
 	}
 	return nil

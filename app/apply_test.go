@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -132,5 +133,41 @@ func TestApplyHostGitGetsNoConfiguredKey(t *testing.T) {
 	}
 	if strings.Contains(string(env), "must-not-leak") || !strings.Contains(string(env), "HARNESS_TEST_PLAIN=kept") {
 		t.Errorf("host git's environment:\n%s", env)
+	}
+}
+
+// A patch deleting more than half of the project's files, and at least
+// three, is a mass deletion; fewer, or a smaller share, is not.
+func TestMassDeletion(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"a", "b", "c", "d", ".git/config", ".git/HEAD", ".git/index"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), []byte(f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := func(names ...string) string {
+		var b strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&b, "diff --git a/%s b/%s\ndeleted file mode 100644\n--- a/%s\n+++ /dev/null\n@@ -1 +0,0 @@\n-%s\n", n, n, n, n)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name  string
+		patch string
+		want  int
+	}{
+		{"three of four", del("a", "b", "c"), 3},
+		{"all four", del("a", "b", "c", "d"), 4},
+		{"two of four", del("a", "b"), 0},
+		{"none", "", 0},
+	} {
+		got, total := MassDeletion(root, tc.patch)
+		if len(got) != tc.want || (tc.want > 0 && total != 4) {
+			t.Errorf("%s: MassDeletion = %v, %d files; want %d deleted of 4 (.git not counted)", tc.name, got, total, tc.want)
+		}
 	}
 }

@@ -79,24 +79,39 @@ const listPage = 500
 // killed meanwhile) are left out; the listing pages through the whole
 // store, so that rows left out never push a session off the list.
 func Sessions(ctx context.Context, r store.Reader, root string) ([]store.Session, error) {
+	out, _, err := RecentSessions(ctx, r, root, 0)
+	return out, err
+}
+
+// RecentSessions is Sessions bounded to the n most recently updated
+// (n 0: all of them), reporting whether more were left out. The stores
+// list from an index, so it reads about n rows whatever the store holds.
+func RecentSessions(ctx context.Context, r store.Reader, root string, n int) ([]store.Session, bool, error) {
 	var out []store.Session
 	seen := map[string]bool{}
 	cur := store.ListCursor{}
+	size := listPage
+	if n > 0 {
+		size = min(n+1, listPage)
+	}
 	for {
-		page, err := r.ListSessions(ctx, cur, listPage)
+		page, err := r.ListSessions(ctx, cur, size)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, s := range page {
 			// A session updated while the list is read may come twice.
 			if seen[s.ID] || s.LastSeq < 0 || root != "" && s.Metadata[metaRoot] != root {
 				continue
 			}
+			if n > 0 && len(out) == n {
+				return out, true, nil
+			}
 			seen[s.ID] = true
 			out = append(out, s)
 		}
-		if len(page) < listPage {
-			return out, nil
+		if len(page) < size {
+			return out, false, nil
 		}
 		cur = store.PageAfter(page[len(page)-1])
 	}

@@ -144,9 +144,13 @@ func (a *App) recoverKept(ctx context.Context, id string, owner store.Owner, cp 
 	}
 	k := kept[0]
 	hint := func(err error) error {
+		advice := ""
+		if errcode.Of(err) == errcode.WorkspaceLimit {
+			advice = "raise --max-total-bytes (the diff may hold twice it), or leave generated files out with --max-file-bytes or --exclude, and try again; "
+		}
 		return &errcode.Error{Code: errcode.Of(err), Err: err, Message: fmt.Sprintf(
-			"recover the work of turn %s from the kept container %s: %s; raise --max-total-bytes (the diff may hold twice it), or leave generated files out with --max-file-bytes or --exclude, and try again; `harness discard %s` gives the work up",
-			turn, k.Name, errcode.Message(err), id)}
+			"recover the work of turn %s from the kept container %s: %s; %s`harness discard %s` gives the work up",
+			turn, k.Name, errcode.Message(err), advice, id)}
 	}
 	rctx, cancel := context.WithTimeout(ctx, recoverTimeout)
 	defer cancel()

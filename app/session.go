@@ -45,6 +45,10 @@ type Session struct {
 	owner   store.Owner
 	st      store.Reader
 	closers []func()
+	// release stops renewing the lease and releases it: run after every
+	// closer, so the last record (workspace.lifecycle disposed) is still
+	// written under the lease.
+	release func()
 
 	mu    sync.Mutex
 	wsErr error // guarded by mu: the background open's failure, once reported
@@ -89,6 +93,10 @@ func (s *Session) LostTo() string {
 func (s *Session) Close() {
 	runClosers(s.closers)
 	s.closers = nil
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
 }
 
 // Open creates a session, or reopens req.ResumeID at its last finished
@@ -278,7 +286,19 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		}
 	}
 	sess := s.Session
-	s.closers = append(s.closers, func() { _ = sess.RecordWorkspace(context.WithoutCancel(ctx), "disposed") })
+	s.closers = append(s.closers, func() {
+		// A session never stored (a Docker session that ran no turn) has
+		// nothing to record; any other failure is reported.
+		if sl, ok := log.(*startLog); ok && !sl.stored() {
+			return
+		}
+		if s.LostTo() != "" {
+			return // taken over: already reported, no longer ours to write
+		}
+		if err := sess.RecordWorkspace(context.WithoutCancel(ctx), event.PhaseDisposed); err != nil {
+			a.warnClose("record the workspace's disposal", err)
+		}
+	})
 	if bg != nil {
 		want := "" // a replayed patch is checked against the tree it was made on
 		if cp != nil && cp.Workspace != nil && cp.Workspace.Patch != "" {
@@ -351,7 +371,9 @@ func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace,
 			fail(err)
 			return
 		}
-		_ = s.RecordWorkspace(wctx, phase)
+		if err := s.RecordWorkspace(wctx, phase); err != nil && wctx.Err() == nil {
+			a.warnClose("record the workspace's "+phase, err)
+		}
 	}()
 	return func() {
 		stop()
@@ -446,10 +468,21 @@ func (a *App) running(ctx context.Context, id string, err error) error {
 // closes.
 func (a *App) hold(ctx context.Context, id string, owner store.Owner, s *Session) {
 	a.owner, s.owner = owner, owner
-	s.closers = append(s.closers, func() { _ = a.Store.Release(context.WithoutCancel(ctx), id, owner) })
 	lost, stop := a.keepLease(ctx, id, owner, &s.lostTo)
 	s.Lost = lost
-	s.closers = append(s.closers, stop)
+	s.release = func() {
+		stop()
+		// A session taken over is no longer this process's to release.
+		if err := a.Store.Release(context.WithoutCancel(ctx), id, owner); err != nil && errcode.Of(err) != errcode.SessOwnershipLost {
+			a.warnClose("release the session's lease", err)
+		}
+	}
+}
+
+// warnClose reports a failure on the close path: nothing there is dropped
+// silently.
+func (a *App) warnClose(what string, err error) {
+	fmt.Fprintf(a.Warn, "harness: %s: could not %s: %s\n", errcode.Of(err), what, errcode.Message(err))
 }
 
 // project binds s to the project directory a session recorded. Opened
@@ -509,7 +542,9 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 			s.closers = append(s.closers, func() {
 				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				defer cancel()
-				_ = ws.Abandon(cctx)
+				if err := ws.Abandon(cctx); err != nil {
+					a.warnClose("remove the workspace's container", err)
+				}
 			})
 			return nil
 		}
@@ -529,7 +564,11 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		return err
 	}
 	s.Workspace = ws
-	s.closers = append(s.closers, func() { _ = ws.Close(context.WithoutCancel(ctx)) })
+	s.closers = append(s.closers, func() {
+		if err := ws.Close(context.WithoutCancel(ctx)); err != nil {
+			a.warnClose("close the workspace", err)
+		}
+	})
 	if patch != "" {
 		s.Note = "the recorded workspace patch was not replayed: the workspace is read-only; `harness diff` shows it"
 	}

@@ -57,6 +57,13 @@ func (l *startLog) Append(ctx context.Context, e event.Event) (store.Record, err
 	return recs[0], nil
 }
 
+// stored says whether the session exists: its first event was stored.
+func (l *startLog) stored() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.log != nil
+}
+
 // startErr is why the first append could not store the session, if it
 // could not: the store's own error, which the runtime wraps.
 func (l *startLog) startErr() error {

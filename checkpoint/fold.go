@@ -113,7 +113,9 @@ func (s *Scan) Add(r Record) error {
 		}
 	case event.TypeTurnStarted:
 		s.Abandoned = event.TurnOf(r.Body)
-	case event.TypeSessionForked:
+	case event.TypeSessionForked, event.TypeSessionRewound:
+		// The terminal checkpoint that follows is the point the session
+		// continues from (a rewind's is the earlier turn's, copied).
 		s.forked = true
 	case event.TypeSettingsChanged:
 		// A change after the finished turn is where a fork starts from.
@@ -194,7 +196,8 @@ type Restored struct {
 // after event afterSeq (cp nil, afterSeq -1: none yet), can be resumed:
 // cp must be terminal, and tail — the events from afterSeq-1 on — may
 // after it hold only that turn's turn.completed and agent.stopped,
-// workspace.lifecycle, session.forked and settings.changed events (the
+// workspace.lifecycle, patch.applied, session.forked, session.rewound (one
+// whose checkpoint never followed) and settings.changed events (the
 // last fold into the returned checkpoint's settings), input.withdrawn
 // events of commands between turns (folded into its queue), and
 // workspace.recovered events (folded into its workspace: the patch of a
@@ -212,8 +215,9 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 	last := afterSeq
 	matched := cp == nil
 	for len(tail) > 0 && tail[0].Seq <= afterSeq {
-		// A fork's checkpoint follows its session.forked; no turn.completed.
-		if tail[0].Seq == afterSeq-1 && tail[0].Type == string(event.TypeSessionForked) {
+		// A fork's checkpoint follows its session.forked, a rewind's its
+		// session.rewound; no turn.completed.
+		if tail[0].Seq == afterSeq-1 && (tail[0].Type == string(event.TypeSessionForked) || tail[0].Type == string(event.TypeSessionRewound)) {
 			matched = true
 		}
 		tail = tail[1:]
@@ -240,7 +244,11 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 				}
 			}
 			continue
-		case event.TypeWorkspaceLifecycle:
+		case event.TypeWorkspaceLifecycle, event.TypePatchApplied:
+			continue
+		case event.TypeSessionRewound:
+			// A rewind whose checkpoint was never written (the process
+			// died in between) changed nothing: the session is where it was.
 			continue
 		case event.TypeSettingsChanged:
 			if cp != nil {

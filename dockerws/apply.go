@@ -15,6 +15,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/workspace"
 )
 
 // applyScript removes the paths named as arguments, then extracts the tar
@@ -29,10 +30,10 @@ exit 0`
 // It rebuilds a resumed workspace from the initial snapshot and the patch
 // recorded at the last checkpoint. The patch is applied in Go (the image
 // needs no git or patch) to the current tree, which is refreshed first, and
-// the result is written in one exec. Renames and copies are understood;
-// binary patches are not.
+// the result is written in one exec. Renames, copies and binary patches
+// (git's literal and delta forms) are understood.
 //
-// Codes: TOOL_BAD_INPUT (not a patch, a binary patch), WORKSPACE_PATH (a
+// Codes: TOOL_BAD_INPUT (not a patch, a binary file without its content), WORKSPACE_PATH (a
 // path no tool could name), TOOL_EXECUTION_FAILED (a file does not apply),
 // WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
 func (w *Workspace) ApplyPatch(ctx context.Context, patch string) error {
@@ -54,6 +55,9 @@ func (w *Workspace) ApplyPatch(ctx context.Context, patch string) error {
 		return err
 	}
 	pr := pipeTar(func(w io.Writer) error { return writeTar(w, writes) })
+	// The refresh above took what changed before; the next one lists the
+	// tree whole again.
+	defer w.touch()
 	code, stderr, err := w.script(ctx, op, applyScript, deletes, pr, io.Discard)
 	pr.CloseWithError(io.ErrClosedPipe)
 	if err != nil {
@@ -67,10 +71,12 @@ func (w *Workspace) ApplyPatch(ctx context.Context, patch string) error {
 }
 
 // parsePatch parses a git-style patch; "" (or blank) is no file patch.
-// Codes: TOOL_BAD_INPUT (not a patch, a binary patch), WORKSPACE_PATH (a
-// path no tool could name).
+// Codes: TOOL_BAD_INPUT (not a patch, a binary file without its
+// content), WORKSPACE_PATH (a path no tool could name).
 func parsePatch(op, patch string) ([]*gitdiff.File, error) {
-	if strings.TrimSpace(patch) == "" {
+	// A patch that carries no file but names what it left out (Diff's
+	// note) changes nothing.
+	if strings.TrimSpace(workspace.Carried(patch)) == "" {
 		return nil, nil
 	}
 	files, _, err := gitdiff.Parse(strings.NewReader(patch))
@@ -81,8 +87,8 @@ func parsePatch(op, patch string) ([]*gitdiff.File, error) {
 		return nil, &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "the text holds no file patch"}
 	}
 	for _, f := range files {
-		if f.IsBinary {
-			return nil, &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "binary patches are not supported (" + f.NewName + ")"}
+		if f.IsBinary && f.BinaryFragment == nil {
+			return nil, &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "the patch says a binary file differs without its content (" + f.NewName + ")"}
 		}
 		for _, name := range []string{f.OldName, f.NewName} {
 			if name == "" {
@@ -112,8 +118,8 @@ func applyFiles(cur map[string]*entry, files []*gitdiff.File) (map[string]*entry
 		return cur[p]
 	}
 	for _, f := range files {
-		if f.IsBinary {
-			return nil, nil, &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "binary patches are not supported (" + f.NewName + ")"}
+		if f.IsBinary && f.BinaryFragment == nil {
+			return nil, nil, &errcode.Error{Code: errcode.ToolBadInput, Op: op, Message: "the patch says a binary file differs without its content (" + f.NewName + ")"}
 		}
 		for _, name := range []string{f.OldName, f.NewName} {
 			if name == "" {
@@ -128,7 +134,7 @@ func applyFiles(cur map[string]*entry, files []*gitdiff.File) (map[string]*entry
 			src = view(f.OldName)
 			if src == nil || src.skip != "" {
 				return nil, nil, &errcode.Error{Code: errcode.ToolExecutionFailed, Op: op,
-					Message: "the patch changes " + f.OldName + ", which is not a text file of the workspace"}
+					Message: "the patch changes " + f.OldName + ", which is not a file of the workspace it can read"}
 			}
 		} else if e := view(f.NewName); e != nil {
 			return nil, nil, &errcode.Error{Code: errcode.ToolExecutionFailed, Op: op,

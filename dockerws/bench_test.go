@@ -279,3 +279,48 @@ func BenchmarkGoTestWarmCache(b *testing.B) {
 	b.ReportMetric(ms(median(hs)), "host-ms")
 	b.ReportMetric(float64(median(ss))/float64(median(hs)), "ratio")
 }
+
+// BenchmarkDiffAfterOneWrite times Diff after one fs.write in a 2,000-file
+// tree (only the file written is read again) against Diff after a process
+// that changed nothing (the whole tree is listed, as any diff did before):
+// target ratio ≤ 1.2.
+func BenchmarkDiffAfterOneWrite(b *testing.B) {
+	root := benchTree(b, 2000, 10<<10)
+	w := open(b, root, busyboxImage)
+	ctx := context.Background()
+	if _, err := w.Diff(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var writes, lists []time.Duration
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		if err := w.WriteFile(ctx, "pkg00/file0000.txt", fmt.Appendf(nil, "version %d\n", i)); err != nil {
+			b.Fatal(err)
+		}
+		i++
+		b.StartTimer()
+		t0 := time.Now()
+		patch, err := w.Diff(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		writes = append(writes, time.Since(t0))
+		b.StopTimer()
+		if n := strings.Count(patch, "diff --git "); n != 1 {
+			b.Fatalf("patch has %d files, want 1", n)
+		}
+		if res, err := w.Exec(ctx, workspace.ExecRequest{Argv: []string{"true"}}); err != nil || res.ExitCode != 0 {
+			b.Fatalf("exec: %v %+v", err, res)
+		}
+		t1 := time.Now()
+		if _, err := w.Diff(ctx); err != nil {
+			b.Fatal(err)
+		}
+		lists = append(lists, time.Since(t1))
+		b.StartTimer()
+	}
+	b.ReportMetric(ms(median(writes)), "ms-diff-after-write-median")
+	b.ReportMetric(ms(median(lists)), "ms-diff-no-change-median")
+	b.ReportMetric(float64(median(writes))/float64(median(lists)), "ratio")
+}

@@ -36,6 +36,8 @@ const (
 	skipName     = "name"       // a name no tool could send back (control character, backslash)
 	skipIgnored  = "gitignored" // ignored by the project's git (.gitignore, info/exclude)
 	skipHardLink = "hardlink"   // has other hard links, possibly outside the project
+	// skipUnreadable: in a live tree, a file the sandbox user may not read.
+	skipUnreadable = "unreadable"
 )
 
 // gitCheckIgnore reports which of paths (relative to root) the project's git

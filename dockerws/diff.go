@@ -4,7 +4,10 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/workspace"
@@ -69,9 +73,13 @@ t=` + HomeDir + `/.harness-diff.$$
 mkdir "$t" || exit 96
 trap 'rm -rf "$t"' EXIT
 : > "$t/mark" || exit 96
-find "$t/mark" . -name .git -prune -o -type f -exec stat -c '%z %s %n' {} + 2>/dev/null |
+{
+	find "$t/mark" . -name .git -prune -o -type f -exec stat -c '%z %s %n' {} + 2>"$t/err"
+	sed -n -e "s/^find: '\(.*\)': Permission denied$/U \1/p" -e "s/^find: \([^'].*\): Permission denied$/U \1/p" "$t/err"
+} |
 awk -v p="$2" -v m="$3" -v most="$4" -v budget="$5" -v out="$t/changed" '
 NR == 1 { mark = substr($0, 1, 35); next }
+/^U \.\// { lines[++n] = $0; next }
 {
 	lines[++n] = $0
 	if (substr($0, 1, 35) >= p) {
@@ -100,6 +108,10 @@ exit 0`
 // listRE matches one listing line: ctime, size, path.
 var listRE = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000) (\d+) \./(.*)$`)
 
+// unreadableRE matches a listing line naming a directory the sandbox
+// user may not read: the files under it are left out, not deleted.
+var unreadableRE = regexp.MustCompile(`^U \./(.*)$`)
+
 // listed is one file of a listing.
 type listed struct {
 	path  string
@@ -113,6 +125,8 @@ type listing struct {
 	files   []listed
 	changed int   // files changed since the previous mark, up to the file limit
 	bytes   int64 // their total size
+	// unreadable are the directories the sandbox user may not read.
+	unreadable []string
 }
 
 // tarred reports whether a tar of the changed files follows the listing:
@@ -158,7 +172,7 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if err := w.refresh(ctx); err != nil {
 		return "", err
 	}
-	patch := formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files))
+	patch := formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files), w.opts.MaxFileBytes)
 	if n := int64(len(patch)); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
 		return "", overPatch(n, w.opts.MaxPatchBytes)
 	}
@@ -211,7 +225,10 @@ func (w *Workspace) withoutIgnored(ctx context.Context, cur map[string]*entry) m
 	return out
 }
 
-// refresh brings w.cur up to date with the container. Call it holding lock.
+// refresh brings w.cur up to date with the container. Call it holding
+// lock. When only WriteFile changed the tree since the last refresh, only
+// the files it wrote are read again (refreshWritten); otherwise the whole
+// tree is listed (refreshAll).
 //
 // Host memory stays bounded by the cap (twice MaxTotalBytes of text): the
 // listing gives every file's size before any content is copied out, so a
@@ -219,6 +236,57 @@ func (w *Workspace) withoutIgnored(ctx context.Context, cur map[string]*entry) m
 // that are copied out are counted as they arrive (a file may grow after the
 // listing), so no more than one file is ever held beyond the cap.
 func (w *Workspace) refresh(ctx context.Context) error {
+	wide, written := w.takeChanges()
+	var err error
+	if !wide && len(written) <= maxSingleFetch && w.cur.mark != firstMark {
+		err = w.refreshWritten(ctx, written)
+	} else {
+		err = w.refreshAll(ctx)
+	}
+	if err != nil {
+		w.restoreChanges()
+	}
+	return err
+}
+
+// refreshWritten brings w.cur up to date when only WriteFile changed the
+// tree since the last refresh: it reads the files written again, one by
+// one, and nothing else. The mark stays: the next full listing still sees
+// every change since the last one. Call it holding lock.
+func (w *Workspace) refreshWritten(ctx context.Context, written map[string]bool) error {
+	const op = "diff"
+	if len(written) == 0 {
+		return nil
+	}
+	capBytes := 2 * w.opts.MaxTotalBytes
+	next := maps.Clone(w.cur.files)
+	for p := range written {
+		if w.excl.Excluded(p) {
+			continue
+		}
+		e, err := w.fetch(ctx, op, p, capBytes)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			delete(next, p)
+		} else {
+			next[p] = e
+		}
+	}
+	var held int64
+	for _, e := range next {
+		held += int64(len(e.data))
+	}
+	if held > capBytes {
+		return overCap(op, capBytes, held)
+	}
+	w.cur = &tree{mark: w.cur.mark, files: next}
+	return nil
+}
+
+// refreshAll lists the whole tree (see refresh).
+func (w *Workspace) refreshAll(ctx context.Context) error {
 	const op = "diff"
 	prev := w.cur
 	limit := w.opts.MaxFileBytes
@@ -238,8 +306,13 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		want := map[string]bool{}
 		var need int64              // sizes of the changed files still to read
 		added := map[string]int64{} // sizes of the files the tree did not have: a patch carries them whole
+		var big []listed            // changed files over the file-size limit: carried when there is room
 		for _, f := range l.files {
-			if workspace.CheckPath(f.path) != nil || w.excl.Excluded(f.path) {
+			if w.excl.Excluded(f.path) {
+				continue
+			}
+			if workspace.CheckPath(f.path) != nil {
+				next[f.path] = &entry{skip: skipName}
 				continue
 			}
 			if e, ok := prev.files[f.path]; ok && f.ctime < prev.mark {
@@ -248,7 +321,7 @@ func (w *Workspace) refresh(ctx context.Context) error {
 				continue
 			}
 			if f.size > limit {
-				next[f.path] = &entry{skip: skipLimit}
+				big = append(big, f)
 				continue
 			}
 			want[f.path] = true
@@ -257,17 +330,52 @@ func (w *Workspace) refresh(ctx context.Context) error {
 				added[f.path] = f.size
 			}
 		}
+		// The files under a directory the sandbox user may not read were
+		// not listed: left out, never taken for deletions.
+		for _, d := range l.unreadable {
+			for _, files := range []map[string]*entry{prev.files, w.base.files} {
+				for p := range files {
+					if _, ok := next[p]; !ok && strings.HasPrefix(p, d+"/") {
+						next[p] = &entry{skip: skipUnreadable}
+					}
+				}
+			}
+		}
 		if held+need > capBytes {
 			return overCap(op, capBytes, held+need)
 		}
-		if n := w.addedText(ctx, added); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
+		// What the project's git ignores is never carried: not read either.
+		var bigAdded []string
+		for _, f := range big {
+			if _, ok := w.base.files[f.path]; !ok {
+				bigAdded = append(bigAdded, f.path)
+			}
+		}
+		n := w.addedText(ctx, added)
+		if w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
 			return overPatch(n, w.opts.MaxPatchBytes)
+		}
+		// Carried while they fit, in path order, within the cap and (by
+		// their size, an upper bound of what they add) the patch bound;
+		// the rest are named as left out.
+		ignored := gitCheckIgnore(ctx, w.opts.Root, w.opts.SecretEnv, bigAdded)
+		slices.SortFunc(big, func(a, b listed) int { return strings.Compare(a.path, b.path) })
+		for _, f := range big {
+			switch {
+			case ignored[f.path]:
+			case held+need+f.size > capBytes, w.opts.MaxPatchBytes > 0 && n+f.size > w.opts.MaxPatchBytes:
+				next[f.path] = &entry{skip: skipLimit}
+			default:
+				want[f.path] = true
+				need += f.size
+				n += f.size
+			}
 		}
 		if !l.tarred(capBytes) {
 			missing = slices.Sorted(maps.Keys(want))
 			return nil
 		}
-		fetched, n, err := readTar(r, limit, capBytes-held, func(p string) bool { return want[p] })
+		fetched, n, err := readTar(r, capBytes, capBytes-held, func(p string) bool { return want[p] })
 		if err != nil {
 			return err
 		}
@@ -283,7 +391,7 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		return nil
 	}
 	err := w.stream(ctx, op, diffScript,
-		[]string{WorkDir, prev.mark, strconv.FormatInt(limit, 10), strconv.Itoa(maxTarArgs), strconv.FormatInt(capBytes, 10)},
+		[]string{WorkDir, prev.mark, strconv.FormatInt(capBytes, 10), strconv.Itoa(maxTarArgs), strconv.FormatInt(capBytes, 10)},
 		plan)
 	if err != nil {
 		return err
@@ -296,7 +404,7 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		var all map[string]*entry
 		err := w.stream(ctx, op, treeScript, []string{WorkDir}, func(r *bufio.Reader) (err error) {
 			var n int64
-			all, n, err = readTar(r, limit, capBytes-held, func(p string) bool { return want[p] })
+			all, n, err = readTar(r, capBytes, capBytes-held, func(p string) bool { return want[p] })
 			held += n
 			return err
 		})
@@ -306,11 +414,15 @@ func (w *Workspace) refresh(ctx context.Context) error {
 		for _, p := range missing {
 			if e, ok := all[p]; ok {
 				next[p] = e
+			} else {
+				// Listed but not in the tar: the sandbox user cannot read
+				// it (or it vanished since). Never taken for a deletion.
+				next[p] = &entry{skip: skipUnreadable}
 			}
 		}
 	} else {
 		for _, p := range missing {
-			e, err := w.fetch(ctx, op, p, limit)
+			e, err := w.fetch(ctx, op, p, capBytes)
 			if err != nil {
 				return err
 			}
@@ -390,13 +502,17 @@ func parseListing(r *bufio.Reader) (*listing, error) {
 			return nil, fmt.Errorf("read listing: %w", err)
 		}
 		line = strings.TrimSuffix(line, "\n")
+		if u := unreadableRE.FindStringSubmatch(line); u != nil {
+			l.unreadable = append(l.unreadable, u[1])
+			continue
+		}
 		m := listRE.FindStringSubmatch(line)
 		if m == nil {
 			// A name with a newline runs over several lines: the first
 			// part was listed under a name no tool can use (it is
 			// skipped), the rest is noise.
 			if n := len(l.files); n > 0 {
-				l.files[n-1].path += "\n"
+				l.files[n-1].path += "\n" + line
 			}
 			continue
 		}
@@ -439,7 +555,7 @@ func readTar(r io.Reader, limit, room int64, keep func(string) bool) (map[string
 }
 
 // classify reads one file's content, size bytes as its tar header says,
-// into an entry.
+// into an entry; one over limit is left out.
 func classify(r io.Reader, size int64, mode fs.FileMode, limit int64) *entry {
 	m := fs.FileMode(0o644)
 	if mode&0o100 != 0 {
@@ -449,14 +565,8 @@ func classify(r io.Reader, size int64, mode fs.FileMode, limit int64) *entry {
 		return &entry{mode: m, skip: skipLimit}
 	}
 	data := make([]byte, size)
-	_, err := io.ReadFull(r, data)
-	switch {
-	case err != nil:
+	if _, err := io.ReadFull(r, data); err != nil {
 		return &entry{mode: m, skip: skipSpecial}
-	case bytes.IndexByte(data, 0) >= 0:
-		return &entry{mode: m, skip: skipBinary}
-	case !utf8.Valid(data):
-		return &entry{mode: m, skip: skipNonUTF8}
 	}
 	return &entry{data: data, mode: m}
 }
@@ -470,15 +580,22 @@ func (w *Workspace) fetch(ctx context.Context, op, p string, limit int64) (*entr
 	case "":
 	case errcode.WorkspaceNotFound, errcode.WorkspaceScope:
 		return nil, nil
+	case errcode.WorkspacePermission:
+		return &entry{skip: skipUnreadable}, nil
 	default:
 		return nil, err
 	}
 	return classify(bytes.NewReader(f.data), f.size, f.mode, limit), nil
 }
 
-// formatPatch writes the patch from base to cur. Files whose current
-// content cannot be carried by a text patch are left out.
-func formatPatch(base, cur map[string]*entry) string {
+// formatPatch writes the patch from base to cur. A file that is text
+// (UTF-8 without NUL, no larger than textLimit) on both sides gets text
+// hunks; any other is carried whole in git's binary patch format, which
+// `git apply` and ApplyPatch write byte for byte. What cannot be carried
+// (a name git or the tools cannot use, a file that could not be read) is
+// named, with why, in a note before the first file (leftOutNote,
+// workspace.LeftOut).
+func formatPatch(base, cur map[string]*entry, textLimit int64) string {
 	paths := slices.Sorted(maps.Keys(base))
 	for p := range cur {
 		if _, ok := base[p]; !ok {
@@ -487,15 +604,109 @@ func formatPatch(base, cur map[string]*entry) string {
 	}
 	slices.Sort(paths)
 	var b strings.Builder
+	var left []leftOut
 	for _, p := range paths {
 		old, nw := base[p], cur[p]
 		if nw != nil && nw.skip != "" {
+			left = append(left, leftOut{p, nw.skip})
 			continue
 		}
 		if old != nil && old.skip != "" {
 			continue
 		}
-		writeFilePatch(&b, p, old, nw)
+		if isText(old, textLimit) && isText(nw, textLimit) {
+			writeFilePatch(&b, p, old, nw)
+		} else {
+			writeBinaryPatch(&b, p, old, nw)
+		}
+	}
+	return leftOutNote(left) + b.String()
+}
+
+// isText reports whether e, when there is one, can be carried in text
+// hunks.
+func isText(e *entry, limit int64) bool {
+	return e == nil || (int64(len(e.data)) <= limit && bytes.IndexByte(e.data, 0) < 0 && utf8.Valid(e.data))
+}
+
+// writeBinaryPatch writes one file's part of a patch as git's binary
+// patch: the new content whole (zlib, base85), the old one as the reverse
+// fragment, and the full index line git requires to apply it.
+func writeBinaryPatch(b *strings.Builder, p string, old, nw *entry) {
+	if old != nil && nw != nil && bytes.Equal(old.data, nw.data) && old.mode == nw.mode {
+		return
+	}
+	f := &gitdiff.File{OldName: p, NewName: p, IsBinary: true, OldOIDPrefix: zeroOID, NewOIDPrefix: zeroOID}
+	var oldData, newData []byte
+	if old != nil {
+		f.OldMode, f.OldOIDPrefix, oldData = 0o100000|old.mode, blobOID(old.data), old.data
+	} else {
+		f.IsNew, f.OldName = true, ""
+	}
+	if nw != nil {
+		f.NewMode, f.NewOIDPrefix, newData = 0o100000|nw.mode, blobOID(nw.data), nw.data
+	} else {
+		f.IsDelete, f.NewName = true, ""
+	}
+	if old != nil && nw != nil && bytes.Equal(old.data, nw.data) {
+		// Only the mode changed.
+		f.IsBinary, f.OldOIDPrefix, f.NewOIDPrefix = false, "", ""
+	} else {
+		f.BinaryFragment, f.ReverseBinaryFragment = literal(newData), literal(oldData)
+	}
+	b.WriteString(f.String())
+}
+
+// zeroOID is the object ID git writes for a side a file is absent on.
+const zeroOID = "0000000000000000000000000000000000000000"
+
+// blobOID is data's git blob ID (SHA-1): a binary patch names both sides
+// in full.
+func blobOID(data []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// literal is a binary patch fragment holding data whole.
+func literal(data []byte) *gitdiff.BinaryFragment {
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	_, _ = zw.Write(data) // to memory
+	_ = zw.Close()
+	return &gitdiff.BinaryFragment{Method: gitdiff.BinaryPatchLiteral, Size: int64(len(data)), RawData: z.Bytes()}
+}
+
+// leftOut is one file a patch could not carry.
+type leftOut struct{ path, reason string }
+
+// maxLeftOutLines bounds the note; a last line counts the rest.
+const maxLeftOutLines = 50
+
+// leftOutWhy says each reason of a live file left out of a patch.
+var leftOutWhy = map[string]string{
+	skipName:       "a name no tool or patch can carry (a control character or a backslash)",
+	skipSpecial:    "it could not be read as a regular file",
+	skipUnreadable: "permission denied: the sandbox user cannot read it or its directory",
+	skipLimit:      "larger than --max-file-bytes, and the diff had no room left for it",
+}
+
+// leftOutNote is the note (workspace.LeftOutPrefix lines) a patch starts
+// with when files were left out of it: one line per file, its path
+// (quoted when it holds anything but printable characters) and why.
+func leftOutNote(left []leftOut) string {
+	var b strings.Builder
+	for i, l := range left {
+		if i == maxLeftOutLines {
+			fmt.Fprintf(&b, "%sand %d more files\n", workspace.LeftOutPrefix, len(left)-i)
+			break
+		}
+		name := l.path
+		if strconv.Quote(name) != `"`+name+`"` {
+			name = strconv.Quote(name)
+		}
+		fmt.Fprintf(&b, "%s%s (%s)\n", workspace.LeftOutPrefix, name, leftOutWhy[l.reason])
 	}
 	return b.String()
 }

@@ -139,8 +139,13 @@
 // tree out each time: the host keeps the last seen tree, and one exec lists
 // every file with its change time (which an unprivileged process cannot
 // forge) and tars only those changed since the previous look; see diff.go.
-// Binary, non-UTF-8 and oversized files, symlinks, .git and excluded paths
-// are not in the patch. The host holds at most twice MaxTotalBytes of text
+// Binary, non-UTF-8 and oversized files go in git's binary patch format
+// (oversized ones while they fit the cap and the patch bound); symlinks,
+// .git and excluded paths are not in the patch, and what changed but
+// cannot be carried (a name no tool can use, a file the sandbox user
+// cannot read, an oversized file with no room left) is named in the
+// note the patch starts with (workspace.LeftOut). After fs.write alone,
+// only the files written are read again. The host holds at most twice MaxTotalBytes of text
 // (and one file more): the listing's sizes fail a tree that would pass it
 // with WORKSPACE_LIMIT before any content is copied out, and what is copied
 // out is counted as it arrives. ApplyPatch applies such a patch
@@ -164,8 +169,10 @@
 // WORKSPACE_SCOPE (a symlink leading out of the workspace or into .git),
 // WORKSPACE_CONTAINER_FAILED (daemon unreachable, container gone or
 // misbehaving; every Docker error is translated once, in errors.go),
-// WORKSPACE_DISPOSED, TOOL_BAD_INPUT (empty argv, NUL byte, unparsable or
-// binary patch), TOOL_EXECUTION_FAILED (a write the container refused, a
+// WORKSPACE_DISPOSED, WORKSPACE_PERMISSION (a file or directory the
+// sandbox user may not read or write), TOOL_BAD_INPUT (empty argv, NUL
+// byte, unparsable patch, a binary file without its content),
+// TOOL_EXECUTION_FAILED (a write the container refused, a
 // patch that does not apply) and TOOL_CANCELED (ctx ended; wraps the
 // cause). A non-zero exit status is a result, never an error.
 package dockerws

@@ -192,6 +192,12 @@ type Workspace struct {
 	kept    string        // guarded by mu: the container's name once Keep renamed it
 	done    chan struct{} // closed by Close
 	touched bool          // guarded by mu: a write, exec or patch was asked for
+	// wide (guarded by mu): since the last refresh, something other than
+	// WriteFile may have changed the tree (a process, a patch), so the
+	// next refresh lists it whole; otherwise only the files written
+	// (guarded by mu: their real paths) are read again.
+	wide    bool
+	written map[string]bool
 
 	// ready is closed once the container is up and the tree copied in,
 	// in the background; openErr is then the open's failure, if any.
@@ -248,7 +254,7 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 //
 // Codes: WORKSPACE_NOT_FOUND (root or image missing), WORKSPACE_PATH (a bad
 // exclude pattern or a path of opts.Patch no tool could name),
-// TOOL_BAD_INPUT (opts.Patch does not parse or is binary),
+// TOOL_BAD_INPUT (opts.Patch does not parse),
 // WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED (ctx ended).
 func Start(ctx context.Context, opts Options) (*Workspace, error) {
 	w, imgEnv, pf, err := prepare(ctx, opts, true)
@@ -519,7 +525,7 @@ func replay(root string, base map[string]*entry, pf []*gitdiff.File) (_ map[stri
 	now := time.Now()
 	writes, deletes, err := applyFiles(base, pf)
 	if err != nil {
-		if _, _, rerr := applyFiles(base, reversed(pf)); rerr == nil {
+		if _, _, rerr := applyFiles(base, reversed(textFiles(pf))); rerr == nil {
 			var items []item
 			for _, f := range pf {
 				for _, p := range []string{f.OldName, f.NewName} {
@@ -545,6 +551,19 @@ func replay(root string, base map[string]*entry, pf []*gitdiff.File) (_ map[stri
 	return out, items, false, nil
 }
 
+// textFiles is pf without its binary file patches: a binary file applied
+// to the host is not in the scanned tree (the copy leaves binary and large
+// files out), so only the text files can show that the patch is there.
+func textFiles(pf []*gitdiff.File) []*gitdiff.File {
+	var out []*gitdiff.File
+	for _, f := range pf {
+		if !f.IsBinary {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // reversed is the patch that undoes pf: applied to a tree that holds pf's
 // result, it gives the tree pf was made on.
 func reversed(pf []*gitdiff.File) []*gitdiff.File {
@@ -555,6 +574,7 @@ func reversed(pf []*gitdiff.File) []*gitdiff.File {
 		f.OldMode, f.NewMode = f.NewMode, f.OldMode
 		f.OldOIDPrefix, f.NewOIDPrefix = f.NewOIDPrefix, f.OldOIDPrefix
 		f.IsNew, f.IsDelete = f.IsDelete, f.IsNew
+		f.BinaryFragment, f.ReverseBinaryFragment = f.ReverseBinaryFragment, f.BinaryFragment
 		f.TextFragments = make([]*gitdiff.TextFragment, len(pf[i].TextFragments))
 		for j, fr := range pf[i].TextFragments {
 			g := *fr
@@ -847,6 +867,12 @@ func (w *Workspace) Keep(ctx context.Context) (string, error) {
 	if err := w.waitReady(ctx, op); err != nil {
 		return "", err
 	}
+	if name := w.keptName(); name != "" {
+		return name, nil
+	}
+	// The life the files belong to, for Adopt; a failure to mark it still
+	// keeps the files (Adopt then refuses, and docker cp copies them out).
+	_ = w.markKept(ctx)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.kept != "" {
@@ -913,7 +939,40 @@ func (w *Workspace) dispose(ctx context.Context) error {
 // touch records that the tree may change: from now on Diff must look.
 func (w *Workspace) touch() {
 	w.mu.Lock()
+	w.touched, w.wide = true, true
+	w.mu.Unlock()
+}
+
+// touchWrite records that WriteFile wrote the file at the real path rel
+// ("" when it is unknown, or when other names share its content: then
+// the tree is listed whole).
+func (w *Workspace) touchWrite(rel string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.touched = true
+	if rel == "" {
+		w.wide = true
+		return
+	}
+	if w.written == nil {
+		w.written = map[string]bool{}
+	}
+	w.written[rel] = true
+}
+
+// takeChanges returns, and clears, what changed since the last refresh.
+func (w *Workspace) takeChanges() (wide bool, written map[string]bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wide, written = w.wide, w.written
+	w.wide, w.written = false, nil
+	return wide, written
+}
+
+// restoreChanges puts back, widened, what a failed refresh took.
+func (w *Workspace) restoreChanges() {
+	w.mu.Lock()
+	w.wide = true
 	w.mu.Unlock()
 }
 

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +28,7 @@ const readScript = `cd ` + WorkDir + ` || exit 97
 [ -d "./$1" ] && exit 96
 [ -p "./$1" ] && exit 93
 [ -f "./$1" ] || exit 93
+[ -r "./$1" ] || exit 92
 exec 3< "./$1" || exit 98
 r=$(readlink "/proc/$$/fd/3") || exit 97
 case "$r" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
@@ -47,7 +48,8 @@ exec head -c "$2" <&3`
 //
 // Codes: WORKSPACE_PATH, WORKSPACE_SCOPE (also a project file left out of
 // the copy for its other hard links), WORKSPACE_NOT_FOUND (missing, or
-// not a regular file), WORKSPACE_LIMIT (over 16 MiB), WORKSPACE_DISPOSED,
+// not a regular file), WORKSPACE_PERMISSION (the sandbox user may not
+// read it), WORKSPACE_LIMIT (over 16 MiB), WORKSPACE_DISPOSED,
 // WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED.
 func (w *Workspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	const op = "read file"
@@ -147,6 +149,8 @@ func (w *Workspace) readAs(ctx context.Context, op, p string, limit int64) (read
 			Message: "no regular file at " + p + " (it is a named pipe, socket or device)"}
 	case 99:
 		return readFile{}, &errcode.Error{Code: errcode.WorkspaceScope, Op: op, Message: "path " + p + " resolves outside the workspace or into .git"}
+	case 92:
+		return readFile{}, permissionDenied(op, "read", p)
 	default:
 		return readFile{}, failed(op, fmt.Sprintf("the read script failed (exit %d): %s", code, stderr), nil)
 	}
@@ -203,6 +207,7 @@ done
 r=$(cd -P "./$e" && pwd) || exit 95
 case "$r/" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
 case "$r/" in */[.][gG][iI][tT]/*) exit 99 ;; esac
+if [ ! -d "./$d" ]; then [ -w "./$e" ] || exit 90; fi
 mkdir -p "./$d" 2>/dev/null || exit 95
 cd -P "./$d" 2>/dev/null || exit 95
 r=$(pwd -P) || exit 95
@@ -211,12 +216,15 @@ case "$r/" in */[.][gG][iI][tT]/*) exit 99 ;; esac
 [ -L "$b" ] && rm -f "$b"
 [ -d "$b" ] && exit 96
 [ -e "$b" ] && [ ! -f "$b" ] && exit 93
+if [ -e "$b" ]; then [ -w "$b" ] || exit 92; else [ -w . ] || exit 91; fi
 exec 3<> "$b" || exit 94
 r=$(readlink "/proc/$$/fd/3") || exit 97
 case "$r" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
 case "$r/" in */[.][gG][iI][tT]/*) exit 99 ;; esac
 [ -f "/proc/$$/fd/3" ] || exit 93
 cat > "/proc/$$/fd/3" || exit 94
+n=$(stat -L -c %h "/proc/$$/fd/3") || n=0
+printf '%s %s' "$n" "$r"
 exit 0`
 
 // WriteFile creates or replaces the file at p with data, creating missing
@@ -225,7 +233,8 @@ exit 0`
 // the processes that will use it.
 //
 // Codes: WORKSPACE_PATH (the root, a directory, a named pipe or another
-// non-regular file, or a parent that is a file), WORKSPACE_SCOPE, TOOL_EXECUTION_FAILED (the container refused the
+// non-regular file, or a parent that is a file), WORKSPACE_SCOPE,
+// WORKSPACE_PERMISSION (a read-only file or directory), TOOL_EXECUTION_FAILED (the container refused the
 // write: permissions, a full disk), WORKSPACE_DISPOSED,
 // WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED.
 func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte) error {
@@ -233,17 +242,29 @@ func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte) error 
 	if err := checkFilePath(p); err != nil {
 		return err
 	}
-	w.touch()
 	if err := w.acquire(ctx, op); err != nil {
+		w.touch()
 		return err
 	}
 	defer w.release()
-	code, stderr, err := w.script(ctx, op, writeScript, []string{p}, bytes.NewReader(data), io.Discard)
+	var out bytes.Buffer
+	code, stderr, err := w.script(ctx, op, writeScript, []string{p}, bytes.NewReader(data), &out)
+	if err != nil || code != 0 {
+		w.touch() // whatever happened, the next diff looks at everything
+	}
 	if err != nil {
 		return err
 	}
 	switch code {
 	case 0:
+		// The file's real path (a parent may be a symlink); one with other
+		// hard links changed them too.
+		links, real, _ := strings.Cut(out.String(), " ")
+		rel, ok := strings.CutPrefix(real, WorkDir+"/")
+		if links != "1" || !ok || workspace.CheckPath(rel) != nil {
+			rel = ""
+		}
+		w.touchWrite(rel)
 		return nil
 	case 95:
 		return &errcode.Error{Code: errcode.WorkspacePath, Op: op, Message: "a parent of " + p + " is not a directory"}
@@ -255,6 +276,15 @@ func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte) error 
 		return &errcode.Error{Code: errcode.WorkspacePath, Op: op, Message: "path " + p + " is not a regular file (a named pipe, socket or device); it was not written"}
 	case 99:
 		return &errcode.Error{Code: errcode.WorkspaceScope, Op: op, Message: "path " + p + " resolves outside the workspace or into .git"}
+	case 92:
+		return permissionDenied(op, "write", p)
+	case 91, 90:
+		d := path.Dir(p)
+		if code == 90 {
+			d = "a parent directory of " + p
+		}
+		return &errcode.Error{Code: errcode.WorkspacePermission, Op: op,
+			Message: fmt.Sprintf("permission denied: the sandbox user cannot create %s in %s (it is read-only; chmod u+w it)", p, d)}
 	case 94:
 		return &errcode.Error{Code: errcode.ToolExecutionFailed, Op: op, Message: "write " + p + ": " + stderr}
 	default:
@@ -267,10 +297,12 @@ func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte) error 
 // that stays in the workspace.
 const listScript = `cd ` + WorkDir + ` || exit 97
 if [ -d "./$1" ]; then
+	{ [ -r "./$1" ] && [ -x "./$1" ]; } || exit 92
 	r=$(cd -P "./$1" && pwd) || exit 98
 	case "$r/" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
 	cd "$r" || exit 98
-	find . -name .git -prune -o -type f -print0
+	find . -name .git -prune -o -type f -print0 2>/dev/null
+	exit 0
 elif [ -f "./$1" ]; then
 	d=${1%/*}
 	[ "$d" = "$1" ] && d=.
@@ -285,7 +317,10 @@ fi`
 // whole tree). .git directories, symlinks met on the way and names no tool
 // could send back are left out.
 //
+// Subdirectories the sandbox user may not read are listed as empty.
+//
 // Codes: WORKSPACE_PATH, WORKSPACE_SCOPE, WORKSPACE_NOT_FOUND,
+// WORKSPACE_PERMISSION (p is a directory the sandbox user may not read),
 // WORKSPACE_DISPOSED, WORKSPACE_CONTAINER_FAILED, TOOL_CANCELED.
 func (w *Workspace) List(ctx context.Context, p string) ([]string, error) {
 	const op = "list files"
@@ -318,6 +353,9 @@ func (w *Workspace) List(ctx context.Context, p string) ([]string, error) {
 		return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "no such file or directory: " + p}
 	case 99:
 		return nil, &errcode.Error{Code: errcode.WorkspaceScope, Op: op, Message: "path " + p + " resolves outside the workspace"}
+	case 92:
+		return nil, &errcode.Error{Code: errcode.WorkspacePermission, Op: op,
+			Message: "permission denied: the sandbox user cannot list the directory " + p + " (its mode forbids it; chmod u+rx it)"}
 	default:
 		return nil, failed(op, fmt.Sprintf("the list script failed (exit %d): %s", code, stderr), nil)
 	}
@@ -339,4 +377,12 @@ func (w *Workspace) List(ctx context.Context, p string) ([]string, error) {
 	}
 	slices.Sort(files)
 	return files, nil
+}
+
+// permissionDenied is the WORKSPACE_PERMISSION error of a file the sandbox
+// user may not read or write.
+func permissionDenied(op, verb, p string) error {
+	bit := map[string]string{"read": "u+r", "write": "u+w"}[verb]
+	return &errcode.Error{Code: errcode.WorkspacePermission, Op: op,
+		Message: fmt.Sprintf("permission denied: the sandbox user cannot %s %s (its mode forbids it; chmod %s it)", verb, p, bit)}
 }

@@ -1,8 +1,10 @@
 package dockerws
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -92,8 +94,8 @@ const firstMark = "0001-01-01 00:00:00.000000000 +0000"
 // attested, and stays kept: Close leaves the container, RemoveKept removes
 // it.
 //
-// Codes: WORKSPACE_NOT_FOUND (no such container, or a stopped one: its
-// files are lost), WORKSPACE_SCOPE (the container is another session's,
+// Codes: WORKSPACE_NOT_FOUND (no such container, a stopped one, or one
+// restarted or emptied since Keep marked it: its files are lost), WORKSPACE_SCOPE (the container is another session's,
 // or the project tree changed since it was copied in), and those of
 // Start and of the scan.
 func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, error) {
@@ -140,13 +142,81 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 			w.opts.Root, name, name, WorkDir)})
 	}
 	w.id, w.cid, w.imageID, w.user = c.Config.Labels[LabelWorkspace], c.ID, c.Image, sandboxUser(imgUser)
+	if err := w.sameLife(ctx, op, name, c.State.StartedAt); err != nil {
+		return fail(err)
+	}
 	w.opts.Image = c.Config.Image
 	w.base, w.initial, w.initialDirs = snap, snap.files, dirsOf(snap.dirs, snap.files)
 	w.cur = &tree{mark: firstMark, files: map[string]*entry{}}
-	w.touched, w.kept = true, strings.TrimPrefix(c.Name, "/")
+	w.touched, w.wide, w.kept = true, true, strings.TrimPrefix(c.Name, "/")
 	close(w.scanned)
 	close(w.ready)
 	w.Begin()
 	attest.Register(w)
 	return w, nil
+}
+
+// keptMark is the file, on the $HOME volume (a tmpfs, emptied with the
+// workspace's when the container stops), in which Keep records the start
+// time of the container's life that holds the files. Root writes it in the
+// sticky, world-writable volume root: the sandbox user cannot remove it.
+const keptMark = HomeDir + "/.harness-kept"
+
+// markScript writes $1 to the kept mark, read-only.
+const markScript = `rm -f ` + keptMark + ` 2>/dev/null
+printf '%s\n' "$1" > ` + keptMark + ` || exit 96
+chmod 0444 ` + keptMark + `
+exit 0`
+
+// readMarkScript prints the kept mark, or nothing when there is none.
+const readMarkScript = `cat ` + keptMark + ` 2>/dev/null
+exit 0`
+
+// markKept records, in the container, the start time of its current life.
+// Code: WORKSPACE_CONTAINER_FAILED.
+func (w *Workspace) markKept(ctx context.Context) error {
+	const op = "mark kept container"
+	got, err := w.cli.ContainerInspect(ctx, w.cid, client.ContainerInspectOptions{})
+	if err != nil {
+		return dockerError(ctx, op, err)
+	}
+	if got.Container.State == nil || got.Container.State.StartedAt == "" {
+		return failed(op, "the container has no start time", nil)
+	}
+	code, stderr, err := w.scriptAs(ctx, "0:0", op, markScript, []string{got.Container.State.StartedAt}, nil, io.Discard)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return failed(op, fmt.Sprintf("writing %s failed (exit %d): %s", keptMark, code, stderr), nil)
+	}
+	return nil
+}
+
+// sameLife checks that the kept container w adopts still runs the life
+// Keep marked: a restart (docker restart, a daemon restart, a reboot)
+// empties its tmpfs volumes, and the empty tree must never be taken for
+// the turn's work. Code: WORKSPACE_NOT_FOUND (restarted or emptied since),
+// WORKSPACE_CONTAINER_FAILED.
+func (w *Workspace) sameLife(ctx context.Context, op, name, startedAt string) error {
+	var out bytes.Buffer
+	code, stderr, err := w.scriptAs(ctx, "0:0", op, readMarkScript, nil, nil, &out)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return failed(op, fmt.Sprintf("reading %s failed (exit %d): %s", keptMark, code, stderr), nil)
+	}
+	mark := strings.TrimSpace(out.String())
+	switch {
+	case mark == "":
+		return &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "the kept container " + name +
+			" was restarted or emptied since it was kept (its keep mark is gone): its files, which lived in memory, are lost; " +
+			"look with `docker exec " + name + " ls " + WorkDir + "`"}
+	case mark != startedAt:
+		return &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: fmt.Sprintf(
+			"the kept container %s was restarted since it was kept (kept in the life started at %s, running one started at %s): its files, which lived in memory, are lost; look with `docker exec %s ls %s`",
+			name, mark, startedAt, name, WorkDir)}
+	}
+	return nil
 }

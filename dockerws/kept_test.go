@@ -2,8 +2,11 @@ package dockerws
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/internal/attest"
 	"github.com/harness-dev/harness/internal/errcode"
@@ -87,4 +90,64 @@ func TestAdoptKept(t *testing.T) {
 	if err := RemoveKept(ctx, "", name); err != nil {
 		t.Errorf("removing a removed container: %v", err)
 	}
+}
+
+// A kept container that was restarted (its tmpfs volumes come back empty)
+// or whose keep mark is gone is never adopted: its empty tree is not the
+// turn's work, and a patch from it would delete the project.
+func TestAdoptRestartedKept(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
+	ctx := t.Context()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	keep := func(sess string) (name, snap string) {
+		w := open(t, root, busyboxImage, func(o *Options) { o.SessionID = sess })
+		if err := w.WriteFile(ctx, "new.txt", []byte("work\n")); err != nil {
+			t.Fatal(err)
+		}
+		name, err := w.Keep(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap = w.Snapshot()
+		if err := w.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = RemoveKept(context.Background(), "", name) })
+		return name, snap
+	}
+	opts := Options{Root: root, SessionID: "sess-restart"}
+	name, snap := keep(opts.SessionID)
+	if _, err := cli.ContainerRestart(ctx, name, client.ContainerRestartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := ListKept(ctx, "", opts.SessionID)
+	if err != nil || len(kept) != 1 || !kept[0].Running {
+		t.Fatalf("the restarted kept container is not running: %+v, %v", kept, err)
+	}
+	_, err = Adopt(ctx, opts, name, snap)
+	wantCode(t, err, errcode.WorkspaceNotFound)
+
+	// Emptied without a restart: the mark went with the files.
+	opts.SessionID = "sess-emptied"
+	name, snap = keep(opts.SessionID)
+	ex, err := cli.ExecCreate(ctx, name, client.ExecCreateOptions{User: "0:0", Cmd: []string{"rm", "-f", keptMark}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, hr.Reader) // to its end: the rm has run
+	hr.Close()
+	if got, err := cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{}); err != nil || got.ExitCode != 0 {
+		t.Fatalf("rm the mark: %+v, %v", got, err)
+	}
+	_, err = Adopt(ctx, opts, name, snap)
+	wantCode(t, err, errcode.WorkspaceNotFound)
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/harness-dev/harness/workspace"
 )
 
 // text builds a tree: a key ending in "*" is executable.
@@ -117,6 +119,14 @@ var patchCases = []struct {
 	{"unicode", map[string]string{"ünïcödé.txt": "é\n"}, map[string]string{"ünïcödé.txt": "è\n", "日本.txt": "語\n"}},
 	{"file becomes directory", map[string]string{"x": "file\n"}, map[string]string{"x/y": "nested\n"}},
 	{"crlf", map[string]string{"w.txt": "a\r\nb\r\n"}, map[string]string{"w.txt": "a\r\nB\r\n"}},
+	// Carried whole in git's binary patch format: a NUL, bytes that are
+	// not UTF-8, text over the file-size limit (1 KiB here).
+	{"binary added", map[string]string{"a.txt": "a\n"}, map[string]string{"a.txt": "a\n", "img.png": "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "nul.txt": "a\x00b\n"}},
+	{"binary changed, executable", map[string]string{"blob*": "\x00\x01"}, map[string]string{"blob*": "\x00\x02\x03"}},
+	{"binary deleted", map[string]string{"blob": "\x00\x01", "a.txt": "a\n"}, map[string]string{"a.txt": "a\n"}},
+	{"text becomes binary", map[string]string{"a.txt": "a\n"}, map[string]string{"a.txt": "\xff\xfe latin\n"}},
+	{"large text", map[string]string{"a.txt": "a\n"}, map[string]string{"a.txt": "a\n", "lock.json": strings.Repeat("{\"k\": \"v\"}\n", 300)}},
+	{"text grows large", map[string]string{"lock.json": "{}\n"}, map[string]string{"lock.json": strings.Repeat("{\"k\": \"v\"}\n", 300)}},
 }
 
 // TestPatchAppliesWithGit checks the patch against the reference: git
@@ -125,7 +135,7 @@ func TestPatchAppliesWithGit(t *testing.T) {
 	for _, tc := range patchCases {
 		t.Run(tc.name, func(t *testing.T) {
 			base, cur := text(tc.base), text(tc.cur)
-			patch := formatPatch(base, cur)
+			patch := formatPatch(base, cur, 1<<10)
 			if tc.name == "unchanged" {
 				if patch != "" {
 					t.Fatalf("patch of an unchanged tree = %q", patch)
@@ -146,7 +156,7 @@ func TestPatchRoundTripsInGo(t *testing.T) {
 	for _, tc := range patchCases {
 		t.Run(tc.name, func(t *testing.T) {
 			base, cur := text(tc.base), text(tc.cur)
-			files, _, err := gitdiff.Parse(strings.NewReader(formatPatch(base, cur)))
+			files, _, err := gitdiff.Parse(strings.NewReader(formatPatch(base, cur, 1<<10)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,13 +181,35 @@ func TestPatchRoundTripsInGo(t *testing.T) {
 	}
 }
 
+// What no patch can carry is named in the note before the first file,
+// which git and ApplyPatch pass over; it is never taken for a deletion.
 func TestPatchLeavesOutUnrepresentable(t *testing.T) {
-	base := text(map[string]string{"a.txt": "a\n"})
+	base := text(map[string]string{"a.txt": "a\n", "locked.txt": "l\n"})
 	cur := text(map[string]string{"a.txt": "a\n"})
-	cur["img.png"] = &entry{mode: 0o644, skip: skipBinary}
-	cur["huge.log"] = &entry{mode: 0o644, skip: skipLimit}
-	if patch := formatPatch(base, cur); patch != "" {
-		t.Errorf("patch = %q, want none", patch)
+	cur["new\nline.txt"] = &entry{mode: 0o644, skip: skipName}
+	cur["locked.txt"] = &entry{mode: 0o644, skip: skipUnreadable}
+	patch := formatPatch(base, cur, 1<<10)
+	left := workspace.LeftOut(patch)
+	if len(left) != 2 || !strings.HasPrefix(left[0], "locked.txt (") || !strings.HasPrefix(left[1], `"new\nline.txt" (`) {
+		t.Fatalf("left out = %q, patch:\n%s", left, patch)
+	}
+	if workspace.Carried(patch) != "" {
+		t.Errorf("the patch carries files: %q", patch)
+	}
+	files, err := parsePatch("apply patch", patch)
+	if err != nil || len(files) != 0 {
+		t.Errorf("parsePatch of a note alone = %v, %v", files, err)
+	}
+	cur["b.txt"] = &entry{mode: 0o644, data: []byte("b\n")}
+	patch = formatPatch(base, cur, 1<<10)
+	if len(workspace.LeftOut(patch)) != 2 || !strings.HasPrefix(workspace.Carried(patch), "diff --git a/b.txt") {
+		t.Fatalf("patch = %q", patch)
+	}
+	dir := materialize(t, base)
+	gitApply(t, dir, patch)
+	want := text(map[string]string{"a.txt": "a\n", "locked.txt": "l\n", "b.txt": "b\n"})
+	if diff := cmp.Diff(want, readBack(t, dir), entriesEqual()); diff != "" {
+		t.Errorf("tree after git apply (-want +got):\n%s", diff)
 	}
 }
 
@@ -205,4 +237,23 @@ func TestApplyFilesConflicts(t *testing.T) {
 	}
 	_, _, err = applyFiles(base, files)
 	wantCode(t, err, "WORKSPACE_PATH")
+}
+
+// A patch with text and binary files that was applied to the host is
+// found in the scanned tree although the scan leaves the binary file out.
+func TestReplayFindsAnAppliedBinaryPatch(t *testing.T) {
+	base := text(map[string]string{"a.txt": "one\n"})
+	cur := text(map[string]string{"a.txt": "two\n", "logo.png": "\x89PNG\x00"})
+	files, _, err := gitdiff.Parse(strings.NewReader(formatPatch(base, cur, 1<<10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := text(map[string]string{"a.txt": "two\n"}) // the host's scan: no logo.png
+	if _, _, inTree, err := replay("/p", applied, files); err != nil || !inTree {
+		t.Errorf("replay on the applied tree: inTree %v, %v", inTree, err)
+	}
+	got, _, inTree, err := replay("/p", base, files)
+	if err != nil || inTree || string(got["logo.png"].data) != "\x89PNG\x00" {
+		t.Errorf("replay on the original tree: inTree %v, %v", inTree, err)
+	}
 }

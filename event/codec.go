@@ -80,6 +80,8 @@ var registry = map[Type]typeInfo{
 	TypeSettingsChanged:     entry[SettingsChanged](),
 	TypeToolOutput:          entry[ToolOutput](),
 	TypeWorkspaceRecovered:  entry[WorkspaceRecovered](),
+	TypeSessionRewound:      entry[SessionRewound](),
+	TypePatchApplied:        entry[PatchApplied](),
 }
 
 const (
@@ -150,6 +152,11 @@ func prepare(e Event) (Event, *errcode.Error) {
 	case SettingsChanged:
 		if d.Changed == nil {
 			d.Changed = []string{}
+			e.Data = d
+		}
+	case PatchApplied:
+		if d.Files == nil {
+			d.Files = []PatchFile{}
 			e.Data = d
 		}
 	}

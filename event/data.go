@@ -398,6 +398,45 @@ type WorkspaceRecovered struct {
 	Discarded bool   `json:"discarded,omitempty"`
 }
 
+// SessionRewound: session.rewound. The session went back from the end of
+// turn FromTurnID (number FromTurn, counting turn.started events from 1;
+// absent when no turn had finished) to the end of turn ToTurnID (number
+// ToTurn): the terminal checkpoint that follows it is that turn's, and
+// the workspace holds Patch, that turn's workspace patch against the
+// initial snapshot ("" when it changed nothing). Undo: this rewind returns
+// to where the session was before the previous one. The later turns stay
+// in the log, out of the model's view.
+type SessionRewound struct {
+	SessionID  string `json:"sessionId"`
+	FromTurnID string `json:"fromTurnId,omitempty"`
+	FromTurn   int    `json:"fromTurn"`
+	ToTurnID   string `json:"toTurnId"`
+	ToTurn     int    `json:"toTurn"`
+	Patch      string `json:"patch,omitempty"`
+	Undo       bool   `json:"undo,omitempty"`
+}
+
+// PatchApplied: patch.applied. The workspace patch of turn TurnID was
+// applied to the host tree at Root (Reverse: reverted there, the patch
+// applied in reverse); Patch is the patch as applied (forward), SHA256 the
+// lowercase hex hash of its bytes, Files what it changed, in its order.
+type PatchApplied struct {
+	SessionID string      `json:"sessionId"`
+	TurnID    string      `json:"turnId"`
+	Root      string      `json:"root"`
+	SHA256    string      `json:"sha256"`
+	Files     []PatchFile `json:"files"`
+	Patch     string      `json:"patch"`
+	Reverse   bool        `json:"reverse,omitempty"`
+}
+
+// PatchFile is one file of an applied patch with its line counts.
+type PatchFile struct {
+	Path    string `json:"path"`
+	Added   int    `json:"added"`
+	Deleted int    `json:"deleted"`
+}
+
 // SettingsChanged: settings.changed. The session's settings from its next
 // model request on, changed by the user (flags given on resume or fork, a
 // command in the TUI). Changed names the settings that changed, among
@@ -497,6 +536,12 @@ func (SessionForked) EventType() Type { return TypeSessionForked }
 
 // EventType implements Data.
 func (WorkspaceRecovered) EventType() Type { return TypeWorkspaceRecovered }
+
+// EventType implements Data.
+func (SessionRewound) EventType() Type { return TypeSessionRewound }
+
+// EventType implements Data.
+func (PatchApplied) EventType() Type { return TypePatchApplied }
 
 // EventType implements Data.
 func (SettingsChanged) EventType() Type { return TypeSettingsChanged }

@@ -77,6 +77,13 @@
 //	workspace.recovered WorkspaceRecovered sessionId, turnId, container?, patch?, discarded?: the patch
 //	                                  of a turn whose end-of-turn diff failed, recovered from the
 //	                                  container its workspace was kept in, or given up (discarded)
+//	session.rewound   SessionRewound  sessionId, fromTurnId?, fromTurn, toTurnId, toTurn, patch?, undo?: the
+//	                                  session went back to the end of turn toTurn (numbers count
+//	                                  turn.started from 1); the terminal checkpoint that follows is that
+//	                                  turn's, patch its workspace patch; undo: back to before the last rewind
+//	patch.applied     PatchApplied    sessionId, turnId, root, sha256, files [{path, added, deleted}], patch,
+//	                                  reverse?: turn turnId's workspace patch applied to the host tree at
+//	                                  root (reverse: reverted there); sha256 of the patch's bytes
 //	tool.output       ToolOutput      callId, stream (stdout, stderr), offset, text, truncated?: output of
 //	                                  a running process.exec as it came, coalesced and bounded per call
 //	                                  (64 KiB); for the screen and the audit, not the model

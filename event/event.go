@@ -41,6 +41,8 @@ const (
 	TypeSettingsChanged    Type = "settings.changed"
 	TypeToolOutput         Type = "tool.output"
 	TypeWorkspaceRecovered Type = "workspace.recovered"
+	TypeSessionRewound     Type = "session.rewound"
+	TypePatchApplied       Type = "patch.applied"
 )
 
 var catalogue = [...]Type{
@@ -50,7 +52,7 @@ var catalogue = [...]Type{
 	TypeToolCall, TypePolicyDecision, TypePermissionRequested, TypePermissionResolved,
 	TypeToolResult, TypeBudgetWarning, TypeWorkspaceLifecycle, TypeTurnCompleted,
 	TypeAgentStopped, TypeInputQueued, TypeInputWithdrawn, TypeModelRetry, TypeSessionForked,
-	TypeSettingsChanged, TypeToolOutput, TypeWorkspaceRecovered,
+	TypeSettingsChanged, TypeToolOutput, TypeWorkspaceRecovered, TypeSessionRewound, TypePatchApplied,
 }
 
 // Types returns every event type in catalogue order. The slice is a fresh

@@ -179,6 +179,19 @@ func goldenEvents() []named {
 			SessionID: sess, TurnID: turn, Container: "harness-kept-0196f0d03b1a",
 			Patch: "diff --git a/keep.txt b/keep.txt\nnew file mode 100644\n--- /dev/null\n+++ b/keep.txt\n@@ -0,0 +1 @@\n+keep me\n",
 		})},
+		{"session.rewound", ev(event.TypeSessionRewound, event.ActorUser, event.SessionRewound{
+			SessionID: sess, FromTurnID: "turn-a3", FromTurn: 3, ToTurnID: turn, ToTurn: 1,
+			Patch: "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n",
+		})},
+		{"session.rewound/undo", ev(event.TypeSessionRewound, event.ActorUser, event.SessionRewound{
+			SessionID: sess, FromTurnID: turn, FromTurn: 1, ToTurnID: "turn-a3", ToTurn: 3, Undo: true,
+		})},
+		{"patch.applied", ev(event.TypePatchApplied, event.ActorUser, event.PatchApplied{
+			SessionID: sess, TurnID: turn, Root: "/home/u/proj",
+			SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+			Files:  []event.PatchFile{{Path: "a.txt", Added: 1, Deleted: 1}, {Path: "new.txt", Added: 2}},
+			Patch:  "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n",
+		})},
 		// A question with its subject: the call's input and, for a write, the diff.
 		{"permission.requested/write", ev(event.TypePermissionRequested, event.ActorKernel, event.PermissionRequested{
 			PermissionID: "perm-2", CallID: "call-4", Action: "fs.write", Subject: "notes.txt", Scope: event.ScopeOnce,
@@ -297,7 +310,7 @@ func TestTypes(t *testing.T) {
 		"workspace.lifecycle", "turn.completed", "agent.stopped",
 		"input.queued", "input.withdrawn", "model.retry", "session.forked",
 		"settings.changed",
-		"tool.output", "workspace.recovered",
+		"tool.output", "workspace.recovered", "session.rewound", "patch.applied",
 	}
 	got := event.Types()
 	if diff := cmp.Diff(want, got); diff != "" {

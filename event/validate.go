@@ -559,3 +559,48 @@ func (d SessionForked) validate(c *checker) {
 	// An empty fromTurnId is a fork from nothing: the forked session
 	// finished no turn.
 }
+
+func (d SessionRewound) validate(c *checker) {
+	c.nonEmpty("data.sessionId", d.SessionID)
+	c.nonEmpty("data.toTurnId", d.ToTurnID)
+	c.atLeast("data.toTurn", d.ToTurn, 1)
+	if d.FromTurnID == "" {
+		c.atLeast("data.fromTurn", d.FromTurn, 0)
+	} else {
+		c.atLeast("data.fromTurn", d.FromTurn, 1)
+	}
+	c.absent("data.fromTurn", d.FromTurnID == "" && d.FromTurn != 0, "without fromTurnId")
+}
+
+func (d PatchApplied) validate(c *checker) {
+	c.nonEmpty("data.sessionId", d.SessionID)
+	c.nonEmpty("data.turnId", d.TurnID)
+	c.nonEmpty("data.root", d.Root)
+	if c.ok() && !isSHA256(d.SHA256) {
+		c.failf(errcode.EventInvalidField, "validate data.sha256: want 64 lowercase hex digits")
+	}
+	if c.ok() && len(d.Files) == 0 {
+		c.failf(errcode.EventInvalidField, "validate data.files: must not be empty")
+	}
+	for i, f := range d.Files {
+		c.nonEmpty(fmt.Sprintf("data.files[%d].path", i), f.Path)
+		c.atLeast(fmt.Sprintf("data.files[%d].added", i), f.Added, 0)
+		c.atLeast(fmt.Sprintf("data.files[%d].deleted", i), f.Deleted, 0)
+	}
+	c.nonEmpty("data.patch", d.Patch)
+	if c.ok() && !utf8.ValidString(d.Patch) {
+		c.failf(errcode.EventInvalidField, "validate data.patch: not UTF-8")
+	}
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
+}

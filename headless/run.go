@@ -19,6 +19,7 @@ import (
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/workspace"
 )
 
 // Options says where a run reads and prints.
@@ -121,6 +122,9 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 	// again (after a failed diff, a second one would fail as slowly).
 	if patch, err := sess.Patch(ctx); err == nil && patch != "" {
 		fmt.Fprintf(a.Stderr, "harness: the workspace has changes: review them with `harness diff %s`, apply them with `harness apply %s`\n", sess.ID(), sess.ID())
+		if left := app.LeftOutLine(workspace.LeftOut(patch)); left != "" {
+			fmt.Fprintf(a.Stderr, "harness: warning: %s\n", left)
+		}
 	}
 	return out, true
 }

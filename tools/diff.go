@@ -12,8 +12,10 @@ import (
 
 const diffDescription = `Show every change made in the workspace so far, as one unified patch against ` +
 	`the project as it was when the session started (applicable with git apply). Takes no arguments: {}. ` +
-	`Returns {patch}; an empty patch means nothing changed. A patch over 128 KiB fails with ` +
-	`TOOL_OUTPUT_LIMIT, naming the changed files: read those with fs.read instead.`
+	`Returns {patch}; an empty patch means nothing changed. Binary and large files are carried whole ` +
+	`("GIT binary patch"). Lines starting "` + workspace.LeftOutPrefix + `" come first and name, with why, ` +
+	`files that changed but that the patch cannot carry (they will not reach the user's project). A patch ` +
+	`over 128 KiB fails with TOOL_OUTPUT_LIMIT, naming the changed files: read those with fs.read instead.`
 
 // DiffInput is the input of git.diff: always {}.
 type DiffInput struct{}
@@ -41,9 +43,13 @@ var diffTool = &tool{
 		out := diffOutput{Patch: patch}
 		b, err := model.MarshalCanonical(out)
 		if err == nil && len(b) > MaxOutputBytes {
+			left := ""
+			if l := workspace.LeftOut(patch); len(l) > 0 {
+				left, _ = cut("; left out of the patch: "+strings.Join(l, "; "), 4096, true)
+			}
 			return nil, toolError(errcode.ToolOutputLimit,
-				"git.diff: the patch is %d bytes, over the limit of %d; read the changed files with fs.read instead: %s",
-				len(b), MaxOutputBytes, changedFiles(patch))
+				"git.diff: the patch is %d bytes, over the limit of %d; read the changed files with fs.read instead: %s%s",
+				len(b), MaxOutputBytes, changedFiles(patch), left)
 		}
 		return out, nil
 	},
@@ -63,6 +69,12 @@ func changedFiles(patch string) string {
 			name = line[len("+++ b/"):]
 		case strings.HasPrefix(line, "--- a/"):
 			name = line[len("--- a/"):]
+		case strings.HasPrefix(line, "diff --git a/"):
+			// A binary patch has no ---/+++ lines: "diff --git a/P b/P".
+			rest := strings.TrimRight(line[len("diff --git a/"):], "\r\n")
+			if n := (len(rest) - 3) / 2; n > 0 && rest[n:n+3] == " b/" && rest[:n] == rest[n+3:] {
+				name = rest[:n]
+			}
 		default:
 			continue
 		}

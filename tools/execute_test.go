@@ -637,6 +637,9 @@ func TestDiffBounds(t *testing.T) {
 		{"empty", "", ""},
 		{"small", small, ""},
 		{"over the limit", big.String(), errcode.ToolOutputLimit},
+		// Files the patch could not carry are named: never "" for a change.
+		{"left out only", workspace.LeftOutPrefix + "\"a\\nb\" (a name no tool or patch can carry)\n", ""},
+		{"over the limit, left out named", workspace.LeftOutPrefix + "x.bin (why)\n" + big.String(), errcode.ToolOutputLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -651,6 +654,9 @@ func TestDiffBounds(t *testing.T) {
 			if tt.code != "" {
 				if len(res.Error.Message) > 8<<10 {
 					t.Errorf("error message is %d bytes", len(res.Error.Message))
+				}
+				if left := workspace.LeftOut(tt.patch); len(left) > 0 && !strings.Contains(res.Error.Message, left[0]) {
+					t.Errorf("the over-limit error does not name what was left out: %s", res.Error.Message)
 				}
 				return
 			}

@@ -26,6 +26,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.approvalKey(k)
 	case m.picker != nil:
 		return m.pickerKey(k)
+	case m.turns != nil:
+		return m.turnsKey(k)
 	case m.pager != nil:
 		return m.pagerKey(k)
 	}
@@ -312,6 +314,17 @@ func (m *Model) runCommand(word, args string) (tea.Cmd, bool) {
 		}
 		m.opening = true
 		return m.open(OpenRequest{ID: id, Fork: true}), true
+	case "/rewind":
+		switch {
+		case m.sess == nil:
+			m.flash = "No session is open."
+			return nil, true
+		case m.busy():
+			m.flash = "A turn is running: /rewind works between turns (esc cancels it)."
+			return nil, true
+		}
+		m.turns = &turnPicker{loading: true}
+		return m.listTurns(), true
 	case "/help":
 		m.openHelp()
 		return nil, true

@@ -62,6 +62,15 @@ type Engine interface {
 	Apply(ctx context.Context, plan ApplyPlan) (string, error)
 	// Sessions lists recent sessions, most recent first.
 	Sessions(ctx context.Context) ([]SessionSummary, error)
+	// Turns lists the open session's turns, oldest first, and whether it
+	// has a rewind to undo.
+	Turns(ctx context.Context) ([]TurnSummary, bool, error)
+	// Rewind brings the open session, idle, back to the end of a finished
+	// turn (its ID; undo: to before its last rewind): files and
+	// conversation. The session is reopened at that point, its workspace
+	// rebuilt; out says what the user must know (the host's files are not
+	// rewound). SESS_BUSY while a turn runs.
+	Rewind(ctx context.Context, turnID string, undo bool) (s Session, out string, err error)
 	// Files lists the open session's workspace files (sorted, slash
 	// separated, relative to its root): what tab completes @path
 	// mentions and typed paths from.
@@ -164,6 +173,24 @@ type ApplyPlan struct {
 	// Applied: the host tree already holds the patch (Conflict says so);
 	// nothing is left to apply.
 	Applied bool
+	// Warnings are shown above the files that change: what the patch
+	// deletes when that is most of the project, what it leaves out.
+	Warnings []string
+}
+
+// TurnSummary is one row of the /rewind picker.
+type TurnSummary struct {
+	N        int
+	ID       string
+	Prompt   string
+	At       time.Time
+	Status   string // "" when it did not finish
+	Files    int
+	Added    int
+	Deleted  int
+	Current  bool // the session is at its end
+	Rewound  bool // out of the model's view
+	Finished bool // a rewind can go to its end
 }
 
 // SessionSummary is one row of the session picker.

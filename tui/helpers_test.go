@@ -42,6 +42,8 @@ type fakeEngine struct {
 	files    []string // the workspace listing
 	errSess  Session  // what Open gives beside openErr
 	filesErr error
+	turns    []TurnSummary
+	undoable bool
 }
 
 func (f *fakeEngine) record(format string, args ...any) {
@@ -118,6 +120,14 @@ func (f *fakeEngine) CheckApply(context.Context) (ApplyPlan, error) {
 func (f *fakeEngine) Apply(_ context.Context, p ApplyPlan) (string, error) {
 	f.record("apply %s", p.Root)
 	return "applied the patch to " + p.Root, nil
+}
+func (f *fakeEngine) Turns(context.Context) ([]TurnSummary, bool, error) {
+	f.record("turns")
+	return f.turns, f.undoable, nil
+}
+func (f *fakeEngine) Rewind(_ context.Context, turnID string, undo bool) (Session, string, error) {
+	f.record("rewind %s %v", turnID, undo)
+	return f.sess, "", nil
 }
 func (f *fakeEngine) Sessions(context.Context) ([]SessionSummary, error) {
 	f.record("sessions")

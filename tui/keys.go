@@ -87,4 +87,5 @@ var slashCommands = []struct{ name, help string }{
 	{"/fork", "continue in a new session from the last finished turn"},
 	{"/help", "keys and commands"},
 	{"/quit", "leave (the session can be resumed)"},
+	{"/rewind", "back to the end of a turn, files and conversation (or undo the last rewind)"},
 }

@@ -26,9 +26,11 @@ func (m *Model) bottom() ([]string, int) {
 		rule = th.Faint.Render("──") + th.Warn.Render(tag) + th.Faint.Render(strings.Repeat("─", max(w-2-ansi.StringWidth(tag), 0)))
 	}
 	out = append(out, rule)
-	if m.pager != nil || m.picker != nil {
+	if m.pager != nil || m.picker != nil || m.turns != nil {
 		footer := "esc close"
-		if m.pager != nil {
+		if m.turns != nil {
+			footer = "enter rewind · esc close"
+		} else if m.pager != nil {
 			footer = m.pager.footer()
 		} else if m.picker.startup && m.sess == nil {
 			footer = "enter open · esc quit"
@@ -167,6 +169,8 @@ func (m *Model) View() tea.View {
 	switch {
 	case m.picker != nil:
 		lines = append(lines, fit(strings.Split(m.picker.view(th, w, bodyH, m.now), "\n"), bodyH)...)
+	case m.turns != nil:
+		lines = append(lines, fit(strings.Split(m.turns.view(th, w, bodyH), "\n"), bodyH)...)
 	case m.pager != nil:
 		m.pager.resize(w, bodyH)
 		lines = append(lines, fit(strings.Split(m.pager.view(th, w), "\n"), bodyH)...)

@@ -94,6 +94,7 @@ type Model struct {
 	asking *asking   // the permission question on screen
 	pager  *pager
 	picker *picker
+	turns  *turnPicker // the /rewind list
 	flash  string
 	// compactFrom is the last run when /compact was asked for: a later
 	// one that has ended is that compaction's turn.
@@ -197,7 +198,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.followCompletion(msg)
 		return m, cmd
 	case tea.MouseWheelMsg:
-		if m.pager == nil && m.picker == nil && m.sess != nil {
+		if m.pager == nil && m.picker == nil && m.turns == nil && m.sess != nil {
 			h, c := m.bodyHeight(), m.ctxFor()
 			switch msg.Button {
 			case tea.MouseWheelUp:
@@ -213,7 +214,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.PasteMsg:
-		if m.pager == nil && m.picker == nil {
+		if m.pager == nil && m.picker == nil && m.turns == nil {
 			if m.asking != nil && m.asking.answering {
 				m.focusInput() // a paste is typing: it goes to the input
 			}
@@ -303,6 +304,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.tr.Note(transcript.NoteInfo, "", msg.out)
 		}
 		return m, nil
+	case turnsMsg:
+		if m.turns != nil {
+			m.turns.fill(msg)
+		}
+		return m, nil
+	case rewoundMsg:
+		return m, m.onRewound(msg)
 	case sessionsMsg:
 		if m.picker != nil {
 			m.picker.loading = false

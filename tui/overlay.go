@@ -95,10 +95,21 @@ func applyLines(plan ApplyPlan, width int, th *theme.Theme) []string {
 			out = append(out, " "+th.Muted.Render(ansi.Truncate(l, width-1, "…")))
 		}
 		return out
-	case strings.TrimSpace(plan.Patch) == "":
+	}
+	var out []string
+	for _, w := range plan.Warnings {
+		out = append(out, " "+th.Err.Render(ansi.Truncate("warning: "+w, width-1, "…")))
+	}
+	if len(out) > 0 {
+		out = append(out, "")
+	}
+	if strings.TrimSpace(plan.Patch) == "" {
+		if len(out) > 0 {
+			return append(out, " "+th.Muted.Render("Nothing to apply: the patch carries no file."))
+		}
 		return []string{" " + th.Muted.Render("Nothing to apply: the workspace has no changes.")}
 	}
-	out := []string{" " + th.Bold.Render("Apply to "+plan.Root+"?") + th.Muted.Render(" The check passed; these files change:"), ""}
+	out = append(out, " "+th.Bold.Render("Apply to "+plan.Root+"?")+th.Muted.Render(" The check passed; these files change:"), "")
 	for _, l := range strings.Split(strings.TrimRight(plan.Stat, "\n"), "\n") {
 		out = append(out, " "+th.Text.Render(ansi.Truncate(l, width-1, "…")))
 	}

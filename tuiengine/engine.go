@@ -123,6 +123,11 @@ func (e *Engine) SessionID() string {
 func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, error) {
 	e.openMu.Lock()
 	defer e.openMu.Unlock()
+	return e.open(ctx, req)
+}
+
+// open is Open with openMu held.
+func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, error) {
 	a := e.a
 	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork})
 	if err != nil {
@@ -443,20 +448,50 @@ func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 		return tui.ApplyPlan{}, err
 	}
 	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch, e.a.SecretEnv())
-	return tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}, nil
+	plan := tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}
+	if line := p.MassDeleteLine(); line != "" {
+		plan.Warnings = append(plan.Warnings, line)
+	}
+	if line := app.LeftOutLine(p.LeftOut); line != "" {
+		plan.Warnings = append(plan.Warnings, line)
+	}
+	return plan, nil
 }
 
-// Apply checks again (the host may have changed since) and applies.
+// Apply checks again (the host may have changed since), applies, and
+// records patch.applied in the session's log.
 func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return "", err
+	}
 	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch, SecretEnv: e.a.SecretEnv()}); err != nil {
 		return "", err
 	}
 	st := diffview.StatOf(plan.Patch)
-	return fmt.Sprintf("applied the patch to %s: %d file(s), +%d −%d", plan.Root, st.Files, st.Added, st.Deleted), nil
+	out := fmt.Sprintf("applied the patch to %s: %d file(s), +%d −%d", plan.Root, st.Files, st.Added, st.Deleted)
+	turn := ""
+	if last, _, err := runtime.LastFinished(ctx, e.a.Store, cur.id); err == nil && last != nil {
+		turn = last.Identity.TurnID
+	}
+	if turn == "" {
+		return out + " (not recorded: the session has no finished turn)", nil
+	}
+	if err := cur.sess.RecordApplied(ctx, app.Applied(cur.id, turn, plan.Root, plan.Patch, false)); err != nil {
+		// Applied all the same: said, with why the log does not have it.
+		return out + fmt.Sprintf(" — not recorded in the session's log (%s: %s)", errcode.Of(err), errcode.Message(err)), nil
+	}
+	return out, nil
 }
 
+// pickerSessions bounds the session picker to the most recently updated
+// sessions, so that its first frame reads that many rows whatever the
+// store holds; older ones stay reachable by `harness resume ID` and are
+// listed by `harness sessions --all`.
+const pickerSessions = 500
+
 func (e *Engine) Sessions(ctx context.Context) ([]tui.SessionSummary, error) {
-	list, err := app.Sessions(ctx, e.a.Store, "")
+	list, _, err := app.RecentSessions(ctx, e.a.Store, "", pickerSessions)
 	if err != nil {
 		return nil, err
 	}
@@ -475,4 +510,67 @@ func (e *Engine) Files(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	return cur.ws.List(ctx, ".")
+}
+
+// Turns lists the open session's turns for the /rewind picker.
+func (e *Engine) Turns(ctx context.Context) ([]tui.TurnSummary, bool, error) {
+	cur, err := e.current()
+	if err != nil {
+		return nil, false, err
+	}
+	tl, err := app.ReadTimeline(ctx, e.a.Store, cur.id)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]tui.TurnSummary, len(tl.Turns))
+	for i, t := range tl.Turns {
+		out[i] = tui.TurnSummary{N: t.N, ID: t.ID, Prompt: t.Prompt, At: t.At, Status: t.Status, Files: len(t.Files),
+			Added: t.Added(), Deleted: t.Deleted(), Current: t.Current, Rewound: t.Rewound, Finished: t.Finished()}
+	}
+	return out, tl.LastRewind != nil, nil
+}
+
+// Rewind closes the open session (idle: SESS_BUSY while a turn runs),
+// rewinds it (app.App.Rewind) and reopens it at that point, its Docker
+// workspace rebuilt from the turn's patch. A refusal its log decides
+// comes before anything closes; a rewind that fails once the session is
+// closed still reopens it, where it was.
+func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Session, string, error) {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	cur, err := e.current()
+	if err != nil {
+		return tui.Session{}, "", err
+	}
+	select {
+	case <-cur.sess.Idle():
+	default:
+		return tui.Session{}, "", errcode.New(errcode.SessBusy, "a turn is running: /rewind works between turns (esc cancels the turn)")
+	}
+	req := app.RewindRequest{Turn: turnID, Undo: undo}
+	if err := app.CheckRewind(ctx, e.a.Store, cur.id, req); err != nil {
+		return tui.Session{}, "", err
+	}
+	e.mu.Lock()
+	e.cur = nil
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	cur.close()
+	r, rerr := e.a.Rewind(ctx, cur.id, req)
+	s, err := e.open(ctx, tui.OpenRequest{ID: cur.id})
+	if rerr != nil {
+		return s, "", rerr
+	}
+	if err != nil {
+		return s, "", err
+	}
+	out := fmt.Sprintf("rewound to the end of turn %d: its files and conversation; later turns stay above, out of the model's view", r.Event.ToTurn)
+	if r.Event.Undo {
+		out = fmt.Sprintf("undid the last rewind: back at the end of turn %d", r.Event.ToTurn)
+	}
+	for _, p := range r.OnHost {
+		out += fmt.Sprintf(" · the host's files are not rewound: a patch of this session is applied to %s (`harness apply %s --reverse` reverts it)", p.Root, cur.id)
+	}
+	return s, out, nil
 }

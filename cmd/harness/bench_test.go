@@ -451,3 +451,144 @@ func bareExecTrue(ctx context.Context, cli *client.Client, cid string) error {
 		}
 	}
 }
+
+// BenchmarkExecLaterToolCalls measures `process.exec true` once the
+// workspace is open: a run of `harness exec` on the Docker workspace
+// (harness-busybox, an empty project) whose scripted model asks for it 8
+// times in a row, timed from each call's tool.call line to its
+// tool.result line (the policy decision's append, the exec with its
+// wrapper and clean-up, the result's append), calls 2 to 8. Baseline,
+// alternating in the same run: a bare exec of `true` through the Docker Go
+// client in a workspace's container, 7 times. Target ≤ 1.3×.
+func BenchmarkExecLaterToolCalls(b *testing.B) {
+	needImage(b, "harness-busybox")
+	u := benchUser(b, nil)
+	var calls []string
+	for i := range 8 {
+		calls = append(calls, fmt.Sprintf(`{"toolCalls":[{"id":"c%d","name":"process.exec","arguments":{"argv":["true"]}}]}`, i))
+	}
+	script := u.home + "/s.json"
+	if err := os.WriteFile(script, []byte("["+strings.Join(calls, ",")+`,{"content":"done"}]`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	ws, err := dockerws.Open(ctx, dockerws.Options{Root: u.project, Image: "harness-busybox", SessionID: "sess-bench-bare"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = ws.Close(context.WithoutCancel(ctx)) }()
+	cli := dockerClient(b)
+	var calls2, bares []time.Duration
+	for b.Loop() {
+		cmd := exec.Command(harnessBin, "exec", "--json", "--image", "harness-busybox", "--fake-model", script, "--db", u.db, "run true")
+		cmd.Dir, cmd.Env = u.project, u.environ()
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		var called time.Time
+		n := 0
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.Contains(line, `"type":"tool.call"`) {
+				called = time.Now()
+			} else if strings.Contains(line, `"type":"tool.result"`) && !called.IsZero() {
+				n++
+				if n > 1 {
+					calls2 = append(calls2, time.Since(called))
+				}
+				called = time.Time{}
+			}
+		}
+		if err := cmd.Wait(); err != nil || n != 8 {
+			b.Fatalf("exec: %v (%d tool results)", err, n)
+		}
+		for i := 0; i < 7; i++ {
+			t0 := time.Now()
+			if err := bareExecTrue(ctx, cli, ws.ContainerID()); err != nil {
+				b.Fatal(err)
+			}
+			bares = append(bares, time.Since(t0))
+		}
+	}
+	r, bare := median(calls2), median(bares)
+	b.ReportMetric(float64(r.Microseconds())/1000, "tool-ms")
+	b.ReportMetric(float64(bare.Microseconds())/1000, "bare-exec-ms")
+	b.ReportMetric(float64(r)/float64(bare), "ratio")
+}
+
+// BenchmarkExecFirstToolCall measures the first `process.exec true` of a
+// headless run whose scripted model asks for it at once (harness-busybox,
+// an empty project), from its tool.call line to its tool.result line: the
+// workspace's open (scan, container start) that the call waits for, then
+// the exec. Baseline, alternating in the same run: `docker exec CID true`
+// through the CLI into a running container of the same image. Target
+// ≤ 1.5×.
+func BenchmarkExecFirstToolCall(b *testing.B) {
+	needImage(b, "harness-busybox")
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		b.Fatalf("the docker CLI is not installed: %v", err)
+	}
+	u := benchUser(b, nil)
+	script := u.home + "/s.json"
+	if err := os.WriteFile(script, []byte(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"done"}]`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	ws, err := dockerws.Open(ctx, dockerws.Options{Root: u.project, Image: "harness-busybox", SessionID: "sess-bench-bare"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = ws.Close(context.WithoutCancel(ctx)) }()
+	cli := dockerClient(b)
+	var firsts, bares []time.Duration
+	for b.Loop() {
+		cmd := exec.Command(harnessBin, "exec", "--json", "--image", "harness-busybox", "--fake-model", script, "--db", u.db, "run true")
+		cmd.Dir, cmd.Env = u.project, u.environ()
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		var called time.Time
+		session := ""
+		measured := false
+		for sc.Scan() {
+			line := sc.Text()
+			if m := regexp.MustCompile(`"sessionId":"(sess-[0-9a-f-]+)"`).FindStringSubmatch(line); m != nil {
+				session = m[1]
+			}
+			if strings.Contains(line, `"type":"tool.call"`) {
+				called = time.Now()
+			} else if strings.Contains(line, `"type":"tool.result"`) && !called.IsZero() && !measured {
+				firsts = append(firsts, time.Since(called))
+				measured = true
+			}
+		}
+		if err := cmd.Wait(); err != nil || !measured {
+			b.Fatalf("exec: %v (measured: %v)", err, measured)
+		}
+		b.StopTimer()
+		waitRemoved(b, cli, session)
+		b.StartTimer()
+		t0 := time.Now()
+		if out, err := exec.Command(docker, "exec", ws.ContainerID(), "true").CombinedOutput(); err != nil {
+			b.Fatalf("docker exec: %v\n%s", err, out)
+		}
+		bares = append(bares, time.Since(t0))
+	}
+	f, bare := median(firsts), median(bares)
+	b.ReportMetric(float64(f.Microseconds())/1000, "first-call-ms")
+	b.ReportMetric(float64(bare.Microseconds())/1000, "docker-exec-cli-ms")
+	b.ReportMetric(float64(f)/float64(bare), "ratio")
+}

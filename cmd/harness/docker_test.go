@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/testenv"
+	"github.com/harness-dev/harness/workspace"
 )
 
 func needDocker(t *testing.T) {
@@ -443,7 +445,9 @@ func TestFailedDiffKeepsTheWork(t *testing.T) {
 			read = &d
 		}
 	}
-	if recovered == nil || recovered.Container != name || !strings.Contains(recovered.Patch, "+keep me") || strings.Contains(recovered.Patch, "big1.txt") {
+	// The big files are carried while they fit the patch; the rest are
+	// named as left out.
+	if recovered == nil || recovered.Container != name || !strings.Contains(recovered.Patch, "+keep me") || len(workspace.LeftOut(recovered.Patch)) == 0 {
 		t.Fatalf("workspace.recovered = %+v", recovered)
 	}
 	if read == nil || !read.OK || !strings.Contains(string(read.Output), "keep me") {
@@ -613,5 +617,168 @@ func TestSkippedFilesReported(t *testing.T) {
 	line := "harness: left out of the workspace: 4 files (2 binary, 1 with other hard links, 1 symlinks): assets/logo.png, data/dump.bin, link.go, notes.txt\n"
 	if r.code != 0 || !strings.Contains(r.stderr, line) {
 		t.Fatalf("exit %d, want the line %q in\n%s", r.code, line, r.stderr)
+	}
+}
+
+// A kept container that was restarted comes back with an empty
+// /workspace: diff, apply and resume refuse to adopt it (its files are
+// lost) and nothing is deleted on the host, untracked files included.
+func TestRestartedKeptContainerDeletesNothing(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "untracked.txt"} {
+		u.write(f, f+"\n")
+	}
+	before := treeHash(t, u.project)
+	id, name := failTheDiff(t, u, `for i in 1 2 3 4; do yes abcdefg | head -c 900000 > big$i.txt; done`, "--max-total-bytes", "1000000")
+	if out, err := exec.Command("docker", "restart", name).CombinedOutput(); err != nil || !running(name) {
+		t.Fatalf("docker restart %s: %v %s", name, err, out)
+	}
+	for _, args := range [][]string{
+		{"diff", id, "--max-total-bytes", "10000000"},
+		{"apply", id, "--yes", "--allow-mass-delete", "--max-total-bytes", "10000000"},
+		{"exec", "--image", "harness-busybox", "--max-total-bytes", "10000000", "--fake-model", u.script(`[{"content":"on"}]`), "--resume", id, "go on"},
+	} {
+		res := u.run("", args...)
+		if res.code != 1 || !strings.Contains(res.stderr, string(errcode.WorkspaceNotFound)) {
+			t.Errorf("%v: exit %d, want WORKSPACE_NOT_FOUND\n%s%s", args[0], res.code, res.stdout, res.stderr)
+		}
+		if got := treeHash(t, u.project); got != before {
+			t.Fatalf("%v changed the host tree", args[0])
+		}
+	}
+}
+
+// A patch that deletes most of the project is never applied silently:
+// apply says what it deletes and asks; with --yes it is refused
+// (WORKSPACE_MASS_DELETE) unless --allow-mass-delete says it is meant.
+func TestApplyMassDeleteAsks(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		u.write(f, f+"\n")
+	}
+	before := treeHash(t, u.project)
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["rm","a.txt","b.txt","c.txt"]}}]},{"content":"done"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "clean up")
+	if r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	if res := u.run("", "apply", id, "--yes"); res.code != 1 || !strings.Contains(res.stderr, string(errcode.WorkspaceMassDelete)) || !strings.Contains(res.stderr, "a.txt") {
+		t.Fatalf("apply --yes: exit %d, want WORKSPACE_MASS_DELETE\n%s", res.code, res.stderr)
+	}
+	if res := u.run("n\n", "apply", id); res.code != 1 || !strings.Contains(res.stderr, "c.txt") {
+		t.Fatalf("apply answered no: exit %d\n%s", res.code, res.stderr)
+	}
+	if got := treeHash(t, u.project); got != before {
+		t.Fatal("a refused mass deletion changed the host tree")
+	}
+	if res := u.run("", "apply", id, "--yes", "--allow-mass-delete"); res.code != 0 {
+		t.Fatalf("apply --yes --allow-mass-delete: exit %d\n%s", res.code, res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(u.project, "a.txt")); !os.IsNotExist(err) {
+		t.Fatalf("a.txt after an allowed mass deletion: %v", err)
+	}
+}
+
+// A turn writes a PNG, a file holding a NUL, a 3 MB text file and a file
+// whose name holds a newline: the first three reach the host through
+// apply byte for byte; the last is named as left out in git.diff's
+// result, in the outcome and by apply.
+func TestApplyCarriesBinaryAndNamesWhatIsLeftOut(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("a.txt", "a\n")
+	write := `printf '\211PNG\r\n\032\n\000\000\000\rIHDR' > logo.png && printf 'a\000b\n' > nul.txt && ` +
+		`yes 'a line of text' | head -c 3145728 > big.txt && printf x > "$(printf 'new\nline')" && echo b >> a.txt`
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c",` + strconv.Quote(write) + `]}}]},` +
+		`{"toolCalls":[{"id":"d1","name":"git.diff","arguments":{}}]},{"content":"done"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "make files")
+	if r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	const newline = `"new\nline"`
+	var diffed bool
+	for _, e := range r.events {
+		if d, ok := e.Data.(event.ToolResult); ok && d.Tool == "git.diff" {
+			var out struct{ Patch string }
+			if err := json.Unmarshal(d.Output, &out); err != nil || !d.OK {
+				t.Fatalf("git.diff result: %+v, %v", d, err)
+			}
+			left := workspace.LeftOut(out.Patch)
+			if len(left) != 1 || !strings.HasPrefix(left[0], newline) || !strings.Contains(out.Patch, "GIT binary patch") {
+				t.Errorf("git.diff left out %q; patch head %.300q", left, out.Patch)
+			}
+			diffed = true
+		}
+	}
+	if !diffed {
+		t.Fatal("no git.diff result")
+	}
+	if !strings.Contains(r.stderr, newline) {
+		t.Errorf("the outcome does not name the file left out:\n%s", r.stderr)
+	}
+	if d := u.run("", "diff", id); d.code != 0 || !strings.Contains(d.stderr, newline) || !strings.Contains(d.stdout, newline) {
+		t.Errorf("diff: exit %d, stderr:\n%s", d.code, d.stderr)
+	}
+	a := u.run("", "apply", id, "--yes")
+	if a.code != 0 || !strings.Contains(a.stderr, newline) {
+		t.Fatalf("apply: exit %d\n%s", a.code, a.stderr)
+	}
+	for p, body := range map[string]string{
+		"logo.png": "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+		"nul.txt":  "a\x00b\n",
+		"big.txt":  strings.Repeat("a line of text\n", 3145728/15+1)[:3145728],
+	} {
+		if got, err := os.ReadFile(filepath.Join(u.project, p)); err != nil || string(got) != body {
+			t.Errorf("%s on the host: %d bytes, %v", p, len(got), err)
+		}
+	}
+	// The session goes on from the tree that holds its patch now.
+	rd := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"a.txt"}}]},{"content":"ok"}]`)
+	if res := u.run("", "exec", "--image", "harness-busybox", "--fake-model", rd, "--resume", id, "go on"); res.code != 0 {
+		t.Fatalf("resume after apply: exit %d\n%s", res.code, res.stderr)
+	}
+}
+
+// A mode-000 file read and a read-only file written are tool errors the
+// model gets (WORKSPACE_PERMISSION); the turn goes on and completes, and
+// the end-of-turn diff names the unreadable file as left out.
+func TestPermissionErrorsLeaveTheTurnGoing(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("secret.txt", "s\n")
+	u.write("ro.txt", "r\n")
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["chmod","000","secret.txt"]}}]},` +
+		`{"toolCalls":[{"id":"x2","name":"process.exec","arguments":{"argv":["chmod","444","ro.txt"]}}]},` +
+		`{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"secret.txt"}}]},` +
+		`{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"ro.txt","contents":"changed\n"}}]},` +
+		`{"content":"I could not"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "try")
+	if r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	got := map[string]string{}
+	var done *event.TurnCompleted
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.ToolResult:
+			if d.Error != nil {
+				got[d.Tool] = d.Error.Code
+			}
+		case event.TurnCompleted:
+			done = &d
+		}
+	}
+	if got["fs.read"] != string(errcode.WorkspacePermission) || got["fs.write"] != string(errcode.WorkspacePermission) {
+		t.Errorf("tool error codes = %v, want WORKSPACE_PERMISSION for fs.read and fs.write", got)
+	}
+	if done == nil || done.Status != "completed" {
+		t.Fatalf("turn.completed = %+v", done)
+	}
+	if !strings.Contains(r.stderr, "secret.txt (permission denied") {
+		t.Errorf("the outcome does not name the unreadable file:\n%s", r.stderr)
 	}
 }

@@ -21,8 +21,15 @@ type options struct {
 	Resume string
 	Fork   bool
 	Yes    bool
-	Here   bool
-	Clean  bool
+	// AllowMassDelete lets apply --yes apply a patch that deletes most of
+	// the project.
+	AllowMassDelete bool
+	Here            bool
+	Clean           bool
+	All             bool
+	// rewind --undo, apply --reverse
+	Undo    bool
+	Reverse bool
 }
 
 // readEnv reads the process environment, only in main.
@@ -67,12 +74,17 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 	case "sessions":
 		fs.BoolVar(&o.JSON, "json", false, "print sessions as JSON lines")
 		fs.BoolVar(&o.Here, "here", false, "only the sessions of the project in the current directory")
+		fs.BoolVar(&o.All, "all", false, fmt.Sprintf("every session, not only the %d most recently updated", sessionsShown))
 	case "resume":
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":
 		fs.BoolVar(&o.Yes, "yes", false, "apply without asking")
+		fs.BoolVar(&o.Reverse, "reverse", false, "revert on the host the last patch applied from this session (as recorded)")
+		fs.BoolVar(&o.AllowMassDelete, "allow-mass-delete", false, "with --yes: apply a patch that deletes most of the project's files (refused otherwise)")
 	case "doctor":
 		fs.BoolVar(&o.Clean, "clean", false, "also remove every project's build cache (the Docker volumes harness-cache-…)")
+	case "rewind":
+		fs.BoolVar(&o.Undo, "undo", false, "return to where the session was before its last rewind")
 	}
 	fs.BoolVar(&o.TakeOver, "take-over", false, "take a session over from another live process")
 	fs.StringVar(&o.HostID, "host-id", "", "this machine's name in session leases, unique among machines sharing a store (env HARNESS_HOST_ID; default host name/machine ID)")
@@ -136,7 +148,7 @@ Usage:
   harness resume [ID] [--fork]          the TUI on an existing session (no ID: pick one)
   harness exec [--resume ID [--fork]] [--json] PROMPT
                                         one turn headless; stdin lines steer it (">>" queues for the next turn)
-  harness sessions [--json] [--here]    list sessions (--here: of this directory's project)
+  harness sessions [--json] [--here] [--all]  the newest sessions (--here: of this directory's project; --all: every one)
   harness sessions export ID            a session as JSON lines (header, then its events)
   harness sessions import FILE|-        store an export in --db (e.g. SQLite → Postgres)
   harness events ID                     the stored events as JSON lines
@@ -146,7 +158,11 @@ Usage:
                                         (a turn whose diff failed: diff, apply and resume recover its
                                         kept container's work, with larger --max-total-bytes, or
                                         --max-file-bytes/--exclude leaving generated files out)
+  harness apply ID --reverse [--yes]    revert on the host the last patch applied from the session
   harness discard ID                    give up the kept work of a turn whose diff failed
+  harness rewind ID [TURN | --undo]     back to the end of turn TURN (its number from 1, or its ID):
+                                        files and conversation; --undo: to before the last rewind;
+                                        no TURN: list the turns
   harness doctor [--clean]              check Docker, the sandbox image and the project's toolchains in it,
                                         the provider and the store (--clean: remove the build caches)
   harness --version                     the version, commit and Go toolchain of this binary

@@ -16,16 +16,29 @@ import (
 	"github.com/harness-dev/harness/headless"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/workspace"
 )
+
+// sessionsShown is how many sessions `harness sessions` lists without
+// --all: the listing then reads that many rows whatever the store holds.
+const sessionsShown = 100
 
 func (a *cli) listSessions(ctx context.Context) int {
 	here := ""
 	if a.opts.Here {
 		here = a.Root
 	}
-	list, err := app.Sessions(ctx, a.Store, here)
+	n := sessionsShown
+	if a.opts.All {
+		n = 0
+	}
+	list, more, err := app.RecentSessions(ctx, a.Store, here, n)
 	if err != nil {
 		return a.fail(err)
+	}
+	if more {
+		defer fmt.Fprintf(a.stderr, "harness: the %d most recently updated sessions; --all lists every one\n", n)
 	}
 	if a.opts.JSON {
 		for _, s := range list {
@@ -74,6 +87,9 @@ func (a *cli) printDiff(ctx context.Context, id string) int {
 	if err != nil {
 		return a.fail(err)
 	}
+	if left := app.LeftOutLine(workspace.LeftOut(patch)); left != "" {
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", left)
+	}
 	if _, err := io.WriteString(a.stdout, patch); err != nil {
 		fmt.Fprintf(a.stderr, "harness: write the patch: %v\n", err)
 		return exitFailed
@@ -82,35 +98,80 @@ func (a *cli) printDiff(ctx context.Context, id string) int {
 }
 
 // applyDiff checks the patch against the host tree, shows what will
-// change, asks (unless --yes), then applies it.
+// change, asks (unless --yes), then applies it and records patch.applied
+// (with --reverse: reverts the last recorded one).
 func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
-	patch, root, err := a.RecoverPatch(ctx, id)
-	if err != nil {
-		return a.fail(err)
+	var (
+		plan app.ApplyPlan
+		turn string
+	)
+	if a.opts.Reverse {
+		p, applied, err := a.RevertPlan(ctx, id)
+		if err != nil {
+			return a.fail(err)
+		}
+		plan, turn = p, applied.TurnID
+	} else {
+		patch, root, err := a.RecoverPatch(ctx, id)
+		if err != nil {
+			return a.fail(err)
+		}
+		if patch == "" {
+			fmt.Fprintln(a.stderr, "harness: nothing to apply: the workspace has no changes")
+			return 0
+		}
+		if root == "" {
+			root = a.Root
+		}
+		last, _, err := runtime.LastFinished(ctx, a.Store, id)
+		if err != nil {
+			return a.fail(err)
+		}
+		turn = last.Identity.TurnID
+		plan = app.CheckApply(ctx, root, patch, a.SecretEnv())
 	}
-	if patch == "" {
-		fmt.Fprintln(a.stderr, "harness: nothing to apply: the workspace has no changes")
+	left := app.LeftOutLine(plan.LeftOut)
+	if left != "" {
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", left)
+	}
+	if plan.Patch == "" {
+		fmt.Fprintln(a.stderr, "harness: nothing to apply: the patch carries no file")
 		return 0
 	}
-	if root == "" {
-		root = a.Root
-	}
-	plan := app.CheckApply(ctx, root, patch, a.SecretEnv())
 	if plan.Refused != "" {
 		fmt.Fprintf(a.stderr, "harness: %s: %s\n", errcode.WorkspaceScope, plan.Conflict)
 		return exitFailed
 	}
 	fmt.Fprint(a.stderr, plan.Stat)
+	if line := plan.MassDeleteLine(); line != "" {
+		if a.opts.Yes && !a.opts.AllowMassDelete {
+			return a.fail(errcode.Errorf(errcode.WorkspaceMassDelete,
+				"%s; nothing was applied: the work may have been lost (an emptied workspace deletes everything); if the deletion is meant, add --allow-mass-delete", line))
+		}
+		fmt.Fprintf(a.stderr, "harness: warning: %s\n", line)
+	}
+	verb := "apply to"
+	if plan.Reverse {
+		verb = "revert in"
+	}
 	if !a.opts.Yes {
-		fmt.Fprintf(a.stderr, "apply to %s? [y/N] ", root)
+		fmt.Fprintf(a.stderr, "%s %s? [y/N] ", verb, plan.Root)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		if strings.TrimSpace(strings.ToLower(line)) != "y" {
 			fmt.Fprintln(a.stderr, "harness: not applied")
 			return exitFailed
 		}
 	}
-	if err := app.Apply(ctx, plan); err != nil {
+	if err := a.ApplyRecorded(ctx, id, turn, plan); err != nil {
 		return a.fail(err)
+	}
+	if plan.Reverse {
+		fmt.Fprintln(a.stderr, "harness: reverted")
+		return 0
+	}
+	if left != "" {
+		fmt.Fprintf(a.stderr, "harness: applied, except the %d changed files left out of the patch (see above)\n", len(plan.LeftOut))
+		return 0
 	}
 	fmt.Fprintln(a.stderr, "harness: applied")
 	return 0

@@ -52,7 +52,7 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 
 	cmd, args := splitCommand(args)
 	switch cmd {
-	case "", "resume", "exec", "sessions", "events", "request", "diff", "apply", "discard", "doctor":
+	case "", "resume", "exec", "sessions", "events", "request", "diff", "apply", "discard", "rewind", "doctor":
 	case "help":
 		printUsage(stdout)
 		return 0
@@ -125,6 +125,12 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 			fmt.Fprintln(stderr, "harness: sessions [--json] | sessions export ID | sessions import FILE|-")
 			return exitUsage
 		}
+	case "rewind":
+		if len(pos) < 1 || len(pos) > 2 || (a.opts.Undo && len(pos) != 1) {
+			fmt.Fprintln(stderr, "harness: rewind takes a session ID and a TURN (its number from 1, or its ID), or --undo")
+			return exitUsage
+		}
+		return a.rewind(ctx, pos)
 	case "events", "request", "diff", "apply", "discard":
 		if len(pos) != 1 {
 			fmt.Fprintf(stderr, "harness: %s takes one session ID\n", cmd)

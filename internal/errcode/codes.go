@@ -80,6 +80,13 @@ const (
 	WorkspaceCredentialInput Code = "WORKSPACE_CREDENTIAL_INPUT"
 	// WorkspaceDisposed: workspace; the workspace was disposed.
 	WorkspaceDisposed Code = "WORKSPACE_DISPOSED"
+	// WorkspacePermission: workspace; the sandbox user may not read or
+	// write the path (its mode bits say so): a tool error the model can
+	// act on (chmod).
+	WorkspacePermission Code = "WORKSPACE_PERMISSION"
+	// WorkspaceMassDelete: app; a patch would delete most of the project
+	// and the deletion was not confirmed (--allow-mass-delete).
+	WorkspaceMassDelete Code = "WORKSPACE_MASS_DELETE"
 
 	// SessNotFound: store; no such session, event or checkpoint.
 	SessNotFound Code = "SESS_NOT_FOUND"
@@ -117,6 +124,22 @@ const (
 	// since), so its workspace cannot be rebuilt. Restore the file the
 	// message names (harness diff ID shows the patch), or start anew.
 	SessPatchConflict Code = "SESS_PATCH_CONFLICT"
+	// SessTurnNotFound: app; harness rewind (or /rewind) named a turn the
+	// session does not have (a number past its turns, an unknown turn ID),
+	// or --undo found no rewind to undo. Nothing changed; the turns are
+	// listed by `harness rewind ID` with no TURN.
+	SessTurnNotFound Code = "SESS_TURN_NOT_FOUND"
+	// SessTurnUnfinished: app; a rewind to a turn that did not finish
+	// (interrupted, or failed before its terminal checkpoint): there is no
+	// state at its end to return to. Nothing changed; rewind to a finished
+	// turn.
+	SessTurnUnfinished Code = "SESS_TURN_UNFINISHED"
+	// SessKeptWork: app; a rewind would leave behind the work of the last
+	// turn, whose end-of-turn diff failed and whose files live only in a
+	// kept container. Nothing changed and the container stays: recover the
+	// work (`harness diff ID`, larger limits) or give it up (`harness
+	// discard ID`), then rewind.
+	SessKeptWork Code = "SESS_KEPT_WORK"
 
 	// EventNotObject: event; a frame that is not one JSON object.
 	EventNotObject Code = "EVENT_NOT_OBJECT"
@@ -166,10 +189,11 @@ var All = []Code{
 	ToolNotFound, ToolBadInput, ToolPolicyDenied, ToolPermissionDenied, ToolCanceled,
 	ToolExecutionFailed, ToolOutputLimit, WorkspaceIsolationRequired, WorkspacePath,
 	WorkspaceScope, WorkspaceLimit, WorkspaceNotFound, WorkspaceBusy,
-	WorkspaceContainerFailed, WorkspaceCredentialInput, WorkspaceDisposed,
+	WorkspaceContainerFailed, WorkspaceCredentialInput, WorkspaceDisposed, WorkspacePermission,
+	WorkspaceMassDelete,
 	SessNotFound, SessInvalidRecord, SessClosed, SessEventConflict, SessInvalidCursor,
 	SessCheckpointConflict, SessOwnershipLost, SessSchemaVersion, SessBusy, SessDiskFull, SessReadOnly,
-	SessProjectMissing, SessPatchConflict,
+	SessProjectMissing, SessPatchConflict, SessTurnNotFound, SessTurnUnfinished, SessKeptWork,
 	EventNotObject, EventUnknownKey, EventMissingField, EventVersion, EventUnknownType,
 	EventInvalidField, EventNonCanonical,
 	ModelInvalidConfig, ModelInvalidRequest, ModelInvalidResponse, ModelAuthError,

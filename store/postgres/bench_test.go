@@ -281,3 +281,14 @@ func BenchmarkCheckpointAppend(b *testing.B) {
 	s, who := benchStore(b)
 	storetest.BenchCheckpointAppend(b, s, who)
 }
+
+// BenchmarkListSessions10k: listing a schema of 10,000 one-turn sessions
+// against one of 10, alternating (target: the whole listing ≤ 3× and
+// under 100 ms).
+func BenchmarkListSessions10k(b *testing.B) {
+	large := mustOpen(b, freshSchema(b), Options{})
+	small := mustOpen(b, freshSchema(b), Options{})
+	storetest.FillSessions(b, large, 10_000)
+	storetest.FillSessions(b, small, 10)
+	storetest.BenchListSessions(b, large, small)
+}

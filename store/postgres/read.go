@@ -12,9 +12,12 @@ import (
 	"github.com/harness-dev/harness/store/internal/rules"
 )
 
-// sessionCols, in the order sessionRow.scan reads them. A session was last
-// updated by its last append or its last other change, whichever is later.
-const sessionCols = `id, title, metadata, created_at, GREATEST(updated_at, appended_at) AS updated, turns, tokens, status,
+// updatedExpr is when a session was last updated: by its last append or
+// its last other change, whichever is later; sessions_recent indexes it.
+const updatedExpr = `GREATEST(updated_at, appended_at)`
+
+// sessionCols, in the order sessionRow.scan reads them.
+const sessionCols = `id, title, metadata, created_at, ` + updatedExpr + ` AS updated, turns, tokens, status,
 	last_seq, epoch, owner_id, owner_host, owner_pid, owner_proc, lease_acquired_at, lease_expires_at, lease_ttl_us`
 
 // leaseCols is sessionCols without the metadata (read as '{}'), for the
@@ -111,10 +114,12 @@ func (s *Store) ListSessions(ctx context.Context, after store.ListCursor, limit 
 	if err := s.check(ctx, op); err != nil {
 		return nil, err
 	}
-	query, args := `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id LIMIT $1`, []any{limit}
+	// Both forms walk sessions_recent (schema 4), reading only the rows
+	// they return: the ORDER BY spells the index's expression.
+	query, args := `SELECT `+sessionCols+` FROM sessions ORDER BY `+updatedExpr+` DESC, id LIMIT $1`, []any{limit}
 	if after.ID != "" {
-		query = `SELECT * FROM (SELECT ` + sessionCols + ` FROM sessions) AS s
-			WHERE updated < $2 OR (updated = $2 AND id > $3) ORDER BY updated DESC, id LIMIT $1`
+		query = `SELECT ` + sessionCols + ` FROM sessions WHERE ` + updatedExpr + ` <= $2
+			AND (` + updatedExpr + ` < $2 OR id > $3) ORDER BY ` + updatedExpr + ` DESC, id LIMIT $1`
 		args = []any{limit, after.UpdatedAt, after.ID}
 	}
 	rows, err := s.pool.Query(ctx, query, args...)

@@ -22,7 +22,10 @@ import (
 //	3: a checkpoint's payload in checkpoint_parts, the pieces it was saved
 //	   in, so that an append save writes only what it adds; checkpoints
 //	   keeps revision, cursor and size (its payload column stays empty).
-const schemaVersion = 3
+//	4: sessions_recent, an index on the time a session was last updated,
+//	   so that listing the newest sessions reads those rows only, whatever
+//	   the store holds.
+const schemaVersion = 4
 
 // migrations[v] takes a schema from version v to v+1, inside the
 // migration's transaction.
@@ -30,6 +33,7 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) error{
 	migrate0to1,
 	migrate1to2,
 	migrate2to3,
+	migrate3to4,
 }
 
 // ownTables are the tables the store creates; finding one of them in a
@@ -151,6 +155,11 @@ ALTER TABLE checkpoints ADD COLUMN size bigint NOT NULL DEFAULT 0;
 INSERT INTO checkpoint_parts (session_id, off, bytes) SELECT session_id, 0, payload FROM checkpoints;
 UPDATE checkpoints SET size = length(payload), payload = '';
 `)
+	return err
+}
+
+func migrate3to4(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `CREATE INDEX sessions_recent ON sessions ((GREATEST(updated_at, appended_at)) DESC, id)`)
 	return err
 }
 

@@ -174,3 +174,15 @@ func BenchmarkCheckpointAppend(b *testing.B) {
 	s, who := benchStore(b)
 	storetest.BenchCheckpointAppend(b, s, who)
 }
+
+// BenchmarkListSessions10k: listing a file of 10,000 one-turn sessions
+// against one of 10, alternating (target: the whole listing ≤ 3× and
+// under 100 ms).
+func BenchmarkListSessions10k(b *testing.B) {
+	dir := b.TempDir()
+	large := mustOpen(b, filepath.Join(dir, "large.db"), Options{})
+	small := mustOpen(b, filepath.Join(dir, "small.db"), Options{})
+	storetest.FillSessions(b, large, 10_000)
+	storetest.FillSessions(b, small, 10)
+	storetest.BenchListSessions(b, large, small)
+}

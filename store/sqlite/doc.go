@@ -18,9 +18,9 @@
 // (global_seq is the store-wide order, (session_id, seq) the session's,
 // event_id unique; body is the canonical envelope as TEXT), checkpoints
 // (the latest per session). Times are Unix microseconds, UTC. A session's
-// last seq and the time of its last append are read off the events index
-// rather than stored, so a durable append writes the sessions row only
-// when the summary or the lease changes.
+// last seq and the time of its last append are columns of its row, which
+// every append writes, so that the listing walks the sessions_recent index
+// (most recently updated first) and reads only the rows it returns.
 //
 // # Concurrency
 //

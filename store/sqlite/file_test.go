@@ -164,6 +164,10 @@ func TestMigrateFromV1(t *testing.T) {
 			i, ev.ID, ev.Type, string(ev.Body), us(time.Duration(i)*time.Second))
 	}
 	mustExec(t, old, `INSERT INTO checkpoints VALUES ('sess-old', 2, 3, x'00ff', ?)`, us(time.Minute))
+	// A session last updated by its append, after its row's updated_at.
+	mustExec(t, old, `INSERT INTO sessions (id, created_at, updated_at, last_seq) VALUES ('sess-late', ?, ?, 0)`, us(0), us(0))
+	mustExec(t, old, `INSERT INTO events (session_id, seq, event_id, type, body, stored_at) VALUES ('sess-late', 0, 'evt-late', 'note', '{}', ?)`,
+		us(5*time.Minute))
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +188,19 @@ func TestMigrateFromV1(t *testing.T) {
 	}
 	if e, err := s.Session(ctx, "sess-empty"); err != nil || e.Title != "kept" || e.Status != store.StatusIdle {
 		t.Fatalf("migrated empty session: %+v, %v", e, err)
+	}
+	// Schema 4 back-fills each session's last seq and append time: the
+	// listing (from the sessions_recent index) orders by them.
+	list, err := s.ListSessions(ctx, store.ListCursor{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, l := range list {
+		order = append(order, fmt.Sprintf("%s@%s/%d", l.ID, l.UpdatedAt.Sub(t0), l.LastSeq))
+	}
+	if want := "[sess-late@5m0s/0 sess-old@1m0s/3 sess-empty@0s/-1]"; fmt.Sprint(order) != want {
+		t.Fatalf("migrated listing %v, want %s", order, want)
 	}
 	recs, err := s.ReadEvents(ctx, "sess-old", -1, 10)
 	if err != nil || len(recs) != len(evs) {

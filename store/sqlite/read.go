@@ -16,12 +16,14 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// The session's last seq and the time of its last append are not columns:
-// they are read off the events index, so that an append writes the
-// sessions row only when the summary or the lease changes.
+// The session's last seq and the time of its last append are columns
+// (schema 4) written by every append, so that the listing, most recently
+// updated first, walks the sessions_recent index and reads only the rows
+// it returns; before, each listed page computed both for every session
+// from the events (and read each last event's row to get its time).
 const (
-	lastSeqExpr = `coalesce((SELECT seq FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), -1)`
-	updatedExpr = `max(updated_at, coalesce((SELECT stored_at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1), 0))`
+	lastSeqExpr = `last_seq`
+	updatedExpr = `max(updated_at, appended_at)`
 )
 
 // sessionCols, in the order sessionRow.scan reads them.
@@ -123,10 +125,11 @@ func (r *Reader) ListSessions(ctx context.Context, after store.ListCursor, limit
 	if err := r.check(ctx, op); err != nil {
 		return nil, err
 	}
-	query, args := `SELECT `+sessionCols+` FROM sessions ORDER BY updated DESC, id LIMIT ?`, []any{limit}
+	// Both forms walk sessions_recent: the ORDER BY spells its expression.
+	query, args := `SELECT `+sessionCols+` FROM sessions ORDER BY `+updatedExpr+` DESC, id LIMIT ?`, []any{limit}
 	if after.ID != "" {
-		query = `SELECT * FROM (SELECT ` + sessionCols + ` FROM sessions) WHERE updated < ?1 OR (updated = ?1 AND id > ?2)
-			ORDER BY updated DESC, id LIMIT ?3`
+		query = `SELECT ` + sessionCols + ` FROM sessions WHERE ` + updatedExpr + ` <= ?1 AND (` + updatedExpr + ` < ?1 OR id > ?2)
+			ORDER BY ` + updatedExpr + ` DESC, id LIMIT ?3`
 		args = []any{micros(after.UpdatedAt), after.ID, limit}
 	}
 	rows, err := r.rdb.QueryContext(ctx, query, args...)

@@ -19,13 +19,18 @@ import (
 //	3: a checkpoint's payload in checkpoint_parts, the pieces it was saved
 //	   in, so that an append save writes only what it adds; checkpoints
 //	   keeps revision, cursor and size (its payload column stays empty).
-const schemaVersion = 3
+//	4: the session's last seq and last append time back as columns,
+//	   written by every append and back-filled from the events, and the
+//	   sessions_recent index on the time it was last updated: listing the
+//	   newest sessions reads those rows only, whatever the store holds.
+const schemaVersion = 4
 
 // migrations[v] takes a schema from version v to v+1.
 var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrate0to1,
 	migrate1to2,
 	migrate2to3,
+	migrate3to4,
 }
 
 // schemaV1 is the first schema. Times are Unix microseconds (UTC); bodies
@@ -151,6 +156,18 @@ CREATE TABLE checkpoint_parts (
 ALTER TABLE checkpoints ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
 INSERT INTO checkpoint_parts (session_id, off, bytes) SELECT session_id, 0, payload FROM checkpoints;
 UPDATE checkpoints SET size = length(payload), payload = x'';
+`)
+	return err
+}
+
+func migrate3to4(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+ALTER TABLE sessions ADD COLUMN last_seq INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE sessions ADD COLUMN appended_at INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET (last_seq, appended_at) =
+	(SELECT seq, stored_at FROM events WHERE session_id = sessions.id ORDER BY seq DESC LIMIT 1)
+	WHERE EXISTS (SELECT 1 FROM events WHERE session_id = sessions.id);
+CREATE INDEX sessions_recent ON sessions (max(updated_at, appended_at) DESC, id);
 `)
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -269,6 +270,9 @@ func openReader(abs string, opts Options) (*Reader, error) {
 	return &Reader{path: abs, now: opts.Now, host: opts.LocalHost, rdb: rdb}, nil
 }
 
+// readerMmapSize is how much of the file a reader connection maps.
+const readerMmapSize = 256 << 20
+
 // quickCheckMaxBytes bounds the store files that Check reads page by page:
 // PRAGMA quick_check reads the whole file, so a larger file is left to
 // fail on the first corrupt page a command touches.
@@ -287,7 +291,23 @@ func (s *Store) Check(ctx context.Context) error {
 	if fi, err := os.Stat(s.path); err != nil || fi.Size() > quickCheckMaxBytes {
 		return nil
 	}
-	rows, err := s.rdb.QueryContext(ctx, `PRAGMA quick_check`)
+	// On a reader connection of its own, through read calls and the
+	// connection's bounded page cache rather than its map of the file: a
+	// check through the map left every page of the file resident in the
+	// process (a one-answer `harness exec` on a 110 MB store peaked at
+	// 134 MB RSS, against 26 MB on an empty one).
+	conn, err := s.rdb.Conn(ctx)
+	if err != nil {
+		return atPath(s.path, translate(op, err))
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 0`); err != nil {
+		return atPath(s.path, translate(op, err))
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = `+strconv.Itoa(readerMmapSize))
+	}()
+	rows, err := conn.QueryContext(ctx, `PRAGMA quick_check`)
 	if err != nil {
 		return atPath(s.path, translate(op, err))
 	}
@@ -369,7 +389,7 @@ func openDBMode(abs string, opts Options, writer, readOnly bool, flags ...string
 		q.Add("_pragma", "query_only(1)")
 		// Readers map the file rather than copying pages through read
 		// calls: reading a long session is CPU-bound, not syscall-bound.
-		q.Add("_pragma", "mmap_size(268435456)")
+		q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", readerMmapSize))
 	}
 	u := url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: q.Encode()}
 	db, err := sql.Open("sqlite", u.String())

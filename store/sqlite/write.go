@@ -16,8 +16,9 @@ import (
 const (
 	qInsertEvent = `INSERT INTO events (session_id, seq, event_id, type, body, stored_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`
-	qUpdateAfterAppend = `UPDATE sessions SET title = ?, turns = ?, tokens = ?, status = ?, lease_expires_at = ? WHERE id = ?`
-	qEventByID         = `SELECT session_id, seq, global_seq, type, body, stored_at FROM events WHERE event_id = ?`
+	qUpdateAfterAppend = `UPDATE sessions SET title = ?, turns = ?, tokens = ?, status = ?, lease_expires_at = ?,
+		last_seq = ?, appended_at = ? WHERE id = ?`
+	qEventByID = `SELECT session_id, seq, global_seq, type, body, stored_at FROM events WHERE event_id = ?`
 )
 
 var preparedQueries = []string{qLoadSession, qLoadLease, qInsertEvent, qUpdateAfterAppend, qEventByID}
@@ -311,13 +312,12 @@ func appendTx(ctx context.Context, tx *wtx, op string, row *sessionRow, evs []st
 	if next == row.LastSeq+1 {
 		return false, nil
 	}
-	// The last seq and the time of this append live in the events
-	// index; the row changes only with the summary or the lease.
+	// The row carries the last seq and the time of this append (for the
+	// listing's index), the summary and the lease.
 	h := row.Holder
-	if extended := rules.Extend(h, now); !extended && sum == row.Sum {
-		return true, nil
-	}
-	_, err := tx.ExecContext(ctx, qUpdateAfterAppend, sum.Title, sum.Turns, sum.Tokens, sum.Status, micros(h.ExpiresAt), sessionID)
+	rules.Extend(h, now)
+	_, err := tx.ExecContext(ctx, qUpdateAfterAppend, sum.Title, sum.Turns, sum.Tokens, sum.Status, micros(h.ExpiresAt),
+		next-1, micros(now), sessionID)
 	return err == nil, err
 }
 

@@ -168,3 +168,87 @@ func BenchCheckpointAppend(b *testing.B, s store.Store, who store.Owner) {
 	b.ReportMetric(float64(ms.Microseconds()), "20KiB-row-µs")
 	b.ReportMetric(float64(mb)/float64(ms), "ratio")
 }
+
+// FillSessions starts n one-turn sessions in s, each as `harness exec`
+// leaves one: a title, the project's root in its metadata, a turn of
+// eleven events (one of them a 16 KiB tool result) and a 16 KiB
+// checkpoint.
+func FillSessions(b *testing.B, s store.Store, n int) {
+	b.Helper()
+	ctx := b.Context()
+	big := strings.Repeat("x", 16<<10)
+	for i := range n {
+		id := fmt.Sprintf("sess-%06d", i)
+		ev := func(k int, typ, data string) store.EventIn {
+			return Event(fmt.Sprintf("evt-%06d-%02d", i, k), typ, data)
+		}
+		evs := []store.EventIn{
+			ev(0, "session.started", `{}`),
+			ev(1, "turn.started", `{}`),
+			ev(2, "message.completed", `{"role":"user","content":"Fix the failing test in the parser"}`),
+			ev(3, "model.request", `{"model":"m"}`),
+			ev(4, "message.completed", `{"role":"assistant","content":"Let me look."}`),
+			ev(5, "tool.call", `{"name":"fs.read","args":{"path":"parser.go"}}`),
+			ev(6, "tool.result", `{"output":"`+big+`"}`),
+			ev(7, "model.request", `{"model":"m"}`),
+			ev(8, "message.completed", `{"role":"assistant","content":"Fixed."}`),
+			ev(9, "workspace.diff", `{"files":1}`),
+			ev(10, "turn.completed", `{"status":"completed","usage":{"totalTokens":5400}}`),
+		}
+		who, _, err := s.StartSession(ctx, store.SessionInit{ID: id, Metadata: map[string]string{"root": "/home/dev/project", "model": "m"}},
+			Me("fill"), evs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.SaveCheckpoint(ctx, id, who, 0, int64(len(evs)-1), []byte(big)); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Release(ctx, id, who); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// ListAll pages through every session of r as `harness sessions` does
+// (pages of 500, most recent first) and returns how many it read.
+func ListAll(b *testing.B, r store.Reader) int {
+	n, cur := 0, store.ListCursor{}
+	for {
+		page, err := r.ListSessions(b.Context(), cur, 500)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(page)
+		if len(page) < 500 {
+			return n
+		}
+		cur = store.PageAfter(page[len(page)-1])
+	}
+}
+
+// BenchListSessions lists a store of 10,000 sessions and one of 10, in
+// alternation: the whole listing (`harness sessions`) and its first 50
+// rows (the resume picker's first frame), and reports the medians and the
+// ratios of the large store to the small one.
+func BenchListSessions(b *testing.B, large, small store.Reader) {
+	ctx := b.Context()
+	var all, first [2][]time.Duration
+	for b.Loop() {
+		for k, r := range []store.Reader{large, small} {
+			t0 := time.Now()
+			ListAll(b, r)
+			all[k] = append(all[k], time.Since(t0))
+			t0 = time.Now()
+			if _, err := r.ListSessions(ctx, store.ListCursor{}, 50); err != nil {
+				b.Fatal(err)
+			}
+			first[k] = append(first[k], time.Since(t0))
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(Median(all[0])), "ms/list-10k")
+	b.ReportMetric(ms(Median(all[1])), "ms/list-10")
+	b.ReportMetric(float64(Median(all[0]))/float64(Median(all[1])), "list-ratio")
+	b.ReportMetric(ms(Median(first[0])), "ms/first50-10k")
+	b.ReportMetric(float64(Median(first[0]))/float64(Median(first[1])), "first50-ratio")
+}

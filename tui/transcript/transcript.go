@@ -262,6 +262,28 @@ func (t *Transcript) Apply(ev event.Event) {
 			at = " from its start (no turn of it had finished)"
 		}
 		t.add(&notice{level: NoteInfo, text: "forked from " + d.FromSessionID + at + abandoned(d.AbandonedTurnID)})
+	case event.SessionRewound:
+		text := "rewound to the end of turn " + itoa(d.ToTurn)
+		if d.Undo {
+			text = "undid the last rewind: back at the end of turn " + itoa(d.ToTurn)
+		}
+		switch {
+		case d.FromTurn == d.ToTurn+1:
+			text += "; turn " + itoa(d.FromTurn) + " above is rewound (kept here, out of the model's view)"
+		case d.FromTurn > d.ToTurn:
+			text += "; turns " + itoa(d.ToTurn+1) + "–" + itoa(d.FromTurn) + " above are rewound (kept here, out of the model's view)"
+		}
+		t.add(&notice{level: NoteInfo, text: text + "; the workspace holds that turn's files"})
+	case event.PatchApplied:
+		added, deleted := 0, 0
+		for _, f := range d.Files {
+			added, deleted = added+f.Added, deleted+f.Deleted
+		}
+		verb := "applied the workspace patch to "
+		if d.Reverse {
+			verb = "reverted the workspace patch in "
+		}
+		t.add(&notice{level: NoteInfo, text: verb + d.Root + ": " + itoa(len(d.Files)) + " file(s), +" + itoa(added) + " −" + itoa(deleted)})
 	case event.TurnCompleted:
 		t.turnCompleted(ev, d)
 	default:

@@ -413,6 +413,28 @@ func TestForkNotice(t *testing.T) {
 	}
 }
 
+// A rewind says where the session went and marks the later turns above as
+// rewound; an apply (and its revert) says where and how much.
+func TestRewindAndApplyNotices(t *testing.T) {
+	tr := New()
+	tr.Apply(ev(1, event.SessionRewound{SessionID: "sess-1", FromTurnID: "turn-3", FromTurn: 3, ToTurnID: "turn-1", ToTurn: 1}))
+	tr.Apply(ev(2, event.SessionRewound{SessionID: "sess-1", FromTurnID: "turn-1", FromTurn: 1, ToTurnID: "turn-3", ToTurn: 3, Undo: true}))
+	files := []event.PatchFile{{Path: "a.txt", Added: 2, Deleted: 1}, {Path: "b.txt", Added: 1}}
+	tr.Apply(ev(3, event.PatchApplied{SessionID: "sess-1", TurnID: "turn-1", Root: "/p", SHA256: strings.Repeat("a", 64), Files: files, Patch: "x"}))
+	tr.Apply(ev(4, event.PatchApplied{SessionID: "sess-1", TurnID: "turn-1", Root: "/p", SHA256: strings.Repeat("a", 64), Files: files, Patch: "x", Reverse: true}))
+	got := strings.Join(strings.Fields(plain(all(tr, 200))), " ")
+	for _, want := range []string{
+		"rewound to the end of turn 1; turns 2–3 above are rewound",
+		"undid the last rewind: back at the end of turn 3",
+		"applied the workspace patch to /p: 2 file(s), +3 −1",
+		"reverted the workspace patch in /p: 2 file(s), +3 −1",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the transcript lacks %q:\n%s", want, got)
+		}
+	}
+}
+
 // A retry notice says what failed when the adapter said, not only its code.
 func TestRetryNotice(t *testing.T) {
 	for _, tc := range []struct {

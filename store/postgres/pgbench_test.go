@@ -1,0 +1,154 @@
+package postgres
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/gcpolicy"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/store/storetest"
+)
+
+// pgbenchScript is one append as pgbench sends it: the statements the
+// store's append sends (lockAndFind's batch, then appendIn's), with the
+// same text where pgbench can say it, in the same two pipelined round
+// trips, one event per transaction into session pgb-RUN-CLIENT. The
+// event's ID, seq and body are the store's; the session row's summary is
+// written with the values an append that leaves the summary as it is
+// writes.
+func pgbenchScript(body []byte) string {
+	sid := `('pgb-' || :run::text || '-' || :client_id::text)`
+	eid := `('evt-' || :run::text || '-' || :client_id::text || '-' || :next::text)`
+	sub := func(q string, args ...string) string {
+		for i := len(args); i >= 1; i-- {
+			q = strings.ReplaceAll(q, "$"+strconv.Itoa(i), args[i-1])
+		}
+		return strings.Join(strings.Fields(q), " ") + ";\n"
+	}
+	return "\\set next :next + 1\n\\startpipeline\nBEGIN;\n" +
+		sub(qLockAppend, sid) +
+		sub(qLockLease, sid) +
+		sub(qStoredEvents, "ARRAY["+eid+"]") +
+		"\\endpipeline\n\\startpipeline\n" +
+		sub(qInsertEvents, sid, ":next", "now()", "ARRAY["+eid+"]", "ARRAY['message.delta']", `ARRAY['\x`+hex.EncodeToString(body)+`'::bytea]`) +
+		sub(qUpdateAfterAppend, sid, ":next", "now()", "''", "0", "0", "'idle'", "now() + interval '1 hour'") +
+		"COMMIT;\n\\endpipeline\n"
+}
+
+var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \(without initial connection time\)`)
+
+// BenchmarkAppendVsPgbench: durable appends/s of N sessions at once (16,
+// 64), each its own store on its own connection, against pgbench sending
+// the same statements (pgbenchScript) from N clients to the same schema,
+// alternating, each run for 2 s (target: store/pgbench ≥ 0.9 at both).
+func BenchmarkAppendVsPgbench(b *testing.B) {
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		b.Fatalf("pgbench is not installed (scripts/postgres.sh installs it): %v", err)
+	}
+	// The collector's setting of the binary, whose append path this is.
+	defer debug.SetGCPercent(debug.SetGCPercent(gcpolicy.Percent))
+	const run = 3 * time.Second
+	levels := []int{16, 64}
+	dsn := freshSchema(b)
+	ctx := b.Context()
+	// One store creates the sessions; each level opens its n stores after
+	// pgbench has closed its n connections, and closes them after.
+	setup := mustOpen(b, dsn, Options{MaxConns: 1})
+	script := filepath.Join(b.TempDir(), "append.sql")
+	if err := os.WriteFile(script, []byte(pgbenchScript(storetest.BenchEvent(0).Body)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	u, err := url.Parse(baseDSN())
+	if err != nil {
+		b.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	if pu, err := url.Parse(dsn); err == nil {
+		schema = pu.Query().Get("search_path")
+	}
+	rates := map[string][]float64{}
+	runID := 0
+	for b.Loop() {
+		for _, n := range levels {
+			runID++
+			// pgbench's sessions, held as the store's are.
+			for c := range n {
+				storetest.Held(b, setup, fmt.Sprintf("pgb-%d-%d", runID, c), fmt.Sprintf("p%d", c))
+			}
+			cmd := exec.CommandContext(ctx, pgbench, "-n", "-M", "prepared", "-c", strconv.Itoa(n), "-j", "2",
+				"-T", strconv.Itoa(int(run.Seconds())), "-D", "next=-1", "-D", "run="+strconv.Itoa(runID), "-f", script, baseDSN())
+			cmd.Env = append(os.Environ(), "PGOPTIONS=-c search_path="+schema)
+			out, err := cmd.CombinedOutput()
+			m := tpsLine.FindSubmatch(out)
+			if err != nil || m == nil {
+				b.Fatalf("pgbench: %v\n%s", err, out)
+			}
+			tps, _ := strconv.ParseFloat(string(m[1]), 64)
+			rates[fmt.Sprint("pgbench-", n)] = append(rates[fmt.Sprint("pgbench-", n)], tps)
+
+			owners := make([]store.Owner, n)
+			stores := make([]*Store, n)
+			for c := range n {
+				owners[c] = storetest.Held(b, setup, fmt.Sprintf("app-%d-%d", runID, c), fmt.Sprintf("w%d", c))
+				s, err := Open(ctx, dsn, Options{MaxConns: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				stores[c] = s
+			}
+			var total atomic.Int64
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			t0 := time.Now()
+			deadline := t0.Add(run)
+			for c := range n {
+				wg.Go(func() {
+					id := fmt.Sprintf("app-%d-%d", runID, c)
+					for i := 0; time.Now().Before(deadline); i++ {
+						if _, err := stores[c].Append(ctx, id, owners[c], storetest.BenchEvent(runID*10_000_000_000+c*100_000_000+i)); err != nil {
+							errs <- err
+							return
+						}
+						total.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(t0)
+			for _, s := range stores {
+				_ = s.Close()
+			}
+			close(errs)
+			for err := range errs {
+				b.Fatal(err)
+			}
+			rates[fmt.Sprint("store-", n)] = append(rates[fmt.Sprint("store-", n)], float64(total.Load())/elapsed.Seconds())
+		}
+	}
+	mean := func(xs []float64) float64 {
+		s := 0.0
+		for _, x := range xs {
+			s += x
+		}
+		return s / float64(len(xs))
+	}
+	for _, n := range levels {
+		st, pg := mean(rates[fmt.Sprint("store-", n)]), mean(rates[fmt.Sprint("pgbench-", n)])
+		b.ReportMetric(st, fmt.Sprintf("appends/s@%d", n))
+		b.ReportMetric(pg, fmt.Sprintf("pgbench/s@%d", n))
+		b.ReportMetric(st/pg, fmt.Sprintf("store/pgbench@%d", n))
+	}
+}
