@@ -196,6 +196,19 @@ type PermissionRequested struct {
 	Action       string `json:"action"`
 	Subject      string `json:"subject,omitempty"`
 	Scope        string `json:"scope"`
+	// Input is the input of the call asked about, as its tool.call
+	// records it, so a front end asks from the question alone.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Patch, for fs.write, is the change the write would make, as a
+	// unified diff against the workspace file's current contents; it is
+	// computed as the write's tool.result patch is ("" when there is no
+	// change or it is too large to keep).
+	Patch string `json:"patch,omitempty"`
+	// Lines, for fs.write, counts the lines the write would add and
+	// delete; absent when the file could not be read or the write creates
+	// an empty file. Zero counts with no patch: the contents are the
+	// file's own.
+	Lines *LineCounts `json:"lines,omitempty"`
 }
 
 // PermissionResolved: permission.resolved.

@@ -36,6 +36,7 @@ func TestDecodeRejects(t *testing.T) {
 		tcall   = goldenLine(t, "tool.call")
 		pol     = goldenLine(t, "policy.decision")
 		preq    = goldenLine(t, "permission.requested")
+		pwrite  = goldenLine(t, "permission.requested/write")
 		pres    = goldenLine(t, "permission.resolved")
 		tres    = goldenLine(t, "tool.result")
 		terr    = goldenLine(t, "tool.result/error")
@@ -197,6 +198,11 @@ func TestDecodeRejects(t *testing.T) {
 		{"effect unknown", sub(t, pol, `"effect":"allow"`, `"effect":"maybe"`), errcode.EventInvalidField},
 		{"action empty", sub(t, pol, `"action":"fs.read"`, `"action":""`), errcode.EventInvalidField},
 		{"scope unknown", sub(t, preq, `"scope":"once"`, `"scope":"forever"`), errcode.EventInvalidField},
+		{"question input null", sub(t, pwrite, `"input":{"contents":"one\nTWO\n","path":"notes.txt"}`, `"input":null`), errcode.EventMissingField},
+		{"question patch not a string", sub(t, pwrite, `"patch":"--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"`, `"patch":7`), errcode.EventInvalidField},
+		{"question patch of an exec", sub(t, pwrite, `"action":"fs.write"`, `"action":"process.exec"`), errcode.EventInvalidField},
+		{"question lines negative", sub(t, pwrite, `"deleted":1`, `"deleted":-1`), errcode.EventInvalidField},
+		{"question lines unknown key", sub(t, pwrite, `"deleted":1`, `"deleted":1,"moved":0`), errcode.EventUnknownKey},
 		{"decision unknown", sub(t, pres, `"decision":"allow"`, `"decision":"ask"`), errcode.EventInvalidField},
 		{"ok with error", sub(t, tres, `"durationMs"`, `"error":{"code":"TOOL_CANCELED","message":"canceled"},"durationMs"`), errcode.EventInvalidField},
 		{"not ok without error", sub(t, terr, `"error":{"code":"WORKSPACE_ISOLATION_REQUIRED","message":"fs.write needs a Docker workspace"},`, ``), errcode.EventMissingField},

@@ -94,6 +94,14 @@
 // sandbox sees besides the copy (toolchains, dependency caches and folders,
 // the build cache volume).
 //
+// permission.requested also carries the question's subject, so a front end
+// asks from it alone and pairs it with no tool.call: input? (the call's
+// input, as its tool.call records it) and, for fs.write, patch? and lines?
+// {added, deleted}: the change the write would make against the workspace
+// file's current contents, computed as the write's tool.result patch is
+// (tools.Preview). lines is absent when the file could not be read; zero
+// lines with no patch mean the contents are the file's own.
+//
 // # Rules
 //
 // Beyond the key schema (exact keys, required keys present and not null,
@@ -130,7 +138,8 @@
 //   - runtime.checkpoint payload is a JSON object; tool.call input may be any
 //     JSON value but null.
 //   - tool.result has error exactly when ok is false, and patch and lines
-//     only when it is true. turn.completed requires
+//     only when it is true; permission.requested input, when present, is
+//     not null, and patch and lines come only with action fs.write. turn.completed requires
 //     errorCode when the status is failed or budget_exceeded and forbids it
 //     when completed. Error codes (tool.result error.code, turn.completed
 //     errorCode, model.retry code) are upper-case letters, digits and

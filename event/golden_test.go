@@ -192,6 +192,13 @@ func goldenEvents() []named {
 			Files:  []event.PatchFile{{Path: "a.txt", Added: 1, Deleted: 1}, {Path: "new.txt", Added: 2}},
 			Patch:  "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n",
 		})},
+		// A question with its subject: the call's input and, for a write, the diff.
+		{"permission.requested/write", ev(event.TypePermissionRequested, event.ActorKernel, event.PermissionRequested{
+			PermissionID: "perm-2", CallID: "call-4", Action: "fs.write", Subject: "notes.txt", Scope: event.ScopeOnce,
+			Input: json.RawMessage(`{"contents":"one\nTWO\n","path":"notes.txt"}`),
+			Patch: "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n",
+			Lines: &event.LineCounts{Added: 1, Deleted: 1},
+		})},
 	}
 }
 

@@ -363,6 +363,15 @@ func (d PermissionRequested) validate(c *checker) {
 	c.nonEmpty("data.callId", d.CallID)
 	c.nonEmpty("data.action", d.Action)
 	c.oneOf("data.scope", d.Scope, scopes)
+	if d.Input != nil {
+		c.raw("data.input", d.Input)
+	}
+	c.absent("data.patch", d.Patch != "" && d.Action != "fs.write", "unless action is fs.write")
+	c.absent("data.lines", d.Lines != nil && d.Action != "fs.write", "unless action is fs.write")
+	if d.Lines != nil {
+		c.atLeast("data.lines.added", d.Lines.Added, 0)
+		c.atLeast("data.lines.deleted", d.Lines.Deleted, 0)
+	}
 }
 
 func (d PermissionResolved) validate(c *checker) {

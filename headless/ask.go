@@ -1,35 +1,39 @@
 package headless
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
-	"github.com/charmbracelet/x/term"
+	"github.com/mattn/go-isatty"
 
 	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/argv"
+	"github.com/harness-dev/harness/internal/patchtext"
 	"github.com/harness-dev/harness/runtime"
-	"github.com/harness-dev/harness/tui"
-	"github.com/harness-dev/harness/tui/diffview"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // IsTerminal reports whether r is a terminal (exec --approve ask needs one
 // to ask on).
 func IsTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // question is a permission question (a permission.requested event) as
-// exec asks it: the next line typed answers it through the session.
+// exec asks it: the next line typed answers it through the session. The
+// event carries its subject: the call's input and, for a write, its diff.
 type question struct {
 	id, tool, subject string
-	input             json.RawMessage // of the tool.call it is about
+	input             json.RawMessage // the call's input
+	patch             string          // the write's diff, as the runtime computed it
+}
+
+// questionOf is the question a permission.requested event asks.
+func questionOf(d event.PermissionRequested) question {
+	return question{id: d.PermissionID, tool: d.Action, subject: d.Subject, input: d.Input, patch: d.Patch}
 }
 
 // askLines bounds the diff printed with a write's question.
@@ -37,15 +41,17 @@ const askLines = 10
 
 // askText is the question as exec prints it: the whole command, quoted;
 // for a write, its +N −M against the workspace file and the head of the
-// diff (of both sides, for an overwrite), as diffText says.
-func askText(q question, diffText string) string {
+// diff (of both sides, for an overwrite), from the diff the question
+// carries.
+func askText(q question) string {
+	diffText := q.patch
 	what := q.subject
 	if q.tool == "process.exec" {
 		var in struct {
 			Argv []string `json:"argv"`
 		}
 		if json.Unmarshal(q.input, &in) == nil && len(in.Argv) > 0 {
-			what = tui.CommandLine(in.Argv)
+			what = argv.Line(in.Argv)
 		}
 	}
 	verb := "wants to run"
@@ -55,9 +61,9 @@ func askText(q question, diffText string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "? %s %s %s", q.tool, verb, what)
 	if diffText != "" {
-		st := diffview.StatOf(diffText)
+		st := patchtext.StatOf(diffText)
 		fmt.Fprintf(&b, "  +%d −%d\n", st.Added, st.Deleted)
-		lines, _ := diffview.Excerpt(diffview.Hunks(diffText), askLines)
+		lines, _ := patchtext.Excerpt(patchtext.Hunks(diffText), askLines)
 		for _, l := range lines {
 			fmt.Fprintf(&b, "  │ %s\n", Short(strings.ReplaceAll(l, "\t", "    "), 200))
 		}
@@ -66,28 +72,6 @@ func askText(q question, diffText string) string {
 	}
 	fmt.Fprintf(&b, "  y allow once · a allow %s for this run · n deny · or type a reason to deny with: ", q.tool)
 	return b.String()
-}
-
-// askDiff is the change a write's question is about, against the
-// workspace file's current contents (a new file against nothing); "" for
-// another tool or when the file cannot be read.
-func askDiff(ctx context.Context, ws workspace.Workspace, q question) string {
-	if q.tool != "fs.write" {
-		return ""
-	}
-	var in struct {
-		Path     string `json:"path"`
-		Contents string `json:"contents"`
-	}
-	if json.Unmarshal(q.input, &in) != nil || in.Path == "" {
-		return ""
-	}
-	old, err := ws.ReadFile(ctx, in.Path)
-	created := err != nil && errcode.Of(err) == errcode.WorkspaceNotFound
-	if err != nil && !created {
-		return ""
-	}
-	return diffview.Unified(in.Path, string(old), in.Contents, created)
 }
 
 // lineAnswer reads a typed line as the answer to a question: only y/yes

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/tools"
 	"github.com/harness-dev/harness/workspace"
 )
 
@@ -29,9 +30,19 @@ func TestAskTextShowsTheWrite(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = ws.Close(t.Context()) })
 
+	// The question as the runtime records it: the diff is tools.Preview's,
+	// against the file as it is.
 	write := func(path, contents string) question {
 		in, _ := json.Marshal(map[string]string{"path": path, "contents": contents})
-		return question{id: "perm-1", tool: "fs.write", subject: path, input: in}
+		call, rerr := tools.Parse("fs.write", in)
+		if rerr != nil {
+			t.Fatal(rerr.Code)
+		}
+		patch, lines := tools.Preview(t.Context(), ws, call)
+		if lines == nil {
+			t.Fatalf("no preview of the write to %s", path)
+		}
+		return question{id: "perm-1", tool: "fs.write", subject: path, input: in, patch: patch}
 	}
 	for _, c := range []struct {
 		name string
@@ -48,7 +59,7 @@ func TestAskTextShowsTheWrite(t *testing.T) {
 			[]string{"? process.exec wants to run rm -rf 'build dir'\n", "a allow process.exec for this run"}, []string{"│", "+"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := askText(c.q, askDiff(t.Context(), ws, c.q))
+			got := askText(c.q)
 			for _, w := range c.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("the question lacks %q:\n%s", w, got)

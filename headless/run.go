@@ -9,7 +9,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -155,7 +154,7 @@ func (a *run) drive(ctx context.Context, sess *app.Session, lines <-chan string,
 		select {
 		case q := <-asks:
 			pending = &q
-			fmt.Fprint(a.Stderr, askText(q, askDiff(ctx, sess.Workspace, q)))
+			fmt.Fprint(a.Stderr, askText(q))
 		case <-sess.Idle():
 			out, _ := sess.Wait(context.WithoutCancel(ctx))
 			return out
@@ -212,20 +211,13 @@ func (a *run) outputFailed(_ int, err error) {
 
 // printEvents writes a batch with one write to stdout (a batch of
 // streamed deltas would otherwise cost a system call each).
-// A permission.requested event goes to asks, with the input of the
-// tool.call it is about.
+// A permission.requested event goes to asks; it carries its subject.
 func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- question) {
 	for _, e := range batch {
 		switch d := e.Event.Data.(type) {
-		case event.ToolCall:
-			p.callID, p.callInput = d.CallID, d.Input
 		case event.PermissionRequested:
-			q := question{id: d.PermissionID, tool: d.Action, subject: d.Subject}
-			if d.CallID == p.callID {
-				q.input = p.callInput
-			}
 			if asks != nil {
-				asks <- q // one question at a time: the turn waits for its answer
+				asks <- questionOf(d) // one question at a time: the turn waits for its answer
 			}
 		}
 	}
@@ -312,11 +304,8 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 	}
 }
 
-// printer is what printEvents remembers between batches: the last
-// tool.call, which a permission question that follows is about.
+// printer is what printEvents remembers between batches.
 type printer struct {
-	callID    string
-	callInput json.RawMessage
 	midLine   bool            // streamed text ended without a newline and its message has not completed
 	summaries map[string]bool // summary request IDs: their text is the compaction's, not an answer
 	live      map[string]bool // process.exec calls whose output was shown as it came: true when whole

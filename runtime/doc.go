@@ -2,17 +2,21 @@
 // at model-request boundaries, cancels, continues sessions in follow-up
 // turns, enforces budgets and writes checkpoints.
 //
-// Ownership. A Runtime owns the sessions opened in this process. A Session
-// is the one owner of what decides what happens next in it: pending
-// steering, inputs queued for the next turn, the active turn, starting the
-// queued next turn, permission questions, settings changes and
-// cancellation. That state is guarded by the session's mutex, which every
-// command takes and holds across the append that records its decision, so
-// the log order is the order in which the session accepted input. Each
-// live turn is run by one goroutine, which owns the session's message
-// state, usage and budget counters while the turn runs, and meets the
-// owner only at request boundaries (steering, settings), to ask a question
-// and to end.
+// Ownership. A Runtime is the configuration (model, workspace, policy) that
+// sessions run with, and a registry of the sessions opened through it (one
+// Session per ID: a second open of a live ID is refused) and of their
+// turns' runs, kept for the Runtime's life. Harness builds one Runtime per
+// opened session (package app, with that session's workspace), so the
+// registry holds one session. A Session is the one owner of what decides
+// what happens next in it: pending steering, inputs queued for the next
+// turn, the active turn, starting the queued next turn, permission
+// questions, settings changes and cancellation. That state is guarded by
+// the session's mutex, which every command takes and holds across the
+// append that records its decision, so the log order is the order in which
+// the session accepted input. Each live turn is run by one goroutine, which
+// owns the session's message state, usage and budget counters while the
+// turn runs, and meets the owner only at request boundaries (steering,
+// settings), to ask a question and to end.
 //
 // Commands (commands.go). Front ends — the TUI engine, harness exec — use
 // only these; none of them tracks run IDs to route text:
@@ -124,5 +128,7 @@
 // next one.
 //
 // The runtime never imports the TUI, Bubble Tea, dockerws or a concrete
-// store; cmd/harness wires those in.
+// store (internal/deptest checks it): package app opens the store, the
+// workspace and the model, and builds the Runtime and Session over them;
+// the front ends (tuiengine, headless) drive the Session app returns.
 package runtime

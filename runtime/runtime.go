@@ -43,7 +43,9 @@ type Outcome struct {
 	Truncated       bool // completed, but the last answer was cut by the output limit
 }
 
-// Runtime owns the sessions of this process.
+// Runtime is the configuration sessions run with and the registry of the
+// sessions opened through it and their runs (see Ownership in the package
+// documentation); app builds one per opened session.
 type Runtime struct {
 	cfg      Config
 	provider string // the model's provider identity (providerNamer), "" when it names none

@@ -914,10 +914,18 @@ func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) 
 	s, r := t.s, t.r
 	permID := s.rt.cfg.NewID("perm")
 	subject := call.Subject
+	// The question carries its subject: the call's input and, for a
+	// write, the diff the write's own record would compute (read before
+	// the lock: it reads the workspace).
+	req := event.PermissionRequested{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ScopeOnce),
+		Input: rawOrString(mc.Arguments)}
+	if patch, lines := tools.Preview(t.ctx, s.rt.cfg.Workspace, call); lines != nil {
+		req.Patch, req.Lines = patch, &event.LineCounts{Added: lines.Added, Deleted: lines.Deleted}
+	}
 	q := &question{run: r, reply: make(chan PermissionAnswer, 1)}
 	s.mu.Lock()
 	s.questions[permID] = q
-	_, err := t.append(event.PermissionRequested{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ScopeOnce)})
+	_, err := t.append(req)
 	if err != nil {
 		delete(s.questions, permID)
 	}

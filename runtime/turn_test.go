@@ -562,6 +562,46 @@ func TestPermissions(t *testing.T) {
 			}
 		}
 	})
+	t.Run("the question carries its subject", func(t *testing.T) {
+		m := script(t, `[{"toolCalls":[
+			{"id":"c1","name":"fs.write","arguments":{"path":"README.md","contents":"# new\n"}},
+			{"id":"c2","name":"fs.write","arguments":{"path":"docs/x.md","contents":"x\n"}},
+			{"id":"c3","name":"fs.write","arguments":{"path":"main.go","contents":"package main\n"}},
+			{"id":"c4","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"ok"}]`)
+		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askReads })
+		answerer(t, f, func(int) runtime.PermissionAnswer { return runtime.PermissionAnswer{Note: "no"} })
+		f.wait(f.start("go"))
+		evs := f.events()
+		calls, qs := ofType[event.ToolCall](evs), ofType[event.PermissionRequested](evs)
+		if len(calls) != 4 || len(qs) != 4 {
+			t.Fatalf("%d calls, %d questions", len(calls), len(qs))
+		}
+		for i, q := range qs {
+			if q.CallID != calls[i].CallID || string(q.Input) != string(calls[i].Input) {
+				t.Errorf("question %d input %s, its tool.call's %s", i, q.Input, calls[i].Input)
+			}
+		}
+		want := []struct {
+			patch []string
+			lines *event.LineCounts
+		}{
+			{[]string{"--- a/README.md\n+++ b/README.md\n@@", "\n-# demo\n+# new\n"}, &event.LineCounts{Added: 1, Deleted: 1}},
+			{[]string{"--- /dev/null\n+++ b/docs/x.md\n@@", "\n+x\n"}, &event.LineCounts{Added: 1}},
+			{nil, &event.LineCounts{}}, // the file's own contents
+			{nil, nil},                 // a read changes nothing
+		}
+		for i, w := range want {
+			q := qs[i]
+			if (q.Lines == nil) != (w.lines == nil) || (q.Lines != nil && *q.Lines != *w.lines) || (w.patch == nil) != (q.Patch == "") {
+				t.Errorf("question %d: lines %+v patch %q; want lines %+v", i, q.Lines, q.Patch, w.lines)
+			}
+			for _, p := range w.patch {
+				if !strings.Contains(q.Patch, p) {
+					t.Errorf("question %d: patch %q lacks %q", i, q.Patch, p)
+				}
+			}
+		}
+	})
 	t.Run("arguments the tool refuses are not asked about", func(t *testing.T) {
 		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.write","arguments":{"path":"notes.txt","content":"x"}},{"id":"c2","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"ok"}]`)
 		f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askReads })

@@ -2,12 +2,11 @@ package tools
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/harness-dev/harness/internal/argv"
 	"github.com/harness-dev/harness/model"
 	"github.com/harness-dev/harness/workspace"
 )
@@ -132,36 +131,21 @@ func cut(s string, n int, truncated bool) (string, bool) {
 	return s[:n], true
 }
 
-// displayArgv joins argv for display, quoting the arguments a reader could
-// misread, and caps the result at 4096 bytes.
-func displayArgv(argv []string) string {
+// displayArgv is argv for display, as every front end shows a command
+// (argv.Line: quoted as a POSIX shell would need it typed), capped at 4096
+// bytes.
+func displayArgv(args []string) string {
 	const maxSubject = 4096
 	var b strings.Builder
-	for i, a := range argv {
+	for i, a := range args {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		if needsQuote(a) {
-			b.WriteString(strconv.Quote(a))
-		} else {
-			b.WriteString(a)
-		}
+		b.WriteString(argv.Quote(a))
 		if b.Len() > maxSubject {
 			s, _ := cut(b.String(), maxSubject, true)
 			return s + "…"
 		}
 	}
 	return b.String()
-}
-
-func needsQuote(a string) bool {
-	if a == "" {
-		return true
-	}
-	for _, r := range a {
-		if unicode.IsSpace(r) || !unicode.IsPrint(r) || strings.ContainsRune(`"'\$`+"`"+`|&;<>()*?[]{}~#!`, r) {
-			return true
-		}
-	}
-	return false
 }

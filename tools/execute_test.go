@@ -706,9 +706,15 @@ func TestWritePatch(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := &recorder{read: c.read}
 			register(t, r)
-			res, err := tools.Execute(t.Context(), r, mustCall(t, "fs.write", `{"path":"README.md","contents":"a\nb\nc\n"}`))
+			call := mustCall(t, "fs.write", `{"path":"README.md","contents":"a\nb\nc\n"}`)
+			// The question before the write shows the change its record keeps.
+			patch, lines := tools.Preview(t.Context(), r, call)
+			res, err := tools.Execute(t.Context(), r, call)
 			if err != nil || !res.OK {
 				t.Fatalf("write: %+v, %v", res, err)
+			}
+			if patch != res.Patch || (lines == nil) != (res.Lines == nil) || (lines != nil && *lines != *res.Lines) {
+				t.Errorf("Preview = %q %+v, the write recorded %q %+v", patch, lines, res.Patch, res.Lines)
 			}
 			if string(res.Output) != `{"path":"README.md","bytes":6}` {
 				t.Errorf("output = %s: the patch must not reach the model", res.Output)

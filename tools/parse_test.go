@@ -145,7 +145,7 @@ func TestParse(t *testing.T) {
 		{name: "exec max timeout", tool: "process.exec", args: `{"argv":["ls"],"timeoutMs":600000}`,
 			input: tools.ExecInput{Argv: []string{"ls"}, TimeoutMs: tools.MaxTimeoutMs}, subj: "ls"},
 		{name: "exec subject quotes", tool: "process.exec", args: `{"argv":["sh","-c","echo hi > f",""]}`,
-			input: tools.ExecInput{Argv: []string{"sh", "-c", "echo hi > f", ""}, TimeoutMs: tools.DefaultTimeoutMs}, subj: `sh -c "echo hi > f" ""`},
+			input: tools.ExecInput{Argv: []string{"sh", "-c", "echo hi > f", ""}, TimeoutMs: tools.DefaultTimeoutMs}, subj: `sh -c 'echo hi > f' ''`},
 		{name: "exec max argv", tool: "process.exec", args: `{"argv":` + argvOf(tools.MaxArgs, "a") + `}`,
 			input: tools.ExecInput{Argv: strings.Split(strings.Repeat("a", tools.MaxArgs), ""), TimeoutMs: tools.DefaultTimeoutMs},
 			subj:  strings.TrimSpace(strings.Repeat("a ", tools.MaxArgs))},

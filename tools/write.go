@@ -99,9 +99,7 @@ var writeTool = &tool{
 		w := in.(WriteInput)
 		// The previous contents, for the record's diff: the screen counts
 		// the change against the file as it was, not as the model saw it.
-		old, rerr := ws.ReadFile(ctx, w.Path)
-		existed := rerr == nil
-		known := existed || errcode.Of(rerr) == errcode.WorkspaceNotFound
+		old, existed, known := priorContents(ctx, ws, w.Path)
 		if err := ws.WriteFile(ctx, w.Path, []byte(w.Contents)); err != nil {
 			return nil, err
 		}
@@ -111,4 +109,34 @@ var writeTool = &tool{
 		}
 		return out, nil
 	},
+}
+
+// priorContents reads a file a write replaces: its contents, whether it
+// existed, and whether that is known (false when the read failed another
+// way than "not found").
+func priorContents(ctx context.Context, ws workspace.Workspace, path string) (old []byte, existed, known bool) {
+	old, err := ws.ReadFile(ctx, path)
+	existed = err == nil
+	return old, existed, existed || errcode.Of(err) == errcode.WorkspaceNotFound
+}
+
+// Preview is the change c would make, for the question asked before it
+// runs: for fs.write, the unified diff against the workspace file's
+// current contents and the lines it adds and deletes, computed as the
+// write's own record computes them (writePatch), so the question and the
+// result show one diff. Lines is nil for another tool, when the file
+// cannot be read (or ws is nil), and for a write that creates an empty
+// file (no change to show); zero counts with no patch mean the contents
+// are the file's own. The patch is "" when larger than MaxPatchBytes.
+// Preview only reads.
+func Preview(ctx context.Context, ws workspace.Workspace, c Call) (patch string, lines *LineCounts) {
+	w, ok := c.Input.(WriteInput)
+	if c.Tool != "fs.write" || !ok || ws == nil {
+		return "", nil
+	}
+	old, existed, known := priorContents(ctx, ws, w.Path)
+	if !known || (!existed && w.Contents == "") {
+		return "", nil
+	}
+	return writePatch(w.Path, old, existed, w.Contents)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/harness-dev/harness/internal/argv"
 	"github.com/harness-dev/harness/tui/diffview"
 	"github.com/harness-dev/harness/tui/theme"
 )
@@ -276,68 +277,11 @@ func execLine(input json.RawMessage, fallback string) string {
 	if json.Unmarshal(input, &in) != nil || len(in.Argv) == 0 {
 		return fallback
 	}
-	line := CommandLine(in.Argv)
+	line := argv.Line(in.Argv)
 	if in.Cwd != "" && in.Cwd != "." {
-		line = "(in " + shellQuote(in.Cwd) + ") " + line
+		line = "(in " + argv.Quote(in.Cwd) + ") " + line
 	}
 	return line
-}
-
-// CommandLine is argv as a POSIX shell would need it typed, each argument
-// quoted when a shell would split or expand it.
-func CommandLine(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = shellQuote(a)
-	}
-	return strings.Join(q, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs quoting; control
-// characters are shown escaped so a newline cannot hide part of a command.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n\r'\"$`\\*?[]{}()<>|&;#~!") && printable(s) {
-		return s
-	}
-	if printable(s) {
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-	}
-	var b strings.Builder
-	b.WriteString("$'")
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\'' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			b.WriteString(`\x`)
-			b.WriteString(hex2(byte(r)))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
-}
-
-func printable(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-func hex2(b byte) string {
-	const digits = "0123456789abcdef"
-	return string([]byte{digits[b>>4], digits[b&0xf]})
 }
 
 // wrapWords wraps plain text at spaces into lines of at most width cells;

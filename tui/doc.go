@@ -70,9 +70,12 @@
 // brings the last message back (withdrawn when it still waits), and "?"
 // alone then Enter opens the help (a message may start with "?").
 //
-// Steering that reaches the runtime as its turn is already ending
-// (RUNTIME_RUN_TERMINAL) is not lost: the screen keeps it and sends it as
-// the next turn. After a completed turn, inputs queued for the next turn
+// Text sent as a turn is ending is not lost, and the screen keeps nothing
+// for it: the engine's Send (the session's) waits for the ending turn and
+// steers the turn the session starts next, or starts one with the text.
+// The screen sends one input at a time, the next once the engine answered
+// the one before; one refused comes back into an empty input, its code
+// noted. After a completed turn, inputs queued for the next turn
 // start it; after a canceled or failed one they wait, and an empty Enter
 // sends them.
 //

@@ -145,8 +145,9 @@ type Approval struct {
 	Tool         string
 	Subject      string
 	Input        json.RawMessage
-	// Diff is the change a write would make, when the engine could read
-	// the file's current contents; "" otherwise.
+	// Diff is the change a write would make, as the question recorded it
+	// (the runtime reads the file's current contents once, as the write's
+	// own record does); "" otherwise.
 	Diff string
 	// Unchanged: the write's contents are the file's own (no diff).
 	Unchanged bool

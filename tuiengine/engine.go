@@ -7,7 +7,6 @@ package tuiengine
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -75,10 +74,6 @@ type tuiSession struct {
 	closers []func()
 	gone    chan struct{} // closed when the session is replaced or closed
 
-	// The last tool.call seen by Next (one Next runs at a time): the call
-	// a permission question that follows it is about.
-	callID    string
-	callInput json.RawMessage
 	// lost is the session's take-over signal until Next reported it; nil
 	// after (one Next runs at a time).
 	lost <-chan struct{}
@@ -325,43 +320,18 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 		for _, p := range cur.sub.Drain() {
 			u.Events = append(u.Events, tui.Record{Seq: p.Seq, Event: p.Event})
 			switch d := p.Event.Data.(type) {
-			case event.ToolCall:
-				cur.callID, cur.callInput = d.CallID, d.Input
 			case event.PermissionRequested:
-				// A turn asks one question at a time, about its last tool.call.
-				u.Approval = &tui.Approval{PermissionID: d.PermissionID, CallID: d.CallID, Tool: d.Action, Subject: d.Subject}
-				if d.CallID == cur.callID {
-					u.Approval.Input = cur.callInput
-				}
-				if d.Action == "fs.write" {
-					u.Approval.Diff, u.Approval.Unchanged = writeDiff(ctx, cur.ws, u.Approval.Input)
-				}
+				// The question carries its subject: the call's input and,
+				// for a write, the diff the runtime computed.
+				u.Approval = &tui.Approval{PermissionID: d.PermissionID, CallID: d.CallID, Tool: d.Action, Subject: d.Subject,
+					Input: d.Input, Diff: d.Patch,
+					Unchanged: d.Lines != nil && d.Patch == "" && d.Lines.Added == 0 && d.Lines.Deleted == 0}
 			}
 		}
 		if len(u.Events) > 0 {
 			return u, nil
 		}
 	}
-}
-
-// writeDiff is the change an fs.write would make to the workspace file.
-func writeDiff(ctx context.Context, ws workspace.Workspace, input json.RawMessage) (diff string, unchanged bool) {
-	var in struct {
-		Path     string `json:"path"`
-		Contents string `json:"contents"`
-	}
-	if json.Unmarshal(input, &in) != nil || in.Path == "" {
-		return "", false
-	}
-	old, err := ws.ReadFile(ctx, in.Path)
-	created := err != nil && errcode.Of(err) == errcode.WorkspaceNotFound
-	if err != nil && !created {
-		return "", false
-	}
-	if !created && string(old) == in.Contents {
-		return "", true
-	}
-	return diffview.Unified(in.Path, string(old), in.Contents, created), false
 }
 
 func (e *Engine) Send(ctx context.Context, text string) (tui.Sent, error) {

@@ -521,3 +521,57 @@ func TestEngineAutoStartsTheQueuedTurn(t *testing.T) {
 		t.Fatalf("asked %d; inputs %q; turns ended %+v", asked, inputs, ends)
 	}
 }
+
+// The question carries its subject: the screen's approval holds the call's
+// input and the write's diff exactly as permission.requested recorded them
+// (against the workspace file as it is), paired with no tool.call.
+func TestEngineQuestionCarriesItsSubject(t *testing.T) {
+	// The local workspace is this package's folder: the write overwrites
+	// engine.go, which the read-only workspace then refuses.
+	script := writeScript(t, `[
+		{"toolCalls": [{"id": "c1", "name": "fs.write", "arguments": {"path": "engine.go", "contents": "// gone\n"}}]},
+		{"content": "Done."}
+	]`)
+	eng, _ := newTestEngine(t, script, "ask")
+	ctx := t.Context()
+	if _, err := eng.Open(ctx, tui.OpenRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(ctx, "shorten engine.go"); err != nil {
+		t.Fatal(err)
+	}
+	var asked []tui.Approval
+	evs, _ := collect(t, eng, func(a *tui.Approval) tui.Answer {
+		asked = append(asked, *a)
+		return tui.Answer{}
+	})
+	var req *event.PermissionRequested
+	var call string
+	for _, e := range evs {
+		switch d := e.Data.(type) {
+		case event.PermissionRequested:
+			req = &d
+		case event.ToolCall:
+			call = string(d.Input)
+		}
+	}
+	if len(asked) != 1 || req == nil {
+		t.Fatalf("asked %d questions, recorded %v", len(asked), req)
+	}
+	a := asked[0]
+	if string(a.Input) != `{"path":"engine.go","contents":"// gone\n"}` || string(req.Input) != string(a.Input) || call != string(a.Input) {
+		t.Errorf("input: asked with %s, recorded %s, the tool.call's %s", a.Input, req.Input, call)
+	}
+	src, err := os.ReadFile("engine.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Count(string(src), "\n")
+	if req.Lines == nil || req.Lines.Deleted != old || req.Lines.Added != 1 {
+		t.Errorf("recorded lines %+v, want +1 -%d", req.Lines, old)
+	}
+	if a.Diff != req.Patch || a.Unchanged ||
+		!strings.HasPrefix(a.Diff, "--- a/engine.go\n+++ b/engine.go\n") || !strings.Contains(a.Diff, "\n+// gone\n") || !strings.Contains(a.Diff, "\n-// Package tuiengine") {
+		t.Errorf("the approval's diff is not the recorded one against engine.go:\n%.400s\nrecorded:\n%.400s", a.Diff, req.Patch)
+	}
+}

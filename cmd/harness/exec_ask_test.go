@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harness-dev/harness/event"
 )
 
 // Without a terminal nobody can answer a question: exec refuses
@@ -71,5 +73,56 @@ func TestExecAskOnATerminal(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(u.project, "x.txt")); !os.IsNotExist(err) {
 		t.Errorf("a denied write reached the host: %v", err)
+	}
+}
+
+// exec --approve ask --json on a terminal: permission.requested holds the
+// call's input and, for a write, the diff against the workspace file; the
+// question exec prints shows that diff, not one it computed itself.
+func TestExecAskJSONQuestionCarriesItsSubject(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# ask\nold line\n")
+	s := u.script(`[{"toolCalls":[{"id":"c1","name":"fs.write","arguments":{"path":"README.md","contents":"# ask\nnew line\n"}}],"usage":{"promptTokens":10,"completionTokens":3}},
+	  {"toolCalls":[{"id":"c2","name":"process.exec","arguments":{"argv":["echo","two words"]}}],"usage":{"promptTokens":20,"completionTokens":3}},
+	  {"content":"All done.","usage":{"promptTokens":30,"completionTokens":5}}]`)
+	out := filepath.Join(t.TempDir(), "events.jsonl")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "exec", "--workspace", "local", "--approve", "ask", "--json", "--fake-model", s, "go") + " >" + shellQuote(out))
+	tm.waitFor("? fs.write wants to write README.md  +1 −1", "│ -old line", "│ +new line", "y allow once")
+	tm.line("n")
+	tm.waitFor("? process.exec wants to run echo 'two words'")
+	tm.line("n")
+	tm.waitUntil("exec to end", func(s string) bool {
+		lines := strings.Split(strings.TrimRight(s, "\n "), "\n")
+		return strings.Count(s, "? ") >= 2 && strings.TrimSpace(lines[len(lines)-1]) == strings.TrimSpace(prompt)
+	})
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []event.PermissionRequested
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		e, err := event.Decode([]byte(line))
+		if err != nil {
+			t.Fatalf("decode %s: %v", line, err)
+		}
+		if d, ok := e.Data.(event.PermissionRequested); ok {
+			asked = append(asked, d)
+		}
+	}
+	if len(asked) != 2 {
+		t.Fatalf("%d permission.requested events, want 2:\n%s", len(asked), b)
+	}
+	w, x := asked[0], asked[1]
+	if w.Action != "fs.write" || string(w.Input) != `{"path":"README.md","contents":"# ask\nnew line\n"}` ||
+		w.Patch != "--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,2 @@\n # ask\n-old line\n+new line\n" ||
+		w.Lines == nil || *w.Lines != (event.LineCounts{Added: 1, Deleted: 1}) {
+		t.Errorf("the write's question = %+v (input %s, patch %q)", w, w.Input, w.Patch)
+	}
+	if x.Action != "process.exec" || string(x.Input) != `{"argv":["echo","two words"]}` || x.Patch != "" || x.Lines != nil {
+		t.Errorf("the command's question = %+v (input %s)", x, x.Input)
+	}
+	if got, err := os.ReadFile(filepath.Join(u.project, "README.md")); err != nil || string(got) != "# ask\nold line\n" {
+		t.Errorf("README.md after denied write = %q, %v", got, err)
 	}
 }
