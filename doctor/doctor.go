@@ -254,7 +254,7 @@ func toolchains(ctx context.Context, o app.Options, r app.Resolved, w io.Writer)
 		fmt.Fprintf(w, "✗ toolchains in the sandbox: %s: %s\n", errcode.Of(err), errcode.Message(err))
 		return bad + 1
 	}
-	defer ws.Close(context.WithoutCancel(ctx))
+	defer func() { _ = ws.Close(context.WithoutCancel(ctx)) }() // a throwaway: a failed removal is left to the reaper
 	for _, n := range plan.Needs {
 		argv := versionCommands[n.Name]
 		res, err := ws.Exec(ctx, workspace.ExecRequest{Argv: argv, Timeout: 20 * time.Second})

@@ -465,7 +465,7 @@ func sharedNode(bin string) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read
 	libs, _ := f.ImportedLibraries()
 	for _, l := range libs {
 		if strings.HasPrefix(l, "libnode") {

@@ -306,7 +306,7 @@ func (s *Store) Check(ctx context.Context) error {
 	if err != nil {
 		return atPath(s.path, translate(op, err))
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // a reader connection, only read
 	if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 0`); err != nil {
 		return atPath(s.path, translate(op, err))
 	}
