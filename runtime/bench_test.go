@@ -50,7 +50,7 @@ func BenchmarkSteerVsAppend(b *testing.B) {
 	}
 	steerLog, bareLog := mk(event.NewID("sess")), mk(event.NewID("sess"))
 	m, _ := fake.Parse([]byte(`[{"content":"x","hang":true}]`))
-	rt, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(b, b.TempDir())})
+	rt, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(b, b.TempDir()), MaxRounds: -1, LoopRepeats: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,9 +119,12 @@ func BenchmarkTurn200Rounds(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		f := newFixture(b, m, m, nil)
+		// The same read every round: the round limit and the loop guard
+		// are off, as the benchmark measures a round's cost.
+		noGuards := func(c *runtime.Config) { c.MaxRounds, c.LoopRepeats = -1, -1 }
+		f := newFixture(b, m, m, func(c *runtime.Config, _ *runtime.Settings) { noGuards(c) })
 		if discard {
-			f.swapLog(&discardLog{id: f.sess.ID()}, m)
+			f.swapLog(&discardLog{id: f.sess.ID()}, m, noGuards)
 		}
 		return cpuRun(b, f.sess, f.rt, "go")
 	}
@@ -259,7 +262,7 @@ func BenchmarkRestore10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rt, _ = runtime.New(runtime.Config{Model: m, Workspace: mustLocal(b, root)})
+		rt, _ = runtime.New(runtime.Config{Model: m, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1})
 		var cp *runtime.Checkpoint
 		if turn > 0 {
 			rp, err := runtime.LatestTerminal(ctx, st, id)
@@ -311,7 +314,7 @@ func BenchmarkRestore10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rt2, _ := runtime.New(runtime.Config{Model: rt.Model(), Workspace: mustLocal(b, root)})
+		rt2, _ := runtime.New(runtime.Config{Model: rt.Model(), Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1})
 		if _, err := rt2.RestoreSession(ctx, log, rp.Checkpoint, runtime.Settings{}); err != nil {
 			b.Fatal(err)
 		}
@@ -422,7 +425,7 @@ func roundStoreCost(b *testing.B, st store.Store) {
 			b.Fatal(err)
 		}
 		log := &roundLog{SessionLog: sl, spent: map[int]time.Duration{}}
-		rt, _ := runtime.New(runtime.Config{Model: &readLoop{rounds: 201}, Workspace: mustLocal(b, root)})
+		rt, _ := runtime.New(runtime.Config{Model: &readLoop{rounds: 201}, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1})
 		sess, err := rt.OpenSession(ctx, log, runtime.Settings{Model: "read-loop", Tools: tools.ModelSpecs()})
 		if err != nil {
 			b.Fatal(err)

@@ -33,9 +33,13 @@ func (g *gatedLog) Append(ctx context.Context, e event.Event) (store.Record, err
 }
 
 // swapLog reopens the fixture's session on another log over the same store.
-func (f *fixture) swapLog(l runtime.EventLog, m model.Model) {
+func (f *fixture) swapLog(l runtime.EventLog, m model.Model, edit ...func(*runtime.Config)) {
 	f.t.Helper()
-	rt, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(f.t, f.root)})
+	c := runtime.Config{Model: m, Workspace: mustLocal(f.t, f.root)}
+	for _, e := range edit {
+		e(&c)
+	}
+	rt, err := runtime.New(c)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -465,7 +465,7 @@ func BenchmarkExecLaterToolCalls(b *testing.B) {
 	u := benchUser(b, nil)
 	var calls []string
 	for i := range 8 {
-		calls = append(calls, fmt.Sprintf(`{"toolCalls":[{"id":"c%d","name":"process.exec","arguments":{"argv":["true"]}}]}`, i))
+		calls = append(calls, fmt.Sprintf(`{"toolCalls":[{"id":"c%d","name":"process.exec","arguments":{"argv":["true","%d"]}}]}`, i, i))
 	}
 	script := u.home + "/s.json"
 	if err := os.WriteFile(script, []byte("["+strings.Join(calls, ",")+`,{"content":"done"}]`), 0o644); err != nil {
