@@ -66,8 +66,9 @@
 // missing image is WORKSPACE_NOT_FOUND saying how to build harness-sandbox):
 // network "none", processes run as 65534:65534 unless the image names a
 // non-root user, all capabilities dropped, no-new-privileges, pids (512),
-// memory (2 GiB, no swap) and CPU (one core less than the host has, at most
-// 2; half a core on a one-core host) limits. The container's main process
+// memory (2 GiB, no swap) and CPU limits (every core, so builds run at the
+// host's speed, at a quarter of a host process's CPU weight, so the host is
+// served first). The container's main process
 // is a reaper: a root sh whose only capability is CAP_KILL (the sandbox
 // user cannot signal it), which sleeps and, on SIGUSR1, kills every other
 // process in the container. Docker's init is PID 1

@@ -271,9 +271,9 @@ func TestContainerIsolation(t *testing.T) {
 	if hc.PidsLimit == nil || *hc.PidsLimit != DefaultPidsLimit || hc.Memory != DefaultMemoryBytes+2*DefaultMaxWorkspaceBytes+TmpBytes || hc.NanoCPUs <= 0 {
 		t.Errorf("pids %v, memory %d, cpus %d", hc.PidsLimit, hc.Memory, hc.NanoCPUs)
 	}
-	// The CPU limit leaves the host at least one core.
-	if n := goruntime.NumCPU(); n > 1 && hc.NanoCPUs > int64(n-1)*1e9 {
-		t.Errorf("NanoCPUs = %d on a %d-core host: no core left", hc.NanoCPUs, n)
+	// Every core, at a quarter of a host process's weight.
+	if n := goruntime.NumCPU(); hc.NanoCPUs != int64(n)*1e9 || hc.CPUShares != CPUShares || CPUShares >= 1024 {
+		t.Errorf("NanoCPUs = %d, CPUShares = %d on a %d-core host", hc.NanoCPUs, hc.CPUShares, n)
 	}
 	if len(hc.Binds) != 0 {
 		t.Errorf("host binds: %v", hc.Binds)

@@ -121,10 +121,11 @@ func TestExecAfterForkBomb(t *testing.T) {
 	}
 }
 
-// TestDefaultNanoCPUs: the container never gets every core of the host
-// (TestContainerIsolation checks the live container).
+// TestDefaultNanoCPUs: the container may use every core of the host (its
+// low CPU weight, which TestContainerIsolation checks on the live
+// container, keeps the host served first).
 func TestDefaultNanoCPUs(t *testing.T) {
-	for cpus, want := range map[int]int64{1: 5e8, 2: 1e9, 3: 2e9, 16: 2e9} {
+	for cpus, want := range map[int]int64{0: 1e9, 1: 1e9, 2: 2e9, 16: 16e9} {
 		if got := DefaultNanoCPUs(cpus); got != want {
 			t.Errorf("DefaultNanoCPUs(%d) = %d, want %d", cpus, got, want)
 		}
