@@ -29,7 +29,7 @@ import (
 // which, where the sandbox gets each from and what it mounts, and runs each
 // toolchain's version command in a throwaway workspace of the image with
 // those mounts. It lists the build cache volumes; with clean it removes
-// them (not one a running session uses).
+// the current project's (not while a running session uses it).
 func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer) bool {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -274,9 +274,12 @@ func toolchains(ctx context.Context, o app.Options, r app.Resolved, w io.Writer)
 	return bad
 }
 
-// caches lists the build cache volumes and, with clean, removes them; it
-// returns the number of failed removals.
+// caches lists the build cache volumes and, with clean, removes the one of
+// the project in the current directory (never another project's: tests
+// and other checkouts may be using theirs); it returns the number of
+// failed removals.
 func caches(ctx context.Context, clean bool, w io.Writer) int {
+	root, _ := os.Getwd()
 	list, err := dockerws.ListCaches(ctx, "")
 	if err != nil {
 		fmt.Fprintf(w, "✗ build caches: %s: %s\n", errcode.Of(err), errcode.Message(err))
@@ -288,7 +291,7 @@ func caches(ctx context.Context, clean bool, w io.Writer) int {
 		if c.Bytes >= 0 {
 			size = fmt.Sprintf("%.1f MiB", float64(c.Bytes)/(1<<20))
 		}
-		if !clean {
+		if !clean || c.Project != root {
 			fmt.Fprintf(w, "  build cache %s of %s: %s\n", c.Name, c.Project, size)
 			continue
 		}
@@ -300,7 +303,7 @@ func caches(ctx context.Context, clean bool, w io.Writer) int {
 		fmt.Fprintf(w, "✓ build cache %s of %s removed (%s)\n", c.Name, c.Project, size)
 	}
 	if len(list) > 0 && !clean {
-		fmt.Fprintln(w, "    (harness doctor --clean removes them; each is rebuilt by the next session of its project)")
+		fmt.Fprintln(w, "    (harness doctor --clean in a project removes its cache, which its next session rebuilds; a project deleted from this machine loses its cache at the next session or doctor)")
 	}
 	return bad
 }

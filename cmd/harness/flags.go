@@ -89,7 +89,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Reverse, "reverse", false, "revert on the host the last patch applied from this session (as recorded)")
 		fs.BoolVar(&o.AllowMassDelete, "allow-mass-delete", false, "with --yes: apply a patch that deletes most of the project's files (refused otherwise)")
 	case "doctor":
-		fs.BoolVar(&o.Clean, "clean", false, "also remove every project's build cache (the Docker volumes harness-cache-…)")
+		fs.BoolVar(&o.Clean, "clean", false, "also remove this project's build cache (its Docker volume harness-cache-…)")
 	case "rewind":
 		fs.BoolVar(&o.Undo, "undo", false, "return to where the session was before its last rewind")
 	}
@@ -171,7 +171,7 @@ Usage:
                                         files and conversation; --undo: to before the last rewind;
                                         no TURN: list the turns
   harness doctor [--clean]              check Docker, the sandbox image and the project's toolchains in it,
-                                        the provider and the store (--clean: remove the build caches)
+                                        the provider and the store (--clean: remove this project's build cache)
   harness --version                     the version, commit and Go toolchain of this binary
 
 Exit codes of exec: 0 completed, 1 failed, 2 usage, 3 budget exceeded, 130 canceled.

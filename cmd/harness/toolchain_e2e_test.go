@@ -411,3 +411,37 @@ func TestSandboxRemoteDaemonSaysMountsNeedLocal(t *testing.T) {
 		t.Error("no build cache volume on the remote daemon")
 	}
 }
+
+// harness doctor in a Go project says what it needs, where the sandbox
+// gets it from, and runs go version in a throwaway sandbox; it lists the
+// project's build cache, and --clean removes it.
+func TestDoctorChecksTheToolchains(t *testing.T) {
+	needSandbox(t)
+	gobin := needHost(t, "go")
+	modcache, err := exec.Command(gobin, "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := newUser(t)
+	u.extra = append(u.extra, "GOMODCACHE="+strings.TrimSpace(string(modcache)))
+	u.write("go.mod", "module x\n\ngo 1.24\n")
+	cleanupCache(t, u.project)
+	// A session that runs a command makes the project's cache.
+	if r := u.run("", "exec", "--fake-model", execScript(t, u, "go version"), "hello"); r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	volume := dockerws.CacheVolume(u.project, os.Getuid())
+	r := u.run("", "doctor")
+	for _, want := range []string{"toolchains the project needs: go 1.24 (go.mod)", "→ /opt/harness/go (read-only)", "✓ go in the sandbox: go version go", volume} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("doctor does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	r = u.run("", "doctor", "--clean")
+	if !strings.Contains(r.stdout, volume+" of "+u.project+" removed") {
+		t.Errorf("doctor --clean:\n%s", r.stdout)
+	}
+	if out, err := exec.Command("docker", "volume", "inspect", volume).CombinedOutput(); err == nil {
+		t.Errorf("the cache volume is still there: %s", out)
+	}
+}
