@@ -127,11 +127,14 @@ var resumeLine = regexp.MustCompile(`harness resume (sess-[0-9a-f-]+)`)
 // prompt is the shell's prompt: its return means the program exited.
 const prompt = "e2e$ "
 
-// quit presses Ctrl+C on an idle screen and waits for harness to exit:
-// the n-th resume line, then the shell prompt under it. It returns the
-// session ID printed.
+// quit waits for an idle screen (the footer offers "ctrl+c quit" only
+// when no turn runs: a turn's last lines can be on the screen before its
+// end is, and a ctrl+c then cancels the turn instead), presses Ctrl+C and
+// waits for harness to exit: the n-th resume line, then the shell prompt
+// under it. It returns the session ID printed.
 func (tm *terminal) quit(n int) string {
 	tm.t.Helper()
+	tm.waitFor("ctrl+c quit")
 	tm.keys("C-c")
 	s := tm.waitUntil("the resume line and the prompt", func(s string) bool {
 		lines := strings.Split(strings.TrimRight(s, "\n "), "\n")
