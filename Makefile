@@ -14,7 +14,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ERRCHECK    := github.com/kisielk/errcheck@v1.30.0
 GREMLINS    := github.com/go-gremlins/gremlins/cmd/gremlins@v0.5.0
 # make mutate MUTATE=./tools runs one package.
-MUTATE      ?= ./tools ./compaction ./checkpoint ./event
+MUTATE      ?= ./tools ./compaction ./internal/checkpoint ./internal/event
 
 .PHONY: all build install run test bench lint fmt provision sandbox-image clean mutate
 

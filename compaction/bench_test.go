@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // benchHistory returns n messages shaped like a working session: a user

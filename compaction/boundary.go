@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // Boundary returns the index where the kept tail starts: msgs[:b] is the

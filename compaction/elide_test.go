@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 func TestElide(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 func sys(content string) model.Message {

@@ -3,7 +3,7 @@ package compaction
 import (
 	"encoding/json"
 
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // Occupied is the part of a model request that occupies the context window.

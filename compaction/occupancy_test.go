@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // pieces mixes ASCII, multi-byte UTF-8, characters an HTML-escaping encoder

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // SummaryInstruction is the system message of a summary round.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // SummaryPrefix opens the system message that carries a conversation

@@ -15,7 +15,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // applyScript removes the paths named as arguments, then extracts the tar

@@ -17,7 +17,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/toolchain"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // Performance targets (issue 2), each against a baseline of the same run:

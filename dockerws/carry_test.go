@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // A PNG, a file holding a NUL and a 3 MB text file (over the 2 MiB file

@@ -22,7 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // Reasons a path is left out of the copy, as reported in Info().Skipped.

@@ -27,7 +27,7 @@ import (
 	"github.com/harness-dev/harness/internal/attest"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/toolchain"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // Paths inside the container.

@@ -17,7 +17,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // ExitTimedOut is the exit code reported for a process killed on timeout.

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // readScript prints, as the sandbox user, "MODE SIZE\n" of the regular

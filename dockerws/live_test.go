@@ -24,7 +24,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/attest"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // containerTree reads the workspace back through the archive API, which

@@ -16,7 +16,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/testenv"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // Images of the live tests; scripts/images.sh builds both.

@@ -11,7 +11,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // text builds a tree: a key ending in "*" is executable.

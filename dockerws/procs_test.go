@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // sandboxProcs lists the command lines of the sandbox user's processes,

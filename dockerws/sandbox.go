@@ -16,7 +16,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/toolchain"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // The project's build cache.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/toolchain"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // sandboxPlan is a plan of two read-only trees of the host: a "toolchain"

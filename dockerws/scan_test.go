@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 func mustScan(t *testing.T, root string, edit func(*Options)) (*snapshot, error) {
@@ -88,15 +88,15 @@ func TestScanCopiesTextAndReportsTheRest(t *testing.T) {
 	}
 }
 
-// This repository is a real project: it opens (workspace/credentials.go is
+// This repository is a real project: it opens (internal/workspace/credentials.go is
 // code, not a secret; make bench once refused it).
 func TestScanThisRepository(t *testing.T) {
 	s, err := mustScan(t, "..", nil)
 	if err != nil {
 		t.Fatalf("scanning this repository: %v", err)
 	}
-	if _, ok := s.files["workspace/credentials.go"]; !ok {
-		t.Error("workspace/credentials.go is not in the copy")
+	if _, ok := s.files["internal/workspace/credentials.go"]; !ok {
+		t.Error("internal/workspace/credentials.go is not in the copy")
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // hold replaces *step with a version that first waits until the returned

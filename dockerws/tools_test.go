@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/tools"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // git.diff and process.exec through a real workspace end at their tool

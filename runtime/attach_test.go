@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // A mentioned file that contains the attachment's own closing tag cannot

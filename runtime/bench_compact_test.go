@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/runtime"
 )
 

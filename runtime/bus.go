@@ -3,7 +3,7 @@ package runtime
 import (
 	"sync"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // Published is one event as appended: its per-session sequence number, the

@@ -5,10 +5,10 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/harness-dev/harness/checkpoint"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // The checkpoint format lives in package checkpoint; these names keep the

@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/store"
 )
 

@@ -8,11 +8,11 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // view is what the next request sends: the whole history, or after a

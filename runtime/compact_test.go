@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/runtime"
 )
 

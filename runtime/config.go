@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/tools"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // EventLog is the event store the runtime consumes: one session's log bound

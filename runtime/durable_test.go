@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/model/fake"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/model/fake"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/sqlite"

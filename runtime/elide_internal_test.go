@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // longHistory is a session whose history is a first request and rounds

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // completedOf is m's message.completed data.

@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/runtime"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // With the ratio estimator, a request before any usage report is counted

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // finish writes the terminal checkpoint, turn.completed and agent.stopped,

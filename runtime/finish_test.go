@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/runtime"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // diffFailing is a workspace whose end-of-turn diff fails (with err, or by

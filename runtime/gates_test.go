@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // gatedLog holds appends of one event type until released; it delegates to

@@ -7,15 +7,15 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/model/fake"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/model/fake"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/memstore"
 	"github.com/harness-dev/harness/tools"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // gatedModel signals each request on started and waits for a value on

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/tools"
 )

@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 const (

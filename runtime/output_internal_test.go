@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/memstore"
 	"github.com/harness-dev/harness/tools"

@@ -9,23 +9,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/checkpoint"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/sqlite"
 )
 
-// The recorded logs of checkpoint/testdata/logs, replayed through a real
+// The recorded logs of internal/checkpoint/testdata/logs, replayed through a real
 // SQLite store and the runtime's restore: a good log resumes (LatestTerminal
 // and RestoreSession) at the turn its golden file names; a bad one fails
 // with the code its golden file names, through LastFinished (the whole-log
 // scan a fork does) or LatestTerminal (the stored checkpoint and the events
 // after it).
 func TestReplayRecordedLogs(t *testing.T) {
-	paths, _ := filepath.Glob(filepath.Join("..", "checkpoint", "testdata", "logs", "*.jsonl"))
+	paths, _ := filepath.Glob(filepath.Join("..", "internal", "checkpoint", "testdata", "logs", "*.jsonl"))
 	if len(paths) < 10 {
 		t.Fatalf("found %d recorded logs", len(paths))
 	}

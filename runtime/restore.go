@@ -4,12 +4,12 @@ import (
 	"context"
 	"slices"
 
-	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/store"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // History reads a session's stored log and checkpoint. store.Reader

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/harness-dev/harness/checkpoint"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // Rewind records, on the log of a session no runtime has open, that the

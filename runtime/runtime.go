@@ -6,10 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/harness-dev/harness/checkpoint"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // Limits of DESIGN §7.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/memstore"
 	"github.com/harness-dev/harness/tools"

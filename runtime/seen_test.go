@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/checkpoint"
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/tools"
 )

@@ -3,8 +3,8 @@ package runtime
 import (
 	"context"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // ChangeSettings records settings.changed as given (the application's

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/harness-dev/harness/checkpoint"
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/runtime"
 )
 

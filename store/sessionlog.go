@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // SessionLog is one session's log bound to one owner: the event store the

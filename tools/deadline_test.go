@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/tools"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // stuck is a workspace whose reads never finish on their own.

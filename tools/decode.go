@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // MaxArgsBytes bounds the raw arguments Parse looks at. The largest valid

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 const diffDescription = `Show every change made in the workspace so far, as one unified patch against ` +

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/argv"
-	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 const execDescription = `Run one program in the workspace, an isolated copy of the project inside a ` +

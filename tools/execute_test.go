@@ -19,8 +19,8 @@ import (
 
 	"github.com/harness-dev/harness/internal/attest"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/tools"
-	"github.com/harness-dev/harness/workspace"
 )
 
 const secret = "victim secret"

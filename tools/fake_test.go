@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // recorder is a hand-written workspace that records every call it gets and

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/tools"
 )
 

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 const readDescription = `Read one UTF-8 text file of the workspace, an isolated copy of the project. ` +

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // fs.read's own encoding is exactly model.MarshalCanonical of readOutput.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // Bounds of DESIGN §5, and the caps this package chooses to stay inside them.

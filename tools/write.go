@@ -6,7 +6,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 const writeDescription = `Create or replace one file of the workspace, an isolated copy of the project ` +

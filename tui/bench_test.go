@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/gcpolicy"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // bigSession is a stored log of about n blocks: turns of a user message, a

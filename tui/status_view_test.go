@@ -3,8 +3,8 @@ package tui
 import (
 	"testing"
 
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // The header names the model the session asks after a settings change (a

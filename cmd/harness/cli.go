@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/errcode"
 )
 

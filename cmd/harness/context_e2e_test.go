@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // usageServer is an OpenAI-compatible server on loopback that reports

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // Kill -9 mid-turn at random points across the model and tool phases: the

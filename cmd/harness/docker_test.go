@@ -16,10 +16,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/dockerws"
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/testenv"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 func needDocker(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // closedPort returns a loopback base URL nothing listens on.

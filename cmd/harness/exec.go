@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/harness-dev/harness/app"
-	"github.com/harness-dev/harness/headless"
+	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/headless"
 	"github.com/harness-dev/harness/runtime"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // Without a terminal nobody can answer a question: exec refuses

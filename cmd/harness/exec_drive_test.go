@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/app"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // The exec driver in this process (so the race detector sees it), over a

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 func typesOf(evs []event.Event) []string {

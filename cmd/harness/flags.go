@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/internal/app"
 )
 
 // options are the common flags of every command (DESIGN §12), which the

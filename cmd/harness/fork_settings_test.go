@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/app"
+	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/tuiengine"
 	"github.com/harness-dev/harness/tui"
-	"github.com/harness-dev/harness/tuiengine"
 )
 
 // lastBody is the latest request the server received.

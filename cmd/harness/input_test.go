@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/model/openai"
 	"github.com/harness-dev/harness/internal/quirks"
-	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/model/openai"
 )
 
 // Provider input never ends a turn with an internal code, through the

@@ -12,12 +12,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/harness-dev/harness/app"
-	"github.com/harness-dev/harness/headless"
+	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/errcode"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/headless"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/runtime"
-	"github.com/harness-dev/harness/workspace"
 )
 
 // sessionsShown is how many sessions `harness sessions` lists without

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // The read-only local workspace refuses credential files, to @path

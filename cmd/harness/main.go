@@ -16,12 +16,12 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/harness-dev/harness/app"
-	"github.com/harness-dev/harness/checkpoint"
-	"github.com/harness-dev/harness/doctor"
-	"github.com/harness-dev/harness/headless"
+	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/doctor"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/gcpolicy"
+	"github.com/harness-dev/harness/internal/headless"
 	"github.com/harness-dev/harness/internal/version"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // The binary under test, built once per test run.

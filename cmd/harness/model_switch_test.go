@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/app"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/tuiengine"
 	"github.com/harness-dev/harness/tui"
-	"github.com/harness-dev/harness/tuiengine"
 )
 
 // /model NAME (the TUI engine's SetModel) switches the model for the

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // chatServer is an OpenAI-compatible server on loopback that answers each

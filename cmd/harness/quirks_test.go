@@ -14,11 +14,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/model/openai"
 	"github.com/harness-dev/harness/internal/quirks"
-	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/model/openai"
 )
 
 // harness exec against every recorded real server: round one's tool call

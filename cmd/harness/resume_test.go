@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/app"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/sqlite"
 )

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/harness-dev/harness/app"
-	"github.com/harness-dev/harness/headless"
+	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/headless"
 )
 
 // rewind brings a session back to the end of a turn (pos[1]), or undoes

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/dockerws"
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/testenv"
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // The sandbox runs the project's own build and tests with no flag: the

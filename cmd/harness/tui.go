@@ -8,8 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
+	"github.com/harness-dev/harness/internal/tuiengine"
 	"github.com/harness-dev/harness/tui"
-	"github.com/harness-dev/harness/tuiengine"
 )
 
 // afterQuitLines bounds the transcript printed when the TUI quits.

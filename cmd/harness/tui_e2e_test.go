@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 func tuiScript(name string) string { return filepath.Join("testdata", "tui", name) }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 )
 
 // Overwriting an unread 6000-line file in the Docker workspace with 3

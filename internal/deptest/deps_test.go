@@ -3,6 +3,7 @@
 package deptest
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -24,24 +25,24 @@ func TestDependencyDirection(t *testing.T) {
 		pkg       string
 		forbidden []string
 	}{
-		{"runtime", []string{mod + "tui", "charm.land/bubbletea", "github.com/charmbracelet", mod + "dockerws", mod + "store/sqlite", mod + "store/postgres", mod + "model/openai", "github.com/moby", "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/openai"}},
+		{"runtime", []string{mod + "tui", "charm.land/bubbletea", "github.com/charmbracelet", mod + "dockerws", mod + "store/sqlite", mod + "store/postgres", mod + "internal/model/openai", "github.com/moby", "modernc.org/sqlite", "github.com/jackc/pgx", "github.com/openai"}},
 		{"store", []string{mod + "runtime", mod + "tui"}},
 		{"store/sqlite", []string{mod + "runtime", mod + "tui"}},
 		{"tools", []string{mod + "runtime", mod + "tui", mod + "dockerws"}},
 		{"dockerws", []string{mod + "runtime", mod + "tui"}},
 		{"compaction", []string{mod + "runtime", mod + "tui"}},
-		{"event", []string{mod + "runtime", mod + "tui", mod + "store"}},
-		{"workspace", []string{mod + "runtime", mod + "tui", mod + "dockerws"}},
-		{"model", []string{mod + "runtime", mod + "tui"}},
-		{"app", []string{mod + "tui", "charm.land/bubbletea", "github.com/charmbracelet"}},
-		{"tui", []string{mod + "app", mod + "runtime", mod + "store", mod + "dockerws", mod + "model/openai", mod + "workspace"}},
+		{"internal/event", []string{mod + "runtime", mod + "tui", mod + "store"}},
+		{"internal/workspace", []string{mod + "runtime", mod + "tui", mod + "dockerws"}},
+		{"internal/model", []string{mod + "runtime", mod + "tui"}},
+		{"internal/app", []string{mod + "tui", "charm.land/bubbletea", "github.com/charmbracelet"}},
+		{"tui", []string{mod + "internal/app", mod + "runtime", mod + "store", mod + "dockerws", mod + "internal/model/openai", mod + "internal/workspace"}},
 		// The packages cmd/harness wires together stay apart: the screen's
 		// engine, the headless run and the checks know nothing of each other.
-		{"tuiengine", []string{mod + "headless", mod + "doctor", mod + "cmd"}},
+		{"internal/tuiengine", []string{mod + "internal/headless", mod + "internal/doctor", mod + "cmd"}},
 		// The headless runner links no terminal UI: it shows a command
 		// (internal/argv) and a diff (internal/patchtext) without Charm.
-		{"headless", []string{mod + "tuiengine", mod + "doctor", mod + "cmd", mod + "tui", "charm.land/", "github.com/charmbracelet/"}},
-		{"doctor", []string{mod + "tui", mod + "tuiengine", mod + "headless", mod + "cmd", "charm.land/bubbletea", "github.com/charmbracelet"}},
+		{"internal/headless", []string{mod + "internal/tuiengine", mod + "internal/doctor", mod + "cmd", mod + "tui", "charm.land/", "github.com/charmbracelet/"}},
+		{"internal/doctor", []string{mod + "tui", mod + "internal/tuiengine", mod + "internal/headless", mod + "cmd", "charm.land/bubbletea", "github.com/charmbracelet"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {
@@ -63,12 +64,12 @@ func TestAppTUIBridges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := map[string]bool{mod + "tuiengine": true, mod + "cmd/harness": true}
+	allowed := map[string]bool{mod + "internal/tuiengine": true, mod + "cmd/harness": true}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
 		var app, tui bool
 		for _, imp := range f[1:] {
-			app = app || imp == mod+"app"
+			app = app || imp == mod+"internal/app"
 			tui = tui || imp == mod+"tui"
 		}
 		if app && tui && !allowed[f[0]] {
@@ -93,7 +94,7 @@ func TestAttestImporters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := map[string]bool{mod + "dockerws": true, mod + "workspace": true}
+	allowed := map[string]bool{mod + "dockerws": true, mod + "internal/workspace": true}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
 		for _, imp := range f[1:] {
@@ -109,18 +110,33 @@ func TestAttestImporters(t *testing.T) {
 // pure) and errcode, and whatever those import.
 func TestCheckpointIsPure(t *testing.T) {
 	allowed := map[string]bool{}
-	for _, p := range []string{"checkpoint", "event", "model", "compaction", "internal/errcode"} {
+	for _, p := range []string{"internal/checkpoint", "internal/event", "internal/model", "compaction", "internal/errcode"} {
 		for _, d := range deps(t, p) {
-			if p == "checkpoint" {
+			if p == "internal/checkpoint" {
 				continue
 			}
 			allowed[d] = true
 		}
 		allowed[mod+p] = true
 	}
-	for _, d := range deps(t, "checkpoint") {
+	for _, d := range deps(t, "internal/checkpoint") {
 		if strings.Contains(strings.SplitN(d, "/", 2)[0], ".") && !allowed[d] {
 			t.Errorf("checkpoint imports %s", d)
+		}
+	}
+}
+
+// The top level is the design card's (DESIGN §15): its folders, internal/
+// and scripts/; dot-folders and the ignored bin/ aside.
+func TestTopLevelIsTheDesignCard(t *testing.T) {
+	card := map[string]bool{"cmd": true, "tui": true, "runtime": true, "tools": true, "dockerws": true, "store": true, "compaction": true, "testdata": true, "internal": true, "scripts": true, "bin": true}
+	entries, err := os.ReadDir("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !card[e.Name()] {
+			t.Errorf("top-level folder %s/ is not on the design card (it belongs under internal/ or in a card folder)", e.Name())
 		}
 	}
 }

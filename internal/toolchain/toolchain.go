@@ -47,7 +47,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/harness-dev/harness/workspace"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // Places inside the container.

@@ -28,8 +28,8 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/compaction"
-	"github.com/harness-dev/harness/model"
-	"github.com/harness-dev/harness/model/openai"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/model/openai"
 	"github.com/harness-dev/harness/tools"
 	"github.com/pkoukk/tiktoken-go"
 	loader "github.com/pkoukk/tiktoken-go-loader"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/storetest"
 )

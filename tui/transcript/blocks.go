@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/tui/markdown"
 	"github.com/harness-dev/harness/tui/theme"
 )

@@ -3,8 +3,8 @@ package transcript
 import (
 	"testing"
 
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // A summary request's accounting is the size of the summary request, not

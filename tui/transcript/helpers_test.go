@@ -11,8 +11,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/tui/theme"
 )
 

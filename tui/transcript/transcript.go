@@ -23,8 +23,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // Pending is a message typed while a turn ran that is not applied yet:

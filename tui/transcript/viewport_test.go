@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
-	"github.com/harness-dev/harness/model"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // numbered builds n finished turns (user, answer, end): 3n blocks whose

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-dev/harness/event"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/tui/diffview"
 )
 

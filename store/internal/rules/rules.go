@@ -20,8 +20,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/harness-dev/harness/event"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/internal/proc"
 )

@@ -1,0 +1,679 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/model/openai"
+	"github.com/harness-dev/harness/internal/workspace"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/store"
+)
+
+// OpenRequest says which session to open.
+type OpenRequest struct {
+	ResumeID string // "": a new session
+	Fork     bool   // with ResumeID: continue in a new session from its last finished turn
+}
+
+// Session is one open session and what it holds: its lease, its
+// workspace and its runtime.
+type Session struct {
+	*runtime.Session
+	Runtime   *runtime.Runtime
+	Workspace workspace.Workspace
+	Root      string // the project the session works on (recorded when it started)
+	Demo      bool   // the built-in demo model answers
+	Ask       bool   // mutating tools ask first (--approve ask)
+	Note      string // why the workspace is read-only, or what its rebuild skipped
+	Moved     string // set when Root is not the current directory: says so
+	// Lost is closed when another process takes the session over; this one
+	// must stop writing to it. LostTo then says who took it.
+	Lost   <-chan struct{}
+	lostTo string // written before Lost is closed
+
+	owner   store.Owner
+	st      store.Reader
+	closers []func()
+	// release stops renewing the lease and releases it: run after every
+	// closer, so the last record (workspace.lifecycle disposed) is still
+	// written under the lease.
+	release func()
+
+	mu    sync.Mutex
+	wsErr error // guarded by mu: the background open's failure, once reported
+}
+
+// WorkspaceErr is the failure of the workspace's background open when it
+// was known before the session closed (it was printed then), or nil: a
+// session whose workspace was refused (a credential-like file, a limit, a
+// replay that no longer applies) could not do its work, even when its
+// turn completed without touching the workspace.
+func (s *Session) WorkspaceErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wsErr
+}
+
+// Patch returns the workspace patch recorded at the session's last
+// finished turn: what its end-of-turn diff found, read back from the
+// store, so no second diff of the workspace runs (a diff that failed, or
+// ran out of time, does not run again). A failed diff is its coded error.
+func (s *Session) Patch(ctx context.Context) (string, error) {
+	rp, err := runtime.LatestTerminal(ctx, s.st, s.ID())
+	if err != nil {
+		return "", err
+	}
+	return patchOf(rp.Checkpoint)
+}
+
+// LostTo says which process took the session over ("pid N on host H"),
+// once Lost is closed; "" before.
+func (s *Session) LostTo() string {
+	select {
+	case <-s.Lost:
+		return s.lostTo
+	default:
+		return ""
+	}
+}
+
+// Close records the workspace as disposed, closes it, stops renewing the
+// lease and releases it.
+func (s *Session) Close() {
+	runClosers(s.closers)
+	s.closers = nil
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
+}
+
+// Open creates a session, or reopens req.ResumeID at its last finished
+// turn; either way it takes the session's lease, opens the workspace and
+// the runtime. A session whose last turn was interrupted (or is running in
+// another process) is refused with RUNTIME_CHECKPOINT_INTERRUPTED before
+// its lease is touched, unless req.Fork is set, which continues in a new
+// session from the last finished turn.
+//
+// Flags given explicitly (Options: model, base URL, scripted model, context
+// window, compact-at, compact-tail, budget, approve) override what a
+// resumed or forked session recorded, and the change is recorded as
+// settings.changed before any request. A resumed session works on the
+// project it recorded, from whatever directory it is opened:
+// SESS_PROJECT_MISSING when that directory is gone.
+//
+// A new session (or fork) is stored with its first event, in one store
+// transaction, once everything that can fail before is done (the model,
+// the settings, the project, the workspace's image, a recorded patch's
+// replay): a failed open, or a process killed during it, leaves no new
+// session behind. Sessions without events that older processes left (no
+// live holder, created more than a lease ago) are removed first. A
+// recorded patch that no longer applies to the project tree is
+// SESS_PATCH_CONFLICT naming the file, found before anything is stored.
+//
+// The Docker workspace otherwise opens in the background
+// (dockerws.Start): the first model request does not wait for it. Its
+// workspace.lifecycle (opened or restored) is recorded once it is up; a
+// failure of that open is printed to Warn as soon as it is known, reaches
+// the model's tool calls with its code, and is kept for WorkspaceErr. On
+// error nothing stays open.
+func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
+	s := &Session{Root: a.Root, st: a.Store}
+	if err := a.open(ctx, req, s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error) {
+	resumeID, fork := req.ResumeID, req.Fork && req.ResumeID != ""
+	flags := a.sessionFlags()
+	defer func() {
+		if rerr == nil {
+			a.opened = true
+		}
+	}()
+	// Start-up housekeeping: sessions without events that processes killed
+	// while creating them left (best effort: a store that cannot be
+	// written fails below with its own error).
+	_, _ = RemoveEmptySessions(ctx, a.Store)
+	var (
+		cp        *runtime.Checkpoint
+		abandoned string
+		md        = map[string]string{}
+		b         built
+		err       error
+	)
+	if resumeID != "" {
+		row, err := a.Store.Session(ctx, resumeID)
+		if err != nil {
+			return err
+		}
+		maps.Copy(md, row.Metadata)
+		if err := a.project(resumeID, md[metaRoot], s); err != nil {
+			return err
+		}
+		if fork {
+			cp, abandoned, err = runtime.LastFinished(ctx, a.Store, resumeID)
+		} else {
+			cp, err = a.resume(ctx, resumeID, s)
+		}
+		if err != nil {
+			return err
+		}
+		if b, err = a.rebuildModel(resumeID, md, flags); err != nil {
+			return err
+		}
+	} else {
+		if b, err = a.buildModel(); err != nil {
+			return err
+		}
+		if c, ok := b.model.(*openai.Client); ok {
+			a.Conf = WithServerWindow(a.Conf, ServerWindow(ctx, c, b.id))
+		}
+	}
+	s.Demo = b.demo
+	settings, err := a.freshSettings(md[metaModel])
+	if err != nil {
+		return err
+	}
+	if resumeID == "" {
+		settings.Model = b.id
+		if settings, err = a.withInstructions(settings, s.Root); err != nil {
+			return err
+		}
+	} else if cp != nil {
+		settings = cp.Settings
+	}
+	var change *event.SettingsChanged
+	if resumeID != "" {
+		if change, err = a.override(settings, md, b, flags); err != nil {
+			return err
+		}
+	}
+	approve := approveOr(flags.Approve)
+	if flags.Approve == "" {
+		approve = approveOr(md[metaApprove])
+	}
+	s.Ask = approve == "ask"
+
+	id := resumeID
+	if resumeID == "" || fork {
+		id = event.NewID("sess")
+	}
+	if err := a.openWorkspace(ctx, id, s, cp); err != nil {
+		return err
+	}
+	if err := a.checkReplay(ctx, cp, s); err != nil {
+		return err
+	}
+	var log runtime.EventLog
+	if resumeID == "" || fork {
+		// A new session (or fork) is stored with its first event, once
+		// its workspace is up (and its patch replayed): nothing that fails
+		// before leaves a session behind.
+		init := map[string]string{metaRoot: s.Root, metaProject: ProjectRoot(s.Root), metaModel: b.id}
+		if b.baseURL != "" {
+			init[metaBaseURL] = b.baseURL
+		}
+		if s.Ask {
+			init[metaApprove] = "ask"
+		}
+		if fork {
+			init[metaForkedFrom] = resumeID
+			init[metaModel] = settings.Model // the fork starts on the saved settings; a change follows
+		}
+		sl := &startLog{st: a.Store, init: store.SessionInit{ID: id, Metadata: init}, who: a.owner,
+			started: func(owner store.Owner) { a.hold(ctx, id, owner, s) }}
+		defer func() {
+			if err := sl.startErr(); err != nil {
+				// The store's own error (SESS_READ_ONLY naming the file…),
+				// not the runtime's wrapping of it.
+				rerr = err
+			}
+		}()
+		log = sl
+	} else if log, err = store.NewSessionLog(ctx, a.Store, id, s.owner); err != nil {
+		return err
+	}
+	policy := runtime.Policy(runtime.AllowAll)
+	if s.Ask {
+		policy = runtime.AskForMutations
+	}
+	m := b.model
+	if ws, ok := s.Workspace.(*dockerws.Workspace); ok && a.Opts.DeferWorkspace {
+		m = beginOnRequest{Model: m, ws: ws}
+	}
+	// A provider's model is counted at the measured bytes per token until
+	// it reports usage; a scripted or demo model has no tokenizer: bytes.
+	// Its tools go out under their wire names (aliases).
+	estimator, wire := compaction.Algorithm, func(c string) string { return c }
+	if _, ok := b.model.(*openai.Client); ok {
+		estimator, wire = compaction.AlgorithmRatio, openai.WireName
+	}
+	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy, MaxRounds: a.Opts.MaxRounds,
+		Estimator: estimator, WireName: wire})
+	if err != nil {
+		return err
+	}
+	s.Runtime = rt
+	if fork {
+		s.Session, err = rt.Fork(ctx, log, resumeID, cp, abandoned, settings)
+	} else {
+		s.Session, err = rt.RestoreSession(ctx, log, cp, settings)
+	}
+	if err != nil {
+		return err
+	}
+	if change != nil {
+		if err := s.ChangeSettings(ctx, *change); err != nil {
+			return err
+		}
+		upd := map[string]string{metaModel: change.Model, metaBaseURL: change.BaseURL, metaApprove: ""}
+		if change.Approve == "ask" {
+			upd[metaApprove] = "ask"
+		}
+		if err := a.Store.SetMetadata(ctx, id, s.owner, upd); err != nil {
+			return err
+		}
+	}
+	phase := "opened"
+	if cp != nil {
+		phase = "restored"
+	}
+	bg, _ := s.Workspace.(*dockerws.Workspace)
+	if bg == nil {
+		if err := s.RecordWorkspace(ctx, phase); err != nil {
+			return err
+		}
+	}
+	sess := s.Session
+	s.closers = append(s.closers, func() {
+		// A session never stored (a Docker session that ran no turn) has
+		// nothing to record; any other failure is reported.
+		if sl, ok := log.(*startLog); ok && !sl.stored() {
+			return
+		}
+		if s.LostTo() != "" {
+			return // taken over: already reported, no longer ours to write
+		}
+		if err := sess.RecordWorkspace(context.WithoutCancel(ctx), event.PhaseDisposed); err != nil {
+			a.warnClose("record the workspace's disposal", err)
+		}
+	})
+	if bg != nil {
+		want := "" // a replayed patch is checked against the tree it was made on
+		if cp != nil && cp.Workspace != nil && cp.Workspace.Patch != "" {
+			want = cp.Workspace.Snapshot
+		}
+		s.closers = append(s.closers, a.watchOpen(ctx, s, bg, phase, want))
+	}
+	return nil
+}
+
+// beginOnRequest lets a deferred Docker workspace open as the first model
+// request goes out (Options.DeferWorkspace): the open overlaps the model's
+// answer, and a turn that never touches the workspace never waits for it.
+type beginOnRequest struct {
+	model.Model
+	ws *dockerws.Workspace
+}
+
+func (m beginOnRequest) Stream(ctx context.Context, req model.Request) (model.Stream, error) {
+	m.ws.Begin()
+	return m.Model.Stream(ctx, req)
+}
+
+// watchOpen follows the background open of a Docker workspace: once the
+// tree is scanned it warns when the tree differs from the snapshot the
+// session recorded (want, "" for none); once the workspace is up it
+// records workspace.lifecycle(phase); a failure, at either step, is
+// printed to Warn with its code and kept for WorkspaceErr. The function
+// returned stops it and waits for it, after it reported what was already
+// known (run it before the session records "disposed").
+func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace, phase, want string) func() {
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	// reached waits for c; a stop does not hide what is already known.
+	reached := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+		}
+		select {
+		case <-c:
+			return true
+		case <-wctx.Done():
+			return false
+		}
+	}
+	fail := func(err error) {
+		s.mu.Lock()
+		s.wsErr = err
+		s.mu.Unlock()
+		if errcode.Of(err) == errcode.WorkspaceCredentialInput {
+			// Named with the flags that leave them out, as soon as the
+			// copy's scan finds them. The refusal is already known: a
+			// stop (the run ending on it) must not cut the naming short,
+			// so the walk has its own bound.
+			nctx, cancel := context.WithTimeout(context.WithoutCancel(wctx), credentialWalkBound)
+			hint := CredentialHint(a.CredentialFiles(nctx, s.Root))
+			cancel()
+			if hint != "" {
+				fmt.Fprintf(a.Warn, "harness: %s: the workspace could not be opened: %s\n", errcode.Of(err), hint)
+				return
+			}
+		}
+		fmt.Fprintf(a.Warn, "harness: %s: the workspace could not be opened: %s\n", errcode.Of(err), errcode.Message(err))
+	}
+	go func() {
+		defer close(done)
+		if !reached(ws.Scanned()) {
+			return
+		}
+		if err := ws.OpenError(); err != nil {
+			fail(err)
+			return
+		}
+		if got := ws.Snapshot(); want != "" && got != want && !ws.PatchInTree() {
+			// (A patch already in the tree is not replayed: Note says so.)
+			fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
+		}
+		if !reached(ws.Opened()) {
+			return
+		}
+		if err := ws.OpenError(); err != nil {
+			fail(err)
+			return
+		}
+		if err := s.RecordWorkspace(wctx, phase); err != nil && wctx.Err() == nil {
+			a.warnClose("record the workspace's "+phase, err)
+		}
+	}()
+	return func() {
+		stop()
+		<-done
+	}
+}
+
+// resume takes the lease of session id and returns its last finished
+// state. A take-over first checks that no turn is running or was
+// interrupted, so a refused take-over takes nothing from the process that
+// runs the turn — a turn running in another live process is SESS_BUSY
+// naming it —, and takes the lease only while the log is still as checked
+// (store.AcquireOptions.IfLastSeq): a turn the holder starts in between
+// makes the take-over SESS_BUSY too, its process untouched. Then the
+// check is repeated under the lease, where the log can no longer move.
+func (a *App) resume(ctx context.Context, id string, s *Session) (*runtime.Checkpoint, error) {
+	owner, err := a.take(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	a.hold(ctx, id, owner, s)
+	rp, err := runtime.LatestTerminal(ctx, a.Store, id)
+	return rp.Checkpoint, err
+}
+
+// take takes session id's lease for this process: a take-over only once
+// no turn runs and only while the log is as checked (see resume), so
+// every command that takes a session — resume, diff, apply, discard —
+// takes it the same safe way. A turn left unfinished by a holder that is
+// gone needs no take-over: the lease is taken as without --take-over, and
+// what the command makes of that turn is its own rule (resume refuses it,
+// discard and recovery read the last finished one). SESS_BUSY names
+// --take-over, the running turn's process, or says the session moved on.
+func (a *App) take(ctx context.Context, id string) (store.Owner, error) {
+	var seen *int64
+	if a.Opts.TakeOver {
+		rp, err := runtime.LatestTerminal(ctx, a.Store, id)
+		switch {
+		case errcode.Of(err) == errcode.RuntimeCheckpointInterrupted:
+			// An unfinished turn: a live holder runs it (refused, named);
+			// a dead one left it, and its lease needs no take-over (the
+			// plain acquire reclaims it).
+			owner, aerr := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{})
+			switch {
+			case errcode.Of(aerr) == errcode.SessBusy:
+				return store.Owner{}, a.running(ctx, id, err)
+			case aerr != nil:
+				return store.Owner{}, aerr
+			}
+			a.owner = owner
+			return owner, nil
+		case err != nil:
+			return store.Owner{}, err
+		}
+		seen = &rp.LastSeq
+	}
+	owner, err := a.Store.Acquire(ctx, id, a.owner, store.AcquireOptions{TakeOver: a.Opts.TakeOver, IfLastSeq: seen})
+	switch {
+	case err != nil && seen != nil && errcode.Of(err) == errcode.SessBusy:
+		return store.Owner{}, &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+			"session %s moved on while it was checked (its holder started a turn): nothing was taken; take it over once it is idle", id)}
+	case errcode.Of(err) == errcode.SessBusy:
+		return store.Owner{}, &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+			"session %s is open in another live process (%s): close it there, or pass --take-over to take it", id, errcode.Message(err))}
+	case err != nil:
+		return store.Owner{}, err
+	}
+	a.owner = owner
+	return owner, nil
+}
+
+// running turns the refusal err of a take-over of session id into
+// SESS_BUSY naming the holder when the turn it found unfinished is running
+// in another live process (not interrupted: a crash leaves no live
+// holder).
+func (a *App) running(ctx context.Context, id string, err error) error {
+	if errcode.Of(err) != errcode.RuntimeCheckpointInterrupted {
+		return err
+	}
+	row, rerr := a.Store.Session(ctx, id)
+	if rerr != nil || row.Status != store.StatusRunning || row.Lease == nil {
+		return err
+	}
+	o := row.Lease.Owner
+	return &errcode.Error{Code: errcode.SessBusy, Err: err, Message: fmt.Sprintf(
+		"session %s is running a turn in pid %d on host %s: a take-over would end it; let it finish or cancel it there (esc in the TUI, ctrl+c for exec), then take over",
+		id, o.PID, o.Host)}
+}
+
+// hold makes s the holder of session id as owner: the lease is renewed
+// while s is open, watched for a take-over (s.Lost) and released when s
+// closes.
+func (a *App) hold(ctx context.Context, id string, owner store.Owner, s *Session) {
+	a.owner, s.owner = owner, owner
+	lost, stop := a.keepLease(ctx, id, owner, &s.lostTo)
+	s.Lost = lost
+	s.release = func() {
+		stop()
+		// A session taken over is no longer this process's to release.
+		if err := a.Store.Release(context.WithoutCancel(ctx), id, owner); err != nil && errcode.Of(err) != errcode.SessOwnershipLost {
+			a.warnClose("release the session's lease", err)
+		}
+	}
+}
+
+// warnClose reports a failure on the close path: nothing there is dropped
+// silently.
+func (a *App) warnClose(what string, err error) {
+	fmt.Fprintf(a.Warn, "harness: %s: could not %s: %s\n", errcode.Of(err), what, errcode.Message(err))
+}
+
+// project binds s to the project directory a session recorded. Opened
+// from another directory it works there and says so; a recorded directory
+// that is gone is SESS_PROJECT_MISSING: no workspace is ever rebuilt from
+// the wrong tree.
+func (a *App) project(id, root string, s *Session) error {
+	if root == "" || root == a.Root {
+		return nil
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return &errcode.Error{Code: errcode.SessProjectMissing, Err: err, Message: fmt.Sprintf(
+			"session %s belongs to the project %s, which is gone: restore that directory to resume it (nothing was rebuilt from %s)", id, root, a.Root)}
+	}
+	s.Root = root
+	s.Moved = fmt.Sprintf("session %s belongs to the project %s: working there, not in %s", id, root, a.Root)
+	return nil
+}
+
+// openWorkspace opens the Docker workspace on s.Root, or the read-only
+// local one when asked, or when Docker is not available and the user did
+// not insist. A resumed or forked session's workspace replays the patch
+// of cp, its last finished turn; a turn whose diff failed is refused with
+// that failure's code, since resuming on the bare tree would silently lose
+// its work.
+func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, cp *runtime.Checkpoint) error {
+	patch := ""
+	if cp != nil && cp.Workspace != nil {
+		p, err := cp.Workspace.PatchOrError()
+		switch {
+		case err != nil && s.owner.ID == "":
+			// A fork: the work is the origin's, recovered there.
+			return &errcode.Error{Code: errcode.Of(err), Err: err, Message: errcode.Message(err) +
+				"; recover it in the session it belongs to first (`harness diff " + cp.Identity.SessionID + "` with larger limits), then fork"}
+		case err != nil:
+			if p, err = a.recoverKept(ctx, sessionID, s.owner, cp, s.Root); err != nil {
+				return err
+			}
+		}
+		patch = p
+	}
+	if a.Conf.Workspace != "local" {
+		err := dockerws.Ping(ctx, "")
+		if err == nil {
+			o := a.wsOptions(s.Root, sessionID)
+			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, a.Opts.DeferWorkspace
+			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
+				s.Note = strings.Join(missing, "\n")
+			}
+			ws, err := dockerws.Start(ctx, o)
+			if err != nil {
+				return err
+			}
+			s.Workspace = ws
+			// Leaving never waits for the container's removal: the daemon
+			// finishes it (and the reaper, should it not).
+			s.closers = append(s.closers, func() {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer cancel()
+				if err := ws.Abandon(cctx); err != nil {
+					a.warnClose("remove the workspace's container", err)
+				}
+			})
+			return nil
+		}
+		if a.Conf.Workspace == "docker" {
+			return err
+		}
+		s.Note = "Docker is not available (" + errcode.Message(err) + "): this session is read-only; run scripts/docker.sh to start a daemon"
+	} else {
+		s.Note = "--workspace local: this session is read-only (writes and commands need the Docker workspace)"
+	}
+	// What the Docker copy leaves out, the local workspace leaves out too.
+	ws, err := workspace.OpenLocalWith(s.Root, workspace.LocalOptions{Exclude: a.Opts.Exclude,
+		ListIgnored: func(ctx context.Context) map[string]bool {
+			return workspace.GitIgnored(ctx, s.Root, a.SecretEnv())
+		}})
+	if err != nil {
+		return err
+	}
+	s.Workspace = ws
+	s.closers = append(s.closers, func() {
+		if err := ws.Close(context.WithoutCancel(ctx)); err != nil {
+			a.warnClose("close the workspace", err)
+		}
+	})
+	if patch != "" {
+		s.Note = "the recorded workspace patch was not replayed: the workspace is read-only; `harness diff` shows it"
+	}
+	return nil
+}
+
+// checkReplay waits, when the Docker workspace replays a recorded patch
+// (a resume or a fork of a turn that changed files), for the scan that
+// replays it, so that a patch which no longer applies to the project tree
+// is refused before anything is stored, with SESS_PATCH_CONFLICT naming
+// the file, not found later by the model's first tool call. Other
+// workspaces, and sessions with nothing to replay, do not wait.
+func (a *App) checkReplay(ctx context.Context, cp *runtime.Checkpoint, s *Session) error {
+	ws, ok := s.Workspace.(*dockerws.Workspace)
+	if !ok || cp == nil || cp.Workspace == nil || cp.Workspace.Patch == "" {
+		return nil
+	}
+	ws.Begin() // a deferred open starts now: its scan is what is asked
+	select {
+	case <-ws.Scanned():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	err := ws.OpenError()
+	if err == nil && ws.PatchInTree() {
+		s.Note = strings.TrimSpace("the session's recorded changes are already in the project tree (applied there): the workspace starts from the tree as it is, and its diff shows what changes from now on\n" + s.Note)
+		return nil
+	}
+	if !errors.Is(err, dockerws.ErrReplayConflict) {
+		return nil // any other failure of the open is reported as it happens
+	}
+	return &errcode.Error{Code: errcode.SessPatchConflict, Err: err, Message: fmt.Sprintf(
+		"replay session %s's patch on the project tree at %s: %s — the file changed since the session's last turn; restore it (`harness diff %s` shows the patch) to resume",
+		cp.Identity.SessionID, s.Root, errcode.Message(err), cp.Identity.SessionID)}
+}
+
+// leasePoll is how often a held session is checked for a take-over.
+const leasePoll = time.Second
+
+// keepLease renews the session lease in the background and watches for a
+// take-over, until stop is called. lost is closed, and a warning printed,
+// as soon as another process holds the session; *to says which, before.
+func (a *App) keepLease(ctx context.Context, id string, owner store.Owner, to *string) (lost <-chan struct{}, stop func()) {
+	done := make(chan struct{})
+	gone := make(chan struct{})
+	go func() {
+		poll := time.NewTicker(leasePoll)
+		defer poll.Stop()
+		renewed := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-poll.C:
+			}
+			var err error
+			if time.Since(renewed) >= store.DefaultLease/3 {
+				err = a.Store.Renew(context.WithoutCancel(ctx), id, owner, 0)
+				renewed = time.Now()
+			} else if row, serr := a.Store.Session(context.WithoutCancel(ctx), id); serr == nil && row.Lease != nil && row.Lease.Owner.ID != owner.ID {
+				err = errcode.New(errcode.SessOwnershipLost, "")
+			}
+			if errcode.Of(err) == errcode.SessOwnershipLost {
+				who := "another process"
+				if row, serr := a.Store.Session(context.WithoutCancel(ctx), id); serr == nil && row.Lease != nil {
+					who = fmt.Sprintf("pid %d on host %s", row.Lease.Owner.PID, row.Lease.Owner.Host)
+				}
+				fmt.Fprintf(a.Warn, "harness: session %s was taken over by %s: this process no longer writes to it\n", id, who)
+				*to = who
+				close(gone)
+				return
+			}
+			if err != nil {
+				fmt.Fprintf(a.Warn, "harness: lease renewal failed: %s\n", errcode.Of(err))
+			}
+		}
+	}()
+	return gone, func() { close(done) }
+}

@@ -1,0 +1,46 @@
+package event
+
+import (
+	"reflect"
+
+	"github.com/harness-dev/harness/internal/model"
+)
+
+// IsCompactJSON exposes the check that lets a large raw field be spliced
+// into an encoded event.
+var IsCompactJSON = isCompactJSON
+
+// EncodeWhole encodes e as Encode does but never splices a raw field in:
+// all of it goes through encoding/json.
+func EncodeWhole(e Event) ([]byte, error) {
+	e, perr := prepare(e)
+	if perr != nil {
+		return nil, perr
+	}
+	b, err := model.MarshalCanonical(wire(e))
+	b, cerr := checkWritten(e, b, err)
+	if cerr != nil {
+		return nil, cerr
+	}
+	return b, nil
+}
+
+// DecodeStrict exposes the slow, step-by-step path of Decode, so tests can
+// check that it agrees with the fast path.
+func DecodeStrict(b []byte) (Event, error) {
+	e, err := decodeStrict(b)
+	if err != nil {
+		return Event{}, err
+	}
+	return e, nil
+}
+
+// Registered returns the EventType of the zero data value registered for
+// t, and how many types are registered.
+func Registered(t Type) (Type, int) {
+	info, ok := registry[t]
+	if !ok {
+		return "", len(registry)
+	}
+	return reflect.Zero(info.goType).Interface().(Data).EventType(), len(registry)
+}

@@ -1,0 +1,171 @@
+package event_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
+)
+
+// padded wraps v in an object large enough to be spliced.
+func padded(v string) []byte {
+	return []byte(`{"pad":"` + strings.Repeat("x", 600) + `","v":` + v + `}`)
+}
+
+// compactAsEncodingJSON reports whether encoding/json accepts b and would
+// write a json.RawMessage of it unchanged.
+func compactAsEncodingJSON(b []byte) bool {
+	var out bytes.Buffer
+	return json.Valid(b) && json.Compact(&out, b) == nil && bytes.Equal(out.Bytes(), b)
+}
+
+// nesting is the deepest bracket nesting of JSON text b outside strings.
+func nesting(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && (c == '{' || c == '['):
+			depth++
+			deepest = max(deepest, depth)
+		case !inString && (c == '}' || c == ']'):
+			depth--
+		}
+	}
+	return deepest
+}
+
+// The splice check says yes only for bytes encoding/json would leave as
+// they are, and yes for every such value that is not nested too deeply.
+func TestIsCompactJSON(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want bool
+	}{
+		{`"plain"`, true}, {`"esc \" \\ \/ \b \f \n \r \t \u00e9 \uD83D\uDE00"`, true}, {`"caf` + "\u00e9" + `"`, true},
+		{`0`, true}, {`-0`, true}, {`12.5e-3`, true}, {`1E+9`, true}, {`-7.25`, true},
+		{`true`, true}, {`false`, true}, {`null`, true}, {`[]`, true}, {`{}`, true}, {`[1,"a",{"b":[null]}]`, true},
+		{`01`, false}, {`1.`, false}, {`.5`, false}, {`1e`, false}, {`-`, false}, {`+1`, false}, {`0x1`, false},
+		{`"bad \x"`, false}, {`"bad \u12"`, false}, {`"bad \u12g4"`, false}, {"\"tab\tinside\"", false}, {`"open`, false},
+		{`tru`, false}, {`nul`, false}, {`[1,]`, false}, {`{"a"}`, false}, {`{"a":}`, false}, {`{1:2}`, false},
+		{`[1 ,2]`, false}, {`{"a": 1}`, false}, {"[1,\n2]", false}, {`[1]]`, false}, {`[`, false}, {``, false},
+		{strings.Repeat("[", 60) + strings.Repeat("]", 60), true},
+	} {
+		b := padded(tc.v)
+		got := event.IsCompactJSON(b)
+		if got != tc.want {
+			t.Errorf("IsCompactJSON(%s) = %v, want %v", tc.v, got, tc.want)
+		}
+		if got && !compactAsEncodingJSON(b) {
+			t.Errorf("IsCompactJSON(%s) but encoding/json would change or refuse it", tc.v)
+		}
+	}
+	if event.IsCompactJSON([]byte(`{"short":1}`)) {
+		t.Error("a value under the splice size is spliced")
+	}
+	deep := padded(strings.Repeat("[", 70) + strings.Repeat("]", 70))
+	if event.IsCompactJSON(deep) || !json.Valid(deep) {
+		t.Error("nesting over 64 levels is not left to encoding/json")
+	}
+}
+
+// FuzzIsCompactJSON: whatever the bytes, the check agrees with
+// encoding/json up to its nesting limit.
+func FuzzIsCompactJSON(f *testing.F) {
+	for _, v := range []string{`"a"`, `[1,2.5e3,"\u00e9"]`, `{"a":{"b":null}}`, `{"a": 1}`, `01`, `"\q"`, "\"\x01\""} {
+		f.Add(padded(v))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, want := event.IsCompactJSON(b), compactAsEncodingJSON(b)
+		switch {
+		case got && !want:
+			t.Fatalf("IsCompactJSON(%q) = true; encoding/json would change or refuse it", b)
+		case !got && want && len(b) >= 512 && nesting(b) <= 64:
+			t.Fatalf("IsCompactJSON(%q) = false for compact JSON", b)
+		}
+	})
+}
+
+// rawEvents are events whose one raw field is large enough to be spliced,
+// with other fields that mention the raw field's key.
+func rawEvents(t *testing.T, raw []byte, other string) []event.Event {
+	return []event.Event{
+		edit(t, "tool.result", func(d *event.ToolResult) { d.Output, d.CallID = raw, other }),
+		edit(t, "runtime.checkpoint", func(d *event.RuntimeCheckpoint) { d.Payload, d.TurnID = raw, other }),
+		edit(t, "tool.call", func(d *event.ToolCall) { d.Input, d.CallID = raw, other }),
+		edit(t, "message.completed/assistant", func(d *event.MessageCompleted) { d.Content, d.MessageID = string(raw), "msg-"+other }),
+	}
+}
+
+// Splicing a raw field in writes exactly the bytes encoding/json writes,
+// and refuses what it refuses with the same code.
+func TestEncodeSplicesLikeEncodingJSON(t *testing.T) {
+	for _, raw := range [][]byte{
+		padded(`"output":0`), padded(`{"output":0,"payload":0,"input":0}`), padded(`"` + strings.Repeat(`\"output\":0`, 40) + `"`),
+		padded(`{"a": 1}`), // not compact: encoding/json compacts it
+		padded(`[1,]`),     // not JSON: refused
+		padded(`"caf` + "\xe9" + `"`),
+	} {
+		for _, other := range []string{"call-1", `"output":0`, `x","payload":0,"y":"`, `"input":0}`} {
+			for _, e := range rawEvents(t, raw, other) {
+				got, gerr := event.Encode(e)
+				want, werr := event.EncodeWhole(e)
+				if (gerr == nil) != (werr == nil) || !bytes.Equal(got, want) {
+					t.Fatalf("%s with %q: Encode = %s, %v\nencoding/json alone = %s, %v", e.Type, other, got, gerr, want, werr)
+				}
+				if gerr != nil && errcode.Of(gerr) == "" {
+					t.Fatalf("%s: error without a code: %v", e.Type, gerr)
+				}
+				if d, ok := e.Data.(event.MessageCompleted); ok && gerr == nil {
+					want, _ := model.MarshalCanonical(d.Content)
+					if c := event.MessageContent(got, d); !bytes.Equal(c, want) {
+						t.Fatalf("MessageContent = %s, want %s", c, want)
+					}
+				}
+				if gerr == nil {
+					back, err := event.Decode(got)
+					if err != nil {
+						t.Fatalf("%s: spliced frame does not decode: %v", e.Type, err)
+					}
+					if again, _ := event.Encode(back); !bytes.Equal(again, got) {
+						t.Fatalf("%s: round trip changed the frame", e.Type)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzEncodeRawFields: for any raw bytes and any neighbouring string,
+// Encode agrees with encoding/json's own encoding.
+//
+// The fuzzer's own inputs stay small: a value is padded to the splice
+// size here (pad true), not in the seeds. Seeds of 600 bytes made every new
+// input a long minimization (quadratic in its length, 60 s each): the
+// target ran 4 inputs in 30 s.
+func FuzzEncodeRawFields(f *testing.F) {
+	f.Add([]byte(`"output":0`), `"output":0`, true)
+	f.Add([]byte(`{"a": 1}`), "x", true)
+	f.Add([]byte(`[1,]`), `"payload":0,`, true)
+	f.Add([]byte(`{"a":"\u00e9"}`), "y", false)
+	f.Fuzz(func(t *testing.T, v []byte, other string, pad bool) {
+		raw := v
+		if pad {
+			raw = padded(string(v))
+		}
+		for _, e := range rawEvents(t, raw, other) {
+			got, gerr := event.Encode(e)
+			want, werr := event.EncodeWhole(e)
+			if (gerr == nil) != (werr == nil) || !bytes.Equal(got, want) {
+				t.Fatalf("%s: Encode = %q, %v; encoding/json alone = %q, %v", e.Type, got, gerr, want, werr)
+			}
+		}
+	})
+}

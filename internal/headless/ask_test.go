@@ -1,0 +1,75 @@
+package headless
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/workspace"
+	"github.com/harness-dev/harness/tools"
+)
+
+// A write's question says what the write does to the workspace file: its
+// +N −M against the real contents, and the head of both sides of the
+// change, so that an overwrite is not approved unseen.
+func TestAskTextShowsTheWrite(t *testing.T) {
+	root := t.TempDir()
+	var readme strings.Builder
+	for i := range 140 {
+		readme.WriteString("line " + strconv.Itoa(i+1) + " of a long README\n")
+	}
+	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte(readme.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.OpenLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close(t.Context()) })
+
+	// The question as the runtime records it: the diff is tools.Preview's,
+	// against the file as it is.
+	write := func(path, contents string) question {
+		in, _ := json.Marshal(map[string]string{"path": path, "contents": contents})
+		call, rerr := tools.Parse("fs.write", in)
+		if rerr != nil {
+			t.Fatal(rerr.Code)
+		}
+		patch, lines := tools.Preview(t.Context(), ws, call)
+		if lines == nil {
+			t.Fatalf("no preview of the write to %s", path)
+		}
+		return question{id: "perm-1", tool: "fs.write", subject: path, input: in, patch: patch}
+	}
+	for _, c := range []struct {
+		name string
+		q    question
+		want []string
+		not  []string
+	}{
+		{"overwrite", write("README.md", "# Short\nthree lines\nnow\n"),
+			[]string{"? fs.write wants to write README.md  +3 −140\n", "│ -line 1 of a long README", "│ … 135 more removed lines", "│ +# Short", "│ +now", "y allow once"},
+			[]string{"line 9 of"}},
+		{"new file", write("docs/new.md", "hello\n"),
+			[]string{"? fs.write wants to write docs/new.md  +1 −0\n", "│ +hello"}, nil},
+		{"command", question{id: "perm-2", tool: "process.exec", input: json.RawMessage(`{"argv":["rm","-rf","build dir"]}`)},
+			[]string{"? process.exec wants to run rm -rf 'build dir'\n", "a allow process.exec for this run"}, []string{"│", "+"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := askText(c.q)
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("the question lacks %q:\n%s", w, got)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(got, w) {
+					t.Errorf("the question holds %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package headless
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/runtime"
+)
+
+// The outcome line counts in words that agree with the number.
+func TestOutcomeLineCounts(t *testing.T) {
+	for _, c := range []struct {
+		requests, calls, tokens int
+		want                    string
+	}{
+		{1, 1, 1, "turn turn-1: completed · 1 model request · 1 tool call · 1 token\n"},
+		{2, 0, 15, "turn turn-1: completed · 2 model requests · 0 tool calls · 15 tokens\n"},
+	} {
+		var stderr bytes.Buffer
+		a := &run{Options: Options{Stderr: &stderr}}
+		a.printOutcome(event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted,
+			ModelRequests: c.requests, ToolCalls: c.calls, Usage: model.Usage{TotalTokens: c.tokens}})
+		if got := stderr.String(); got != c.want {
+			t.Errorf("outcome line %q, want %q", got, c.want)
+		}
+	}
+}
+
+// A compaction's summary is not part of the answer: stdout gets the
+// answer's text only, stderr says that the context was compacted.
+func TestSummaryIsNotPrinted(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	a := &run{Options: Options{Stdout: &stdout, Stderr: &stderr}, printedSeq: -1}
+	run := func(d event.Data) event.Event { return event.Event{Type: d.EventType(), Data: d} }
+	evs := []event.Event{
+		run(event.ContextAccounted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", RequestID: "req-s", SummaryRequest: true}),
+		run(event.MessageDelta{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", RequestID: "req-s", MessageID: "msg-s", Delta: "Summary: files were read"}),
+		run(event.MessageCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", MessageID: "msg-s", Role: model.RoleAssistant, RequestID: "req-s", Content: "Summary: files were read"}),
+		run(event.ContextCompacted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", SummaryMessageID: "msg-s", Summary: "Summary: files were read", BeforeMessages: 9, AfterMessages: 3}),
+		run(event.MessageDelta{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", RequestID: "req-2", MessageID: "msg-2", Delta: "They share a package."}),
+		run(event.MessageCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", MessageID: "msg-2", Role: model.RoleAssistant, RequestID: "req-2", Content: "They share a package."}),
+	}
+	var batch []runtime.Published
+	for i, e := range evs {
+		batch = append(batch, runtime.Published{Seq: int64(i), Event: e})
+	}
+	a.printEvents(&printer{}, batch, nil)
+	if got := stdout.String(); got != "They share a package.\n" {
+		t.Errorf("stdout %q, want the answer alone", got)
+	}
+	if !bytes.Contains(stderr.Bytes(), []byte("context compacted: 9 → 3 messages")) {
+		t.Errorf("stderr %q does not say the context was compacted", stderr.String())
+	}
+}
+
+// A completed turn's note (an empty answer) is on its outcome line.
+func TestEmptyAnswerIsSaid(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	a := &run{Options: Options{Stdout: &stdout, Stderr: &stderr}, printedSeq: -1}
+	evs := []event.Data{
+		event.MessageCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", MessageID: "msg-a", Role: model.RoleAssistant, RequestID: "req-1", FinishReason: "stop"},
+		event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, OutputMessageID: "msg-a", ModelRequests: 1,
+			Note: "the model's answer was empty: it sent no text and no tool call"},
+	}
+	var batch []runtime.Published
+	for i, d := range evs {
+		batch = append(batch, runtime.Published{Seq: int64(i), Event: event.Event{Type: d.EventType(), Data: d}})
+	}
+	a.printEvents(&printer{}, batch, nil)
+	if !bytes.Contains(stderr.Bytes(), []byte("the model's answer was empty")) || stdout.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}

@@ -1,0 +1,576 @@
+// Package tuiengine adapts the app (store, workspace, runtime session) to
+// tui.Engine, the interface the terminal UI drives: each turn command is
+// one session command, and the session's events come back through Next.
+// It is the one package that knows both app and tui.
+package tuiengine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/workspace"
+	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/tui"
+	"github.com/harness-dev/harness/tui/diffview"
+)
+
+// Held keeps what is written while the TUI owns the terminal and
+// writes it out once released.
+type Held struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	out io.Writer // set once released
+}
+
+func (h *Held) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.out != nil {
+		return h.out.Write(p)
+	}
+	return h.buf.Write(p)
+}
+
+// Take returns and clears what was held since the last take.
+func (h *Held) Take() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.buf.String()
+	h.buf.Reset()
+	return s
+}
+
+// Release writes out what was held, and from then on passes writes
+// through to w.
+func (h *Held) Release(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.out == nil {
+		h.out = w
+		_, _ = h.buf.WriteTo(w)
+	}
+}
+
+// tuiSession is one open session and what it owns.
+type tuiSession struct {
+	// ctx is the Open's, without its cancellation: closing the session
+	// (which waits for its turn to end) must work after the screen's
+	// context ended.
+	ctx     context.Context
+	id      string
+	sess    *runtime.Session
+	opened  *app.Session
+	ws      workspace.Workspace
+	sub     *runtime.Subscription
+	closers []func()
+	gone    chan struct{} // closed when the session is replaced or closed
+
+	// lost is the session's take-over signal until Next reported it; nil
+	// after (one Next runs at a time).
+	lost <-chan struct{}
+}
+
+// Engine adapts the app (store, workspace, runtime session) to
+// tui.Engine: each turn command is one session command.
+type Engine struct {
+	a    *app.App
+	held *Held
+
+	openMu sync.Mutex // serializes Open and close
+
+	mu      sync.Mutex
+	cur     *tuiSession   // guarded by mu
+	changed chan struct{} // guarded by mu; closed and replaced when cur changes
+}
+
+var _ tui.Engine = (*Engine)(nil)
+
+// New returns an engine with no session open; Open opens one. What the
+// app writes meanwhile goes to held, and Open shows it in the banner.
+func New(a *app.App, held *Held) *Engine {
+	return &Engine{a: a, held: held, changed: make(chan struct{})}
+}
+
+func (e *Engine) current() (*tuiSession, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cur == nil {
+		return nil, errcode.New(errcode.SessNotFound, "no session is open")
+	}
+	return e.cur, nil
+}
+
+// SessionID is the ID of the open session, or "" when none is.
+func (e *Engine) SessionID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cur == nil {
+		return ""
+	}
+	return e.cur.id
+}
+
+// Open opens req's session, then closes the one it replaces.
+func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, error) {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	return e.open(ctx, req)
+}
+
+// open is Open with openMu held.
+func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, error) {
+	a := e.a
+	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork})
+	if err != nil {
+		if errcode.Of(err) == errcode.RuntimeCheckpointInterrupted && req.ID != "" && !req.Fork {
+			// The screen shows the interrupted session's transcript above
+			// the offer to fork it: its log, read only.
+			if hist, herr := readHistory(ctx, a.Store, req.ID); herr == nil {
+				return tui.Session{ID: req.ID, History: hist}, err
+			}
+		}
+		return tui.Session{}, err
+	}
+	sess := opened.Session
+	next := &tuiSession{ctx: context.WithoutCancel(ctx), id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{}),
+		lost: opened.Lost}
+	hist, err := readHistory(ctx, a.Store, next.id)
+	if req.ID == "" && errcode.Of(err) == errcode.SessNotFound {
+		// A new session is stored with its first event, which its Docker
+		// workspace's background open may not have written yet: no history.
+		hist, err = nil, nil
+	}
+	var inherited []store.Record
+	if err == nil && req.ID != "" {
+		inherited, err = app.Inherited(ctx, a.Store, next.id)
+	}
+	if err != nil {
+		opened.Close()
+		return tui.Session{}, err
+	}
+	after := int64(-1)
+	if n := len(hist); n > 0 {
+		after = hist[n-1].Seq
+	}
+	// The history, then every event after it: no gap, no repeat.
+	if next.sub, err = sess.Events(ctx, after); err != nil {
+		opened.Close()
+		return tui.Session{}, err
+	}
+
+	e.mu.Lock()
+	prev := e.cur
+	e.cur = next
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	if prev != nil {
+		prev.close()
+	}
+
+	set := sess.Settings()
+	note := strings.TrimSpace(opened.Moved + " " + opened.Note)
+	if extra := strings.TrimSpace(e.held.Take()); extra != "" {
+		note = strings.TrimSpace(note + " " + strings.ReplaceAll(strings.TrimPrefix(extra, "harness: "), "\nharness: ", " · "))
+	}
+	info := next.ws.Info()
+	return tui.Session{
+		ID:           next.id,
+		Model:        set.Model,
+		Workspace:    workspaceLabel(info),
+		ReadOnly:     !workspace.Attested(next.ws),
+		Note:         note,
+		Demo:         opened.Demo,
+		Budget:       set.Budget.MaxModelTokens,
+		Window:       set.Context.WindowTokens,
+		Usage:        sess.Usage(),
+		Occupancy:    sess.Occupancy(),
+		Approve:      opened.Ask,
+		History:      hist,
+		Inherited:    records(inherited),
+		Instructions: set.Instructions,
+	}, nil
+}
+
+func workspaceLabel(info workspace.Info) string {
+	if info.Backend != workspace.BackendDocker {
+		return "local · read-only"
+	}
+	label := "docker " + info.Image
+	if id := strings.TrimPrefix(info.ImageID, "sha256:"); id != "" {
+		label += "@sha256:" + id[:min(len(id), 8)] + "…"
+	}
+	return label
+}
+
+func readHistory(ctx context.Context, r store.Reader, id string) ([]tui.Record, error) {
+	var out []tui.Record
+	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
+		ev, err := event.Decode(rec.Body)
+		if err != nil {
+			return err
+		}
+		out = append(out, tui.Record{Seq: rec.Seq, Event: ev})
+		return nil
+	})
+	return out, err
+}
+
+// records decodes stored records for the screen (they decoded when stored).
+func records(recs []store.Record) []tui.Record {
+	out := make([]tui.Record, 0, len(recs))
+	for _, rec := range recs {
+		if ev, err := event.Decode(rec.Body); err == nil {
+			out = append(out, tui.Record{Seq: rec.Seq, Event: ev})
+		}
+	}
+	return out
+}
+
+// close ends the session's running turn (so that it stays resumable),
+// stops its event stream and releases what it opened.
+func (s *tuiSession) close() {
+	wctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
+	_ = s.sess.Close(wctx)
+	cancel()
+	s.sub.Close()
+	close(s.gone)
+	runClosers(s.closers)
+}
+
+func runClosers(cs []func()) {
+	for i := len(cs) - 1; i >= 0; i-- {
+		cs[i]()
+	}
+}
+
+// Close closes the open session, if any (a running turn is canceled).
+func (e *Engine) Close() {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	e.mu.Lock()
+	cur := e.cur
+	e.mu.Unlock()
+	if cur != nil {
+		select {
+		case <-cur.gone:
+		default:
+			cur.close()
+		}
+	}
+}
+
+// watch is what one Next call waits on: the session open when it began,
+// and the channel closed when that changes.
+type watch struct {
+	cur     *tuiSession
+	changed chan struct{}
+}
+
+func (e *Engine) watch() watch {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return watch{e.cur, e.changed}
+}
+
+// Next waits for events of the open session. A permission question in
+// the batch comes with what the TUI shows for it.
+func (e *Engine) Next(ctx context.Context) (tui.Update, error) {
+	return e.next(ctx, e.watch())
+}
+
+func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
+	for {
+		cur, changed := w.cur, w.changed
+		if cur == nil {
+			select {
+			case <-changed:
+				w = e.watch()
+				continue
+			case <-ctx.Done():
+				return tui.Update{}, ctx.Err()
+			}
+		}
+		select {
+		case <-cur.sub.Ready():
+		case <-cur.lost:
+			// Told at once, not at the next send: another process holds
+			// the session now.
+			cur.lost = nil
+			return tui.Update{SessionID: cur.id, Lost: fmt.Sprintf(
+				"session %s was taken over by %s: this screen no longer writes to it; /new starts a session here, or take it back with `harness resume %s --take-over`",
+				cur.id, cur.opened.LostTo(), cur.id)}, nil
+		case <-changed:
+			return tui.Update{}, nil
+		case <-cur.gone:
+			return tui.Update{}, nil
+		case <-ctx.Done():
+			return tui.Update{}, ctx.Err()
+		}
+		u := tui.Update{SessionID: cur.id}
+		for _, p := range cur.sub.Drain() {
+			u.Events = append(u.Events, tui.Record{Seq: p.Seq, Event: p.Event})
+			switch d := p.Event.Data.(type) {
+			case event.PermissionRequested:
+				// The question carries its subject: the call's input and,
+				// for a write, the diff the runtime computed.
+				u.Approval = &tui.Approval{PermissionID: d.PermissionID, CallID: d.CallID, Tool: d.Action, Subject: d.Subject,
+					Input: d.Input, Diff: d.Patch,
+					Unchanged: d.Lines != nil && d.Patch == "" && d.Lines.Added == 0 && d.Lines.Deleted == 0}
+			}
+		}
+		if len(u.Events) > 0 {
+			return u, nil
+		}
+	}
+}
+
+func (e *Engine) Send(ctx context.Context, text string) (tui.Sent, error) {
+	cur, err := e.current()
+	if err != nil {
+		return tui.Sent{}, err
+	}
+	return tuiSent(cur.sess.Send(ctx, text))
+}
+
+func (e *Engine) Queue(ctx context.Context, text string) (tui.Sent, error) {
+	cur, err := e.current()
+	if err != nil {
+		return tui.Sent{}, err
+	}
+	return tuiSent(cur.sess.Queue(ctx, text))
+}
+
+// Compact compacts the open session's context (/compact [focus]): at once
+// when idle, as a compaction turn whose events the transcript shows;
+// before the running turn's next model request otherwise.
+func (e *Engine) Compact(ctx context.Context, focus string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	_, err = cur.sess.Compact(ctx, focus)
+	return err
+}
+
+// SetModel switches the open session's model for the following requests
+// (/model NAME), recorded as settings.changed.
+func (e *Engine) SetModel(ctx context.Context, name string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return e.a.SwitchModel(ctx, cur.opened, name)
+}
+
+func (e *Engine) StartQueued(ctx context.Context) (tui.Sent, error) {
+	cur, err := e.current()
+	if err != nil {
+		return tui.Sent{}, err
+	}
+	return tuiSent(cur.sess.StartQueued(ctx))
+}
+
+func tuiSent(s runtime.Sent, err error) (tui.Sent, error) {
+	return tui.Sent{Kind: string(s.Kind), RunID: s.RunID, MessageID: s.MessageID}, err
+}
+
+func (e *Engine) Withdraw(ctx context.Context, messageID string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return cur.sess.Withdraw(ctx, messageID)
+}
+
+func (e *Engine) Cancel(context.Context) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	cur.sess.Cancel()
+	return nil
+}
+
+func (e *Engine) Answer(ctx context.Context, permissionID string, a tui.Answer) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	scope := runtime.ScopeOnce
+	if a.ForRun {
+		scope = runtime.ScopeRun
+	}
+	note := "denied in the TUI"
+	switch {
+	case a.Allow:
+		note = "approved in the TUI"
+	case a.Reason != "":
+		note = "denied in the TUI: " + a.Reason
+	}
+	return cur.sess.Answer(ctx, permissionID, runtime.PermissionAnswer{Allow: a.Allow, Scope: scope, Note: note, Reason: a.Reason})
+}
+
+func (e *Engine) Diff(ctx context.Context) (string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return "", err
+	}
+	return cur.ws.Diff(ctx)
+}
+
+// hostRoot is the directory the session was started on.
+func (e *Engine) hostRoot(ctx context.Context, id string) string {
+	if s, err := e.a.Store.Session(ctx, id); err == nil && s.Metadata["root"] != "" {
+		return s.Metadata["root"]
+	}
+	return e.a.Root
+}
+
+// CheckApply checks the workspace patch against the host tree (as harness
+// apply does).
+func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
+	cur, err := e.current()
+	if err != nil {
+		return tui.ApplyPlan{}, err
+	}
+	patch, err := cur.ws.Diff(ctx)
+	if err != nil {
+		return tui.ApplyPlan{}, err
+	}
+	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch, e.a.SecretEnv())
+	plan := tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}
+	if line := p.MassDeleteLine(); line != "" {
+		plan.Warnings = append(plan.Warnings, line)
+	}
+	if line := app.LeftOutLine(p.LeftOut); line != "" {
+		plan.Warnings = append(plan.Warnings, line)
+	}
+	return plan, nil
+}
+
+// Apply checks again (the host may have changed since), applies, and
+// records patch.applied in the session's log.
+func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return "", err
+	}
+	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch, SecretEnv: e.a.SecretEnv()}); err != nil {
+		return "", err
+	}
+	st := diffview.StatOf(plan.Patch)
+	out := fmt.Sprintf("applied the patch to %s: %d file(s), +%d −%d", plan.Root, st.Files, st.Added, st.Deleted)
+	turn := ""
+	if last, _, err := runtime.LastFinished(ctx, e.a.Store, cur.id); err == nil && last != nil {
+		turn = last.Identity.TurnID
+	}
+	if turn == "" {
+		return out + " (not recorded: the session has no finished turn)", nil
+	}
+	if err := cur.sess.RecordApplied(ctx, app.Applied(cur.id, turn, plan.Root, plan.Patch, false)); err != nil {
+		// Applied all the same: said, with why the log does not have it.
+		return out + fmt.Sprintf(" — not recorded in the session's log (%s: %s)", errcode.Of(err), errcode.Message(err)), nil
+	}
+	return out, nil
+}
+
+// pickerSessions bounds the session picker to the most recently updated
+// sessions, so that its first frame reads that many rows whatever the
+// store holds; older ones stay reachable by `harness resume ID` and are
+// listed by `harness sessions --all`.
+const pickerSessions = 500
+
+func (e *Engine) Sessions(ctx context.Context) ([]tui.SessionSummary, error) {
+	list, _, err := app.RecentSessions(ctx, e.a.Store, "", pickerSessions)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.SessionSummary, len(list))
+	for i, s := range list {
+		out[i] = tui.SessionSummary{ID: s.ID, Title: s.Title, Updated: s.UpdatedAt, Turns: s.Turns, Tokens: s.Tokens, Status: s.Status, Dir: s.Metadata["root"]}
+	}
+	return out, nil
+}
+
+// Files lists the open session's workspace files, for the TUI's path
+// completion.
+func (e *Engine) Files(ctx context.Context) ([]string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return nil, err
+	}
+	return cur.ws.List(ctx, ".")
+}
+
+// Turns lists the open session's turns for the /rewind picker.
+func (e *Engine) Turns(ctx context.Context) ([]tui.TurnSummary, bool, error) {
+	cur, err := e.current()
+	if err != nil {
+		return nil, false, err
+	}
+	tl, err := app.ReadTimeline(ctx, e.a.Store, cur.id)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]tui.TurnSummary, len(tl.Turns))
+	for i, t := range tl.Turns {
+		out[i] = tui.TurnSummary{N: t.N, ID: t.ID, Prompt: t.Prompt, At: t.At, Status: t.Status, Files: len(t.Files),
+			Added: t.Added(), Deleted: t.Deleted(), Current: t.Current, Rewound: t.Rewound, Finished: t.Finished()}
+	}
+	return out, tl.LastRewind != nil, nil
+}
+
+// Rewind closes the open session (idle: SESS_BUSY while a turn runs),
+// rewinds it (app.App.Rewind) and reopens it at that point, its Docker
+// workspace rebuilt from the turn's patch. A refusal its log decides
+// comes before anything closes; a rewind that fails once the session is
+// closed still reopens it, where it was.
+func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Session, string, error) {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	cur, err := e.current()
+	if err != nil {
+		return tui.Session{}, "", err
+	}
+	select {
+	case <-cur.sess.Idle():
+	default:
+		return tui.Session{}, "", errcode.New(errcode.SessBusy, "a turn is running: /rewind works between turns (esc cancels the turn)")
+	}
+	req := app.RewindRequest{Turn: turnID, Undo: undo}
+	if err := app.CheckRewind(ctx, e.a.Store, cur.id, req); err != nil {
+		return tui.Session{}, "", err
+	}
+	e.mu.Lock()
+	e.cur = nil
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	cur.close()
+	r, rerr := e.a.Rewind(ctx, cur.id, req)
+	s, err := e.open(ctx, tui.OpenRequest{ID: cur.id})
+	if rerr != nil {
+		return s, "", rerr
+	}
+	if err != nil {
+		return s, "", err
+	}
+	out := fmt.Sprintf("rewound to the end of turn %d: its files and conversation; later turns stay above, out of the model's view", r.Event.ToTurn)
+	if r.Event.Undo {
+		out = fmt.Sprintf("undid the last rewind: back at the end of turn %d", r.Event.ToTurn)
+	}
+	for _, p := range r.OnHost {
+		out += fmt.Sprintf(" · the host's files are not rewound: a patch of this session is applied to %s (`harness apply %s --reverse` reverts it)", p.Root, cur.id)
+	}
+	return s, out, nil
+}
