@@ -37,8 +37,9 @@ type Options struct {
 // run is one Run: where it prints and what it has printed.
 type run struct {
 	Options
-	printedSeq int64 // the last event printed
-	outFailed  bool  // a write to stdout failed (reported once)
+	printedSeq int64  // the last event printed
+	outFailed  bool   // a write to stdout failed (reported once)
+	endedTurn  string // the turn of the last turn.completed seen
 }
 
 // Run runs prompt as a turn of sess, then the turns queued with ">>" lines
@@ -117,6 +118,9 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 	done := make(chan struct{})
 	flush <- done // the turns' outcome lines come before what follows
 	<-done
+	if out.TurnID != "" && out.TurnID != a.endedTurn {
+		a.unrecordedOutcome(out)
+	}
 	fmt.Fprintf(a.Stderr, "harness: session %s (harness resume %s)\n", sess.ID(), sess.ID())
 	// The patch the last turn's diff recorded: the workspace is not diffed
 	// again (after a failed diff, a second one would fail as slowly).
@@ -219,6 +223,8 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 			if asks != nil {
 				asks <- questionOf(d) // one question at a time: the turn waits for its answer
 			}
+		case event.TurnCompleted:
+			a.endedTurn = d.TurnID
 		}
 	}
 	if a.JSON {
@@ -372,6 +378,17 @@ func (a *run) printOutcome(d event.TurnCompleted) {
 	if d.Truncated {
 		fmt.Fprintln(a.Stderr, "harness: the answer was cut (finish reason length: the output limit, or a stream the server ended without saying it was finished): ask it to continue, or raise --max-tokens (or maxTokens in the config file)")
 	}
+}
+
+// unrecordedOutcome tells how a turn ended whose turn.completed the store
+// could not record (its disk full, its server gone): the runtime's outcome,
+// on stderr in both modes, so that the end is never silent.
+func (a *run) unrecordedOutcome(o runtime.Outcome) {
+	line := fmt.Sprintf("turn %s: %s · %s · %s", o.TurnID, o.Status, plural(o.ModelRequests, "model request"), plural(o.ToolCalls, "tool call"))
+	if o.ErrorCode != "" {
+		line += fmt.Sprintf(" · %s: %s", o.ErrorCode, o.Message)
+	}
+	fmt.Fprintln(a.Stderr, line+" (not in the session's log: the store could not record the turn's end)")
 }
 
 // plural counts n of what: "1 tool call", "3 tool calls".
