@@ -585,7 +585,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		s.Note = "--workspace local: this session is read-only (writes and commands need the Docker workspace)"
 	}
 	// What the Docker copy leaves out, the local workspace leaves out too.
-	ws, err := workspace.OpenLocalWith(s.Root, workspace.LocalOptions{Exclude: a.Opts.Exclude,
+	ws, err := workspace.OpenLocalWith(s.Root, workspace.LocalOptions{Exclude: a.Opts.Exclude, Carried: patch,
 		ListIgnored: func(ctx context.Context) map[string]bool {
 			return workspace.GitIgnored(ctx, s.Root, a.SecretEnv())
 		}})
@@ -599,7 +599,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		}
 	})
 	if patch != "" {
-		s.Note = "the recorded workspace patch was not replayed: the workspace is read-only; `harness diff` shows it"
+		s.Note = "the recorded workspace patch was not replayed: the workspace is read-only; it stays the session's patch (`harness diff` shows it, `harness apply` applies it) and a Docker workspace replays it"
 	}
 	return nil
 }
