@@ -55,7 +55,9 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 	if sess.Moved != "" {
 		fmt.Fprintln(a.stderr, "harness: "+sess.Moved)
 	}
-	if sess.Note != "" && !a.opts.JSON {
+	if sess.Note != "" {
+		// On stderr in both modes: what the sandbox lacks (a missing
+		// toolchain) or cannot do is for the human reading the log too.
 		fmt.Fprintln(a.stderr, "harness: "+sess.Note)
 	}
 	if files := sess.Settings().Instructions; len(files) > 0 && !a.opts.JSON {
