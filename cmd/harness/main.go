@@ -114,10 +114,11 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 			fmt.Fprintln(stderr, "harness: the prompt is only whitespace: say what the turn should do")
 			return exitUsage
 		}
-		if err := checkStore(ctx, a); err != nil {
+		checked, err := checkStore(ctx, a)
+		if err != nil {
 			return a.fail(err)
 		}
-		return runExec(ctx, a, pos[0], stdin, interrupts)
+		return checked(runExec(ctx, a, pos[0], stdin, interrupts))
 	case "sessions":
 		switch {
 		case len(pos) == 0:
@@ -158,18 +159,31 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		if cmd == "resume" && len(pos) > 0 {
 			id = pos[0]
 		}
-		if err := checkStore(ctx, a); err != nil {
+		checked, err := checkStore(ctx, a)
+		if err != nil {
 			return a.fail(err)
 		}
-		return runTUI(ctx, a, cmd == "resume", id)
+		return checked(runTUI(ctx, a, cmd == "resume", id))
 	}
 }
 
 // checkStore refuses a store with corrupt pages before a session writes
-// to it (SQLite only: Postgres checks its own pages).
-func checkStore(ctx context.Context, a *cli) error {
-	if c, ok := a.Store.(interface{ Check(context.Context) error }); ok {
-		return c.Check(ctx)
+// to it (SQLite only: Postgres checks its own pages). A large file is
+// checked while the command runs (sqlite.CheckWhileWriting): checked,
+// given the command's exit code, reports what that check found before
+// the command exits.
+func checkStore(ctx context.Context, a *cli) (checked func(code int) int, err error) {
+	c, ok := a.Store.(interface {
+		CheckWhileWriting(context.Context) (func() error, error)
+	})
+	if !ok {
+		return func(code int) int { return code }, nil
 	}
-	return nil
+	wait, err := c.CheckWhileWriting(ctx)
+	return func(code int) int {
+		if err := wait(); err != nil {
+			return a.fail(err)
+		}
+		return code
+	}, err
 }
