@@ -36,6 +36,8 @@ type Session struct {
 	// across each append that changes the fields below, so the queue and
 	// the log agree on order. Methods named …Locked expect it held.
 	mu        sync.Mutex
+	owner     SessionState         // guarded by mu: changed only by setState (decide.go)
+	ownerCh   chan struct{}        // guarded by mu: closed and replaced by setState
 	active    *run                 // guarded by mu: the turn being admitted, running or ending, or nil
 	pending   []input              // guarded by mu: steering for the next model request, FIFO
 	next      []input              // guarded by mu: inputs queued for the next turn, FIFO
@@ -44,7 +46,6 @@ type Session struct {
 	idle      chan struct{}        // guarded by mu: closed while no turn is active
 	last      Outcome              // guarded by mu: how the last turn ended
 	lastIDs   [2]string            // guarded by mu: run and turn ID of the last turn, for events between turns
-	closed    bool                 // guarded by mu: Close was called
 	baseURL   string               // guarded by mu: as last recorded by SetSettings
 	approve   string               // guarded by mu: as last recorded by SetSettings
 
@@ -97,7 +98,7 @@ func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, settings Setti
 			return nil, err
 		}
 	}
-	s := &Session{rt: rt, log: log, id: log.SessionID(), settings: settings, questions: map[string]*question{}, idle: closedChan()}
+	s := &Session{rt: rt, log: log, id: log.SessionID(), settings: settings, questions: map[string]*question{}, idle: closedChan(), ownerCh: make(chan struct{})}
 	s.state = newState(settings)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
