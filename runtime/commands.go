@@ -174,21 +174,29 @@ func (s *Session) stateLocked() SessionState {
 	return s.owner
 }
 
-// setState is the one place the session's state changes. It tells those
-// waiting on State's channel.
-// StateClosed is final: a turn that ends after Close leaves it closed.
+// setState is the one place the session's state changes; it publishes
+// the change to State's readers. StateClosed is final: a turn that ends
+// after Close leaves the session closed.
 func (s *Session) setState(st SessionState) {
 	if st == s.owner || s.owner == StateClosed {
 		return
 	}
 	s.owner = st
-	close(s.ownerCh)
-	s.ownerCh = make(chan struct{})
+	old := s.told.Swap(&toldState{st: st, changed: make(chan struct{})})
+	close(old.changed)
+}
+
+// toldState is a published state and the channel closed when it changes.
+type toldState struct {
+	st      SessionState
+	changed chan struct{}
 }
 
 // State returns the session's state and a channel closed at its next
 // change; front ends show whether the session is busy from it, instead of
-// guessing from the events they have folded.
+// guessing from the events they have folded. It never waits on the
+// session's lock: a Cancel is told as soon as the turn's context has
+// ended (Cancel itself takes no lock), a moment after it returns.
 //
 // A value and a change channel rather than an entry in the event
 // stream (Events): the state is the owner's standing, not a recorded
@@ -200,9 +208,8 @@ func (s *Session) setState(st SessionState) {
 // and then drains its subscription holds every event that led to that
 // state (and perhaps later ones).
 func (s *Session) State() (SessionState, <-chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stateLocked(), s.ownerCh
+	t := s.told.Load()
+	return t.st, t.changed
 }
 
 func isClosed(c <-chan struct{}) bool {

@@ -37,7 +37,6 @@ type Session struct {
 	// the log agree on order. Methods named …Locked expect it held.
 	mu        sync.Mutex
 	owner     SessionState         // guarded by mu: changed only by setState (decide.go)
-	ownerCh   chan struct{}        // guarded by mu: closed and replaced by setState
 	active    *run                 // guarded by mu: the turn being admitted, running or ending, or nil
 	pending   []input              // guarded by mu: steering for the next model request, FIFO
 	next      []input              // guarded by mu: inputs queued for the next turn, FIFO
@@ -57,6 +56,9 @@ type Session struct {
 	// cur is the active run, readable without mu so that Cancel is never
 	// held up behind an append.
 	cur atomic.Pointer[run]
+	// told is owner as setState last published it, readable without mu
+	// so that State is never held up behind an append either.
+	told atomic.Pointer[toldState]
 
 	// appendMu orders append-then-publish, so subscribers see events in
 	// seq order. It is always taken after mu, never before.
@@ -98,7 +100,8 @@ func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, settings Setti
 			return nil, err
 		}
 	}
-	s := &Session{rt: rt, log: log, id: log.SessionID(), settings: settings, questions: map[string]*question{}, idle: closedChan(), ownerCh: make(chan struct{})}
+	s := &Session{rt: rt, log: log, id: log.SessionID(), settings: settings, questions: map[string]*question{}, idle: closedChan()}
+	s.told.Store(&toldState{st: StateIdle, changed: make(chan struct{})})
 	s.state = newState(settings)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
