@@ -283,8 +283,8 @@ func (s *Session) Queued() []string {
 
 // Withdraw removes pending steering or a queued input before it is used
 // (input.withdrawn). While the active turn is ending it waits for the end.
-// Codes: RUNTIME_INVALID_INPUT (not pending: already applied, or unknown),
-// RUNTIME_EVENT_APPEND_FAILED.
+// Codes: RUNTIME_INVALID_INPUT (not pending: already applied, or unknown;
+// a closed session), RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) Withdraw(ctx context.Context, messageID string) error {
 	if _, err := s.lockDecide(ctx, cmdWithdraw, nil); err != nil {
 		return err
@@ -335,8 +335,8 @@ func (s *Session) Cancel() bool {
 // permission.requested event). A reason reaches the model: with a denial
 // in the tool's result, with an approval as steering for the next request.
 // Codes: RUNTIME_INVALID_INPUT (no such question waits: unknown, already
-// answered, or its turn ended; or a note or reason that is too long or not
-// UTF-8).
+// answered, or its turn ended; a note or reason that is too long or not
+// UTF-8; a closed session).
 func (s *Session) Answer(ctx context.Context, permissionID string, a PermissionAnswer) error {
 	for what, text := range map[string]string{"note": a.Note, "reason": a.Reason} {
 		if text != "" {

@@ -45,7 +45,7 @@ type Options struct {
 
 // Model is the root of the TUI: it routes messages to its components and
 // lays them out. It holds no engine state of its own beyond what the event
-// stream folds into the transcript.
+// stream folds into the transcript and the owner's state Next reports.
 type Model struct {
 	ctx  context.Context
 	eng  Engine
