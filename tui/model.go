@@ -45,7 +45,7 @@ type Options struct {
 
 // Model is the root of the TUI: it routes messages to its components and
 // lays them out. It holds no engine state of its own beyond what the event
-// stream folds into the transcript.
+// stream folds into the transcript and the owner's state Next reports.
 type Model struct {
 	ctx  context.Context
 	eng  Engine
@@ -63,6 +63,7 @@ type Model struct {
 	ticking       bool
 
 	sess    *Session
+	state   State // the session owner's, as the engine last reported it
 	opening bool
 	openErr error
 	// interrupted is a session that could not be opened because its last
@@ -164,9 +165,10 @@ func (m *Model) restyle(th *theme.Theme) {
 	m.spin.Style = th.Accent
 }
 
-// busy reports whether a turn is running, or a message is on its way.
+// busy reports whether a turn is active (as the session's owner says),
+// or a message is on its way.
 func (m *Model) busy() bool {
-	return len(m.outbox) > 0 || m.tr.ActiveRun() != ""
+	return len(m.outbox) > 0 || m.state.Busy()
 }
 
 // Update routes one message.
@@ -330,6 +332,9 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 	cmds := []tea.Cmd{m.listen()}
 	u := msg.u
 	if m.sess != nil && u.SessionID == m.sess.ID {
+		if u.State != "" {
+			m.state = u.State
+		}
 		before := m.tr.Version()
 		for _, r := range u.Events {
 			if r.Seq <= m.lastSeq {
@@ -421,6 +426,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.interrupted, m.interruptedText = "", ""
 	s := msg.sess
 	m.sess, m.openErr = &s, nil
+	m.state = StateIdle // a session opens between turns
 	m.tr = transcript.New()
 	m.vp.Reset()
 	m.last = lastAnswer{}

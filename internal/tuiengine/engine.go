@@ -77,6 +77,18 @@ type tuiSession struct {
 	// lost is the session's take-over signal until Next reported it; nil
 	// after (one Next runs at a time).
 	lost <-chan struct{}
+	// told is the owner's state as Next last reported it (one Next runs
+	// at a time); the screen takes a session it opens to be idle.
+	told runtime.SessionState
+}
+
+// states names the owner's states for the screen.
+var states = map[runtime.SessionState]tui.State{
+	runtime.StateIdle:      tui.StateIdle,
+	runtime.StateAdmitting: tui.StateAdmitting,
+	runtime.StateRunning:   tui.StateRunning,
+	runtime.StateEnding:    tui.StateEnding,
+	runtime.StateClosed:    tui.StateClosed,
 }
 
 // Engine adapts the app (store, workspace, runtime session) to
@@ -142,7 +154,7 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 	}
 	sess := opened.Session
 	next := &tuiSession{ctx: context.WithoutCancel(ctx), id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{}),
-		lost: opened.Lost}
+		lost: opened.Lost, told: runtime.StateIdle}
 	hist, err := readHistory(ctx, a.Store, next.id)
 	if req.ID == "" && errcode.Of(err) == errcode.SessNotFound {
 		// A new session is stored with its first event, which its Docker
@@ -282,8 +294,10 @@ func (e *Engine) watch() watch {
 	return watch{e.cur, e.changed}
 }
 
-// Next waits for events of the open session. A permission question in
-// the batch comes with what the TUI shows for it.
+// Next waits for events of the open session, or a change of its owner's
+// state, and returns them with that state (read before the events are
+// drained, so that the batch holds every event that led to it). A
+// permission question in the batch comes with what the TUI shows for it.
 func (e *Engine) Next(ctx context.Context) (tui.Update, error) {
 	return e.next(ctx, e.watch())
 }
@@ -300,23 +314,28 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 				return tui.Update{}, ctx.Err()
 			}
 		}
-		select {
-		case <-cur.sub.Ready():
-		case <-cur.lost:
-			// Told at once, not at the next send: another process holds
-			// the session now.
-			cur.lost = nil
-			return tui.Update{SessionID: cur.id, Lost: fmt.Sprintf(
-				"session %s was taken over by %s: this screen no longer writes to it; /new starts a session here, or take it back with `harness resume %s --take-over`",
-				cur.id, cur.opened.LostTo(), cur.id)}, nil
-		case <-changed:
-			return tui.Update{}, nil
-		case <-cur.gone:
-			return tui.Update{}, nil
-		case <-ctx.Done():
-			return tui.Update{}, ctx.Err()
+		st, stateChanged := cur.sess.State()
+		if st == cur.told {
+			select {
+			case <-cur.sub.Ready():
+			case <-stateChanged:
+			case <-cur.lost:
+				// Told at once, not at the next send: another process holds
+				// the session now.
+				cur.lost = nil
+				return tui.Update{SessionID: cur.id, Lost: fmt.Sprintf(
+					"session %s was taken over by %s: this screen no longer writes to it; /new starts a session here, or take it back with `harness resume %s --take-over`",
+					cur.id, cur.opened.LostTo(), cur.id)}, nil
+			case <-changed:
+				return tui.Update{}, nil
+			case <-cur.gone:
+				return tui.Update{}, nil
+			case <-ctx.Done():
+				return tui.Update{}, ctx.Err()
+			}
+			st, _ = cur.sess.State()
 		}
-		u := tui.Update{SessionID: cur.id}
+		u := tui.Update{SessionID: cur.id, State: states[st]}
 		for _, p := range cur.sub.Drain() {
 			u.Events = append(u.Events, tui.Record{Seq: p.Seq, Event: p.Event})
 			switch d := p.Event.Data.(type) {
@@ -328,7 +347,8 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 					Unchanged: d.Lines != nil && d.Patch == "" && d.Lines.Added == 0 && d.Lines.Deleted == 0}
 			}
 		}
-		if len(u.Events) > 0 {
+		if len(u.Events) > 0 || st != cur.told {
+			cur.told = st
 			return u, nil
 		}
 	}
