@@ -155,6 +155,10 @@ type Update struct {
 	// Lost, set once, says that another process took the session over:
 	// what to tell the user. Nothing more may be sent to the session.
 	Lost string
+	// Unrecorded is how a turn ended whose turn.completed the store could
+	// not record (its disk full, its server gone): the screen ends the
+	// turn with it, never leaving it shown as running. nil otherwise.
+	Unrecorded *event.TurnCompleted
 }
 
 // Approval is a permission question, asked by a permission.requested

@@ -347,6 +347,11 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 				cmds = append(cmds, m.refreshFiles()) // the turn may have changed the files
 			}
 		}
+		if d := u.Unrecorded; d != nil && m.tr.ActiveRun() == d.RunID {
+			ended := event.Event{Type: event.TypeTurnCompleted, At: time.Now(), Data: *d}
+			m.tr.Apply(ended)
+			m.last.apply(ended)
+		}
 		if m.tr.Version() != before && !m.vp.Following() {
 			m.unseen = true
 		}

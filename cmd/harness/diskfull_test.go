@@ -149,3 +149,39 @@ func TestDiskFillsMidTurn(t *testing.T) {
 		t.Errorf("the cut turn's message was sent again")
 	}
 }
+
+// The TUI on a disk that fills mid-turn: the turn's end, which the store
+// could not record, still ends the turn on screen (its code, never a card
+// left running), and the screen goes on.
+func TestTUIDiskFillsMidTurn(t *testing.T) {
+	u := newUser(t)
+	disk := testenv.Tmpfs(t, 4<<20)
+	u.db = filepath.Join(disk, "harness.db")
+	var body strings.Builder
+	for body.Len() < 20<<10 {
+		body.WriteString("a line of a file that fills the store's disk, round by round\n")
+	}
+	for i := range 7 {
+		u.write("big"+strconv.Itoa(i)+".txt", body.String())
+	}
+	var calls []string
+	for i := range 400 {
+		calls = append(calls, `{"toolCalls":[{"id":"r`+strconv.Itoa(i)+`","name":"fs.read","arguments":{"path":"big`+strconv.Itoa(i%7)+`.txt"}}]}`)
+	}
+	script := u.script("[" + strings.Join(append(calls, `{"content":"done"}`), ",") + "]")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--workspace", "local", "--max-rounds", "1000", "--fake-model", script))
+	tm.waitFor("Ready.")
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(disk, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(disk, "fill"), make([]byte, int64(st.Bavail)*st.Bsize-400<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm.typeText("read them all")
+	tm.keys("Enter")
+	tm.waitFor("✗ failed", string(errcode.SessDiskFull))
+	tm.waitGone("running")
+	tm.quit(1)
+}

@@ -80,6 +80,9 @@ type tuiSession struct {
 	// told is the owner's state as Next last reported it (one Next runs
 	// at a time); the screen takes a session it opens to be idle.
 	told runtime.SessionState
+	// open is the run whose turn.started Next delivered and whose
+	// turn.completed it has not ("" for none; one Next runs at a time).
+	open string
 }
 
 // states names the owner's states for the screen.
@@ -339,6 +342,10 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 		for _, p := range cur.sub.Drain() {
 			u.Events = append(u.Events, tui.Record{Seq: p.Seq, Event: p.Event})
 			switch d := p.Event.Data.(type) {
+			case event.TurnStarted:
+				cur.open = d.RunID
+			case event.TurnCompleted:
+				cur.open = ""
 			case event.PermissionRequested:
 				// The question carries its subject: the call's input and,
 				// for a write, the diff the runtime computed.
@@ -347,7 +354,15 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 					Unchanged: d.Lines != nil && d.Patch == "" && d.Lines.Added == 0 && d.Lines.Deleted == 0}
 			}
 		}
-		if len(u.Events) > 0 || st != cur.told {
+		if st == runtime.StateIdle && cur.open != "" {
+			// Idle, and the turn's end never came: the store could not
+			// record it (its disk full, its server gone). The screen is
+			// told how it ended, from the owner's outcome, so that it
+			// never shows the turn running.
+			u.Unrecorded = unrecorded(cur)
+			cur.open = ""
+		}
+		if len(u.Events) > 0 || st != cur.told || u.Unrecorded != nil {
 			cur.told = st
 			return u, nil
 		}
@@ -593,4 +608,17 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 		out += fmt.Sprintf(" · the host's files are not rewound: a patch of this session is applied to %s (`harness apply %s --reverse` reverts it)", p.Root, cur.id)
 	}
 	return s, out, nil
+}
+
+// unrecorded is the end of cur's open run that the store could not
+// record, built from the owner's outcome of its last turn.
+func unrecorded(cur *tuiSession) *event.TurnCompleted {
+	out, _ := cur.sess.Wait(context.WithoutCancel(cur.ctx)) // idle: at once
+	tc := &event.TurnCompleted{RunID: cur.open, SessionID: cur.id, TurnID: out.TurnID, Status: string(runtime.StatusFailed),
+		ModelRequests: out.ModelRequests, ToolCalls: out.ToolCalls, Usage: out.Usage}
+	if out.RunID == cur.open {
+		tc.Status, tc.ErrorCode, tc.Note = string(out.Status), string(out.ErrorCode), out.Message
+	}
+	tc.Note = strings.TrimSpace(tc.Note + " (not in the session's log: the store could not record the turn's end)")
+	return tc
 }
