@@ -46,9 +46,8 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 		}
 	}
 	// The prompt goes out at once: the workspace opens alongside the first
-	// model request, not before it.
-	a.Opts.DeferWorkspace = true
-	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork})
+	// model request, not before it (Defer).
+	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork, Defer: true})
 	if err != nil {
 		return a.fail(err)
 	}

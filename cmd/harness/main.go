@@ -22,6 +22,7 @@ import (
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/gcpolicy"
 	"github.com/harness-dev/harness/internal/headless"
+	"github.com/harness-dev/harness/internal/tuiengine"
 	"github.com/harness-dev/harness/internal/version"
 )
 
@@ -93,7 +94,15 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "harness: exec --approve ask needs a terminal to ask on, and stdin is not one; use --approve auto (the workspace is an isolated copy), or the TUI")
 		return exitUsage
 	}
-	a, err := newCLI(ctx, o, e, stdout, stderr)
+	// Nothing may write to the terminal behind the TUI's back: what the app
+	// warns of while the TUI runs goes to the session's banner, then to
+	// stderr after.
+	warn, held := io.Writer(stderr), (*tuiengine.Held)(nil)
+	if cmd == "" || cmd == "resume" {
+		held = &tuiengine.Held{}
+		warn = held
+	}
+	a, err := newCLIWarn(ctx, o, e, stdout, stderr, warn)
 	if err != nil {
 		return (&cli{stderr: stderr}).fail(err)
 	}
@@ -161,7 +170,7 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		if err := checkStore(ctx, a); err != nil {
 			return a.fail(err)
 		}
-		return runTUI(ctx, a, cmd == "resume", id)
+		return runTUI(ctx, a, held, cmd == "resume", id)
 	}
 }
 

@@ -63,7 +63,7 @@ func (a *App) RecoverPatch(ctx context.Context, id string) (patch, root string, 
 	if err != nil {
 		return "", "", err
 	}
-	root = row.Metadata[metaRoot]
+	root = a.HostRoot(row.Metadata)
 	last, _, err := runtime.LastFinished(ctx, a.Store, id)
 	if err != nil {
 		return "", "", err
@@ -77,7 +77,7 @@ func (a *App) RecoverPatch(ctx context.Context, id string) (patch, root string, 
 		if last, _, err = runtime.LastFinished(ctx, a.Store, id); err != nil {
 			return err
 		}
-		patch, err = a.recoverKept(ctx, id, owner, last, orRoot(root, a.Root))
+		patch, err = a.recoverKept(ctx, id, owner, last, root)
 		return err
 	})
 	return patch, root, err
@@ -184,9 +184,3 @@ func appendRecovered(ctx context.Context, st store.Store, id string, owner store
 	return err
 }
 
-func orRoot(root, cwd string) string {
-	if root == "" {
-		return cwd
-	}
-	return root
-}
