@@ -183,4 +183,3 @@ func appendRecovered(ctx context.Context, st store.Store, id string, owner store
 	_, err = log.Append(ctx, event.Event{Type: d.EventType(), ID: event.NewID("evt"), At: time.Now(), Actor: event.ActorUser, Data: d})
 	return err
 }
-
