@@ -573,7 +573,11 @@ func (a *App) keepLease(ctx context.Context, id string, owner store.Owner, to *s
 			if time.Since(renewed) >= store.DefaultLease/3 {
 				err = a.Store.Renew(context.WithoutCancel(ctx), id, owner, 0)
 				renewed = time.Now()
-			} else if row, serr := a.Store.Session(context.WithoutCancel(ctx), id); serr == nil && row.Lease != nil && row.Lease.Owner.ID != owner.ID {
+			} else if row, serr := a.Store.Session(context.WithoutCancel(ctx), id); serr == nil && (row.Lease == nil || row.Lease.Owner.ID != owner.ID) {
+				// Held by another process, or by none: one that took the
+				// session over and already let it go (a short harness exec)
+				// took it all the same; this one is told now, not at its
+				// next renewal.
 				err = errcode.New(errcode.SessOwnershipLost, "")
 			}
 			if errcode.Of(err) == errcode.SessOwnershipLost {
