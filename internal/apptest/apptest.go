@@ -7,9 +7,10 @@
 // Run plays the cases.
 //
 // Everything is real but the model: a SQLite file under a temporary home,
-// the local workspace on a temporary project (--workspace local: no case
-// here needs writes), and a scripted model (internal/model/fake) read from
-// a file. Interleavings are forced by holding one store append until the
+// the local workspace on a temporary project (--workspace local) where the
+// Docker workspace is not the point, the Docker workspace (image
+// harness-busybox) where a case needs writes, and a scripted model
+// (internal/model/fake) read from a file. Interleavings are forced by holding one store append until the
 // case lets it go (Gate), never by sleeping. Run the suite under -race.
 package apptest
 
@@ -18,14 +19,17 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/store"
 )
 
@@ -113,15 +117,19 @@ func NewEnv(t *testing.T) Env {
 	return e
 }
 
-// App opens an app on the env's store with the local workspace and the
-// scripted model script (a JSON array, DESIGN §11); o sets the rest.
+// App opens an app on the env's store with the scripted model script (a
+// JSON array, DESIGN §11) and the local workspace unless o.Workspace says
+// docker; o sets the rest.
 func (e Env) App(t *testing.T, script string, o app.Options) *app.App {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "script.json")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o.DB, o.Workspace, o.FakeModel = filepath.Join(e.Home, "h.db"), "local", path
+	if o.Workspace == "" {
+		o.Workspace = "local"
+	}
+	o.DB, o.FakeModel = filepath.Join(e.Home, "h.db"), path
 	env := app.Env{"HOME": e.Home, "XDG_DATA_HOME": filepath.Join(e.Home, "data"), "XDG_CONFIG_HOME": filepath.Join(e.Home, "config")}
 	a, err := app.New(t.Context(), o, env, io.Discard)
 	if err != nil {
@@ -164,6 +172,21 @@ func (g *Gate) Append(ctx context.Context, id string, who store.Owner, ev store.
 	}
 	return g.Store.Append(ctx, id, who, ev)
 }
+
+// NeedDocker skips the case (or fails it, with HARNESS_REQUIRE_DOCKER=1)
+// when no Docker daemon answers or the image is missing.
+func NeedDocker(t *testing.T) {
+	t.Helper()
+	if err := dockerws.Ping(t.Context(), ""); err != nil {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "no Docker daemon answers: "+err.Error())
+	}
+	if err := exec.CommandContext(t.Context(), "docker", "image", "inspect", DockerImage).Run(); err != nil {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "no image "+DockerImage+" (make sandbox-image)")
+	}
+}
+
+// DockerImage is the image of the cases that need writes.
+const DockerImage = "harness-busybox"
 
 // Await waits for c, failing the case after Bound.
 func Await(t *testing.T, c <-chan struct{}, what string) {

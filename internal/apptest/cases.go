@@ -2,6 +2,10 @@ package apptest
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +30,11 @@ const (
 		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]},
 		{"error": "MODEL_AUTH_ERROR"}
 	]`
+	// writeScript's turn writes b.txt, then answers.
+	writeScript = `[
+		{"toolCalls": [{"id": "c1", "name": "fs.write", "arguments": {"path": "b.txt", "contents": "beta\n"}}]},
+		{"content": "written"}
+	]`
 	twoTurnsScript = `[{"content": "first done"}, {"content": "second done"}]`
 	// okScript answers every process's first request (a resumed session's
 	// process starts the script again).
@@ -40,6 +49,7 @@ func Run(t *testing.T, fe FrontEnd) {
 	t.Run("QueuedAfterFailed", func(t *testing.T) { queuedAfter(t, fe, askThenFailScript, false) })
 	t.Run("QuestionAnswered", func(t *testing.T) { questionAnswered(t, fe) })
 	t.Run("QuestionCanceled", func(t *testing.T) { questionCanceled(t, fe) })
+	t.Run("WriteAnsweredOnDocker", func(t *testing.T) { writeAnsweredOnDocker(t, fe) })
 	t.Run("TakeOverTellsTheHolder", func(t *testing.T) { takeOverTellsTheHolder(t, fe) })
 	t.Run("SettingsOnResume", func(t *testing.T) { settingsOnResume(t, fe) })
 	// What only some front ends offer is played where offered: the suite
@@ -165,6 +175,33 @@ func questionAnswered(t *testing.T, fe FrontEnd) {
 	}
 	if ends := Of[event.TurnCompleted](log); len(ends) != 1 || ends[0].Status != event.StatusCompleted {
 		t.Errorf("turns ended: %+v, want one, completed", ends)
+	}
+}
+
+// On the Docker workspace a write asks with its diff; allowed, it lands in
+// the workspace, in the turn's recorded patch, and not on the host.
+func writeAnsweredOnDocker(t *testing.T, fe FrontEnd) {
+	NeedDocker(t)
+	env := NewEnv(t)
+	a := env.App(t, writeScript, app.Options{Approve: "ask", Workspace: "docker", Image: DockerImage})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "write b.txt")
+	q := Shows[event.PermissionRequested](t, d, "the question", nil)
+	if q.Action != "fs.write" || !strings.Contains(q.Patch, "+beta") {
+		t.Errorf("question %+v: want the write with its diff", q)
+	}
+	d.Answer(true)
+	id := d.End(t, 1)
+	log := Log(t, a.Store, id)
+	if res := Of[event.ToolResult](log); len(res) != 1 || res[0].CallID != q.CallID || res[0].Error != nil {
+		t.Errorf("tool results %+v, want %s's, done", res, q.CallID)
+	}
+	patch, _, err := a.RecoverPatch(t.Context(), id)
+	if err != nil || !strings.Contains(patch, "b.txt") || !strings.Contains(patch, "+beta") {
+		t.Errorf("the session's patch %q, %v: want b.txt written", patch, err)
+	}
+	if _, err := os.Stat(filepath.Join(env.Project, "b.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the host has b.txt (%v): the write left the workspace", err)
 	}
 }
 
