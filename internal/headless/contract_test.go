@@ -134,7 +134,9 @@ type typed struct {
 	taken chan struct{}
 }
 
-func newLineFeed() *lineFeed { return &lineFeed{lines: make(chan typed, 64), done: make(chan struct{})} }
+func newLineFeed() *lineFeed {
+	return &lineFeed{lines: make(chan typed, 64), done: make(chan struct{})}
+}
 
 func (f *lineFeed) send(line string) <-chan struct{} {
 	c := make(chan struct{})
