@@ -251,23 +251,17 @@ func (s *Session) close(ctx context.Context) error {
 	return err
 }
 
-// ApplyPatch is the patch /apply applies to the host tree, decided here
-// once for every front end: the one recorded at the session's last
-// finished turn (its end-of-turn diff), read back from the store, and not
-// a fresh diff of the workspace. patch.applied names that turn, `harness
-// diff` and `harness apply` read that same record (App.RecoverPatch), and
-// rewind and `apply --reverse` read it back: what is applied is what is
-// recorded, and a turn running meanwhile adds nothing half-done. turn is
-// that turn's ID ("" before the first). A diff that failed is its coded
-// error: this process holds the session, so its kept work is recovered by
-// `harness diff` once the session is closed.
+// ApplyPatch is the patch /apply applies to the host tree (lastPatch: the
+// one recorded at the session's last finished turn, as for harness apply)
+// and that turn's ID ("" before the first). A diff that failed is its
+// coded error: this process holds the session, so its kept work is
+// recovered by `harness diff` once the session is closed.
 func (s *Session) ApplyPatch(ctx context.Context) (patch, turn string, err error) {
 	last, _, err := runtime.LastFinished(ctx, s.a.Store, s.ID())
-	if err != nil || last == nil {
+	if err != nil {
 		return "", "", err
 	}
-	patch, err = patchOf(last)
-	return patch, last.Identity.TurnID, err
+	return lastPatch(last)
 }
 
 // CheckApply checks ApplyPatch against the session's host tree (Root),
