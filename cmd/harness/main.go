@@ -123,7 +123,7 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 			fmt.Fprintln(stderr, "harness: the prompt is only whitespace: say what the turn should do")
 			return exitUsage
 		}
-		if err := checkStore(ctx, a); err != nil {
+		if err := a.CheckStore(ctx); err != nil {
 			return a.fail(err)
 		}
 		return runExec(ctx, a, pos[0], stdin, interrupts)
@@ -167,18 +167,9 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		if cmd == "resume" && len(pos) > 0 {
 			id = pos[0]
 		}
-		if err := checkStore(ctx, a); err != nil {
+		if err := a.CheckStore(ctx); err != nil {
 			return a.fail(err)
 		}
 		return runTUI(ctx, a, held, cmd == "resume", id)
 	}
-}
-
-// checkStore refuses a store with corrupt pages before a session writes
-// to it (SQLite only: Postgres checks its own pages).
-func checkStore(ctx context.Context, a *cli) error {
-	if c, ok := a.Store.(interface{ Check(context.Context) error }); ok {
-		return c.Check(ctx)
-	}
-	return nil
 }

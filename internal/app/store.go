@@ -44,3 +44,12 @@ func OpenStore(ctx context.Context, dsn, host string) (store.Store, error) {
 	}
 	return st, nil
 }
+
+// CheckStore refuses a store with corrupt pages before a session writes
+// to it (SQLite only: Postgres checks its own pages).
+func (a *App) CheckStore(ctx context.Context) error {
+	if c, ok := a.Store.(interface{ Check(context.Context) error }); ok {
+		return c.Check(ctx)
+	}
+	return nil
+}
