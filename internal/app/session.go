@@ -29,9 +29,10 @@ import (
 //
 // Flags given explicitly (Options: model, base URL, scripted model, context
 // window, compact-at, compact-tail, budget, approve) override what a
-// resumed or forked session recorded, and the change is recorded as
-// settings.changed before any request. A resumed session works on the
-// project it recorded, from whatever directory it is opened:
+// resumed or forked session recorded (all but the scripted model and
+// approve are left out with req.IgnoreFlags), and the change is recorded
+// as settings.changed before any request. A resumed session works on the
+// project it recorded (HostRoot), from whatever directory it is opened:
 // SESS_PROJECT_MISSING when that directory is gone.
 //
 // A new session (or fork) is stored with its first event, in one store
