@@ -46,6 +46,7 @@ type Session struct {
 
 	lost   <-chan struct{}
 	lostTo string // written before lost is closed
+	before int64  // the session's last event stored before this open; -1: none
 
 	a       *App
 	owner   store.Owner
@@ -64,6 +65,11 @@ type Session struct {
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// Before is the sequence number of the session's last event stored
+// before this open (-1 for a new session or a fork): what follows it is
+// what this open wrote, then the turns.
+func (s *Session) Before() int64 { return s.before }
 
 // ID is the session's ID.
 func (s *Session) ID() string { return s.rt.ID() }

@@ -51,7 +51,7 @@ import (
 // the model's tool calls with its code, and is kept for WorkspaceErr. On
 // error nothing stays open.
 func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
-	s := &Session{Root: a.HostRoot(nil), a: a}
+	s := &Session{Root: a.HostRoot(nil), a: a, before: -1}
 	if err := a.open(ctx, req, s); err != nil {
 		_ = s.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -80,6 +80,9 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 			return err
 		}
 		maps.Copy(md, row.Metadata)
+		if !fork {
+			s.before = row.LastSeq
+		}
 		if err := a.project(resumeID, a.HostRoot(md), s); err != nil {
 			return err
 		}

@@ -48,12 +48,6 @@ func newExecDriver(t *testing.T, a *app.App) *execDriver {
 
 func (d *execDriver) Start(req app.OpenRequest, prompt string) {
 	ctx := d.t.Context()
-	from := int64(-1)
-	if req.ResumeID != "" && !req.Fork {
-		if s, err := d.a.Store.Session(ctx, req.ResumeID); err == nil {
-			from = s.LastSeq
-		}
-	}
 	req.Defer = true // as harness exec opens
 	sess, err := d.a.Open(ctx, req)
 	if err != nil {
@@ -63,7 +57,7 @@ func (d *execDriver) Start(req app.OpenRequest, prompt string) {
 	d.done = make(chan struct{})
 	go func() {
 		defer close(d.done)
-		headless.Run(ctx, sess, from, prompt, headless.Options{
+		headless.Run(ctx, sess, sess.Before(), prompt, headless.Options{
 			JSON: true, Stdin: d.in, Stdout: d.out, Stderr: d.errOut, Interrupts: d.interrupts,
 			Fail: func(err error) { d.t.Errorf("the run failed: %v", err) },
 		})
