@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/app"
@@ -53,13 +54,11 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 	a := &run{Options: o, printedSeq: -1}
 	stdin, interrupts := o.Stdin, o.Interrupts
 	// Everything after from: what opening the session wrote, then the turns.
-	sub, err := sess.Events(ctx, from)
-	if err != nil {
-		sess.Close()
+	if err := sess.Subscribe(ctx, from); err != nil {
+		closeSession(ctx, sess)
 		o.Fail(err)
 		return runtime.Outcome{}, false
 	}
-	defer sub.Close()
 	// Questions go from the printer to the drive loop, which asks them.
 	// They come only when the session's approval is ask (--approve ask, or
 	// saved so); harness exec refuses --approve ask without a terminal.
@@ -72,13 +71,14 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 		var p printer
 		for {
 			select {
-			case <-sub.Ready():
-				a.printEvents(&p, sub.Drain(), asks)
+			case <-sess.Ready():
+				a.printEvents(&p, sess.Drain(), asks)
 			case done := <-flush:
-				a.printEvents(&p, sub.Drain(), nil)
+				a.printEvents(&p, sess.Drain(), nil)
 				close(done)
 			case <-stopPrint:
-				a.printEvents(&p, sub.Drain(), nil)
+				// After the close: what the subscription still held.
+				a.printEvents(&p, sess.Drain(), nil)
 				return
 			}
 		}
@@ -88,7 +88,7 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 		// stores (the workspace's "disposed" record) is printed too. The
 		// workspace is abandoned, not waited for: its removal is the
 		// daemon's.
-		sess.Close()
+		closeSession(ctx, sess)
 		close(stopPrint)
 		<-printed
 	}()
@@ -133,6 +133,17 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 	return out, true
 }
 
+// closeWait bounds how long closing the session waits for a turn still
+// running to end (none is, once drive returned).
+const closeWait = 15 * time.Second
+
+// closeSession closes sess, its turn ended first (app.Session.Close).
+func closeSession(ctx context.Context, sess *app.Session) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeWait)
+	defer cancel()
+	_ = sess.Close(cctx)
+}
+
 // maxStdinLine bounds one steering line read from stdin; tooLongLine
 // stands for a longer one on the lines channel (no line read from stdin
 // has NUL bytes around a text like it).
@@ -147,7 +158,7 @@ const (
 // process, after which nothing more is sent. A question (asks) is printed
 // and the next line typed answers it through the session.
 func (a *run) drive(ctx context.Context, sess *app.Session, lines <-chan string, interrupts <-chan struct{}, asks <-chan question) runtime.Outcome {
-	stop, lost := ctx.Done(), sess.Lost
+	stop, lost := ctx.Done(), sess.Lost()
 	var pending *question
 	answer := func(ans runtime.PermissionAnswer) {
 		// A question whose turn ended meanwhile is gone: nothing to do.
@@ -187,7 +198,7 @@ func (a *run) drive(ctx context.Context, sess *app.Session, lines <-chan string,
 				answer(lineAnswer(line))
 				continue
 			}
-			if strings.TrimSpace(line) == "" || ctx.Err() != nil || isDone(sess.Lost) {
+			if strings.TrimSpace(line) == "" || ctx.Err() != nil || isDone(sess.Lost()) {
 				continue
 			}
 			var err error

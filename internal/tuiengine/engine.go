@@ -60,19 +60,16 @@ func (h *Held) Release(w io.Writer) {
 	}
 }
 
-// tuiSession is one open session and what it owns.
+// tuiSession is the open session as the screen follows it: the app's
+// handle, which owns everything the session holds, and what Next tracks.
 type tuiSession struct {
 	// ctx is the Open's, without its cancellation: closing the session
 	// (which waits for its turn to end) must work after the screen's
 	// context ended.
-	ctx     context.Context
-	id      string
-	sess    *runtime.Session
-	opened  *app.Session
-	ws      workspace.Workspace
-	sub     *runtime.Subscription
-	closers []func()
-	gone    chan struct{} // closed when the session is replaced or closed
+	ctx  context.Context
+	id   string
+	sess *app.Session
+	gone chan struct{} // closed when the session is replaced or closed
 
 	// lost is the session's take-over signal until Next reported it; nil
 	// after (one Next runs at a time).
@@ -101,6 +98,11 @@ type Engine struct {
 	held *Held
 
 	openMu sync.Mutex // serializes Open and close
+	// opened is set by the first successful open (guarded by openMu): the
+	// command line's session flags are that open's; later ones (a /fork,
+	// a picked session, the reopen after /rewind) continue with what each
+	// session recorded (app.OpenRequest.IgnoreFlags).
+	opened bool
 
 	mu      sync.Mutex
 	cur     *tuiSession   // guarded by mu
@@ -144,7 +146,7 @@ func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 // open is Open with openMu held.
 func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, error) {
 	a := e.a
-	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork})
+	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork, IgnoreFlags: e.opened})
 	if err != nil {
 		if errcode.Of(err) == errcode.RuntimeCheckpointInterrupted && req.ID != "" && !req.Fork {
 			// The screen shows the interrupted session's transcript above
@@ -155,9 +157,10 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		}
 		return tui.Session{}, err
 	}
-	sess := opened.Session
-	next := &tuiSession{ctx: context.WithoutCancel(ctx), id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{}),
-		lost: opened.Lost, told: runtime.StateIdle}
+	e.opened = true
+	sess := opened
+	next := &tuiSession{ctx: context.WithoutCancel(ctx), id: sess.ID(), sess: sess, gone: make(chan struct{}), lost: sess.Lost(),
+		told: runtime.StateIdle}
 	hist, err := readHistory(ctx, a.Store, next.id)
 	if req.ID == "" && errcode.Of(err) == errcode.SessNotFound {
 		// A new session is stored with its first event, which its Docker
@@ -169,7 +172,7 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		inherited, err = app.Inherited(ctx, a.Store, next.id)
 	}
 	if err != nil {
-		opened.Close()
+		_ = opened.Close(next.ctx)
 		return tui.Session{}, err
 	}
 	after := int64(-1)
@@ -177,8 +180,8 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		after = hist[n-1].Seq
 	}
 	// The history, then every event after it: no gap, no repeat.
-	if next.sub, err = sess.Events(ctx, after); err != nil {
-		opened.Close()
+	if err = sess.Subscribe(ctx, after); err != nil {
+		_ = opened.Close(next.ctx)
 		return tui.Session{}, err
 	}
 
@@ -197,12 +200,11 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 	if extra := strings.TrimSpace(e.held.Take()); extra != "" {
 		note = strings.TrimSpace(note + " " + strings.ReplaceAll(strings.TrimPrefix(extra, "harness: "), "\nharness: ", " · "))
 	}
-	info := next.ws.Info()
 	return tui.Session{
 		ID:           next.id,
 		Model:        set.Model,
-		Workspace:    workspaceLabel(info),
-		ReadOnly:     !workspace.Attested(next.ws),
+		Workspace:    workspaceLabel(sess.WorkspaceInfo()),
+		ReadOnly:     sess.ReadOnly(),
 		Note:         note,
 		Demo:         opened.Demo,
 		Budget:       set.Budget.MaxModelTokens,
@@ -251,21 +253,18 @@ func records(recs []store.Record) []tui.Record {
 	return out
 }
 
-// close ends the session's running turn (so that it stays resumable),
-// stops its event stream and releases what it opened.
+// closeWait bounds how long closing a session waits for its running
+// turn to end.
+const closeWait = 15 * time.Second
+
+// close closes the session (app.Session.Close: its running turn ended, so
+// that it stays resumable, then its workspace, lease and event stream),
+// and tells Next.
 func (s *tuiSession) close() {
-	wctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
+	wctx, cancel := context.WithTimeout(s.ctx, closeWait)
 	_ = s.sess.Close(wctx)
 	cancel()
-	s.sub.Close()
 	close(s.gone)
-	runClosers(s.closers)
-}
-
-func runClosers(cs []func()) {
-	for i := len(cs) - 1; i >= 0; i-- {
-		cs[i]()
-	}
 }
 
 // Close closes the open session, if any (a running turn is canceled).
@@ -320,7 +319,7 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 		st, stateChanged := cur.sess.State()
 		if st == cur.told {
 			select {
-			case <-cur.sub.Ready():
+			case <-cur.sess.Ready():
 			case <-stateChanged:
 			case <-cur.lost:
 				// Told at once, not at the next send: another process holds
@@ -328,7 +327,7 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 				cur.lost = nil
 				return tui.Update{SessionID: cur.id, Lost: fmt.Sprintf(
 					"session %s was taken over by %s: this screen no longer writes to it; /new starts a session here, or take it back with `harness resume %s --take-over`",
-					cur.id, cur.opened.LostTo(), cur.id)}, nil
+					cur.id, cur.sess.LostTo(), cur.id)}, nil
 			case <-changed:
 				return tui.Update{}, nil
 			case <-cur.gone:
@@ -339,7 +338,7 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 			st, _ = cur.sess.State()
 		}
 		u := tui.Update{SessionID: cur.id, State: states[st]}
-		for _, p := range cur.sub.Drain() {
+		for _, p := range cur.sess.Drain() {
 			u.Events = append(u.Events, tui.Record{Seq: p.Seq, Event: p.Event})
 			switch d := p.Event.Data.(type) {
 			case event.TurnStarted:
@@ -404,7 +403,7 @@ func (e *Engine) SetModel(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return e.a.SwitchModel(ctx, cur.opened, name)
+	return cur.sess.SwitchModel(ctx, name)
 }
 
 func (e *Engine) StartQueued(ctx context.Context) (tui.Sent, error) {
@@ -460,29 +459,21 @@ func (e *Engine) Diff(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return cur.ws.Diff(ctx)
+	return cur.sess.Diff(ctx)
 }
 
-// hostRoot is the directory the session was started on.
-func (e *Engine) hostRoot(ctx context.Context, id string) string {
-	if s, err := e.a.Store.Session(ctx, id); err == nil && s.Metadata["root"] != "" {
-		return s.Metadata["root"]
-	}
-	return e.a.Root
-}
-
-// CheckApply checks the workspace patch against the host tree (as harness
-// apply does).
+// CheckApply checks the session's patch (app.Session.ApplyPatch: the one
+// recorded at its last finished turn) against its host tree, as harness
+// apply does.
 func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 	cur, err := e.current()
 	if err != nil {
 		return tui.ApplyPlan{}, err
 	}
-	patch, err := cur.ws.Diff(ctx)
+	p, err := cur.sess.CheckApply(ctx)
 	if err != nil {
 		return tui.ApplyPlan{}, err
 	}
-	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch, e.a.SecretEnv())
 	plan := tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}
 	if line := p.MassDeleteLine(); line != "" {
 		plan.Warnings = append(plan.Warnings, line)
@@ -500,19 +491,16 @@ func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch, SecretEnv: e.a.SecretEnv()}); err != nil {
+	turn, recErr, err := cur.sess.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch})
+	if err != nil {
 		return "", err
 	}
 	st := diffview.StatOf(plan.Patch)
 	out := fmt.Sprintf("applied the patch to %s: %d file(s), +%d −%d", plan.Root, st.Files, st.Added, st.Deleted)
-	turn := ""
-	if last, _, err := runtime.LastFinished(ctx, e.a.Store, cur.id); err == nil && last != nil {
-		turn = last.Identity.TurnID
-	}
 	if turn == "" {
 		return out + " (not recorded: the session has no finished turn)", nil
 	}
-	if err := cur.sess.RecordApplied(ctx, app.Applied(cur.id, turn, plan.Root, plan.Patch, false)); err != nil {
+	if err := recErr; err != nil {
 		// Applied all the same: said, with why the log does not have it.
 		return out + fmt.Sprintf(" — not recorded in the session's log (%s: %s)", errcode.Of(err), errcode.Message(err)), nil
 	}
@@ -544,7 +532,7 @@ func (e *Engine) Files(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cur.ws.List(ctx, ".")
+	return cur.sess.Files(ctx)
 }
 
 // Turns lists the open session's turns for the /rewind picker.
