@@ -150,13 +150,21 @@ func checkTypes(sql string, params, cols []uint32, sd *pgconn.StatementDescripti
 			sql, sd.ParamOIDs, got, params, cols)}
 }
 
-// forget drops pc's prepared append after an error saying the server no
-// longer has its statements as prepared (a DISCARD, a changed table):
-// the next append prepares them again.
+// forget drops pc's prepared append after a stale error: the next append
+// prepares them again.
 func forget(pc *pgconn.PgConn, err error) {
-	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && (pe.Code == "0A000" || pe.Code == "26000") {
+	if stale(err) {
 		delete(pc.CustomData(), appendConnKey)
 	}
+}
+
+// stale reports whether err says the server no longer has the append's
+// statements as they were prepared: gone (a DISCARD or DEALLOCATE on the
+// connection, 26000) or planned for a table that changed since (0A000,
+// "cached plan must not change result type").
+func stale(err error) bool {
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && (pe.Code == "26000" || pe.Code == "0A000")
 }
 
 // trip is one round trip of the append's statements: queued into a

@@ -256,6 +256,7 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		return nil, nil
 	}
 	out := make([]store.Record, len(evs))
+	reprepared := false
 	// A server that restarts (or a connection it drops) is ridden out:
 	// the append is tried again on a new connection, a bounded number of
 	// times. It is safe: an event the lost attempt did commit is found
@@ -274,6 +275,13 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		})
 		if err == nil {
 			return out, nil
+		}
+		if stale(err) && !reprepared {
+			// The connection had lost the append's statements (forget):
+			// they are prepared again at once.
+			reprepared = true
+			attempt--
+			continue
 		}
 		if !wentAway(err) {
 			return nil, err
