@@ -98,7 +98,7 @@ func appendConnOf(ctx context.Context, pc *pgconn.PgConn) (*appendConn, error) {
 		}
 		sd, ok := res.(*pgconn.StatementDescription)
 		if !ok {
-			err = fmt.Errorf("prepare %s: got %T", stmtName(i), res)
+			err = contractError(fmt.Sprintf("prepare %s: got %T", stmtName(i), res))
 			break
 		}
 		if err = checkTypes(st.sql, st.params, st.cols, sd); err != nil {
@@ -111,7 +111,7 @@ func appendConnOf(ctx context.Context, pc *pgconn.PgConn) (*appendConn, error) {
 		var res any
 		if res, err = p.GetResults(); err == nil {
 			if _, ok := res.(*pgconn.PipelineSync); !ok {
-				err = fmt.Errorf("prepare the append: got %T, not the sync", res)
+				err = contractError(fmt.Sprintf("prepare the append: got %T, not the sync", res))
 			}
 		}
 	}
@@ -192,7 +192,7 @@ func (q *trip) next() *pgconn.ResultReader {
 	}
 	if !q.mrr.NextResult() {
 		if q.err = q.mrr.Close(); q.err == nil {
-			q.err = errors.New("read the append's results: fewer than its statements")
+			q.err = contractError("read the append's results: fewer than its statements")
 		}
 		return nil
 	}
