@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -335,7 +336,7 @@ func (w *Workspace) copyIn(ctx context.Context, items []item) (string, error) {
 			return "", failed(op, fmt.Sprintf("extracting the project failed (exit %d): %s; the image needs sh, tar and stat (busybox or coreutils)", code, stderr), nil)
 		}
 		mark := strings.TrimSpace(out.String())
-		if !markRE.MatchString(mark) {
+		if !markRE().MatchString(mark) {
 			return "", failed(op, "the image's stat does not print change times with nanoseconds (busybox or coreutils needed)", nil)
 		}
 		return mark, nil
@@ -410,4 +411,4 @@ func writeItems(w io.Writer, items []item) error {
 }
 
 // markRE is the shape of `stat -c %z` under TZ=UTC0 in busybox and coreutils.
-var markRE = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000$`)
+var markRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000$`) })

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -106,11 +107,13 @@ tar -c -f - . 2>/dev/null
 exit 0`
 
 // listRE matches one listing line: ctime, size, path.
-var listRE = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000) (\d+) \./(.*)$`)
+var listRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000) (\d+) \./(.*)$`)
+})
 
 // unreadableRE matches a listing line naming a directory the sandbox
 // user may not read: the files under it are left out, not deleted.
-var unreadableRE = regexp.MustCompile(`^U \./(.*)$`)
+var unreadableRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^U \./(.*)$`) })
 
 // listed is one file of a listing.
 type listed struct {
@@ -483,7 +486,7 @@ func parseListing(r *bufio.Reader) (*listing, error) {
 		head[i] = strings.TrimSpace(line)
 	}
 	l := &listing{mark: head[0]}
-	if !markRE.MatchString(l.mark) {
+	if !markRE().MatchString(l.mark) {
 		return nil, fmt.Errorf("bad mark %q", l.mark)
 	}
 	lines, err := strconv.Atoi(head[1])
@@ -502,11 +505,11 @@ func parseListing(r *bufio.Reader) (*listing, error) {
 			return nil, fmt.Errorf("read listing: %w", err)
 		}
 		line = strings.TrimSuffix(line, "\n")
-		if u := unreadableRE.FindStringSubmatch(line); u != nil {
+		if u := unreadableRE().FindStringSubmatch(line); u != nil {
 			l.unreadable = append(l.unreadable, u[1])
 			continue
 		}
-		m := listRE.FindStringSubmatch(line)
+		m := listRE().FindStringSubmatch(line)
 		if m == nil {
 			// A name with a newline runs over several lines: the first
 			// part was listed under a name no tool can use (it is

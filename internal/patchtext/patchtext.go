@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Stat is the size of a patch.
@@ -55,7 +56,7 @@ func Hunks(patch string) string {
 }
 
 // hunkHeader reads the line counts of a hunk's "@@ -a,b +c,d @@" line.
-var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`)
+var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@`) })
 
 // Excerpt is the head of a patch in at most n lines (n ≥ 4), for a
 // collapsed view that must not hide what a change writes. Lines come in
@@ -82,7 +83,7 @@ func Excerpt(patch string, n int) (lines []string, cut bool) {
 	for i := 0; i < len(raw); {
 		l := raw[i]
 		if oldLeft+newLeft == 0 {
-			if m := hunkHeader.FindStringSubmatch(l); m != nil {
+			if m := hunkHeader().FindStringSubmatch(l); m != nil {
 				oldLeft, newLeft = hunkCount(m[1]), hunkCount(m[2])
 			}
 			items = append(items, item{line: []string{l}})

@@ -243,8 +243,9 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 }
 
 // postgresCPU sums the user and system time of the processes named
-// postgres on this machine (the test server's backends), from
-// /proc/PID/stat; 0 where /proc cannot tell (another machine's server).
+// postgres on this machine (the test server's backends), and of those
+// that ended (their parent's children's time), from /proc/PID/stat; 0
+// where /proc cannot tell (another machine's server).
 func postgresCPU() time.Duration {
 	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var ticks int64
@@ -261,9 +262,11 @@ func postgresCPU() time.Duration {
 		if len(f) < 13 {
 			continue
 		}
-		u, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
-		k, _ := strconv.ParseInt(f[12], 10, 64) // stime, field 15
-		ticks += u + k
+		u, _ := strconv.ParseInt(f[11], 10, 64)  // utime, field 14
+		k, _ := strconv.ParseInt(f[12], 10, 64)  // stime, field 15
+		cu, _ := strconv.ParseInt(f[13], 10, 64) // cutime, field 16: the postmaster's ended backends
+		ck, _ := strconv.ParseInt(f[14], 10, 64) // cstime, field 17
+		ticks += u + k + cu + ck
 	}
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }

@@ -53,6 +53,10 @@
 //
 // A write costs two round trips: BEGIN travels with its first batch
 // (lock the row, read what the decision needs) and COMMIT with its last.
+// The append, the write a session makes most, speaks the wire protocol
+// itself (append.go): its seven statements are prepared once per
+// connection, their parameters and answers in binary, without pgx's
+// per-value plans; the other writes go through pgx batches.
 // A call whose context ends asks the server to cancel its statement; if
 // that was the COMMIT, the write may have been committed all the same, and
 // an identical retry answers which.

@@ -27,7 +27,7 @@ func TestAppendIsPlannedOnce(t *testing.T) {
 		}
 	}
 	rows, err := s.pool.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
-		WHERE statement IN ($1, $2, $3, $4, $5)`, qLockAppend, qLockLease, qStoredEvents, qInsertEvents, qUpdateAfterAppend)
+		WHERE statement IN ($1, $2, $3, $4, $5)`, qLockAppend, qLockAppendRow, qStoredEvents, qInsertEvents, qUpdateAfterAppend)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -256,22 +255,19 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 	if len(evs) == 0 {
 		return nil, nil
 	}
-	ids := make([]string, len(evs))
-	for i, ev := range evs {
-		ids[i] = ev.ID
-	}
 	out := make([]store.Record, len(evs))
+	reprepared := false
 	// A server that restarts (or a connection it drops) is ridden out:
 	// the append is tried again on a new connection, a bounded number of
 	// times. It is safe: an event the lost attempt did commit is found
 	// stored with the same bytes, a redelivery.
 	for attempt := 0; ; attempt++ {
 		err = s.write(ctx, op, func(t *wtx) error {
-			row, stored, err := lockAndFind(ctx, t, op, sessionID, ids)
+			row, stored, err := lockAndFind(ctx, t, op, sessionID, who.ID, evs)
 			if err != nil {
 				return err
 			}
-			if err := rules.Fence(op, sessionID, row.Holder, who); err != nil {
+			if err := rules.Fence(op, sessionID, row.holder, who); err != nil {
 				return err
 			}
 			_, err = appendIn(ctx, t, op, row, stored, evs, effects, out, s.env().Now)
@@ -279,6 +275,13 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 		})
 		if err == nil {
 			return out, nil
+		}
+		if stale(err) && !reprepared {
+			// The connection had lost the append's statements (forget):
+			// they are prepared again at once.
+			reprepared = true
+			attempt--
+			continue
 		}
 		if !wentAway(err) {
 			return nil, err
@@ -308,104 +311,6 @@ func retryWindow() time.Duration {
 	return d
 }
 
-// appendIn is the second round trip of an append to the session of row
-// (fenced by the caller), given the call's events already stored: it
-// decides each event, inserts the new ones, folds them into the row and
-// commits, filling out. It reports whether it committed (false: nothing
-// new to write).
-func appendIn(ctx context.Context, t *wtx, op string, row *sessionRow, stored map[string]store.Record,
-	evs []store.EventIn, effects []rules.Effect, out []store.Record, now time.Time) (bool, error) {
-	sessionID := row.ID
-	sum, next := row.Sum, row.LastSeq+1
-	first := map[string]int{} // a new event's ID → its index in evs
-	var (
-		fresh        []int // indexes of the new events, in order
-		dups         []int // indexes of repeats of a new event in this call
-		types        []string
-		newIDs       []string
-		bodies       [][]byte
-		returnedOnce = map[string]bool{}
-	)
-	for i, ev := range evs {
-		if old, ok := stored[ev.ID]; ok {
-			if old.SessionID != sessionID || old.Type != ev.Type || !bytes.Equal(old.Body, ev.Body) {
-				return false, rules.EventConflict(op, ev.ID, old.SessionID)
-			}
-			if returnedOnce[ev.ID] {
-				old.Body = slices.Clone(old.Body)
-			}
-			returnedOnce[ev.ID] = true
-			out[i] = old
-			continue
-		}
-		if j, ok := first[ev.ID]; ok {
-			if evs[j].Type != ev.Type || !bytes.Equal(evs[j].Body, ev.Body) {
-				return false, rules.EventConflict(op, ev.ID, sessionID)
-			}
-			dups = append(dups, i)
-			continue
-		}
-		first[ev.ID] = i
-		out[i] = store.Record{
-			SessionID: sessionID, Seq: next,
-			ID: ev.ID, Type: ev.Type, Body: slices.Clone(ev.Body), StoredAt: now,
-		}
-		fresh = append(fresh, i)
-		newIDs, types, bodies = append(newIDs, ev.ID), append(types, ev.Type), append(bodies, ev.Body)
-		effects[i].Apply(&sum)
-		next++
-	}
-	if len(fresh) == 0 {
-		return false, nil
-	}
-	h := row.Holder
-	rules.Extend(h, now)
-	globals := make([]int64, len(fresh)) // by seq - (row.LastSeq+1)
-	b := &pgx.Batch{}
-	b.Queue(qInsertEvents, sessionID, row.LastSeq+1, now, newIDs, types, bodies).Query(func(rows pgx.Rows) error {
-		n := 0
-		for rows.Next() {
-			var seq, g int64
-			if err := rows.Scan(&seq, &g); err != nil {
-				return err
-			}
-			k := seq - (row.LastSeq + 1)
-			if k < 0 || k >= int64(len(globals)) || globals[k] != 0 {
-				return fmt.Errorf("insert %d events at seq %d: seq %d returned", len(fresh), row.LastSeq+1, seq)
-			}
-			globals[k] = g
-			n++
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if n != len(globals) {
-			return fmt.Errorf("insert %d events: %d returned", len(fresh), n)
-		}
-		// A session's numbers grow with its seqs (doc.go). These checks
-		// guard the statement's contract; failing one is a server that
-		// broke it, reported as an error of the append.
-		for k := 1; k < len(globals); k++ {
-			if globals[k] <= globals[k-1] {
-				return fmt.Errorf("insert %d events: global sequence numbers %v do not grow with seq", len(fresh), globals)
-			}
-		}
-		return nil
-	})
-	b.Queue(qUpdateAfterAppend, sessionID, next-1, now, sum.Title, sum.Turns, sum.Tokens, sum.Status, h.ExpiresAt)
-	if err := t.send(ctx, b, true); err != nil {
-		return false, err
-	}
-	for k, i := range fresh {
-		out[i].GlobalSeq = globals[k]
-	}
-	for _, i := range dups {
-		out[i] = out[first[evs[i].ID]]
-		out[i].Body = slices.Clone(out[i].Body)
-	}
-	return true, nil
-}
-
 // StartSession implements store.Store: the first batch inserts the
 // session with its holder, the second locks its appends and looks up the
 // events' IDs (lockAndFind), the third is an append's (appendIn).
@@ -414,10 +319,6 @@ func (s *Store) StartSession(ctx context.Context, init store.SessionInit, who st
 	init, h, effects, err := rules.Start(op, init, who, first, s.env())
 	if err != nil {
 		return store.Owner{}, nil, err
-	}
-	ids := make([]string, len(first))
-	for i, ev := range first {
-		ids[i] = ev.ID
 	}
 	out := make([]store.Record, len(first))
 	err = s.write(ctx, op, func(t *wtx) error {
@@ -436,7 +337,7 @@ func (s *Store) StartSession(ctx context.Context, init store.SessionInit, who st
 		if !inserted {
 			return rules.Exists(op, init.ID)
 		}
-		row, stored, err := lockAndFind(ctx, t, op, init.ID, ids)
+		row, stored, err := lockAndFind(ctx, t, op, init.ID, h.Owner.ID, first)
 		if err != nil {
 			return err
 		}
@@ -493,31 +394,6 @@ func (s *Store) RemoveEmpty(ctx context.Context, before time.Time) ([]string, er
 		return nil, err
 	}
 	return out, nil
-}
-
-// lockAndFind sends the transaction's first batch: the session's row,
-// locked, and the events of ids already stored.
-func lockAndFind(ctx context.Context, t *wtx, op, sessionID string, ids []string) (*sessionRow, map[string]store.Record, error) {
-	var row *sessionRow
-	stored := map[string]store.Record{}
-	b := &pgx.Batch{}
-	b.Queue(qLockAppend, sessionID)
-	b.Queue(qLockLease, sessionID).QueryRow(func(r pgx.Row) (err error) { row, err = loadRow(r, op, sessionID); return err })
-	b.Queue(qStoredEvents, ids).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var rec store.Record
-			if err := rows.Scan(&rec.ID, &rec.SessionID, &rec.Seq, &rec.GlobalSeq, &rec.Type, &rec.Body, &rec.StoredAt); err != nil {
-				return err
-			}
-			rec.StoredAt = utc(rec.StoredAt)
-			stored[rec.ID] = rec
-		}
-		return rows.Err()
-	})
-	if err := t.send(ctx, b, false); err != nil {
-		return nil, nil, err
-	}
-	return row, stored, nil
 }
 
 // queuePut queues the writes of checkpoint cp whose payload is the first

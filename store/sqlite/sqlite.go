@@ -282,6 +282,10 @@ func openReader(abs string, opts Options) (*Reader, error) {
 // readerMmapSize is how much of the file a reader connection maps.
 const readerMmapSize = 256 << 20
 
+// checkCachePages is the page cache of the connection that runs
+// Check's quick_check.
+const checkCachePages = 32
+
 // quickCheckMaxBytes bounds the store files that Check reads page by page:
 // PRAGMA quick_check reads the whole file, so a larger file is left to
 // fail on the first corrupt page a command touches.
@@ -344,6 +348,21 @@ func (s *Store) Check(ctx context.Context) error {
 	}
 	defer func() {
 		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = `+strconv.Itoa(readerMmapSize))
+	}()
+	// And through a small page cache: the check reads every page once, and
+	// a cache of the default size (2 MB) filled with them stayed in the
+	// process (a one-answer `harness exec` on a 6 MB store peaked 3.9 MB
+	// above one on an empty store). The walk needs only the path from a
+	// b-tree's root to its current page cached.
+	var cacheSize int64
+	if err := conn.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cacheSize); err != nil {
+		return atPath(s.path, translate(op, err))
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA cache_size = `+strconv.Itoa(checkCachePages)); err != nil {
+		return atPath(s.path, translate(op, err))
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = `+strconv.FormatInt(cacheSize, 10))
 	}()
 	rows, err := conn.QueryContext(ctx, `PRAGMA quick_check`)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -219,13 +220,13 @@ func failureCode(content string) errcode.Code {
 	return ""
 }
 
-var readmeName = regexp.MustCompile(`(?i)^readme(\.(md|markdown|txt|rst|adoc))?$`)
+var readmeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^readme(\.(md|markdown|txt|rst|adoc))?$`) })
 
 // findReadme picks the shallowest README path named in a listing.
 func findReadme(listing string) string {
 	best := ""
 	for _, s := range listingStrings(listing) {
-		if !readmeName.MatchString(path.Base(s)) || strings.HasPrefix(s, "/") || strings.Contains(s, "..") {
+		if !readmeName().MatchString(path.Base(s)) || strings.HasPrefix(s, "/") || strings.Contains(s, "..") {
 			continue
 		}
 		if best == "" || strings.Count(s, "/") < strings.Count(best, "/") ||

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,13 +18,13 @@ const AliasPrefix = "harness_"
 // maxWireName is the longest function name Chat Completions accepts.
 const maxWireName = 64
 
-var wireSafe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var wireSafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // WireName returns the name a tool carries on the wire: the canonical name
 // when it is made of [A-Za-z0-9_-] only, else AliasPrefix followed by the
 // lowercase hex of its UTF-8 bytes (fs.read → harness_66732e72656164).
 func WireName(canonical string) string {
-	if wireSafe.MatchString(canonical) {
+	if wireSafe().MatchString(canonical) {
 		return canonical
 	}
 	return AliasPrefix + hex.EncodeToString([]byte(canonical))

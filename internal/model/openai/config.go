@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/harness-dev/harness/internal/errcode"
 )
@@ -42,7 +43,7 @@ const maxConfigBytes = 64 << 10
 
 var (
 	configKeys = []string{"provider", "model", "baseUrl", "contextWindow", "budgetTokens", "image", "apiKeyEnv", "maxTokens"}
-	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envName    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	// secretKeys are keys that would hold a secret, compared lower-case
 	// without - and _.
 	secretKeys = []string{"apikey", "key", "openaiapikey", "token", "accesstoken", "secret", "password", "authorization", "bearer"}
@@ -97,7 +98,7 @@ func LoadConfigFile(path string) (FileConfig, error) {
 		}
 	}
 	for _, raw := range m {
-		if skPattern.Match(raw) {
+		if skPattern().Match(raw) {
 			return bad("parse "+path+": a value looks like an API key; set OPENAI_API_KEY instead", nil)
 		}
 	}
@@ -131,7 +132,7 @@ func (fc FileConfig) validate() error {
 			return bad("baseUrl: " + errcode.Message(err))
 		}
 	}
-	if fc.APIKeyEnv != "" && !envName.MatchString(fc.APIKeyEnv) {
+	if fc.APIKeyEnv != "" && !envName().MatchString(fc.APIKeyEnv) {
 		return bad("apiKeyEnv: want the name of an environment variable")
 	}
 	return nil

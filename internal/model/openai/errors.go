@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -78,10 +79,12 @@ func displayURL(u *url.URL) string {
 }
 
 var (
-	skPattern     = regexp.MustCompile(`sk-[A-Za-z0-9_\-*.]{4,}`)
-	bearerPattern = regexp.MustCompile(`(?i)\bbearer\s+[^\s"',;]+`)
-	authPattern   = regexp.MustCompile(`(?i)(authorization|api[-_]?key|x-api-key)(["']?\s*[:=]\s*["']?)(?:bearer\s+)?[^\s"',;&]+`)
-	queryPattern  = regexp.MustCompile(`([?&][^=\s"'&]+=)[^&\s"']+`)
+	skPattern     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`sk-[A-Za-z0-9_\-*.]{4,}`) })
+	bearerPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bbearer\s+[^\s"',;]+`) })
+	authPattern   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(authorization|api[-_]?key|x-api-key)(["']?\s*[:=]\s*["']?)(?:bearer\s+)?[^\s"',;&]+`)
+	})
+	queryPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([?&][^=\s"'&]+=)[^&\s"']+`) })
 )
 
 const redacted = "[REDACTED]"
@@ -90,10 +93,10 @@ func (r redactor) redact(s string) string {
 	if r.key != "" {
 		s = strings.ReplaceAll(s, r.key, redacted)
 	}
-	s = skPattern.ReplaceAllString(s, "sk-"+redacted)
-	s = bearerPattern.ReplaceAllString(s, "Bearer "+redacted)
-	s = authPattern.ReplaceAllString(s, "${1}${2}"+redacted)
-	s = queryPattern.ReplaceAllString(s, "${1}"+redacted)
+	s = skPattern().ReplaceAllString(s, "sk-"+redacted)
+	s = bearerPattern().ReplaceAllString(s, "Bearer "+redacted)
+	s = authPattern().ReplaceAllString(s, "${1}${2}"+redacted)
+	s = queryPattern().ReplaceAllString(s, "${1}"+redacted)
 	return s
 }
 
@@ -261,14 +264,16 @@ func (r redactor) statusError(status int, server string, raw *http.Response) *at
 // "maximum context length"), llama.cpp's exceed_context_size_error ("the
 // request exceeds the available context size"), and the "prompt is too
 // long" / "too many tokens" of others.
-var contextPattern = regexp.MustCompile(`(?i)context[_ ]length|context[_ ]size|context window|maximum context|maximum model length|prompt is too long|too many (input )?tokens`)
+var contextPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)context[_ ]length|context[_ ]size|context window|maximum context|maximum model length|prompt is too long|too many (input )?tokens`)
+})
 
 // contextLength reports whether a status and the server's text say the
 // request is longer than the context window.
 func contextLength(status int, server string) bool {
 	switch status {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
-		return contextPattern.MatchString(server)
+		return contextPattern().MatchString(server)
 	}
 	return false
 }
@@ -391,14 +396,14 @@ func (r redactor) streamError(data []byte) error {
 
 // Words that make a 400 naming a field about a field that is missing, not
 // one that was refused (DeepSeek: "Missing reasoning_content field …").
-var missingPattern = regexp.MustCompile(`(?i)\b(missing|required)\b`)
+var missingPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(missing|required)\b`) })
 
 // refusedField returns the field of sent that a 400 or 422 answer names as
 // refused (Groq and Cerebras: "property 'reasoning_content' is
 // unsupported"), or "". A field is named when it stands as a word of its
 // own: reasoning in reasoning_effort is not named.
 func refusedField(e *attemptError, sent map[string][]int) string {
-	if (e.status != http.StatusBadRequest && e.status != http.StatusUnprocessableEntity) || missingPattern.MatchString(e.server) {
+	if (e.status != http.StatusBadRequest && e.status != http.StatusUnprocessableEntity) || missingPattern().MatchString(e.server) {
 		return ""
 	}
 	for _, field := range slices.Sorted(maps.Keys(sent)) {
