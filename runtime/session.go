@@ -151,7 +151,8 @@ func (s *Session) estimate(bytes int) (int, string) {
 	}
 	occ, rule := c.Estimate(s.rt.provider, s.settings.Model, bytes)
 	if rule == compaction.Algorithm && s.rt.cfg.Estimator == compaction.AlgorithmRatio && !s.distrust {
-		return compaction.RatioTokens(bytes), compaction.AlgorithmRatio
+		// The figure at the conversation's own character mix.
+		return s.state.meter.Scale(bytes), compaction.AlgorithmRatio
 	}
 	return occ, rule
 }

@@ -242,7 +242,7 @@ func (st *state) addRecorded(m model.Message, frame []byte, d event.MessageCompl
 	st.pushEncoded(m, frame, d)
 	st.transcript += int64(len(m.Content))
 	if st.rawMsgs != nil {
-		st.meter.AddEncoded(len(st.rawMsgs[len(st.rawMsgs)-1]))
+		st.meter.AddRaw(st.rawMsgs[len(st.rawMsgs)-1])
 	} else {
 		st.meter.Add(m)
 	}
