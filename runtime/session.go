@@ -47,6 +47,7 @@ type Session struct {
 	closed    bool                 // guarded by mu: Close was called
 	baseURL   string               // guarded by mu: as last recorded by SetSettings
 	approve   string               // guarded by mu: as last recorded by SetSettings
+	granted   map[string]bool      // guarded by mu: tools allowed for the session (grants.go)
 
 	// compactAsked holds the focus of an on-demand compaction asked while
 	// a turn runs (see Compact) until its next model request takes it;

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/workspace"
+	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/tools"
 )
 
@@ -56,7 +57,7 @@ func TestAskTextShowsTheWrite(t *testing.T) {
 		{"new file", write("docs/new.md", "hello\n"),
 			[]string{"? fs.write wants to write docs/new.md  +1 −0\n", "│ +hello"}, nil},
 		{"command", question{id: "perm-2", tool: "process.exec", input: json.RawMessage(`{"argv":["rm","-rf","build dir"]}`)},
-			[]string{"? process.exec wants to run rm -rf 'build dir'\n", "a allow process.exec for this run"}, []string{"│", "+"}},
+			[]string{"? process.exec wants to run rm -rf 'build dir'\n", "a allow process.exec for this turn · s for this session"}, []string{"│", "+"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := askText(c.q)
@@ -71,5 +72,24 @@ func TestAskTextShowsTheWrite(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Typed answers: y once, a the turn, s the session; n or nothing denies;
+// any other text denies with it as the reason.
+func TestLineAnswer(t *testing.T) {
+	for _, c := range []struct {
+		line  string
+		allow bool
+		scope runtime.Scope
+	}{
+		{"y\n", true, runtime.ScopeOnce}, {"a", true, runtime.ScopeRun}, {"S\n", true, runtime.ScopeSession},
+		{"session", true, runtime.ScopeSession}, {"n", false, runtime.ScopeOnce}, {"", false, runtime.ScopeOnce},
+		{"use go vet instead", false, runtime.ScopeOnce},
+	} {
+		a := lineAnswer(c.line)
+		if a.Allow != c.allow || a.Scope != c.scope {
+			t.Errorf("lineAnswer(%q) = %+v", c.line, a)
+		}
 	}
 }
