@@ -1,0 +1,81 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/event"
+)
+
+// In a real terminal with --approve ask: "for this session" (s in the
+// approval box) answers the next turn's command without a question, and
+// after a resume too; /permissions lists the grant and takes it back, and
+// the next command is asked about again. The log records the grant and
+// the revocation.
+func TestTUIPermissionForTheSession(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("README.md", "# grants\n")
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--image", "harness-busybox", "--approve", "ask", "--fake-model", mustAbs(t, tuiScript("session_grant.json"))))
+	tm.waitFor("Ready.", "approve: ask")
+
+	tm.line("run one")
+	tm.waitFor("? process.exec wants to run echo one", "tab answer")
+	tm.keys("Tab")
+	tm.waitFor("s for this session", "y/a/s/n/r answer")
+	tm.keys("s")
+	tm.waitGone("? process.exec wants to run echo one")
+	tm.waitFor("Ran one.", "approved for this session")
+
+	// The next turn's command runs without a question.
+	tm.line("run two")
+	s := tm.waitFor("Ran two.")
+	if strings.Contains(s, "? process.exec wants to run echo two") {
+		t.Errorf("the session grant asked again:\n%s", s)
+	}
+	tm.line("/permissions")
+	tm.waitFor("Allowed for this session", "process.exec   /permissions revoke process.exec")
+	tm.keys("Escape")
+	tm.waitGone("Allowed for this session")
+	id := tm.quit(1)
+
+	// Resumed: still allowed; then revoked, and asked again.
+	tm.line(harnessCmd(u, "resume", id, "--image", "harness-busybox", "--approve", "ask", "--fake-model", mustAbs(t, tuiScript("session_grant_resume.json"))))
+	tm.waitFor("Ask anything", id[len(id)-12:]) // the resumed session's header
+	tm.line("run three")
+	s = tm.waitFor("Ran three.")
+	if strings.Contains(s, "? process.exec wants to run echo three") {
+		t.Errorf("the session grant asked again after the resume:\n%s", s)
+	}
+	tm.line("/permissions revoke process.exec")
+	tm.waitFor("process.exec will be asked about again.")
+	tm.line("/permissions")
+	tm.waitFor("Nothing is allowed for this session")
+	tm.keys("Escape")
+	tm.waitGone("Nothing is allowed for this session")
+	tm.line("run four")
+	tm.waitFor("? process.exec wants to run echo four", "tab answer")
+	tm.answer("y", "? process.exec wants to run echo four")
+	tm.waitFor("Ran four.")
+	tm.quit(2)
+
+	var asked, revoked int
+	var scopes []string
+	for _, e := range u.storedEvents(id) {
+		switch d := e.Data.(type) {
+		case event.PermissionRequested:
+			asked++
+		case event.PermissionResolved:
+			scopes = append(scopes, d.Scope)
+		case event.PermissionRevoked:
+			revoked++
+			if d.Action != "process.exec" {
+				t.Errorf("revoked %s", d.Action)
+			}
+		}
+	}
+	if asked != 2 || revoked != 1 || strings.Join(scopes, ",") != "session,once" {
+		t.Errorf("%d questions, %d revocations, scopes %v; want 2, 1, [session once]", asked, revoked, scopes)
+	}
+}
