@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/runtime"
@@ -97,6 +98,17 @@ func TestSessionGrant(t *testing.T) {
 	}
 	if got := rp.Checkpoint.Control.SessionGrants; !cmp.Equal(got, []string{"fs.read"}) {
 		t.Fatalf("checkpoint's session grants = %v", got)
+	}
+	// The format: sorted, each once.
+	for _, bad := range [][]string{{"process.exec", "fs.read"}, {"fs.read", "fs.read"}} {
+		c := *rp.Checkpoint
+		c.Control.SessionGrants = bad
+		b, err := checkpoint.Marshal(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = runtime.ParseCheckpoint(b)
+		mustCode(t, err, errcode.RuntimeCheckpointInvalid)
 	}
 	rt2, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll})
 	if err != nil {
