@@ -79,3 +79,41 @@ func TestTUIPermissionForTheSession(t *testing.T) {
 		t.Errorf("%d questions, %d revocations, scopes %v; want 2, 1, [session once]", asked, revoked, scopes)
 	}
 }
+
+// exec --approve ask offers the same answer on its terminal: s allows the
+// tool for the session, so `exec --resume` runs the next command of that
+// tool without asking.
+func TestExecAskForTheSession(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("README.md", "# grants\n")
+	one := u.script(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["echo","one"]}}],"usage":{"promptTokens":10,"completionTokens":3}},
+	  {"content":"Ran one.","usage":{"promptTokens":20,"completionTokens":3}}]`)
+	two := u.script(`[{"toolCalls":[{"id":"c2","name":"process.exec","arguments":{"argv":["echo","two"]}}],"usage":{"promptTokens":30,"completionTokens":3}},
+	  {"content":"Ran two.","usage":{"promptTokens":40,"completionTokens":3}}]`)
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "exec", "--image", "harness-busybox", "--approve", "ask", "--fake-model", one, "run one"))
+	tm.waitFor("? process.exec wants to run echo one", "s for this session")
+	tm.line("s")
+	s := tm.waitUntil("the answer, the resume line and the prompt", func(s string) bool {
+		return strings.Contains(s, "Ran one.") && resumeLine.MatchString(s) && strings.HasSuffix(strings.TrimRight(s, "\n "), strings.TrimSpace(prompt))
+	})
+	id := resumeLine.FindStringSubmatch(s)[1]
+
+	tm.line(harnessCmd(u, "exec", "--image", "harness-busybox", "--approve", "ask", "--fake-model", two, "--resume", id, "run two"))
+	s = tm.waitUntil("the second answer and the prompt", func(s string) bool {
+		return strings.Contains(s, "Ran two.") && strings.HasSuffix(strings.TrimRight(s, "\n "), strings.TrimSpace(prompt))
+	})
+	if strings.Contains(s, "? process.exec wants to run echo two") {
+		t.Errorf("the session grant asked again:\n%s", s)
+	}
+	var scopes []string
+	for _, e := range u.storedEvents(id) {
+		if d, ok := e.Data.(event.PermissionResolved); ok {
+			scopes = append(scopes, d.Scope+"/"+d.Decision)
+		}
+	}
+	if strings.Join(scopes, ",") != "session/allow" {
+		t.Errorf("answers %v, want [session/allow]", scopes)
+	}
+}
