@@ -12,13 +12,14 @@ import (
 
 // The session's command surface. Front ends (the TUI engine, harness exec)
 // only ever call these; what typed text becomes — steering, the next turn,
-// a new turn — is decided here, under the session's mu, in one place.
+// a new turn — is decided by decide (decide.go), under the session's mu,
+// in one place.
 //
-// Adding a command: take s.mu, decide from s.active (nil: idle; admitting,
-// running, or ending: see activeLocked), append what is decided while still
-// holding s.mu, and return once the append is durable. A command that must
-// not act while a turn is ending waits on the run's done channel and tries
-// again (see submit).
+// Adding a command: name it in decide's table (and its test), take the
+// decision with lockDecide (which waits while the turn is admitted or
+// ending and refuses what the state refuses), carry it out while still
+// holding s.mu, appending what it records, and return once the append is
+// durable.
 
 // SentKind says what a Send or Queue did with the text.
 type SentKind string
@@ -84,56 +85,131 @@ func (s *Session) submit(ctx context.Context, text string, next bool) (Sent, err
 	if err := validText("message", text); err != nil {
 		return Sent{}, err
 	}
-	for {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return Sent{}, errClosed(s.id)
-		}
-		r, wait := s.activeLocked()
-		if wait != nil {
-			s.mu.Unlock()
-			if err := waitFor(ctx, wait); err != nil {
-				return Sent{}, err
-			}
-			continue
-		}
-		if r == nil {
-			t, err := s.startLocked(ctx, StartRequest{Input: text})
-			s.mu.Unlock()
-			if err != nil {
-				return Sent{}, err
-			}
-			sent := Sent{Kind: SentStarted, RunID: t.r.id, TurnID: t.r.turnID, MessageID: t.input.MessageID}
-			return sent, t.begin()
-		}
-		id, err := s.enqueueLocked(ctx, r, text, next)
+	c := cmdSend
+	if next {
+		c = cmdQueue
+	}
+	d, err := s.lockDecide(ctx, c, nil)
+	if err != nil {
+		return Sent{}, err
+	}
+	if d.act == actStart {
+		t, err := s.startLocked(ctx, StartRequest{Input: text})
 		s.mu.Unlock()
 		if err != nil {
 			return Sent{}, err
 		}
-		kind := SentSteered
-		if next {
-			kind = SentQueued
+		sent := Sent{Kind: SentStarted, RunID: t.r.id, TurnID: t.r.turnID, MessageID: t.input.MessageID}
+		return sent, t.begin()
+	}
+	r := s.active // steer or queue: the running turn
+	id, err := s.enqueueLocked(ctx, r, text, d.act == actQueue)
+	s.mu.Unlock()
+	if err != nil {
+		return Sent{}, err
+	}
+	kind := SentSteered
+	if d.act == actQueue {
+		kind = SentQueued
+	}
+	return Sent{Kind: kind, RunID: r.id, TurnID: r.turnID, MessageID: id}, nil
+}
+
+// lockDecide takes s.mu and decides c in the session's state. On a
+// decision to act it returns with s.mu held, for the caller to carry the
+// decision out and release it. A refusal returns its coded error, and a
+// context that ends while waiting its cause, both with s.mu released.
+// While the decision is to wait, it waits without s.mu for the active
+// turn's admission or end and decides again: the one wait of every
+// command. check, when set, runs under s.mu before any wait: a refusal
+// that does not depend on the state (the command's own precondition).
+func (s *Session) lockDecide(ctx context.Context, c command, check func() error) (decision, error) {
+	for {
+		s.mu.Lock()
+		st := s.stateLocked()
+		d := decide(st, c)
+		if d.act == actRefuse {
+			s.mu.Unlock()
+			return d, s.refusal(c, st, d.code)
 		}
-		return Sent{Kind: kind, RunID: r.id, TurnID: r.turnID, MessageID: id}, nil
+		if check != nil {
+			if err := check(); err != nil {
+				s.mu.Unlock()
+				return d, err
+			}
+		}
+		if d.act != actWait {
+			return d, nil
+		}
+		wait := s.active.done // ending
+		if st == StateAdmitting {
+			wait = s.active.admitted
+		}
+		s.mu.Unlock()
+		if err := waitFor(ctx, wait); err != nil {
+			return d, err
+		}
 	}
 }
 
-// activeLocked returns the running turn that accepts input, or nil when
-// the session is idle; or, when the active turn is being admitted or is
-// ending, a channel to wait on before asking again.
-func (s *Session) activeLocked() (*run, <-chan struct{}) {
-	r := s.active
+// refusal is the error of a command refused in state st.
+func (s *Session) refusal(c command, st SessionState, code errcode.Code) error {
 	switch {
-	case r == nil:
-		return nil, nil
-	case !isClosed(r.admitted):
-		return nil, r.admitted
-	case r.canceled.Load() || r.completing:
-		return nil, r.done
+	case st == StateClosed:
+		return errClosed(s.id)
+	case st.Busy():
+		return errcode.Errorf(code, "%s: run %s is still active on session %s", c, s.active.id, s.id)
 	}
-	return r, nil
+	return errcode.Errorf(code, "%s: session %s is %s", c, s.id, st)
+}
+
+// stateLocked returns the session's state. Cancel never takes mu (it
+// must not wait behind an append), so a cancel of the running turn that
+// no one has published yet is published here, through setState: a
+// canceled turn takes no more input.
+func (s *Session) stateLocked() SessionState {
+	if s.owner == StateRunning && s.active.canceled.Load() {
+		s.setState(StateEnding)
+	}
+	return s.owner
+}
+
+// setState is the one place the session's state changes; it publishes
+// the change to State's readers. StateClosed is final: a turn that ends
+// after Close leaves the session closed.
+func (s *Session) setState(st SessionState) {
+	if st == s.owner || s.owner == StateClosed {
+		return
+	}
+	s.owner = st
+	old := s.told.Swap(&toldState{st: st, changed: make(chan struct{})})
+	close(old.changed)
+}
+
+// toldState is a published state and the channel closed when it changes.
+type toldState struct {
+	st      SessionState
+	changed chan struct{}
+}
+
+// State returns the session's state and a channel closed at its next
+// change; front ends show whether the session is busy from it, instead of
+// guessing from the events they have folded. It never waits on the
+// session's lock: a Cancel is told as soon as the turn's context has
+// ended (Cancel itself takes no lock), a moment after it returns.
+//
+// A value and a change channel rather than an entry in the event
+// stream (Events): the state is the owner's standing, not a recorded
+// fact, and a reader wants the latest one, not each step. A channel
+// closed on change coalesces changes for a slow reader, never blocks
+// setState (which runs under the owner's lock), and leaves the
+// subscription exactly what the log holds. The events that end a turn are
+// published before the state leaves it, so a reader that reads the state
+// and then drains its subscription holds every event that led to that
+// state (and perhaps later ones).
+func (s *Session) State() (SessionState, <-chan struct{}) {
+	t := s.told.Load()
+	return t.st, t.changed
 }
 
 func isClosed(c <-chan struct{}) bool {
@@ -183,11 +259,8 @@ func (s *Session) enqueueLocked(ctx context.Context, r *run, text string, next b
 // failed, over budget). Codes: RUNTIME_INVALID_INPUT (a turn is active,
 // nothing is queued, the session is closed), RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) StartQueued(ctx context.Context) (Sent, error) {
-	s.mu.Lock()
-	if s.active != nil {
-		id := s.active.id
-		s.mu.Unlock()
-		return Sent{}, errcode.Errorf(errcode.RuntimeInvalidInput, "start the queued turn: run %s is still active", id)
+	if _, err := s.lockDecide(ctx, cmdStart, nil); err != nil {
+		return Sent{}, err
 	}
 	t, err := s.startLocked(ctx, StartRequest{FromQueue: true})
 	s.mu.Unlock()
@@ -210,23 +283,14 @@ func (s *Session) Queued() []string {
 
 // Withdraw removes pending steering or a queued input before it is used
 // (input.withdrawn). While the active turn is ending it waits for the end.
-// Codes: RUNTIME_INVALID_INPUT (not pending: already applied, or unknown),
-// RUNTIME_EVENT_APPEND_FAILED.
+// Codes: RUNTIME_INVALID_INPUT (not pending: already applied, or unknown;
+// a closed session), RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) Withdraw(ctx context.Context, messageID string) error {
-	for {
-		s.mu.Lock()
-		_, wait := s.activeLocked()
-		if wait != nil {
-			s.mu.Unlock()
-			if err := waitFor(ctx, wait); err != nil {
-				return err
-			}
-			continue
-		}
-		err := s.withdrawLocked(ctx, messageID)
-		s.mu.Unlock()
+	if _, err := s.lockDecide(ctx, cmdWithdraw, nil); err != nil {
 		return err
 	}
+	defer s.mu.Unlock()
+	return s.withdrawLocked(ctx, messageID)
 }
 
 func (s *Session) withdrawLocked(ctx context.Context, messageID string) error {
@@ -271,8 +335,8 @@ func (s *Session) Cancel() bool {
 // permission.requested event). A reason reaches the model: with a denial
 // in the tool's result, with an approval as steering for the next request.
 // Codes: RUNTIME_INVALID_INPUT (no such question waits: unknown, already
-// answered, or its turn ended; or a note or reason that is too long or not
-// UTF-8).
+// answered, or its turn ended; a note or reason that is too long or not
+// UTF-8; a closed session).
 func (s *Session) Answer(ctx context.Context, permissionID string, a PermissionAnswer) error {
 	for what, text := range map[string]string{"note": a.Note, "reason": a.Reason} {
 		if text != "" {
@@ -288,7 +352,9 @@ func (s *Session) Answer(ctx context.Context, permissionID string, a PermissionA
 	default:
 		return errcode.Errorf(errcode.RuntimeInvalidInput, "answer %s: scope must be once, run or session, not %q", permissionID, a.Scope)
 	}
-	s.mu.Lock()
+	if _, err := s.lockDecide(ctx, cmdAnswer, nil); err != nil {
+		return err
+	}
 	defer s.mu.Unlock()
 	q, ok := s.questions[permissionID]
 	if !ok {
@@ -322,27 +388,17 @@ type SettingsChange struct {
 // Codes: RUNTIME_INVALID_INPUT (an empty model, a negative limit, an
 // invalid context policy, a closed session), RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) SetSettings(ctx context.Context, c SettingsChange) (Settings, error) {
-	for {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return Settings{}, errClosed(s.id)
-		}
-		r, wait := s.activeLocked()
-		if wait != nil {
-			s.mu.Unlock()
-			if err := waitFor(ctx, wait); err != nil {
-				return Settings{}, err
-			}
-			continue
-		}
-		set, err := s.setSettingsLocked(ctx, r, c)
-		s.mu.Unlock()
-		return set, err
+	d, err := s.lockDecide(ctx, cmdSetSettings, nil)
+	if err != nil {
+		return Settings{}, err
 	}
+	defer s.mu.Unlock()
+	return s.setSettingsLocked(ctx, d.act == actNextRequest, c)
 }
 
-func (s *Session) setSettingsLocked(ctx context.Context, r *run, c SettingsChange) (Settings, error) {
+// setSettingsLocked records c; atRequest: a turn runs, and takes it at
+// its next request.
+func (s *Session) setSettingsLocked(ctx context.Context, atRequest bool, c SettingsChange) (Settings, error) {
 	set := s.settings
 	if s.changed != nil {
 		set = *s.changed
@@ -399,10 +455,10 @@ func (s *Session) setSettingsLocked(ctx context.Context, r *run, c SettingsChang
 		return Settings{}, err
 	}
 	s.baseURL, s.approve = baseURL, approve
-	if r == nil {
-		s.settings = set
-	} else {
+	if atRequest {
 		s.changed = &set
+	} else {
+		s.settings = set
 	}
 	return set, nil
 }
@@ -462,40 +518,31 @@ func (s *Session) Compact(ctx context.Context, focus string) (Sent, error) {
 			return Sent{}, err
 		}
 	}
-	for {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return Sent{}, errClosed(s.id)
-		}
+	d, err := s.lockDecide(ctx, cmdCompact, func() error {
 		set := s.settings
 		if s.changed != nil {
 			set = *s.changed
 		}
 		if set.Context == (compaction.Policy{}) {
-			s.mu.Unlock()
-			return Sent{}, errcode.New(errcode.RuntimeInvalidInput, "compact context: this session has no context policy")
+			return errcode.New(errcode.RuntimeInvalidInput, "compact context: this session has no context policy")
 		}
-		r, wait := s.activeLocked()
-		if wait != nil {
-			s.mu.Unlock()
-			if err := waitFor(ctx, wait); err != nil {
-				return Sent{}, err
-			}
-			continue
-		}
-		if r != nil {
-			s.compactAsked = &focus
-			s.mu.Unlock()
-			return Sent{Kind: SentCompactAsked, RunID: r.id, TurnID: r.turnID}, nil
-		}
-		t, err := s.startLocked(ctx, StartRequest{compact: &focus})
-		s.mu.Unlock()
-		if err != nil {
-			return Sent{}, err
-		}
-		return Sent{Kind: SentCompacting, RunID: t.r.id, TurnID: t.r.turnID}, t.begin()
+		return nil
+	})
+	if err != nil {
+		return Sent{}, err
 	}
+	if d.act == actCompact {
+		r := s.active
+		s.compactAsked = &focus
+		s.mu.Unlock()
+		return Sent{Kind: SentCompactAsked, RunID: r.id, TurnID: r.turnID}, nil
+	}
+	t, err := s.startLocked(ctx, StartRequest{compact: &focus})
+	s.mu.Unlock()
+	if err != nil {
+		return Sent{}, err
+	}
+	return Sent{Kind: SentCompacting, RunID: t.r.id, TurnID: t.r.turnID}, t.begin()
 }
 
 // takeCompaction returns and clears an on-demand compaction request.
@@ -583,7 +630,7 @@ func (s *Session) Wait(ctx context.Context) (Outcome, error) {
 // started. The log itself belongs to the caller.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
-	s.closed = true
+	s.setState(StateClosed)
 	s.mu.Unlock()
 	s.Cancel()
 	_, err := s.Wait(ctx)
@@ -604,12 +651,18 @@ func (s *Session) releaseLocked(t *turn) *turn {
 			delete(s.questions, id)
 		}
 	}
-	if t.status == StatusCompleted && len(s.next) > 0 && !s.closed && t.compactOnly == nil {
+	if s.owner == StateClosed {
+		close(s.idle)
+		return nil
+	}
+	if t.status == StatusCompleted && len(s.next) > 0 && t.compactOnly == nil {
+		// Straight from ending to admitting: the busy spell goes on.
 		next, err := s.startLocked(t.ctx, StartRequest{FromQueue: true})
 		if err == nil {
 			return next
 		}
 	}
+	s.setState(StateIdle)
 	close(s.idle)
 	return nil
 }

@@ -3,20 +3,29 @@
 // turns, enforces budgets and writes checkpoints.
 //
 // Ownership. A Runtime is the configuration (model, workspace, policy) that
-// sessions run with, and a registry of the sessions opened through it (one
-// Session per ID: a second open of a live ID is refused) and of their
-// turns' runs, kept for the Runtime's life. Harness builds one Runtime per
-// opened session (package app, with that session's workspace), so the
-// registry holds one session. A Session is the one owner of what decides
-// what happens next in it: pending steering, inputs queued for the next
-// turn, the active turn, starting the queued next turn, permission
-// questions, settings changes and cancellation. That state is guarded by
-// the session's mutex, which every command takes and holds across the
-// append that records its decision, so the log order is the order in which
-// the session accepted input. Each live turn is run by one goroutine, which
-// owns the session's message state, usage and budget counters while the
-// turn runs, and meets the owner only at request boundaries (steering,
-// settings), to ask a question and to end.
+// sessions run with, and a registry of what is live in it: the sessions
+// opened through it (one Session per ID: a second open of a live ID is
+// refused) and their active runs. A run leaves the registry when it ends
+// (the outcomes of the last KeptOutcomes runs stay for Runtime.Wait), so
+// the registry does not grow with the turns a process runs. Package app
+// builds one Runtime per opened session, since the workspace and the
+// policy are that session's.
+//
+// A Session is the one owner of what decides what happens next in it:
+// pending steering, inputs queued for the next turn, the active turn,
+// starting the queued next turn, permission questions, settings changes
+// and cancellation. Its state is named (SessionState: idle, admitting,
+// running, ending, closed) and what a command does in each is one pure
+// function, decide (decide.go), held to an exhaustive table test; the
+// commands only carry its decision out, and every change of the state
+// goes through setState, which publishes it (Session.State) so that
+// front ends never guess whether a turn is active. That state is guarded
+// by the session's mutex, which every command takes and holds across the
+// append that records its decision, so the log order is the order in
+// which the session accepted input. Each live turn is run by one
+// goroutine, which owns the session's message state, usage and budget
+// counters while the turn runs, and meets the owner only at request
+// boundaries (steering, settings), to ask a question and to end.
 //
 // Commands (commands.go). Front ends — the TUI engine, harness exec — use
 // only these; none of them tracks run IDs to route text:
@@ -41,6 +50,8 @@
 //	                    application (resume flags), between turns
 //	Events(afterSeq)    the stored events after afterSeq, then live ones,
 //	                    without gaps or repeats
+//	State()             the owner's state, and a channel closed when it
+//	                    changes
 //	Idle(), Wait()      the end of the current busy spell, and its outcome
 //	Close()             cancel, wait for the end, refuse later commands
 //
@@ -51,10 +62,11 @@
 // terminal checkpoint except between turns (input.withdrawn,
 // settings.changed), which restore folds into the checkpoint it resumes.
 //
-// Adding a command: a method on Session that takes s.mu, asks
-// activeLocked whether a turn accepts input (or what to wait on before
-// asking again), appends its event while holding s.mu, and changes the
-// guarded state only once the append is durable. Document it in the list
+// Adding a command: a method on Session, a command in decide's table
+// (and its cells in the table's test), its decision taken with lockDecide
+// (which waits while a turn is admitted or ending, and refuses what the
+// state refuses), its event appended while s.mu is held, and the guarded
+// state changed only once the append is durable. Document it in the list
 // above and name the codes it returns.
 //
 // Ordering. Events of a turn are appended in the order of DESIGN §3:
@@ -127,9 +139,9 @@
 // call and result Config.LoopRepeats times in a row); model errors
 // (MODEL_*) end a turn as failed with their own code, except a first
 // MODEL_CONTEXT_LENGTH in a turn, answered by one compaction and the
-// request once more. RUNTIME_RUN_TERMINAL
-// is no longer returned: text sent to an ending turn waits and starts the
-// next one.
+// request once more. Text sent to an ending turn waits and starts (or
+// steers) the next one; a closed session refuses every command with
+// RUNTIME_INVALID_INPUT.
 //
 // The runtime never imports the TUI, Bubble Tea, dockerws or a concrete
 // store (internal/deptest checks it): package app opens the store, the

@@ -15,7 +15,7 @@ import (
 func (t *turn) finish() *turn {
 	s, r := t.s, t.r
 	s.mu.Lock()
-	r.completing = true
+	s.setState(StateEnding)
 	if s.changed != nil {
 		// Recorded while the turn ran: the terminal checkpoint carries it.
 		s.settings, s.changed = *s.changed, nil
@@ -64,6 +64,9 @@ func (t *turn) finish() *turn {
 
 	r.outcome = Outcome{RunID: r.id, TurnID: r.turnID, Status: t.status, ErrorCode: code, Message: msg,
 		OutputMessageID: t.outputID, Usage: t.usage, ModelRequests: t.requests, ToolCalls: t.toolCalls, Truncated: tc.Truncated}
+	// Out of the registry before the session is released: once it is
+	// idle, no run of it is live.
+	s.rt.forget(r)
 	s.mu.Lock()
 	next := s.releaseLocked(t)
 	s.mu.Unlock()

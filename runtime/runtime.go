@@ -43,24 +43,35 @@ type Outcome struct {
 	Truncated       bool // completed, but the last answer was cut by the output limit
 }
 
-// Runtime is the configuration sessions run with and the registry of the
-// sessions opened through it and their runs (see Ownership in the package
-// documentation); app builds one per opened session.
+// Runtime is the configuration sessions run with (model, workspace,
+// policy) and the registry of what is live in it: the sessions opened
+// through it (one Session per ID) and their active runs (see Ownership in
+// the package documentation). A run leaves the registry when it ends;
+// the outcomes of the last KeptOutcomes runs stay for Wait. Package app
+// builds one Runtime per opened session, as the workspace and the policy
+// are the session's.
 type Runtime struct {
 	cfg      Config
 	provider string // the model's provider identity (providerNamer), "" when it names none
 
 	mu       sync.Mutex
-	sessions map[string]*Session // guarded by mu
-	runs     map[string]*run     // guarded by mu
+	sessions map[string]*Session  // guarded by mu
+	runs     map[string]*run      // guarded by mu: the active runs
+	ended    map[string]Outcome   // guarded by mu: the outcomes of the last KeptOutcomes runs that ended
+	endedIDs [KeptOutcomes]string // guarded by mu: ended's keys, a ring, oldest at endedAt
+	endedAt  int                  // guarded by mu
 }
+
+// KeptOutcomes is how many ended runs' outcomes a Runtime keeps for Wait.
+// An older run's outcome is its turn.completed in the session's log.
+const KeptOutcomes = 64
 
 // New returns a Runtime.
 func New(cfg Config) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, sessions: map[string]*Session{}, runs: map[string]*run{}}
+	rt := &Runtime{cfg: cfg, sessions: map[string]*Session{}, runs: map[string]*run{}, ended: map[string]Outcome{}}
 	if p, ok := cfg.Model.(providerNamer); ok {
 		rt.provider = p.Provider()
 	}
@@ -85,19 +96,25 @@ type run struct {
 	admitted            chan struct{}   // closed when the admission events are durable (or failed)
 	done                chan struct{}   // closed when the turn has released the session
 	outcome             Outcome         // written by the turn goroutine before done closes
-	completing          bool            // guarded by session.mu: no more steering
 	grants              map[string]bool // tools granted for this run; turn goroutine only
 }
 
 var errCanceled = errors.New("turn canceled by the user")
 
-// Wait blocks until the run ends and returns its outcome. Session.Wait
-// waits for the session instead, queued turns included.
+// Wait blocks until the run ends and returns its outcome; a run that has
+// ended already answers at once while it is among the last KeptOutcomes.
+// Session.Wait waits for the session instead, queued turns included.
+// Codes: RUNTIME_RUN_NOT_FOUND (never started here, or ended longer ago),
+// and the context's error.
 func (rt *Runtime) Wait(ctx context.Context, runID string) (Outcome, error) {
 	rt.mu.Lock()
 	r, ok := rt.runs[runID]
+	out, ended := rt.ended[runID]
 	rt.mu.Unlock()
-	if !ok {
+	switch {
+	case ended:
+		return out, nil
+	case !ok:
 		return Outcome{}, errcode.Errorf(errcode.RuntimeRunNotFound, "wait for run %s", runID)
 	}
 	select {
@@ -108,16 +125,43 @@ func (rt *Runtime) Wait(ctx context.Context, runID string) (Outcome, error) {
 	}
 }
 
-// Done returns a channel closed when the run ends.
+// Done returns a channel closed when the run ends (at once when it is
+// not active).
 func (rt *Runtime) Done(runID string) <-chan struct{} {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if r, ok := rt.runs[runID]; ok {
 		return r.done
 	}
-	c := make(chan struct{})
-	close(c)
-	return c
+	return closedChan()
+}
+
+// register makes r an active run, unless its ID is taken: by an active
+// run, or one whose outcome is kept.
+func (rt *Runtime) register(r *run) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	_, live := rt.runs[r.id]
+	if _, ended := rt.ended[r.id]; live || ended {
+		return errcode.Errorf(errcode.RuntimeRunExists, "start turn: run %s exists", r.id)
+	}
+	rt.runs[r.id] = r
+	return nil
+}
+
+// forget moves an ended run out of the registry, keeping its outcome
+// among the last KeptOutcomes: the registry holds what is live, and does
+// not grow with the turns a process runs.
+func (rt *Runtime) forget(r *run) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	delete(rt.runs, r.id)
+	if old := rt.endedIDs[rt.endedAt]; old != "" {
+		delete(rt.ended, old)
+	}
+	rt.endedIDs[rt.endedAt] = r.id
+	rt.endedAt = (rt.endedAt + 1) % KeptOutcomes
+	rt.ended[r.id] = r.outcome
 }
 
 func validText(what, text string) error { return checkpoint.CheckText(what, text) }

@@ -36,6 +36,7 @@ type Session struct {
 	// across each append that changes the fields below, so the queue and
 	// the log agree on order. Methods named …Locked expect it held.
 	mu        sync.Mutex
+	owner     SessionState         // guarded by mu: changed only by setState (decide.go)
 	active    *run                 // guarded by mu: the turn being admitted, running or ending, or nil
 	pending   []input              // guarded by mu: steering for the next model request, FIFO
 	next      []input              // guarded by mu: inputs queued for the next turn, FIFO
@@ -44,7 +45,6 @@ type Session struct {
 	idle      chan struct{}        // guarded by mu: closed while no turn is active
 	last      Outcome              // guarded by mu: how the last turn ended
 	lastIDs   [2]string            // guarded by mu: run and turn ID of the last turn, for events between turns
-	closed    bool                 // guarded by mu: Close was called
 	baseURL   string               // guarded by mu: as last recorded by SetSettings
 	approve   string               // guarded by mu: as last recorded by SetSettings
 	granted   map[string]bool      // guarded by mu: tools allowed for the session (grants.go)
@@ -57,6 +57,9 @@ type Session struct {
 	// cur is the active run, readable without mu so that Cancel is never
 	// held up behind an append.
 	cur atomic.Pointer[run]
+	// told is owner as setState last published it, readable without mu
+	// so that State is never held up behind an append either.
+	told atomic.Pointer[toldState]
 
 	// appendMu orders append-then-publish, so subscribers see events in
 	// seq order. It is always taken after mu, never before.
@@ -99,6 +102,7 @@ func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, settings Setti
 		}
 	}
 	s := &Session{rt: rt, log: log, id: log.SessionID(), settings: settings, questions: map[string]*question{}, idle: closedChan()}
+	s.told.Store(&toldState{st: StateIdle, changed: make(chan struct{})})
 	s.state = newState(settings)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()

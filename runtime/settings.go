@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 
-	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 )
 
@@ -11,15 +10,14 @@ import (
 // resume flags) and makes its settings the session's from the next model
 // request on (Settings.WithChange); SetSettings is the command that
 // builds the event from a change. The session must be idle: with a turn
-// running it fails with RUNTIME_RUN_EXISTS and changes nothing. A policy
-// that does not validate is RUNTIME_INVALID_INPUT. The settings it starts
+// active it fails with RUNTIME_RUN_EXISTS and changes nothing. A policy
+// that does not validate, or a closed session, is RUNTIME_INVALID_INPUT. The settings it starts
 // from are read under mu, like every other command's.
 func (s *Session) ChangeSettings(ctx context.Context, d event.SettingsChanged) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.active != nil {
-		return errcode.Errorf(errcode.RuntimeRunExists, "change settings of %s: a turn is running", s.id)
+	if _, err := s.lockDecide(ctx, cmdChangeSettings, nil); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	next := s.settings.WithChange(d)
 	if err := next.Context.Validate(); err != nil {
 		return err

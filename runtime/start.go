@@ -49,10 +49,8 @@ func (s *Session) Start(ctx context.Context, req StartRequest) (string, error) {
 			return "", err
 		}
 	}
-	s.mu.Lock()
-	if s.active != nil {
-		s.mu.Unlock()
-		return "", errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: run %s is still active on session %s", s.active.id, s.id)
+	if _, err := s.lockDecide(ctx, cmdStart, nil); err != nil {
+		return "", err
 	}
 	t, err := s.startLocked(ctx, req)
 	s.mu.Unlock()
@@ -68,7 +66,7 @@ func (s *Session) Start(ctx context.Context, req StartRequest) (string, error) {
 // running turn wait on r.admitted.
 func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, error) {
 	rt := s.rt
-	if s.closed {
+	if s.owner == StateClosed {
 		return nil, errClosed(s.id)
 	}
 	if req.RunID == "" {
@@ -91,23 +89,25 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 	default:
 		in = input{MessageID: rt.cfg.NewID("msg"), Content: req.Input}
 	}
-	rt.mu.Lock()
-	if _, ok := rt.runs[req.RunID]; ok {
-		rt.mu.Unlock()
-		return nil, errcode.Errorf(errcode.RuntimeRunExists, "start turn: run %s exists", req.RunID)
-	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{sess: s, id: req.RunID, turnID: req.TurnID, agentID: rt.cfg.NewID("agent"), cancel: cancel,
 		done: make(chan struct{}), admitted: make(chan struct{}), grants: map[string]bool{}}
-	rt.runs[r.id] = r
-	rt.mu.Unlock()
+	if err := rt.register(r); err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	// Cancel never takes mu: the turn's state is told of it as soon as
+	// its context ends (a no-op once the turn has released the session).
+	context.AfterFunc(runCtx, func() {
+		s.mu.Lock()
+		s.stateLocked()
+		s.mu.Unlock()
+	})
 	if req.FromQueue {
 		s.next = s.next[1:]
 	}
-	// A compaction turn takes no steering: text sent while it runs waits
-	// for its end and starts a turn.
-	r.completing = req.compact != nil
 	s.active = r
+	s.setState(StateAdmitting)
 	s.cur.Store(r)
 	s.lastIDs = [2]string{r.id, r.turnID}
 	select {
@@ -132,10 +132,20 @@ func (t *turn) begin() error {
 
 func (t *turn) admitNow() error {
 	err := t.admit(t.input)
-	close(t.r.admitted)
 	if err != nil {
 		t.fail(err)
 	}
+	s := t.s
+	s.mu.Lock()
+	// A compaction turn takes no steering (text sent while it runs waits
+	// for its end and starts a turn); a failed admission ends the turn.
+	if err != nil || t.compactOnly != nil {
+		s.setState(StateEnding)
+	} else {
+		s.setState(StateRunning)
+	}
+	s.mu.Unlock()
+	close(t.r.admitted) // after the state: a waiter woken decides on the new one
 	return err
 }
 

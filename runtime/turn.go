@@ -147,7 +147,7 @@ func (t *turn) run() {
 			s.mu.Lock()
 			more := len(s.pending) > 0
 			if !more {
-				t.r.completing = true
+				s.setState(StateEnding)
 			}
 			s.mu.Unlock()
 			if more {

@@ -10,8 +10,10 @@
 //
 // Data flow. One pull loop (STYLE 14): a listen command calls Engine.Next,
 // which returns a batch of the open session's events (with their sequence
-// numbers) or a permission question; the update that receives it folds the
-// events into the transcript and re-arms the loop. Events at or below the
+// numbers) or a permission question, with the session owner's state; the
+// update that receives it folds the events into the transcript, keeps the
+// state and re-arms the loop. Whether the screen is busy is that state
+// (or a message on its way), never a guess from the events. Events at or below the
 // last sequence seen, and batches of a session no longer shown, are
 // ignored, so a stored log on resume followed by the live stream never
 // doubles anything. The screen's state is that fold (package transcript):

@@ -128,16 +128,41 @@ type Record struct {
 	Event event.Event
 }
 
+// State is the session owner's state, as the engine reports it: whether
+// a turn is active is the owner's to say, not the screen's to guess from
+// the events it has folded.
+type State string
+
+// The owner's states (runtime.SessionState's names).
+const (
+	StateIdle      State = "idle"      // no turn is active
+	StateAdmitting State = "admitting" // a turn is starting
+	StateRunning   State = "running"   // a turn runs and takes steering
+	StateEnding    State = "ending"    // a turn is ending; text waits for its end
+	StateClosed    State = "closed"    // the session takes nothing more
+)
+
+// Busy reports whether a turn is active.
+func (s State) Busy() bool { return s == StateAdmitting || s == StateRunning || s == StateEnding }
+
 // Update is what Next returns: a batch of events of a session. When the
 // batch holds a permission.requested event, Approval describes the
 // question (with what the engine could read for it), for the TUI to ask.
 type Update struct {
 	SessionID string
 	Events    []Record
-	Approval  *Approval
+	// State is the owner's state, read before the batch was drained: the
+	// batch holds every event that led to it (an idle state comes with
+	// the end of the turn). "" when the engine did not say.
+	State    State
+	Approval *Approval
 	// Lost, set once, says that another process took the session over:
 	// what to tell the user. Nothing more may be sent to the session.
 	Lost string
+	// Unrecorded is how a turn ended whose turn.completed the store could
+	// not record (its disk full, its server gone): the screen ends the
+	// turn with it, never leaving it shown as running. nil otherwise.
+	Unrecorded *event.TurnCompleted
 }
 
 // Approval is a permission question, asked by a permission.requested

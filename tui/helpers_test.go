@@ -235,14 +235,31 @@ func (s *screen) typeText(text string) {
 	}
 }
 
-// events delivers events of the open session as one batch, numbered on.
+// events delivers events of the open session as one batch, numbered on,
+// with the state the session's owner would report after them (these
+// tests have no owner: a turn is active from its turn.started to its
+// turn.completed).
 func (s *screen) events(evs ...event.Event) {
 	var recs []Record
 	for _, e := range evs {
 		s.seq++
 		recs = append(recs, Record{Seq: s.seq, Event: e})
 	}
-	s.send(updateMsg{u: Update{SessionID: s.m.SessionID(), Events: recs}})
+	s.send(updateMsg{u: Update{SessionID: s.m.SessionID(), Events: recs, State: ownerAfter(s.m.state, recs)}})
+}
+
+// ownerAfter is the state an owner in st reports after recs, for these
+// tests that have none.
+func ownerAfter(st State, recs []Record) State {
+	for _, r := range recs {
+		switch r.Event.Data.(type) {
+		case event.TurnStarted:
+			st = StateRunning
+		case event.TurnCompleted:
+			st = StateIdle
+		}
+	}
+	return st
 }
 
 func (s *screen) view() string { return s.m.View().Content }

@@ -45,7 +45,7 @@ type Options struct {
 
 // Model is the root of the TUI: it routes messages to its components and
 // lays them out. It holds no engine state of its own beyond what the event
-// stream folds into the transcript.
+// stream folds into the transcript and the owner's state Next reports.
 type Model struct {
 	ctx  context.Context
 	eng  Engine
@@ -63,6 +63,7 @@ type Model struct {
 	ticking       bool
 
 	sess    *Session
+	state   State // the session owner's, as the engine last reported it
 	opening bool
 	openErr error
 	// interrupted is a session that could not be opened because its last
@@ -165,9 +166,10 @@ func (m *Model) restyle(th *theme.Theme) {
 	m.spin.Style = th.Accent
 }
 
-// busy reports whether a turn is running, or a message is on its way.
+// busy reports whether a turn is active (as the session's owner says),
+// or a message is on its way.
 func (m *Model) busy() bool {
-	return len(m.outbox) > 0 || m.tr.ActiveRun() != ""
+	return len(m.outbox) > 0 || m.state.Busy()
 }
 
 // Update routes one message.
@@ -331,6 +333,9 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 	cmds := []tea.Cmd{m.listen()}
 	u := msg.u
 	if m.sess != nil && u.SessionID == m.sess.ID {
+		if u.State != "" {
+			m.state = u.State
+		}
 		before := m.tr.Version()
 		for _, r := range u.Events {
 			if r.Seq <= m.lastSeq {
@@ -343,6 +348,11 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 			if _, ended := r.Event.Data.(event.TurnCompleted); ended {
 				cmds = append(cmds, m.refreshFiles()) // the turn may have changed the files
 			}
+		}
+		if d := u.Unrecorded; d != nil && m.tr.ActiveRun() == d.RunID {
+			ended := event.Event{Type: event.TypeTurnCompleted, At: time.Now(), Data: *d}
+			m.tr.Apply(ended)
+			m.last.apply(ended)
 		}
 		if m.tr.Version() != before && !m.vp.Following() {
 			m.unseen = true
@@ -423,6 +433,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.interrupted, m.interruptedText = "", ""
 	s := msg.sess
 	m.sess, m.openErr = &s, nil
+	m.state = StateIdle // a session opens between turns
 	m.tr = transcript.New()
 	m.vp.Reset()
 	m.last = lastAnswer{}

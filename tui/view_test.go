@@ -48,7 +48,7 @@ func TestViewRecordedSession(t *testing.T) {
 		eng := idleEngine()
 		s := newScreen(t, eng, Options{}, w, h)
 		for _, r := range recs {
-			s.send(updateMsg{u: Update{SessionID: sessID, Events: []Record{r}}})
+			s.send(updateMsg{u: Update{SessionID: sessID, Events: []Record{r}, State: ownerAfter(s.m.state, []Record{r})}})
 		}
 		return s
 	}

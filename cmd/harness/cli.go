@@ -18,8 +18,15 @@ type cli struct {
 	stderr io.Writer
 }
 
+// newCLI builds the app, its warnings going to stderr.
 func newCLI(ctx context.Context, o options, e app.Env, stdout, stderr io.Writer) (*cli, error) {
-	a, err := app.New(ctx, o.Options, e, stderr)
+	return newCLIWarn(ctx, o, e, stdout, stderr, stderr)
+}
+
+// newCLIWarn is newCLI with the app's warnings going to warn (what the
+// TUI holds while it owns the terminal).
+func newCLIWarn(ctx context.Context, o options, e app.Env, stdout, stderr, warn io.Writer) (*cli, error) {
+	a, err := app.New(ctx, o.Options, e, warn)
 	if err != nil {
 		return nil, err
 	}

@@ -795,3 +795,34 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// A Docker session resumed with --workspace local (read-only) keeps its
+// work: the local turn records the session's patch again, not an empty
+// one, so `harness diff` still shows the file the Docker turn wrote and
+// `harness apply` brings it to the host.
+func TestLocalResumeKeepsTheDockerPatch(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("a.txt", "original\n")
+	w := u.script(`[{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"new.txt","contents":"made in docker\n"}}]},{"content":"wrote"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", w, "write")
+	if r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	l := u.run("", "exec", "--json", "--workspace", "local", "--resume", id, "--fake-model", u.script(`[{"content":"hello"}]`), "just talk")
+	if l.code != 0 {
+		t.Fatalf("local resume: exit %d\n%s", l.code, l.stderr)
+	}
+	d := u.run("", "diff", id)
+	if d.code != 0 || !strings.Contains(d.stdout, "+made in docker") {
+		t.Fatalf("diff after a local turn: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	a := u.run("", "apply", "--yes", id)
+	if a.code != 0 {
+		t.Fatalf("apply: exit %d\n%s", a.code, a.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(u.project, "new.txt")); err != nil || string(b) != "made in docker\n" {
+		t.Fatalf("new.txt on the host: %q, %v", b, err)
+	}
+}

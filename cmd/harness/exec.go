@@ -39,30 +39,25 @@ func exitFor(st runtime.Status) int {
 // running one is ending — or, with --approve ask, answer the question on
 // screen.
 func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interrupts <-chan struct{}) int {
-	from := int64(-1)
-	if a.opts.Resume != "" && !a.opts.Fork {
-		if s, err := a.Store.Session(ctx, a.opts.Resume); err == nil {
-			from = s.LastSeq
-		}
-	}
 	// The prompt goes out at once: the workspace opens alongside the first
-	// model request, not before it.
-	a.Opts.DeferWorkspace = true
-	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork})
+	// model request, not before it (Defer).
+	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork, Defer: true})
 	if err != nil {
 		return a.fail(err)
 	}
 	if sess.Moved != "" {
 		fmt.Fprintln(a.stderr, "harness: "+sess.Moved)
 	}
-	if sess.Note != "" && !a.opts.JSON {
+	if sess.Note != "" {
+		// On stderr in both modes: what the sandbox lacks (a missing
+		// toolchain) or cannot do is for the human reading the log too.
 		fmt.Fprintln(a.stderr, "harness: "+sess.Note)
 	}
 	if files := sess.Settings().Instructions; len(files) > 0 && !a.opts.JSON {
 		fmt.Fprintln(a.stderr, "harness: using "+strings.Join(files, ", ")+" (project instructions; --no-project-instructions leaves them out)")
 	}
 	code := exitFailed
-	out, ok := headless.Run(ctx, sess, from, prompt, headless.Options{
+	out, ok := headless.Run(ctx, sess, sess.Before(), prompt, headless.Options{
 		JSON: a.opts.JSON, Stdin: stdin, Stdout: a.stdout, Stderr: a.stderr,
 		Interrupts: interrupts, Fail: func(err error) { code = a.fail(err) },
 	})

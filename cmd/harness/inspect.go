@@ -17,7 +17,6 @@ import (
 	"github.com/harness-dev/harness/internal/headless"
 	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/internal/workspace"
-	"github.com/harness-dev/harness/runtime"
 )
 
 // sessionsShown is how many sessions `harness sessions` lists without
@@ -101,34 +100,13 @@ func (a *cli) printDiff(ctx context.Context, id string) int {
 // change, asks (unless --yes), then applies it and records patch.applied
 // (with --reverse: reverts the last recorded one).
 func (a *cli) applyDiff(ctx context.Context, id string, stdin io.Reader) int {
-	var (
-		plan app.ApplyPlan
-		turn string
-	)
-	if a.opts.Reverse {
-		p, applied, err := a.RevertPlan(ctx, id)
-		if err != nil {
-			return a.fail(err)
-		}
-		plan, turn = p, applied.TurnID
-	} else {
-		patch, root, err := a.RecoverPatch(ctx, id)
-		if err != nil {
-			return a.fail(err)
-		}
-		if patch == "" {
-			fmt.Fprintln(a.stderr, "harness: nothing to apply: the workspace has no changes")
-			return 0
-		}
-		if root == "" {
-			root = a.Root
-		}
-		last, _, err := runtime.LastFinished(ctx, a.Store, id)
-		if err != nil {
-			return a.fail(err)
-		}
-		turn = last.Identity.TurnID
-		plan = app.CheckApply(ctx, root, patch, a.SecretEnv())
+	plan, turn, noChange, err := a.PlanApply(ctx, id, a.opts.Reverse)
+	if err != nil {
+		return a.fail(err)
+	}
+	if noChange {
+		fmt.Fprintln(a.stderr, "harness: nothing to apply: the workspace has no changes")
+		return 0
 	}
 	left := app.LeftOutLine(plan.LeftOut)
 	if left != "" {

@@ -244,14 +244,17 @@ func TestSandboxSaysWhatIsMissing(t *testing.T) {
 	u.write("go.mod", "module x\n\ngo 1.999\n")
 	cleanupCache(t, u.project)
 	u.extra = append(u.extra, "PATH="+filepath.Dir(needHost(t, "go"))) // go only: no rustc
-	s := u.script(`[{"content":"hi"}]`)
-	r := u.run("", "exec", "--fake-model", s, "hello")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
-	}
-	for _, want := range []string{"Rust", "rustc", "go 1.999"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr does not name %q:\n%s", want, r.stderr)
+	// In text and JSON modes alike: stderr is the human's in both.
+	for _, mode := range [][]string{nil, {"--json"}} {
+		s := u.script(`[{"content":"hi"}]`)
+		r := u.run("", append(append([]string{"exec"}, mode...), "--fake-model", s, "hello")...)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		for _, want := range []string{"Rust", "rustc", "go 1.999"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("%v: stderr does not name %q:\n%s", mode, want, r.stderr)
+			}
 		}
 	}
 }

@@ -17,8 +17,9 @@ const afterQuitLines = 2000
 
 // runTUI runs the terminal UI on a new session, on session id, or (resume
 // without an ID) on one picked from a list. On the way out it cancels a
-// running turn, closes the session and prints how to resume it.
-func runTUI(ctx context.Context, a *cli, resume bool, id string) int {
+// running turn, closes the session and prints how to resume it. held is
+// where the app's warnings go (newCLI) while the TUI owns the terminal.
+func runTUI(ctx context.Context, a *cli, held *tuiengine.Held, resume bool, id string) int {
 	if resume && id != "" {
 		// A bad ID fails before the screen opens, like every other command.
 		if _, err := a.Store.Session(ctx, id); err != nil {
@@ -26,11 +27,8 @@ func runTUI(ctx context.Context, a *cli, resume bool, id string) int {
 		}
 	}
 	// Nothing may write to the terminal behind the TUI's back: what the
-	// wiring would print goes to the session's banner, then to stderr after.
+	// app warns of goes to the session's banner, then to stderr after.
 	realErr := a.stderr
-	held := &tuiengine.Held{}
-	a.stderr = held
-	a.Warn = held
 	eng := tuiengine.New(a.App, held)
 	defer func() {
 		eng.Close()

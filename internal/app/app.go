@@ -24,12 +24,6 @@ type App struct {
 	owner store.Owner
 
 	closers []func()
-	// opened is set by the first Open: the session-setting flags of the
-	// command line (Options.sessionFlags) are that open's, and a later
-	// Open in the same process (a /fork or a picked session in the TUI)
-	// continues with what each session recorded. Open is not called
-	// concurrently.
-	opened bool
 }
 
 // New resolves the configuration and opens the store. Warnings (a changed
@@ -56,6 +50,22 @@ func New(ctx context.Context, o Options, e Env, warn io.Writer) (*App, error) {
 // as a session's lease holder.
 func NewOwner(host string) store.Owner {
 	return store.Owner{ID: "proc-" + fmt.Sprint(os.Getpid()) + "-" + fmt.Sprint(time.Now().UnixNano()), Host: host, PID: os.Getpid()}
+}
+
+// HostRoot is the host directory a session works on, decided here once:
+// the directory it was started in, recorded in its metadata ("root") when
+// it started, so that a session resumed, diffed, recovered or applied
+// from another directory still works on its own project and never on
+// whatever directory the command runs in; with no record (a session being
+// created, whose metadata is nil, or one stored before the record) it is
+// this process's directory. A recorded directory that is gone stays the
+// answer: resuming it is SESS_PROJECT_MISSING, and applying to it fails
+// there, rather than on the wrong tree.
+func (a *App) HostRoot(md map[string]string) string {
+	if r := md[metaRoot]; r != "" {
+		return r
+	}
+	return a.Root
 }
 
 // SecretEnv names the environment variables, beyond those

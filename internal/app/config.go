@@ -53,11 +53,6 @@ type Options struct {
 	// ProviderTimeout bounds the wait for the provider's first byte and
 	// every silence of a stream (openai.Config.Timeout); 0: its default.
 	ProviderTimeout time.Duration
-	// DeferWorkspace starts the Docker workspace's background open with
-	// the session's first model request instead of at once (harness exec,
-	// which sends its prompt right away: the open then never competes with
-	// what comes before the request, and overlaps the model's answer).
-	DeferWorkspace bool
 }
 
 // Env is the process environment, read by the caller.

@@ -1,5 +1,9 @@
 // Package app is the application layer of Harness: what a front end (the
-// command line, the TUI) does with sessions, built once. It resolves the
+// command line, the TUI) does with sessions. An App is built once (New)
+// and does not change after; what differs from one open to the next
+// travels in the OpenRequest. A Session is the one handle a front end
+// drives: it owns the session's lease, workspace, runtime session and
+// event subscription, and closes them with one Close. It resolves the
 // configuration (flags > environment > config file > defaults), opens the
 // store, builds the model, opens, resumes and forks sessions (taking and
 // renewing their lease), rebuilds a resumed session's Docker workspace

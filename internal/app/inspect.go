@@ -64,10 +64,27 @@ func Request(ctx context.Context, r store.Reader, id string) (model.Request, err
 // (nil for none): "" when it recorded none; a failed diff is refused with
 // its code, never shown as no change.
 func patchOf(last *runtime.Checkpoint) (string, error) {
-	if last == nil || last.Workspace == nil {
-		return "", nil
+	patch, _, err := lastPatch(last)
+	return patch, err
+}
+
+// lastPatch is the patch a session's changes are applied from, decided
+// here once for harness diff, harness apply and the TUI's /apply: the one
+// recorded at the end of its last finished turn, last (nil: none), with
+// that turn's ID. Not a fresh diff of the workspace: patch.applied names
+// that turn, rewind and `apply --reverse` read it back, so what is applied
+// is what is recorded, and a turn running meanwhile adds nothing
+// half-done; and a diff that failed or ran out of time does not run again
+// (its coded error; RecoverPatch recovers the work first).
+func lastPatch(last *runtime.Checkpoint) (patch, turn string, err error) {
+	if last == nil {
+		return "", "", nil
 	}
-	return last.Workspace.PatchOrError()
+	if last.Workspace == nil {
+		return "", last.Identity.TurnID, nil
+	}
+	patch, err = last.Workspace.PatchOrError()
+	return patch, last.Identity.TurnID, err
 }
 
 // listPage is how many sessions Sessions reads at a time.

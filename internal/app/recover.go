@@ -54,8 +54,9 @@ func (a *App) wsOptions(root, id string) dockerws.Options {
 // the end-of-turn diff's own deadline.
 const recoverTimeout = 2 * time.Minute
 
-// RecoverPatch is Patch for harness diff and apply: when the last finished
-// turn's diff failed, it first recovers the work from the kept container,
+// RecoverPatch is the patch of harness diff and apply (lastPatch: the one
+// recorded at the last finished turn); root is the session's HostRoot.
+// When that turn's diff failed, it first recovers the work from the kept container,
 // taking the session's lease to record it (SESS_BUSY when another process
 // holds the session).
 func (a *App) RecoverPatch(ctx context.Context, id string) (patch, root string, err error) {
@@ -63,13 +64,13 @@ func (a *App) RecoverPatch(ctx context.Context, id string) (patch, root string, 
 	if err != nil {
 		return "", "", err
 	}
-	root = row.Metadata[metaRoot]
+	root = a.HostRoot(row.Metadata)
 	last, _, err := runtime.LastFinished(ctx, a.Store, id)
 	if err != nil {
 		return "", "", err
 	}
 	if last == nil || last.Workspace == nil || last.Workspace.DiffError == "" {
-		patch, err = patchOf(last)
+		patch, _, err = lastPatch(last)
 		return patch, root, err
 	}
 	err = a.withLease(ctx, id, func(owner store.Owner) error {
@@ -77,10 +78,32 @@ func (a *App) RecoverPatch(ctx context.Context, id string) (patch, root string, 
 		if last, _, err = runtime.LastFinished(ctx, a.Store, id); err != nil {
 			return err
 		}
-		patch, err = a.recoverKept(ctx, id, owner, last, orRoot(root, a.Root))
+		patch, err = a.recoverKept(ctx, id, owner, last, root)
 		return err
 	})
 	return patch, root, err
+}
+
+// PlanApply is what `harness apply ID` applies, checked against the host
+// tree: RecoverPatch's patch on the session's HostRoot, and the turn
+// patch.applied will name (that patch's: lastPatch); or, with reverse, the
+// last applied patch taken back (RevertPlan). noChange says the session
+// has no change to apply (the zero plan).
+func (a *App) PlanApply(ctx context.Context, id string, reverse bool) (plan ApplyPlan, turn string, noChange bool, err error) {
+	if reverse {
+		p, applied, err := a.RevertPlan(ctx, id)
+		return p, applied.TurnID, false, err
+	}
+	patch, root, err := a.RecoverPatch(ctx, id)
+	if err != nil || patch == "" {
+		return ApplyPlan{}, "", err == nil, err
+	}
+	last, _, err := runtime.LastFinished(ctx, a.Store, id)
+	if err != nil {
+		return ApplyPlan{}, "", false, err
+	}
+	_, turn, _ = lastPatch(last)
+	return CheckApply(ctx, root, patch, a.SecretEnv()), turn, false, nil
 }
 
 // Discard gives up the kept work of session id's last finished turn: its
@@ -182,11 +205,4 @@ func appendRecovered(ctx context.Context, st store.Store, id string, owner store
 	}
 	_, err = log.Append(ctx, event.Event{Type: d.EventType(), ID: event.NewID("evt"), At: time.Now(), Actor: event.ActorUser, Data: d})
 	return err
-}
-
-func orRoot(root, cwd string) string {
-	if root == "" {
-		return cwd
-	}
-	return root
 }

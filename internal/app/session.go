@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/harness-dev/harness/compaction"
@@ -21,85 +20,6 @@ import (
 	"github.com/harness-dev/harness/store"
 )
 
-// OpenRequest says which session to open.
-type OpenRequest struct {
-	ResumeID string // "": a new session
-	Fork     bool   // with ResumeID: continue in a new session from its last finished turn
-}
-
-// Session is one open session and what it holds: its lease, its
-// workspace and its runtime.
-type Session struct {
-	*runtime.Session
-	Runtime   *runtime.Runtime
-	Workspace workspace.Workspace
-	Root      string // the project the session works on (recorded when it started)
-	Demo      bool   // the built-in demo model answers
-	Ask       bool   // mutating tools ask first (--approve ask)
-	Note      string // why the workspace is read-only, or what its rebuild skipped
-	Moved     string // set when Root is not the current directory: says so
-	// Lost is closed when another process takes the session over; this one
-	// must stop writing to it. LostTo then says who took it.
-	Lost   <-chan struct{}
-	lostTo string // written before Lost is closed
-
-	owner   store.Owner
-	st      store.Reader
-	closers []func()
-	// release stops renewing the lease and releases it: run after every
-	// closer, so the last record (workspace.lifecycle disposed) is still
-	// written under the lease.
-	release func()
-
-	mu    sync.Mutex
-	wsErr error // guarded by mu: the background open's failure, once reported
-}
-
-// WorkspaceErr is the failure of the workspace's background open when it
-// was known before the session closed (it was printed then), or nil: a
-// session whose workspace was refused (a credential-like file, a limit, a
-// replay that no longer applies) could not do its work, even when its
-// turn completed without touching the workspace.
-func (s *Session) WorkspaceErr() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.wsErr
-}
-
-// Patch returns the workspace patch recorded at the session's last
-// finished turn: what its end-of-turn diff found, read back from the
-// store, so no second diff of the workspace runs (a diff that failed, or
-// ran out of time, does not run again). A failed diff is its coded error.
-func (s *Session) Patch(ctx context.Context) (string, error) {
-	rp, err := runtime.LatestTerminal(ctx, s.st, s.ID())
-	if err != nil {
-		return "", err
-	}
-	return patchOf(rp.Checkpoint)
-}
-
-// LostTo says which process took the session over ("pid N on host H"),
-// once Lost is closed; "" before.
-func (s *Session) LostTo() string {
-	select {
-	case <-s.Lost:
-		return s.lostTo
-	default:
-		return ""
-	}
-}
-
-// Close records the workspace as disposed, closes it, stops renewing the
-// lease and releases it.
-func (s *Session) Close() {
-	runClosers(s.closers)
-	s.closers = nil
-	if s.release != nil {
-		s.release()
-		s.release = nil
-	}
-}
-
 // Open creates a session, or reopens req.ResumeID at its last finished
 // turn; either way it takes the session's lease, opens the workspace and
 // the runtime. A session whose last turn was interrupted (or is running in
@@ -109,9 +29,10 @@ func (s *Session) Close() {
 //
 // Flags given explicitly (Options: model, base URL, scripted model, context
 // window, compact-at, compact-tail, budget, approve) override what a
-// resumed or forked session recorded, and the change is recorded as
-// settings.changed before any request. A resumed session works on the
-// project it recorded, from whatever directory it is opened:
+// resumed or forked session recorded (all but the scripted model and
+// approve are left out with req.IgnoreFlags), and the change is recorded
+// as settings.changed before any request. A resumed session works on the
+// project it recorded (HostRoot), from whatever directory it is opened:
 // SESS_PROJECT_MISSING when that directory is gone.
 //
 // A new session (or fork) is stored with its first event, in one store
@@ -130,9 +51,9 @@ func (s *Session) Close() {
 // the model's tool calls with its code, and is kept for WorkspaceErr. On
 // error nothing stays open.
 func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
-	s := &Session{Root: a.Root, st: a.Store}
+	s := &Session{Root: a.HostRoot(nil), a: a, before: -1}
 	if err := a.open(ctx, req, s); err != nil {
-		s.Close()
+		_ = s.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return s, nil
@@ -140,12 +61,8 @@ func (a *App) Open(ctx context.Context, req OpenRequest) (*Session, error) {
 
 func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error) {
 	resumeID, fork := req.ResumeID, req.Fork && req.ResumeID != ""
-	flags := a.sessionFlags()
-	defer func() {
-		if rerr == nil {
-			a.opened = true
-		}
-	}()
+	flags := a.sessionFlags(req.IgnoreFlags)
+	conf := a.Conf
 	// Start-up housekeeping: sessions without events that processes killed
 	// while creating them left (best effort: a store that cannot be
 	// written fails below with its own error).
@@ -163,7 +80,10 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 			return err
 		}
 		maps.Copy(md, row.Metadata)
-		if err := a.project(resumeID, md[metaRoot], s); err != nil {
+		if !fork {
+			s.before = row.LastSeq
+		}
+		if err := a.project(resumeID, a.HostRoot(md), s); err != nil {
 			return err
 		}
 		if fork {
@@ -182,11 +102,13 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 			return err
 		}
 		if c, ok := b.model.(*openai.Client); ok {
-			a.Conf = WithServerWindow(a.Conf, ServerWindow(ctx, c, b.id))
+			// This session's window: what the server says, unless
+			// configured smaller (the App's configuration stays as resolved).
+			conf = WithServerWindow(conf, ServerWindow(ctx, c, b.id))
 		}
 	}
 	s.Demo = b.demo
-	settings, err := a.freshSettings(md[metaModel])
+	settings, err := freshSettings(conf, md[metaModel])
 	if err != nil {
 		return err
 	}
@@ -214,7 +136,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if resumeID == "" || fork {
 		id = event.NewID("sess")
 	}
-	if err := a.openWorkspace(ctx, id, s, cp); err != nil {
+	if err := a.openWorkspace(ctx, id, s, cp, req.Defer); err != nil {
 		return err
 	}
 	if err := a.checkReplay(ctx, cp, s); err != nil {
@@ -254,7 +176,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		policy = runtime.AskForMutations
 	}
 	m := b.model
-	if ws, ok := s.Workspace.(*dockerws.Workspace); ok && a.Opts.DeferWorkspace {
+	if ws, ok := s.Workspace.(*dockerws.Workspace); ok && req.Defer {
 		m = beginOnRequest{Model: m, ws: ws}
 	}
 	// A provider's model is counted at the measured bytes per token until
@@ -269,17 +191,16 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if err != nil {
 		return err
 	}
-	s.Runtime = rt
 	if fork {
-		s.Session, err = rt.Fork(ctx, log, resumeID, cp, abandoned, settings)
+		s.rt, err = rt.Fork(ctx, log, resumeID, cp, abandoned, settings)
 	} else {
-		s.Session, err = rt.RestoreSession(ctx, log, cp, settings)
+		s.rt, err = rt.RestoreSession(ctx, log, cp, settings)
 	}
 	if err != nil {
 		return err
 	}
 	if change != nil {
-		if err := s.ChangeSettings(ctx, *change); err != nil {
+		if err := s.rt.ChangeSettings(ctx, *change); err != nil {
 			return err
 		}
 		upd := map[string]string{metaModel: change.Model, metaBaseURL: change.BaseURL, metaApprove: ""}
@@ -296,11 +217,11 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	}
 	bg, _ := s.Workspace.(*dockerws.Workspace)
 	if bg == nil {
-		if err := s.RecordWorkspace(ctx, phase); err != nil {
+		if err := s.rt.RecordWorkspace(ctx, phase); err != nil {
 			return err
 		}
 	}
-	sess := s.Session
+	sess := s.rt
 	s.closers = append(s.closers, func() {
 		// A session never stored (a Docker session that ran no turn) has
 		// nothing to record; any other failure is reported.
@@ -325,7 +246,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 }
 
 // beginOnRequest lets a deferred Docker workspace open as the first model
-// request goes out (Options.DeferWorkspace): the open overlaps the model's
+// request goes out (OpenRequest.Defer): the open overlaps the model's
 // answer, and a turn that never touches the workspace never waits for it.
 type beginOnRequest struct {
 	model.Model
@@ -400,7 +321,7 @@ func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace,
 			fail(err)
 			return
 		}
-		if err := s.RecordWorkspace(wctx, phase); err != nil && wctx.Err() == nil {
+		if err := s.rt.RecordWorkspace(wctx, phase); err != nil && wctx.Err() == nil {
 			a.warnClose("record the workspace's "+phase, err)
 		}
 	}()
@@ -452,7 +373,6 @@ func (a *App) take(ctx context.Context, id string) (store.Owner, error) {
 			case aerr != nil:
 				return store.Owner{}, aerr
 			}
-			a.owner = owner
 			return owner, nil
 		case err != nil:
 			return store.Owner{}, err
@@ -470,7 +390,6 @@ func (a *App) take(ctx context.Context, id string) (store.Owner, error) {
 	case err != nil:
 		return store.Owner{}, err
 	}
-	a.owner = owner
 	return owner, nil
 }
 
@@ -494,11 +413,12 @@ func (a *App) running(ctx context.Context, id string, err error) error {
 
 // hold makes s the holder of session id as owner: the lease is renewed
 // while s is open, watched for a take-over (s.Lost) and released when s
-// closes.
+// closes. (The App's owner stays as New made it: a lease's epoch is the
+// session's, given by each Acquire.)
 func (a *App) hold(ctx context.Context, id string, owner store.Owner, s *Session) {
-	a.owner, s.owner = owner, owner
+	s.owner = owner
 	lost, stop := a.keepLease(ctx, id, owner, &s.lostTo)
-	s.Lost = lost
+	s.lost = lost
 	s.release = func() {
 		stop()
 		// A session taken over is no longer this process's to release.
@@ -519,7 +439,7 @@ func (a *App) warnClose(what string, err error) {
 // that is gone is SESS_PROJECT_MISSING: no workspace is ever rebuilt from
 // the wrong tree.
 func (a *App) project(id, root string, s *Session) error {
-	if root == "" || root == a.Root {
+	if root == a.Root {
 		return nil
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
@@ -537,7 +457,7 @@ func (a *App) project(id, root string, s *Session) error {
 // of cp, its last finished turn; a turn whose diff failed is refused with
 // that failure's code, since resuming on the bare tree would silently lose
 // its work.
-func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, cp *runtime.Checkpoint) error {
+func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, cp *runtime.Checkpoint, deferOpen bool) error {
 	patch := ""
 	if cp != nil && cp.Workspace != nil {
 		p, err := cp.Workspace.PatchOrError()
@@ -557,7 +477,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		err := dockerws.Ping(ctx, "")
 		if err == nil {
 			o := a.wsOptions(s.Root, sessionID)
-			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, a.Opts.DeferWorkspace
+			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, deferOpen
 			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
 				s.Note = strings.Join(missing, "\n")
 			}
@@ -585,7 +505,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		s.Note = "--workspace local: this session is read-only (writes and commands need the Docker workspace)"
 	}
 	// What the Docker copy leaves out, the local workspace leaves out too.
-	ws, err := workspace.OpenLocalWith(s.Root, workspace.LocalOptions{Exclude: a.Opts.Exclude,
+	ws, err := workspace.OpenLocalWith(s.Root, workspace.LocalOptions{Exclude: a.Opts.Exclude, Carried: patch,
 		ListIgnored: func(ctx context.Context) map[string]bool {
 			return workspace.GitIgnored(ctx, s.Root, a.SecretEnv())
 		}})
@@ -599,7 +519,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		}
 	})
 	if patch != "" {
-		s.Note = "the recorded workspace patch was not replayed: the workspace is read-only; `harness diff` shows it"
+		s.Note = "the recorded workspace patch was not replayed: the workspace is read-only; it stays the session's patch (`harness diff` shows it, `harness apply` applies it) and a Docker workspace replays it"
 	}
 	return nil
 }
@@ -657,7 +577,11 @@ func (a *App) keepLease(ctx context.Context, id string, owner store.Owner, to *s
 			if time.Since(renewed) >= store.DefaultLease/3 {
 				err = a.Store.Renew(context.WithoutCancel(ctx), id, owner, 0)
 				renewed = time.Now()
-			} else if row, serr := a.Store.Session(context.WithoutCancel(ctx), id); serr == nil && row.Lease != nil && row.Lease.Owner.ID != owner.ID {
+			} else if row, serr := a.Store.Session(context.WithoutCancel(ctx), id); serr == nil && (row.Lease == nil || row.Lease.Owner.ID != owner.ID) {
+				// Held by another process, or by none: one that took the
+				// session over and already let it go (a short harness exec)
+				// took it all the same; this one is told now, not at its
+				// next renewal.
 				err = errcode.New(errcode.SessOwnershipLost, "")
 			}
 			if errcode.Of(err) == errcode.SessOwnershipLost {

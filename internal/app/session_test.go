@@ -41,7 +41,7 @@ func TestTakeOverTellsTheLoserAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s1.Close()
+	defer s1.Close(t.Context())
 
 	busy := newTestApp(t, dir, false)
 	if _, err := busy.Open(t.Context(), OpenRequest{ResumeID: s1.ID()}); errcode.Of(err) != errcode.SessBusy {
@@ -53,14 +53,14 @@ func TestTakeOverTellsTheLoserAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s2.Close()
+	defer s2.Close(t.Context())
 	select {
-	case <-s1.Lost:
+	case <-s1.Lost():
 	case <-time.After(20 * time.Second):
 		t.Fatal("the process that lost the session was not told")
 	}
 	select {
-	case <-s2.Lost:
+	case <-s2.Lost():
 		t.Fatal("the process that took the session over was told it lost it")
 	default:
 	}
@@ -73,21 +73,21 @@ func TestForkInheritsTheTranscriptItContinues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := s.Start(t.Context(), runtime.StartRequest{Input: "remember the milk"})
+	_, err = s.rt.Start(t.Context(), runtime.StartRequest{Input: "remember the milk"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := s.Runtime.Wait(t.Context(), run); err != nil || out.Status != runtime.StatusCompleted {
+	if out, err := s.Wait(t.Context()); err != nil || out.Status != runtime.StatusCompleted {
 		t.Fatalf("turn: %+v, %v", out, err)
 	}
 	parent := s.ID()
-	s.Close()
+	s.Close(t.Context())
 
 	f, err := a.Open(t.Context(), OpenRequest{ResumeID: parent, Fork: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(t.Context())
 	inh, err := Inherited(t.Context(), a.Store, f.ID())
 	if err != nil {
 		t.Fatal(err)
@@ -146,15 +146,15 @@ func TestFailedFirstEventLeavesNoSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := s.Start(t.Context(), runtime.StartRequest{Input: "hello"})
+	_, err = s.rt.Start(t.Context(), runtime.StartRequest{Input: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Runtime.Wait(t.Context(), run); err != nil {
+	if _, err := s.Wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	parent := s.ID()
-	s.Close()
+	s.Close(t.Context())
 	recs, err := a.Store.ReadEvents(t.Context(), parent, -1, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestOpenRemovesEmptySessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.Close(t.Context())
 	if _, err := a.Store.Session(t.Context(), "sess-orphan"); errcode.Of(err) != errcode.SessNotFound {
 		t.Fatalf("the orphan is still there: %v", err)
 	}
@@ -255,12 +255,11 @@ func TestTakeOverRacingANewTurnTakesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s1.Close()
+	defer s1.Close(t.Context())
 
 	a2 := newTestApp(t, dir, true)
-	var run string
 	a2.Store = &gapStore{Store: a2.Store, before: func() {
-		if run, err = s1.Start(t.Context(), runtime.StartRequest{Input: "go"}); err != nil {
+		if _, err := s1.rt.Start(t.Context(), runtime.StartRequest{Input: "go"}); err != nil {
 			t.Error(err)
 		}
 	}}
@@ -268,12 +267,12 @@ func TestTakeOverRacingANewTurnTakesNothing(t *testing.T) {
 		t.Fatalf("take-over racing a new turn: %v, want %s", err, errcode.SessBusy)
 	}
 	s1.Cancel()
-	out, err := s1.Runtime.Wait(t.Context(), run)
+	out, err := s1.Wait(t.Context())
 	if err != nil || out.Status != runtime.StatusCanceled || out.ErrorCode != "" {
 		t.Fatalf("the holder's turn: %+v, %v; want canceled by its holder", out, err)
 	}
 	select {
-	case <-s1.Lost:
+	case <-s1.Lost():
 		t.Fatal("the holder lost the session to a refused take-over")
 	default:
 	}
@@ -291,8 +290,8 @@ func TestTakeOverOfARunningTurnNamesItsProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s1.Close()
-	if _, err := s1.Start(t.Context(), runtime.StartRequest{Input: "go"}); err != nil {
+	defer s1.Close(t.Context())
+	if _, err := s1.rt.Start(t.Context(), runtime.StartRequest{Input: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	a2 := newTestApp(t, dir, true)

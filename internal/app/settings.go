@@ -114,8 +114,7 @@ func provider(name, baseURL, key string, timeout time.Duration) (built, error) {
 }
 
 // freshSettings are the settings of a session that has none recorded.
-func (a *App) freshSettings(modelID string) (runtime.Settings, error) {
-	r := a.Conf
+func freshSettings(r Resolved, modelID string) (runtime.Settings, error) {
 	policy, err := compaction.PolicyFor(r.Window, r.CompactAt, r.CompactTail, reserveFor(r.Window, r.MaxTokens))
 	if err != nil {
 		return runtime.Settings{}, usageErr("context settings: %s", errcode.Message(err))
@@ -225,14 +224,14 @@ func (a *App) override(saved runtime.Settings, md map[string]string, b built, o 
 }
 
 // sessionFlags are the options that override a resumed or forked
-// session's recorded settings: those typed on this process's command line
-// for its first Open, none for a later one (the session's own settings,
+// session's recorded settings: those typed on the command line, or none
+// when the open says so (OpenRequest.IgnoreFlags: the session's own settings,
 // a /model switch included, carry on). The scripted model stays (its
 // sessions cannot switch models, and a resume needs its file), and so
 // does --approve (asking is never dropped silently).
-func (a *App) sessionFlags() Options {
+func (a *App) sessionFlags(ignore bool) Options {
 	o := a.Opts
-	if a.opened {
+	if ignore {
 		o.Model, o.BaseURL = "", ""
 		o.ContextWindow, o.CompactAt, o.CompactTail, o.MaxTokens, o.BudgetTokens = 0, 0, 0, 0, 0
 	}
@@ -261,7 +260,7 @@ func (a *App) SwitchModel(ctx context.Context, s *Session, name string) error {
 		return errcode.Errorf(errcode.ModelInvalidConfig,
 			"switch model: session %s runs on %s, not a provider; start harness with --model (and --base-url) to use one", s.ID(), set.Model)
 	}
-	if _, err := s.SetSettings(ctx, runtime.SettingsChange{Model: &name}); err != nil {
+	if _, err := s.rt.SetSettings(ctx, runtime.SettingsChange{Model: &name}); err != nil {
 		return err
 	}
 	return a.Store.SetMetadata(ctx, s.ID(), s.owner, map[string]string{metaModel: name})

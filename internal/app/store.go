@@ -44,3 +44,24 @@ func OpenStore(ctx context.Context, dsn, host string) (store.Store, error) {
 	}
 	return st, nil
 }
+
+// CheckStore refuses a store with corrupt pages before a session writes
+// to it (SQLite only: Postgres checks its own pages). A large file is
+// checked while the command runs (sqlite.CheckWhileWriting): checked,
+// given how to report an error and the command's exit code, reports what
+// that check found before the command exits.
+func (a *App) CheckStore(ctx context.Context) (checked func(fail func(error) int, code int) int, err error) {
+	c, ok := a.Store.(interface {
+		CheckWhileWriting(context.Context) (func() error, error)
+	})
+	if !ok {
+		return func(_ func(error) int, code int) int { return code }, nil
+	}
+	wait, err := c.CheckWhileWriting(ctx)
+	return func(fail func(error) int, code int) int {
+		if err := wait(); err != nil {
+			return fail(err)
+		}
+		return code
+	}, err
+}

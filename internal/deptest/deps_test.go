@@ -42,6 +42,9 @@ func TestDependencyDirection(t *testing.T) {
 		// The headless runner links no terminal UI: it shows a command
 		// (internal/argv) and a diff (internal/patchtext) without Charm.
 		{"internal/headless", []string{mod + "internal/tuiengine", mod + "internal/doctor", mod + "cmd", mod + "tui", "charm.land/", "github.com/charmbracelet/"}},
+		// The front-end contract knows the app only: each front end's test
+		// plays it through its own driver.
+		{"internal/apptest", []string{mod + "internal/tuiengine", mod + "internal/headless", mod + "cmd", mod + "tui", "charm.land/", "github.com/charmbracelet/"}},
 		{"internal/doctor", []string{mod + "tui", mod + "internal/tuiengine", mod + "internal/headless", mod + "cmd", "charm.land/bubbletea", "github.com/charmbracelet"}},
 	}
 	for _, r := range rules {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/app"
@@ -37,8 +38,9 @@ type Options struct {
 // run is one Run: where it prints and what it has printed.
 type run struct {
 	Options
-	printedSeq int64 // the last event printed
-	outFailed  bool  // a write to stdout failed (reported once)
+	printedSeq int64  // the last event printed
+	outFailed  bool   // a write to stdout failed (reported once)
+	endedTurn  string // the turn of the last turn.completed seen
 }
 
 // Run runs prompt as a turn of sess, then the turns queued with ">>" lines
@@ -52,13 +54,11 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 	a := &run{Options: o, printedSeq: -1}
 	stdin, interrupts := o.Stdin, o.Interrupts
 	// Everything after from: what opening the session wrote, then the turns.
-	sub, err := sess.Events(ctx, from)
-	if err != nil {
-		sess.Close()
+	if err := sess.Subscribe(ctx, from); err != nil {
+		closeSession(ctx, sess)
 		o.Fail(err)
 		return runtime.Outcome{}, false
 	}
-	defer sub.Close()
 	// Questions go from the printer to the drive loop, which asks them.
 	// They come only when the session's approval is ask (--approve ask, or
 	// saved so); harness exec refuses --approve ask without a terminal.
@@ -71,13 +71,14 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 		var p printer
 		for {
 			select {
-			case <-sub.Ready():
-				a.printEvents(&p, sub.Drain(), asks)
+			case <-sess.Ready():
+				a.printEvents(&p, sess.Drain(), asks)
 			case done := <-flush:
-				a.printEvents(&p, sub.Drain(), nil)
+				a.printEvents(&p, sess.Drain(), nil)
 				close(done)
 			case <-stopPrint:
-				a.printEvents(&p, sub.Drain(), nil)
+				// After the close: what the subscription still held.
+				a.printEvents(&p, sess.Drain(), nil)
 				return
 			}
 		}
@@ -87,7 +88,7 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 		// stores (the workspace's "disposed" record) is printed too. The
 		// workspace is abandoned, not waited for: its removal is the
 		// daemon's.
-		sess.Close()
+		closeSession(ctx, sess)
 		close(stopPrint)
 		<-printed
 	}()
@@ -117,6 +118,9 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 	done := make(chan struct{})
 	flush <- done // the turns' outcome lines come before what follows
 	<-done
+	if out.TurnID != "" && out.TurnID != a.endedTurn {
+		a.unrecordedOutcome(out)
+	}
 	fmt.Fprintf(a.Stderr, "harness: session %s (harness resume %s)\n", sess.ID(), sess.ID())
 	// The patch the last turn's diff recorded: the workspace is not diffed
 	// again (after a failed diff, a second one would fail as slowly).
@@ -127,6 +131,17 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 		}
 	}
 	return out, true
+}
+
+// closeWait bounds how long closing the session waits for a turn still
+// running to end (none is, once drive returned).
+const closeWait = 15 * time.Second
+
+// closeSession closes sess, its turn ended first (app.Session.Close).
+func closeSession(ctx context.Context, sess *app.Session) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeWait)
+	defer cancel()
+	_ = sess.Close(cctx)
 }
 
 // maxStdinLine bounds one steering line read from stdin; tooLongLine
@@ -143,7 +158,7 @@ const (
 // process, after which nothing more is sent. A question (asks) is printed
 // and the next line typed answers it through the session.
 func (a *run) drive(ctx context.Context, sess *app.Session, lines <-chan string, interrupts <-chan struct{}, asks <-chan question) runtime.Outcome {
-	stop, lost := ctx.Done(), sess.Lost
+	stop, lost := ctx.Done(), sess.Lost()
 	var pending *question
 	answer := func(ans runtime.PermissionAnswer) {
 		// A question whose turn ended meanwhile is gone: nothing to do.
@@ -183,7 +198,7 @@ func (a *run) drive(ctx context.Context, sess *app.Session, lines <-chan string,
 				answer(lineAnswer(line))
 				continue
 			}
-			if strings.TrimSpace(line) == "" || ctx.Err() != nil || isDone(sess.Lost) {
+			if strings.TrimSpace(line) == "" || ctx.Err() != nil || isDone(sess.Lost()) {
 				continue
 			}
 			var err error
@@ -219,6 +234,8 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 			if asks != nil {
 				asks <- questionOf(d) // one question at a time: the turn waits for its answer
 			}
+		case event.TurnCompleted:
+			a.endedTurn = d.TurnID
 		}
 	}
 	if a.JSON {
@@ -388,6 +405,17 @@ func (a *run) printOutcome(d event.TurnCompleted) {
 	if d.Truncated {
 		fmt.Fprintln(a.Stderr, "harness: the answer was cut (finish reason length: the output limit, or a stream the server ended without saying it was finished): ask it to continue, or raise --max-tokens (or maxTokens in the config file)")
 	}
+}
+
+// unrecordedOutcome tells how a turn ended whose turn.completed the store
+// could not record (its disk full, its server gone): the runtime's outcome,
+// on stderr in both modes, so that the end is never silent.
+func (a *run) unrecordedOutcome(o runtime.Outcome) {
+	line := fmt.Sprintf("turn %s: %s · %s · %s", o.TurnID, o.Status, plural(o.ModelRequests, "model request"), plural(o.ToolCalls, "tool call"))
+	if o.ErrorCode != "" {
+		line += fmt.Sprintf(" · %s: %s", o.ErrorCode, o.Message)
+	}
+	fmt.Fprintln(a.Stderr, line+" (not in the session's log: the store could not record the turn's end)")
 }
 
 // plural counts n of what: "1 tool call", "3 tool calls".

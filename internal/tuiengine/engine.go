@@ -60,23 +60,35 @@ func (h *Held) Release(w io.Writer) {
 	}
 }
 
-// tuiSession is one open session and what it owns.
+// tuiSession is the open session as the screen follows it: the app's
+// handle, which owns everything the session holds, and what Next tracks.
 type tuiSession struct {
 	// ctx is the Open's, without its cancellation: closing the session
 	// (which waits for its turn to end) must work after the screen's
 	// context ended.
-	ctx     context.Context
-	id      string
-	sess    *runtime.Session
-	opened  *app.Session
-	ws      workspace.Workspace
-	sub     *runtime.Subscription
-	closers []func()
-	gone    chan struct{} // closed when the session is replaced or closed
+	ctx  context.Context
+	id   string
+	sess *app.Session
+	gone chan struct{} // closed when the session is replaced or closed
 
 	// lost is the session's take-over signal until Next reported it; nil
 	// after (one Next runs at a time).
 	lost <-chan struct{}
+	// told is the owner's state as Next last reported it (one Next runs
+	// at a time); the screen takes a session it opens to be idle.
+	told runtime.SessionState
+	// open is the run whose turn.started Next delivered and whose
+	// turn.completed it has not ("" for none; one Next runs at a time).
+	open string
+}
+
+// states names the owner's states for the screen.
+var states = map[runtime.SessionState]tui.State{
+	runtime.StateIdle:      tui.StateIdle,
+	runtime.StateAdmitting: tui.StateAdmitting,
+	runtime.StateRunning:   tui.StateRunning,
+	runtime.StateEnding:    tui.StateEnding,
+	runtime.StateClosed:    tui.StateClosed,
 }
 
 // Engine adapts the app (store, workspace, runtime session) to
@@ -86,6 +98,11 @@ type Engine struct {
 	held *Held
 
 	openMu sync.Mutex // serializes Open and close
+	// opened is set by the first successful open (guarded by openMu): the
+	// command line's session flags are that open's; later ones (a /fork,
+	// a picked session, the reopen after /rewind) continue with what each
+	// session recorded (app.OpenRequest.IgnoreFlags).
+	opened bool
 
 	mu      sync.Mutex
 	cur     *tuiSession   // guarded by mu
@@ -129,7 +146,7 @@ func (e *Engine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 // open is Open with openMu held.
 func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, error) {
 	a := e.a
-	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork})
+	opened, err := a.Open(ctx, app.OpenRequest{ResumeID: req.ID, Fork: req.Fork, IgnoreFlags: e.opened})
 	if err != nil {
 		if errcode.Of(err) == errcode.RuntimeCheckpointInterrupted && req.ID != "" && !req.Fork {
 			// The screen shows the interrupted session's transcript above
@@ -140,9 +157,10 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		}
 		return tui.Session{}, err
 	}
-	sess := opened.Session
-	next := &tuiSession{ctx: context.WithoutCancel(ctx), id: sess.ID(), sess: sess, opened: opened, ws: opened.Workspace, closers: []func(){opened.Close}, gone: make(chan struct{}),
-		lost: opened.Lost}
+	e.opened = true
+	sess := opened
+	next := &tuiSession{ctx: context.WithoutCancel(ctx), id: sess.ID(), sess: sess, gone: make(chan struct{}), lost: sess.Lost(),
+		told: runtime.StateIdle}
 	hist, err := readHistory(ctx, a.Store, next.id)
 	if req.ID == "" && errcode.Of(err) == errcode.SessNotFound {
 		// A new session is stored with its first event, which its Docker
@@ -154,7 +172,7 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		inherited, err = app.Inherited(ctx, a.Store, next.id)
 	}
 	if err != nil {
-		opened.Close()
+		_ = opened.Close(next.ctx)
 		return tui.Session{}, err
 	}
 	after := int64(-1)
@@ -162,8 +180,8 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		after = hist[n-1].Seq
 	}
 	// The history, then every event after it: no gap, no repeat.
-	if next.sub, err = sess.Events(ctx, after); err != nil {
-		opened.Close()
+	if err = sess.Subscribe(ctx, after); err != nil {
+		_ = opened.Close(next.ctx)
 		return tui.Session{}, err
 	}
 
@@ -182,12 +200,11 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 	if extra := strings.TrimSpace(e.held.Take()); extra != "" {
 		note = strings.TrimSpace(note + " " + strings.ReplaceAll(strings.TrimPrefix(extra, "harness: "), "\nharness: ", " · "))
 	}
-	info := next.ws.Info()
 	return tui.Session{
 		ID:           next.id,
 		Model:        set.Model,
-		Workspace:    workspaceLabel(info),
-		ReadOnly:     !workspace.Attested(next.ws),
+		Workspace:    workspaceLabel(sess.WorkspaceInfo()),
+		ReadOnly:     sess.ReadOnly(),
 		Note:         note,
 		Demo:         opened.Demo,
 		Budget:       set.Budget.MaxModelTokens,
@@ -236,21 +253,18 @@ func records(recs []store.Record) []tui.Record {
 	return out
 }
 
-// close ends the session's running turn (so that it stays resumable),
-// stops its event stream and releases what it opened.
+// closeWait bounds how long closing a session waits for its running
+// turn to end.
+const closeWait = 15 * time.Second
+
+// close closes the session (app.Session.Close: its running turn ended, so
+// that it stays resumable, then its workspace, lease and event stream),
+// and tells Next.
 func (s *tuiSession) close() {
-	wctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
+	wctx, cancel := context.WithTimeout(s.ctx, closeWait)
 	_ = s.sess.Close(wctx)
 	cancel()
-	s.sub.Close()
 	close(s.gone)
-	runClosers(s.closers)
-}
-
-func runClosers(cs []func()) {
-	for i := len(cs) - 1; i >= 0; i-- {
-		cs[i]()
-	}
 }
 
 // Close closes the open session, if any (a running turn is canceled).
@@ -282,8 +296,10 @@ func (e *Engine) watch() watch {
 	return watch{e.cur, e.changed}
 }
 
-// Next waits for events of the open session. A permission question in
-// the batch comes with what the TUI shows for it.
+// Next waits for events of the open session, or a change of its owner's
+// state, and returns them with that state (read before the events are
+// drained, so that the batch holds every event that led to it). A
+// permission question in the batch comes with what the TUI shows for it.
 func (e *Engine) Next(ctx context.Context) (tui.Update, error) {
 	return e.next(ctx, e.watch())
 }
@@ -300,26 +316,35 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 				return tui.Update{}, ctx.Err()
 			}
 		}
-		select {
-		case <-cur.sub.Ready():
-		case <-cur.lost:
-			// Told at once, not at the next send: another process holds
-			// the session now.
-			cur.lost = nil
-			return tui.Update{SessionID: cur.id, Lost: fmt.Sprintf(
-				"session %s was taken over by %s: this screen no longer writes to it; /new starts a session here, or take it back with `harness resume %s --take-over`",
-				cur.id, cur.opened.LostTo(), cur.id)}, nil
-		case <-changed:
-			return tui.Update{}, nil
-		case <-cur.gone:
-			return tui.Update{}, nil
-		case <-ctx.Done():
-			return tui.Update{}, ctx.Err()
+		st, stateChanged := cur.sess.State()
+		if st == cur.told {
+			select {
+			case <-cur.sess.Ready():
+			case <-stateChanged:
+			case <-cur.lost:
+				// Told at once, not at the next send: another process holds
+				// the session now.
+				cur.lost = nil
+				return tui.Update{SessionID: cur.id, Lost: fmt.Sprintf(
+					"session %s was taken over by %s: this screen no longer writes to it; /new starts a session here, or take it back with `harness resume %s --take-over`",
+					cur.id, cur.sess.LostTo(), cur.id)}, nil
+			case <-changed:
+				return tui.Update{}, nil
+			case <-cur.gone:
+				return tui.Update{}, nil
+			case <-ctx.Done():
+				return tui.Update{}, ctx.Err()
+			}
+			st, _ = cur.sess.State()
 		}
-		u := tui.Update{SessionID: cur.id}
-		for _, p := range cur.sub.Drain() {
+		u := tui.Update{SessionID: cur.id, State: states[st]}
+		for _, p := range cur.sess.Drain() {
 			u.Events = append(u.Events, tui.Record{Seq: p.Seq, Event: p.Event})
 			switch d := p.Event.Data.(type) {
+			case event.TurnStarted:
+				cur.open = d.RunID
+			case event.TurnCompleted:
+				cur.open = ""
 			case event.PermissionRequested:
 				// The question carries its subject: the call's input and,
 				// for a write, the diff the runtime computed.
@@ -328,7 +353,16 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 					Unchanged: d.Lines != nil && d.Patch == "" && d.Lines.Added == 0 && d.Lines.Deleted == 0}
 			}
 		}
-		if len(u.Events) > 0 {
+		if st == runtime.StateIdle && cur.open != "" {
+			// Idle, and the turn's end never came: the store could not
+			// record it (its disk full, its server gone). The screen is
+			// told how it ended, from the owner's outcome, so that it
+			// never shows the turn running.
+			u.Unrecorded = unrecorded(cur)
+			cur.open = ""
+		}
+		if len(u.Events) > 0 || st != cur.told || u.Unrecorded != nil {
+			cur.told = st
 			return u, nil
 		}
 	}
@@ -369,7 +403,7 @@ func (e *Engine) SetModel(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return e.a.SwitchModel(ctx, cur.opened, name)
+	return cur.sess.SwitchModel(ctx, name)
 }
 
 func (e *Engine) StartQueued(ctx context.Context) (tui.Sent, error) {
@@ -438,29 +472,21 @@ func (e *Engine) Diff(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return cur.ws.Diff(ctx)
+	return cur.sess.Diff(ctx)
 }
 
-// hostRoot is the directory the session was started on.
-func (e *Engine) hostRoot(ctx context.Context, id string) string {
-	if s, err := e.a.Store.Session(ctx, id); err == nil && s.Metadata["root"] != "" {
-		return s.Metadata["root"]
-	}
-	return e.a.Root
-}
-
-// CheckApply checks the workspace patch against the host tree (as harness
-// apply does).
+// CheckApply checks the session's patch (app.Session.ApplyPatch: the one
+// recorded at its last finished turn) against its host tree, as harness
+// apply does.
 func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 	cur, err := e.current()
 	if err != nil {
 		return tui.ApplyPlan{}, err
 	}
-	patch, err := cur.ws.Diff(ctx)
+	p, err := cur.sess.CheckApply(ctx)
 	if err != nil {
 		return tui.ApplyPlan{}, err
 	}
-	p := app.CheckApply(ctx, e.hostRoot(ctx, cur.id), patch, e.a.SecretEnv())
 	plan := tui.ApplyPlan{Root: p.Root, Patch: p.Patch, Stat: p.Stat, Conflict: p.Conflict, Applied: p.Refused == app.RefusedApplied}
 	if line := p.MassDeleteLine(); line != "" {
 		plan.Warnings = append(plan.Warnings, line)
@@ -478,19 +504,16 @@ func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if err := app.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch, SecretEnv: e.a.SecretEnv()}); err != nil {
+	turn, recErr, err := cur.sess.Apply(ctx, app.ApplyPlan{Root: plan.Root, Patch: plan.Patch})
+	if err != nil {
 		return "", err
 	}
 	st := diffview.StatOf(plan.Patch)
 	out := fmt.Sprintf("applied the patch to %s: %d file(s), +%d −%d", plan.Root, st.Files, st.Added, st.Deleted)
-	turn := ""
-	if last, _, err := runtime.LastFinished(ctx, e.a.Store, cur.id); err == nil && last != nil {
-		turn = last.Identity.TurnID
-	}
 	if turn == "" {
 		return out + " (not recorded: the session has no finished turn)", nil
 	}
-	if err := cur.sess.RecordApplied(ctx, app.Applied(cur.id, turn, plan.Root, plan.Patch, false)); err != nil {
+	if err := recErr; err != nil {
 		// Applied all the same: said, with why the log does not have it.
 		return out + fmt.Sprintf(" — not recorded in the session's log (%s: %s)", errcode.Of(err), errcode.Message(err)), nil
 	}
@@ -522,7 +545,7 @@ func (e *Engine) Files(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cur.ws.List(ctx, ".")
+	return cur.sess.Files(ctx)
 }
 
 // Turns lists the open session's turns for the /rewind picker.
@@ -586,4 +609,17 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 		out += fmt.Sprintf(" · the host's files are not rewound: a patch of this session is applied to %s (`harness apply %s --reverse` reverts it)", p.Root, cur.id)
 	}
 	return s, out, nil
+}
+
+// unrecorded is the end of cur's open run that the store could not
+// record, built from the owner's outcome of its last turn.
+func unrecorded(cur *tuiSession) *event.TurnCompleted {
+	out, _ := cur.sess.Wait(context.WithoutCancel(cur.ctx)) // idle: at once
+	tc := &event.TurnCompleted{RunID: cur.open, SessionID: cur.id, TurnID: out.TurnID, Status: string(runtime.StatusFailed),
+		ModelRequests: out.ModelRequests, ToolCalls: out.ToolCalls, Usage: out.Usage}
+	if out.RunID == cur.open {
+		tc.Status, tc.ErrorCode, tc.Note = string(out.Status), string(out.ErrorCode), out.Message
+	}
+	tc.Note = strings.TrimSpace(tc.Note + " (not in the session's log: the store could not record the turn's end)")
+	return tc
 }

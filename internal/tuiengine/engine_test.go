@@ -575,3 +575,52 @@ func TestEngineQuestionCarriesItsSubject(t *testing.T) {
 		t.Errorf("the approval's diff is not the recorded one against engine.go:\n%.400s\nrecorded:\n%.400s", a.Diff, req.Patch)
 	}
 }
+
+// The screen is told the owner's state with each batch: a question comes
+// from a running turn, and idle comes only with (or after) the end of the
+// turn, never before it; the screen need not guess busy from the events.
+func TestEngineReportsTheOwnersState(t *testing.T) {
+	script := writeScript(t, `[
+		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]},
+		{"content": "done"}
+	]`)
+	eng, _ := newTestEngine(t, script, "ask")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := eng.Open(ctx, tui.OpenRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(ctx, "go"); err != nil {
+		t.Fatal(err)
+	}
+	ended, busy := false, false
+	for {
+		u, err := eng.Next(ctx)
+		if err != nil {
+			t.Fatalf("Next: %v (turn ended: %v)", err, ended)
+		}
+		if u.State == "" {
+			t.Fatalf("an update without the owner's state: %+v", u)
+		}
+		busy = busy || u.State.Busy()
+		for _, r := range u.Events {
+			if _, ok := r.Event.Data.(event.TurnCompleted); ok {
+				ended = true
+			}
+		}
+		if u.Approval != nil {
+			if u.State != tui.StateRunning {
+				t.Errorf("question asked in state %s, want running", u.State)
+			}
+			if err := eng.Answer(ctx, u.Approval.PermissionID, tui.Answer{Allow: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if u.State == tui.StateIdle && busy {
+			if !ended {
+				t.Fatal("idle before the turn's turn.completed")
+			}
+			return
+		}
+	}
+}

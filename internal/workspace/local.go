@@ -74,6 +74,7 @@ type Local struct {
 	ignored     map[string]bool
 	ignoredDone chan struct{}
 	stopListing context.CancelFunc
+	carried     string // the patch Diff reports: LocalOptions.Carried
 
 	mu sync.RWMutex
 	r  *os.Root // guarded by mu; nil once closed
@@ -84,6 +85,11 @@ var _ Workspace = (*Local)(nil)
 // LocalOptions say what a local workspace leaves out, as the Docker copy
 // does.
 type LocalOptions struct {
+	// Carried is the patch of the session's earlier (Docker) workspace,
+	// which a read-only local workspace can neither show in its files nor
+	// change: Diff reports it as it is, so that a turn run locally records
+	// it again instead of an empty patch that would hide that work.
+	Carried string
 	// Exclude are gitignore-like patterns (CompileExcludes) of paths left
 	// out.
 	Exclude []string
@@ -127,7 +133,7 @@ func OpenLocalWith(root string, opts LocalOptions) (*Local, error) {
 		var r *os.Root
 		if r, err = os.OpenRoot(abs); err == nil {
 			l := newLocal(abs, r)
-			l.excl, l.ignored = excl, opts.Ignored
+			l.excl, l.ignored, l.carried = excl, opts.Ignored, opts.Carried
 			close(l.ignoredDone)
 			if opts.ListIgnored != nil {
 				ctx, cancel := context.WithCancel(context.Background())
@@ -325,15 +331,17 @@ func (l *Local) Exec(context.Context, ExecRequest) (ExecResult, error) {
 	return ExecResult{}, isolation("exec")
 }
 
-// Diff returns "": a read-only workspace never differs from its start.
-// After Close it fails with WORKSPACE_DISPOSED.
+// Diff returns the carried patch ("" for none): a read-only workspace
+// never differs from its start, and what an earlier workspace of the
+// session changed stays the session's patch. After Close it fails with
+// WORKSPACE_DISPOSED.
 func (l *Local) Diff(context.Context) (string, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.r == nil {
 		return "", disposed("diff")
 	}
-	return "", nil
+	return l.carried, nil
 }
 
 // Close releases the root directory. It waits for calls in flight; a

@@ -1,0 +1,357 @@
+package apptest
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/event"
+)
+
+// Scripts of the cases.
+const (
+	// hangScript's turn streams a little, then waits until canceled.
+	hangScript = `[{"content": "thinking", "hang": true}]`
+	// askScript's turn asks to run ls, then answers; a queued turn answers
+	// after it.
+	askScript = `[
+		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]},
+		{"content": "first done"},
+		{"content": "queued done"}
+	]`
+	// askThenFailScript's turn asks to run ls; its next request fails.
+	askThenFailScript = `[
+		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]},
+		{"error": "MODEL_AUTH_ERROR"}
+	]`
+	// writeScript's turn writes b.txt, then answers.
+	writeScript = `[
+		{"toolCalls": [{"id": "c1", "name": "fs.write", "arguments": {"path": "b.txt", "contents": "beta\n"}}]},
+		{"content": "written"}
+	]`
+	twoTurnsScript = `[{"content": "first done"}, {"content": "second done"}]`
+	// okScript answers every process's first request (a resumed session's
+	// process starts the script again).
+	okScript = `[{"content": "ok"}]`
+)
+
+// Run plays every case against the front end fe.
+func Run(t *testing.T, fe FrontEnd) {
+	t.Run("TypedWhileAdmitted", func(t *testing.T) { typedWhileAdmitted(t, fe) })
+	t.Run("TypedWhileEnding", func(t *testing.T) { typedWhileEnding(t, fe) })
+	t.Run("QueuedAfterCompleted", func(t *testing.T) { queuedAfter(t, fe, askScript, true) })
+	t.Run("QueuedAfterFailed", func(t *testing.T) { queuedAfter(t, fe, askThenFailScript, false) })
+	t.Run("QuestionAnswered", func(t *testing.T) { questionAnswered(t, fe) })
+	t.Run("QuestionCanceled", func(t *testing.T) { questionCanceled(t, fe) })
+	t.Run("WriteAnsweredOnDocker", func(t *testing.T) { writeAnsweredOnDocker(t, fe) })
+	t.Run("TakeOverTellsTheHolder", func(t *testing.T) { takeOverTellsTheHolder(t, fe) })
+	t.Run("SettingsOnResume", func(t *testing.T) { settingsOnResume(t, fe) })
+	// What only some front ends offer is played where offered: the suite
+	// starts one driver to ask.
+	probe := fe(t, NewEnv(t).App(t, okScript, app.Options{}))
+	if _, ok := probe.(Withdrawer); ok {
+		t.Run("Withdraw", func(t *testing.T) { withdraw(t, fe) })
+	}
+	if _, ok := probe.(Holder); ok {
+		t.Run("TakeOverIsToldAtOnce", func(t *testing.T) { takeOverIsToldAtOnce(t, fe) })
+	}
+	if _, ok := probe.(Rewinder); ok {
+		t.Run("Rewind", func(t *testing.T) { rewind(t, fe) })
+	}
+}
+
+// Text typed while the turn is being admitted (its turn.started held)
+// steers that turn: no second turn starts from it.
+func typedWhileAdmitted(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, hangScript, app.Options{})
+	g := NewGate(t, a, event.TypeTurnStarted)
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "go")
+	Await(t, g.Reached, "the turn's admission")
+	d.Type("and be quick")
+	g.Open()
+	sq := Shows(t, d, "the steering", func(v event.SteeringQueued) bool { return v.Content == "and be quick" })
+	started := Shows[event.TurnStarted](t, d, "the turn", nil)
+	if sq.RunID != started.RunID {
+		t.Errorf("the text steered run %s, want the admitted run %s", sq.RunID, started.RunID)
+	}
+	d.Cancel()
+	id := d.End(t, 1)
+	log := Log(t, a.Store, id)
+	if n := len(Of[event.TurnStarted](log)); n != 1 {
+		t.Errorf("%d turns started, want the one the text steered", n)
+	}
+	if ends := Of[event.TurnCompleted](log); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want one, canceled", ends)
+	}
+}
+
+// Text typed while the turn is ending (its turn.completed held) starts the
+// next turn once that one has ended; each ends once, completed.
+func typedWhileEnding(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, twoTurnsScript, app.Options{})
+	g := NewGate(t, a, event.TypeTurnCompleted)
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "go")
+	Await(t, g.Reached, "the turn's end")
+	Await(t, d.Type("and then"), "the text taken")
+	g.Open()
+	id := d.End(t, 2)
+	log := Log(t, a.Store, id)
+	ends := Of[event.TurnCompleted](log)
+	if len(ends) != 2 || ends[0].Status != event.StatusCompleted || ends[1].Status != event.StatusCompleted || ends[0].RunID == ends[1].RunID {
+		t.Errorf("turns ended: %+v, want two, completed", ends)
+	}
+	if got := userInputs(log); !slices.Equal(got, []string{"go", "and then"}) {
+		t.Errorf("user inputs %q, want the text as the second turn's", got)
+	}
+	if n := len(Of[event.SteeringQueued](log)); n != 0 {
+		t.Errorf("%d steering messages: the text steered the ending turn", n)
+	}
+}
+
+// A turn queued while one runs (here: queued during its admission, the
+// turn then waiting on a question) is started by the session once the
+// running turn completes; after a failed turn it stays queued, unstarted.
+func queuedAfter(t *testing.T, fe FrontEnd, script string, completes bool) {
+	a := NewEnv(t).App(t, script, app.Options{Approve: "ask"})
+	g := NewGate(t, a, event.TypeTurnStarted)
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "go")
+	Await(t, g.Reached, "the turn's admission")
+	d.Queue("then this")
+	g.Open()
+	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.Content == "then this" })
+	Shows[event.PermissionRequested](t, d, "the question", nil)
+	d.Answer(false)
+	turns := 1
+	if completes {
+		turns = 2
+	}
+	id := d.End(t, turns)
+	log := Log(t, a.Store, id)
+	ends := Of[event.TurnCompleted](log)
+	if !completes {
+		if len(ends) != 1 || ends[0].Status != event.StatusFailed || ends[0].ErrorCode != "MODEL_AUTH_ERROR" {
+			t.Errorf("turns ended: %+v, want one, failed with MODEL_AUTH_ERROR", ends)
+		}
+		if n := len(Of[event.TurnStarted](log)); n != 1 {
+			t.Errorf("%d turns started: the queued turn started after a failed one", n)
+		}
+		return
+	}
+	if len(ends) != 2 || ends[0].Status != event.StatusCompleted || ends[1].Status != event.StatusCompleted {
+		t.Errorf("turns ended: %+v, want two, completed", ends)
+	}
+	if got := userInputs(log); !slices.Equal(got, []string{"go", "then this"}) {
+		t.Errorf("user inputs %q, want the queued text as the second turn's", got)
+	}
+}
+
+// A question answered allow lets the call run; the turn goes on.
+func questionAnswered(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, askScript, app.Options{Approve: "ask"})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "go")
+	q := Shows[event.PermissionRequested](t, d, "the question", nil)
+	if q.CallID == "" || q.Action != "process.exec" || len(q.Input) == 0 {
+		t.Errorf("question %+v: want the call's process.exec with its input", q)
+	}
+	d.Answer(true)
+	id := d.End(t, 1)
+	log := Log(t, a.Store, id)
+	res := Of[event.PermissionResolved](log)
+	if len(res) != 1 || res[0].PermissionID != q.PermissionID || res[0].Decision != "allow" {
+		t.Errorf("resolved %+v, want %s allowed", res, q.PermissionID)
+	}
+	if calls := Of[event.ToolResult](log); len(calls) != 1 || calls[0].CallID != q.CallID {
+		t.Errorf("tool results %+v, want %s's", calls, q.CallID)
+	}
+	if ends := Of[event.TurnCompleted](log); len(ends) != 1 || ends[0].Status != event.StatusCompleted {
+		t.Errorf("turns ended: %+v, want one, completed", ends)
+	}
+}
+
+// On the Docker workspace a write asks with its diff; allowed, it lands in
+// the workspace, in the turn's recorded patch, and not on the host.
+func writeAnsweredOnDocker(t *testing.T, fe FrontEnd) {
+	NeedDocker(t)
+	env := NewEnv(t)
+	a := env.App(t, writeScript, app.Options{Approve: "ask", Workspace: "docker", Image: DockerImage})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "write b.txt")
+	q := Shows[event.PermissionRequested](t, d, "the question", nil)
+	if q.Action != "fs.write" || !strings.Contains(q.Patch, "+beta") {
+		t.Errorf("question %+v: want the write with its diff", q)
+	}
+	d.Answer(true)
+	id := d.End(t, 1)
+	log := Log(t, a.Store, id)
+	if res := Of[event.ToolResult](log); len(res) != 1 || res[0].CallID != q.CallID || res[0].Error != nil {
+		t.Errorf("tool results %+v, want %s's, done", res, q.CallID)
+	}
+	patch, _, err := a.RecoverPatch(t.Context(), id)
+	if err != nil || !strings.Contains(patch, "b.txt") || !strings.Contains(patch, "+beta") {
+		t.Errorf("the session's patch %q, %v: want b.txt written", patch, err)
+	}
+	if _, err := os.Stat(filepath.Join(env.Project, "b.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the host has b.txt (%v): the write left the workspace", err)
+	}
+}
+
+// A turn canceled while its question waits ends canceled, the question
+// resolved as denied; the call never runs.
+func questionCanceled(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, askScript, app.Options{Approve: "ask"})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "go")
+	q := Shows[event.PermissionRequested](t, d, "the question", nil)
+	d.Cancel()
+	id := d.End(t, 1)
+	log := Log(t, a.Store, id)
+	res := Of[event.PermissionResolved](log)
+	if len(res) != 1 || res[0].PermissionID != q.PermissionID || res[0].Decision != "deny" {
+		t.Errorf("resolved %+v, want %s denied", res, q.PermissionID)
+	}
+	for _, r := range Of[event.ToolResult](log) {
+		if r.Error == nil {
+			t.Errorf("the canceled question's call ran: %+v", r)
+		}
+	}
+	if ends := Of[event.TurnCompleted](log); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want one, canceled", ends)
+	}
+}
+
+// The front end takes over (--take-over) a session another process holds
+// between turns: the holder is told at once, with nothing sent, and the
+// front end runs its turn.
+func takeOverTellsTheHolder(t *testing.T, fe FrontEnd) {
+	env := NewEnv(t)
+	holder, err := env.App(t, okScript, app.Options{}).Open(t.Context(), app.OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = holder.Close(t.Context()) }()
+	a := env.App(t, okScript, app.Options{TakeOver: true})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{ResumeID: holder.ID()}, "mine now")
+	Await(t, holder.Lost(), "the holder told of the take-over")
+	if holder.LostTo() == "" {
+		t.Error("the holder was not told who took the session")
+	}
+	id := d.End(t, 1)
+	if ends := Of[event.TurnCompleted](Log(t, a.Store, id)); id != holder.ID() || len(ends) != 1 || ends[0].Status != event.StatusCompleted {
+		t.Errorf("session %s (want %s) turns ended: %+v", id, holder.ID(), ends)
+	}
+}
+
+// A front end holding a session between turns is told at once when
+// another process takes it over.
+func takeOverIsToldAtOnce(t *testing.T, fe FrontEnd) {
+	env := NewEnv(t)
+	h := fe(t, env.App(t, okScript, app.Options{})).(Holder)
+	id := h.Hold(app.OpenRequest{})
+	other, err := env.App(t, okScript, app.Options{TakeOver: true}).Open(t.Context(), app.OpenRequest{ResumeID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Close(t.Context()) }()
+	h.Told(t)
+}
+
+// A resume with a setting on the command line (the budget) records the
+// change as settings.changed before the resumed turn's first request; a
+// resume without one keeps what the session recorded.
+func settingsOnResume(t *testing.T, fe FrontEnd) {
+	env := NewEnv(t)
+	d := fe(t, env.App(t, okScript, app.Options{}))
+	d.Start(app.OpenRequest{}, "first")
+	id := d.End(t, 1)
+
+	a := env.App(t, okScript, app.Options{BudgetTokens: 123456})
+	d = fe(t, a)
+	d.Start(app.OpenRequest{ResumeID: id}, "second")
+	d.End(t, 1)
+	shown := d.Shown()
+	i := slices.IndexFunc(shown, func(e event.Event) bool { _, ok := e.Data.(event.SettingsChanged); return ok })
+	j := slices.IndexFunc(shown, func(e event.Event) bool { _, ok := e.Data.(event.TurnStarted); return ok })
+	if i < 0 || j < 0 || i > j {
+		t.Fatalf("shown on resume: %s; want settings.changed before turn.started", types(shown))
+	}
+	if c := shown[i].Data.(event.SettingsChanged); c.BudgetTokens != 123456 || !slices.Contains(c.Changed, "budgetTokens") {
+		t.Errorf("settings.changed %+v, want the budget 123456", c)
+	}
+
+	d = fe(t, env.App(t, okScript, app.Options{}))
+	d.Start(app.OpenRequest{ResumeID: id}, "third")
+	d.End(t, 1)
+	if n := len(Of[event.SettingsChanged](d.Shown())); n != 0 {
+		t.Errorf("a resume without settings changed them (%d settings.changed)", n)
+	}
+	if n := len(Of[event.SettingsChanged](Log(t, a.Store, id))); n != 1 {
+		t.Errorf("%d settings.changed in the log, want the one resume's", n)
+	}
+}
+
+// A queued message withdrawn before its turn is never started.
+func withdraw(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, hangScript, app.Options{})
+	d := fe(t, a)
+	w := d.(Withdrawer)
+	d.Start(app.OpenRequest{}, "go")
+	Shows[event.TurnStarted](t, d, "the turn", nil)
+	msg := w.QueueID("later")
+	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.MessageID == msg })
+	w.Withdraw(msg)
+	Shows(t, d, "the withdrawal", func(v event.InputWithdrawn) bool { return v.MessageID == msg })
+	d.Cancel()
+	id := d.End(t, 1)
+	log := Log(t, a.Store, id)
+	if n := len(Of[event.TurnStarted](log)); n != 1 {
+		t.Errorf("%d turns started: the withdrawn message started one", n)
+	}
+	if got := userInputs(log); slices.Contains(got, "later") {
+		t.Errorf("user inputs %q hold the withdrawn message", got)
+	}
+}
+
+// A rewind to the end of turn 1 takes turn 2 out of the model's view:
+// the request of the turn after it holds the first input, not the second.
+func rewind(t *testing.T, fe FrontEnd) {
+	env := NewEnv(t)
+	d := fe(t, env.App(t, okScript, app.Options{}))
+	d.Start(app.OpenRequest{}, "first input")
+	id := d.End(t, 1)
+	a := env.App(t, okScript, app.Options{})
+	d = fe(t, a)
+	d.Start(app.OpenRequest{ResumeID: id}, "second input")
+	d.End(t, 1)
+
+	d = fe(t, a)
+	d.(Rewinder).Rewind(t, id, "1")
+	rw := Of[event.SessionRewound](Log(t, a.Store, id))
+	if len(rw) != 1 || rw[0].ToTurn != 1 || rw[0].FromTurn != 2 {
+		t.Fatalf("rewound %+v, want from turn 2 to turn 1", rw)
+	}
+	d = fe(t, a)
+	d.Start(app.OpenRequest{ResumeID: id}, "third input")
+	d.End(t, 1)
+	req, err := app.Request(t.Context(), a.Store, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(req.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "first input") || !strings.Contains(string(b), "third input") || strings.Contains(string(b), "second input") {
+		t.Errorf("the request after the rewind: %s", b)
+	}
+}
