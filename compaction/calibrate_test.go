@@ -1,6 +1,9 @@
 package compaction
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCalibrateRejectsImplausibleReports(t *testing.T) {
 	cases := []struct {
@@ -56,24 +59,35 @@ func TestEstimate(t *testing.T) {
 	}
 }
 
-// RatioTokens divides by 3.6 bytes per token, rounding up: a request of
-// this repository's Go code (about 3.8–4.0 bytes per real token) is
-// estimated within −5 % / +25 %, never at the byte count's ~4×.
-func TestRatioTokens(t *testing.T) {
-	cases := []struct{ bytes, want int }{{0, 0}, {1, 1}, {36, 10}, {37, 11}, {360000, 100000}}
+// MixTokens counts a word (up to MixRun letters) as 1.35 tokens, a space
+// as nothing, an escape or another ASCII byte as 0.39 and a non-ASCII
+// byte as 0.5, rounding up.
+func TestMixTokens(t *testing.T) {
+	cases := []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"a", 2},                     // 1.35
+		{"hello world", 3},           // 2.7
+		{"hello, world.", 4},         // 2.7 + 0.78
+		{strings.Repeat("a", 24), 3}, // two words of 12 letters: 2.7
+		{strings.Repeat("a", 25), 5}, // three: 4.05
+		{"12345678", 4},              // 3.12
+		{"日本", 3},                    // six bytes: 3.0
+		{`{"path":"a.go"}`, 8},       // three words (4.05) and eight other bytes (3.12)
+		{`\n\tfunc`, 3},              // two escapes (0.78) and a word (1.35)
+		{`\\n`, 2},                   // an escaped backslash (0.39), then the word n (1.35)
+	}
 	for _, c := range cases {
-		if got := RatioTokens(c.bytes); got != c.want {
-			t.Errorf("RatioTokens(%d) = %d, want %d", c.bytes, got, c.want)
+		if got := MixTokens([]byte(c.text)); got != c.want {
+			t.Errorf("MixTokens(%q) = %d, want %d", c.text, got, c.want)
 		}
 	}
-	// A request at the measured median (3.98 bytes per token), and at
-	// the 5th and 95th percentiles (3.47, 4.53).
-	for _, bpt := range []float64{3.47, 3.98, 4.53} {
-		real := 50000
-		est := RatioTokens(int(float64(real) * bpt))
-		dev := 100 * (float64(est)/float64(real) - 1)
-		if dev < -5 || dev > 26 {
-			t.Errorf("at %.2f bytes per token: estimate %d for %d tokens (%+.1f %%)", bpt, est, real, dev)
-		}
+	// English prose, about 4.9 bytes per real token, is estimated at 4 to
+	// 4.5 bytes per token (the old single ratio, 3.6, counted it +35 %).
+	prose := []byte("Introducing a new holiday that celebrates the magic of light, community, and personal growth. ")
+	if got := MixTokens(prose); got*4 > len(prose) || got*9 < len(prose)*2 {
+		t.Errorf("prose of %d bytes: %d tokens", len(prose), got)
 	}
 }

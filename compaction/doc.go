@@ -12,6 +12,11 @@
 // full encoding byte for byte. A raw JSON field that is not valid JSON is
 // counted as a JSON string of its bytes (see Occupancy).
 //
+// Before any usage report, AlgorithmRatio ("char-mix/v1") estimates the
+// tokens of those bytes from their character mix (words, other bytes,
+// non-ASCII bytes; MixTokens), which a Meter keeps beside the bytes: an
+// upper bound with a margin, for prose as for code and JSON.
+//
 // Calibration turns those bytes into the tokens the model sees, once the
 // provider has reported usage (AlgorithmReported, "reported-usage/v1"):
 // the prompt tokens of the last plausible report, scaled to the request's

@@ -58,41 +58,106 @@ func Occupancy(system string, tools []model.ToolSpec, msgs []model.Message) int 
 //
 // A Meter is a value owned by one goroutine; it is not safe for concurrent
 // use. The zero Meter measures nothing: use NewMeter.
+//
+// Beside the bytes, a Meter keeps AlgorithmRatio's estimate of the same
+// encoding (its character mix, in hundredths of a token): Estimate, and
+// Scale for another figure of the same conversation.
 type Meter struct {
 	fixed int // {"messages":[],"tools":[…],"system":"…"}
 	n     int // messages counted
 	sum   int // bytes of the messages' encodings, without separators
+
+	fixedMix, sumMix int // the same, AlgorithmRatio's hundredths of a token
 }
 
 // NewMeter returns a meter for requests with this system prompt and these
 // tools, holding no messages.
 func NewMeter(system string, tools []model.ToolSpec) *Meter {
-	return &Meter{fixed: Occupancy(system, tools, nil)}
+	m := &Meter{fixed: Occupancy(system, tools, nil)}
+	if b, err := model.MarshalCanonical(Occupied{Messages: []model.Message{}, Tools: sanitizeTools(tools), System: system}); err == nil {
+		var x mix
+		x.write(b)
+		m.fixedMix = x.hundredths
+	} else {
+		m.fixedMix = m.fixed * MixNonASCII // cannot happen: sanitized tools encode
+	}
+	return m
 }
 
 // Add counts one more message at the end of the conversation and returns
 // the new total.
 func (m *Meter) Add(msg model.Message) int {
-	m.sum += messageLen(msg)
+	n, h := messageMeasure(msg)
+	m.sum += n
+	m.sumMix += h
 	m.n++
 	return m.Tokens()
 }
 
 // AddEncoded counts one more message whose canonical encoding
 // (model.MarshalCanonical) the caller already holds, n bytes long, without
-// encoding it again, and returns the new total.
+// encoding it again, and returns the new total. Its bytes are not seen, so
+// the estimate counts each at the highest weight (MixNonASCII): AddRaw
+// is exact.
 func (m *Meter) AddEncoded(n int) int {
 	m.sum += n
+	m.sumMix += n * MixNonASCII
+	m.n++
+	return m.Tokens()
+}
+
+// AddRaw counts one more message whose canonical encoding the caller
+// already holds, raw, without encoding it again, and returns the new
+// total. It costs a pass over raw.
+func (m *Meter) AddRaw(raw []byte) int {
+	var x mix
+	x.write(raw)
+	m.sum += len(raw)
+	m.sumMix += x.hundredths
 	m.n++
 	return m.Tokens()
 }
 
 // Shrink counts the messages added so far as n bytes shorter in all, as
 // when some of them are shown elided (see Elision: the difference of each
-// one's two encodings), and returns the new total. It costs O(1).
+// one's two encodings), and returns the new total; the estimate shrinks
+// in proportion. It costs O(1).
 func (m *Meter) Shrink(n int) int {
+	if m.sum > 0 {
+		m.sumMix -= min(m.sumMix, int(int64(m.sumMix)*int64(n)/int64(m.sum)))
+	}
 	m.sum -= n
 	return m.Tokens()
+}
+
+// Estimate returns AlgorithmRatio's estimate of the occupancy of the
+// messages added so far, in tokens, rounded up.
+func (m *Meter) Estimate() int {
+	h := m.fixedMix + m.sumMix
+	if m.n > 1 {
+		h += (m.n - 1) * MixOther // commas between messages
+	}
+	return ceilDiv(h, 100)
+}
+
+// Scale returns AlgorithmRatio's estimate of a request of bytes whose
+// character mix is that of the messages added so far (a view of the
+// same conversation: a compacted or elided one, a summary request):
+// bytes at the meter's own ratio of tokens to bytes, rounded up. For
+// Tokens() itself it is Estimate().
+func (m *Meter) Scale(bytes int) int {
+	t := m.Tokens()
+	if t <= 0 {
+		return ceilDiv(bytes*MixNonASCII, 100)
+	}
+	if bytes == t {
+		return m.Estimate()
+	}
+	h := m.fixedMix + m.sumMix
+	if m.n > 1 {
+		h += (m.n - 1) * MixOther
+	}
+	return int((int64(bytes)*int64(h) + int64(t)*100 - 1) / (int64(t) * 100))
 }
 
 // Tokens returns the occupancy of the messages added so far.
@@ -108,7 +173,7 @@ func (m *Meter) Tokens() int {
 // system prompt and tools. After a compaction it is called with the
 // compacted view; its cost is linear in that view only.
 func (m *Meter) Reset(messages []model.Message) {
-	m.n, m.sum = 0, 0
+	m.n, m.sum, m.sumMix = 0, 0, 0
 	for _, msg := range messages {
 		m.Add(msg)
 	}
@@ -127,10 +192,51 @@ func MessageLen(msg model.Message) int { return messageLen(msg) }
 
 // messageLen returns the length of one message's canonical encoding.
 func messageLen(msg model.Message) int {
-	if n, ok := tryEncodedLen(msg); ok {
-		return n
+	n, _ := messageMeasure(msg)
+	return n
+}
+
+// messageMeasure returns the length of one message's canonical encoding
+// and AlgorithmRatio's estimate of it in hundredths of a token.
+func messageMeasure(msg model.Message) (int, int) {
+	c := &measurer{}
+	if encodeInto(c, msg) {
+		return c.n, c.mix.hundredths
 	}
-	return encodedLen(sanitizeMessage(msg))
+	c = &measurer{}
+	if !encodeInto(c, sanitizeMessage(msg)) {
+		panic("compaction: encoding a sanitized value failed")
+	}
+	return c.n, c.mix.hundredths
+}
+
+// measurer is an io.Writer that counts bytes and their estimate, less the
+// newline json.Encoder ends with (MarshalCanonical trims it).
+type measurer struct {
+	n   int
+	mix mix
+}
+
+func (c *measurer) Write(p []byte) (int, error) {
+	c.n += len(p)
+	q := p
+	if len(q) > 0 && q[len(q)-1] == '\n' {
+		q = q[:len(q)-1]
+	}
+	c.mix.write(q)
+	return len(p), nil
+}
+
+// encodeInto writes v's canonical encoding into c; false when it fails
+// (the encoder writes nothing then).
+func encodeInto(c *measurer, v any) bool {
+	enc := json.NewEncoder(c)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return false
+	}
+	c.n-- // the newline
+	return true
 }
 
 // counter is an io.Writer that only counts.

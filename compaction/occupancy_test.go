@@ -272,3 +272,49 @@ func TestMeterAddEncoded(t *testing.T) {
 		t.Fatalf("meter %d, full encode %d", a.Tokens(), compaction.Occupancy("sys", nil, msgs))
 	}
 }
+
+// The meter's estimate (char-mix/v1) equals MixTokens of the whole
+// encoding, whether the messages are added by value or by their raw
+// encoding; AddEncoded, which sees no bytes, counts more; Scale of the
+// meter's own bytes is Estimate, and of half of them about half.
+func TestMeterEstimate(t *testing.T) {
+	tools := []model.ToolSpec{{Name: "fs.read", Description: "read a file", Parameters: []byte(`{"type":"object"}`)}}
+	msgs := []model.Message{
+		{ID: "m1", Role: model.RoleUser, Content: "héllo \"quoted\" <tag> \u2028 and some more English words"},
+		{ID: "m2", Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "fs.read", Arguments: []byte(`{"path": "a.go"}`)}}},
+		{ID: "m3", Role: model.RoleTool, ToolCallID: "c1", Name: "fs.read", Content: strings.Repeat("func x() {\n\treturn 42\n}\n", 50)},
+	}
+	whole, err := model.MarshalCanonical(compaction.Occupied{Messages: msgs, Tools: tools, System: "sys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := compaction.NewMeter("sys", tools), compaction.NewMeter("sys", tools), compaction.NewMeter("sys", tools)
+	for _, m := range msgs {
+		raw, err := model.MarshalCanonical(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Add(m)
+		b.AddRaw(raw)
+		c.AddEncoded(len(raw))
+	}
+	want := compaction.MixTokens(whole)
+	if a.Estimate() != want || b.Estimate() != want {
+		t.Fatalf("Add: %d, AddRaw: %d, MixTokens of the whole request: %d", a.Estimate(), b.Estimate(), want)
+	}
+	if a.Tokens() != len(whole) || b.Tokens() != len(whole) || c.Tokens() != len(whole) {
+		t.Fatalf("bytes %d %d %d, want %d", a.Tokens(), b.Tokens(), c.Tokens(), len(whole))
+	}
+	if c.Estimate() <= want {
+		t.Errorf("AddEncoded estimates %d, not above %d", c.Estimate(), want)
+	}
+	if got := a.Scale(a.Tokens()); got != want {
+		t.Errorf("Scale of its own bytes = %d, want %d", got, want)
+	}
+	if got := a.Scale(a.Tokens() / 2); got < want/2-1 || got > want/2+1 {
+		t.Errorf("Scale of half its bytes = %d, want about %d", got, want/2)
+	}
+	if want*2 > len(whole) {
+		t.Errorf("estimate %d of %d bytes: not under half", want, len(whole))
+	}
+}

@@ -74,6 +74,7 @@ func (t *turn) snapshot(phase string, next *nextRequest, term *terminalStatus) C
 		Control: Control{
 			SeenModelCallIDs: nonNil(st.seenExtra), // the rest are the history's (Checkpoint.SeenCalls)
 			RunGrants:        sortedKeys(r.grants),
+			SessionGrants:    sessionGrants(s.granted),
 			WarnedBudgets:    sortedKeys(st.warned),
 			PendingSteering:  nonNil(s.pending),
 			QueuedInputs:     nonNil(s.next),

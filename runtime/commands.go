@@ -348,9 +348,9 @@ func (s *Session) Answer(ctx context.Context, permissionID string, a PermissionA
 	switch a.Scope {
 	case "":
 		a.Scope = ScopeOnce
-	case ScopeOnce, ScopeRun:
+	case ScopeOnce, ScopeRun, ScopeSession:
 	default:
-		return errcode.Errorf(errcode.RuntimeInvalidInput, "answer %s: scope must be once or run, not %q", permissionID, a.Scope)
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "answer %s: scope must be once, run or session, not %q", permissionID, a.Scope)
 	}
 	if _, err := s.lockDecide(ctx, cmdAnswer, nil); err != nil {
 		return err

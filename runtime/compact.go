@@ -215,7 +215,7 @@ func (st *state) measure(m *compaction.Meter, view []model.Message) *compaction.
 		// DeepEqual compares strings with ==, which a shared backing
 		// array answers at once.
 		if i, ok := at[v.ID]; ok && reflect.DeepEqual(v, st.messages[i]) {
-			m.AddEncoded(len(st.rawMsgs[i]))
+			m.AddRaw(st.rawMsgs[i])
 		} else {
 			m.Add(v)
 		}

@@ -75,6 +75,9 @@ type Scope string
 const (
 	ScopeOnce Scope = "once"
 	ScopeRun  Scope = "run"
+	// ScopeSession remembers the grant for the session: every later turn,
+	// after a resume too, until Session.Revoke. A fork asks again.
+	ScopeSession Scope = "session"
 )
 
 // PermissionAnswer answers a permission question (Session.Answer). Scope

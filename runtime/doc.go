@@ -41,6 +41,7 @@
 //	Cancel()            end the active turn now (never waits on the lock)
 //	Answer(permID, a)   answer a permission.requested question; a note
 //	                    reaches the model
+//	Revoke(tool)        take back a grant for the session (permission.revoked)
 //	Compact(focus)      compact the context now: while idle, a compaction
 //	                    turn; while a turn runs, before its next request
 //	SetSettings(change) model and settings of the following requests
@@ -123,7 +124,10 @@
 // denied with the note "turn canceled"); permission.resolved records the
 // answer. Every front end learns the question from the event and answers
 // through the session (the TUI's box; harness exec --approve ask, the next
-// line typed).
+// line typed). An answer's scope once allows the call; run, the tool for
+// the rest of the turn; session, the tool for the rest of the session —
+// later turns, and a resume, since the checkpoint carries it — until
+// Revoke (grants.go). A fork starts with no grant.
 //
 // Codes returned: RUNTIME_INVALID_INPUT, RUNTIME_RUN_EXISTS,
 // RUNTIME_RUN_NOT_FOUND, RUNTIME_EVENT_APPEND_FAILED,

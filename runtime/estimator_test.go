@@ -11,7 +11,7 @@ import (
 )
 
 // With the ratio estimator, a request before any usage report is counted
-// at compaction.RatioTokens of its bytes (bytes-per-token/v1); a plausible
+// by its character mix (char-mix/v1); a plausible
 // report then calibrates (reported-usage/v1); an implausible one (more
 // tokens than bytes) falls back to the byte count (utf8-upper-bound/v1).
 func TestEstimatorRatio(t *testing.T) {

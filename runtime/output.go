@@ -21,21 +21,32 @@ const (
 // (STYLE 13: live, coalesced, bounded). The workspace's copying goroutines
 // write; one goroutine of the recorder appends, every outputFlush or when
 // outputChunk bytes wait, up to event.MaxToolOutputBytes per call. stop
-// records what is left before the call's tool.result.
+// records what is left before the call's tool.result. Output waits in the
+// order it came: a run of one stream is one event, and stdout and stderr
+// are recorded interleaved as they arrived, so a card or exec shows a
+// warning where it came, not after the whole flush's stdout.
 type outputRecorder struct {
 	t      *turn
 	callID string
 
 	mu        sync.Mutex
-	pending   [2][]byte // per stream, not yet recorded; guarded by mu
-	offset    [2]int    // bytes recorded per stream; guarded by mu
-	total     int       // bytes accepted; guarded by mu
-	truncated bool      // output went past the bound; guarded by mu
-	marked    bool      // the truncated flag was recorded; guarded by mu
+	pending   []outputRun // not yet recorded, in arrival order; guarded by mu
+	waiting   int         // bytes in pending; guarded by mu
+	carry     [2][]byte   // per stream, an unfinished UTF-8 sequence waiting for its next bytes; guarded by mu
+	offset    [2]int      // bytes recorded per stream; guarded by mu
+	total     int         // bytes accepted; guarded by mu
+	truncated bool        // output went past the bound; guarded by mu
+	marked    bool        // the truncated flag was recorded; guarded by mu
 
 	kick    chan struct{}
 	done    chan struct{}
 	stopped chan struct{}
+}
+
+// outputRun is output of one stream that came without the other between.
+type outputRun struct {
+	stream int // index in streams
+	b      []byte
 }
 
 var streams = [2]string{event.StreamStdout, event.StreamStderr}
@@ -54,23 +65,35 @@ func (o *outputRecorder) write(stream string, p []byte) {
 	}
 	o.mu.Lock()
 	n := min(len(p), event.MaxToolOutputBytes-o.total)
-	switch {
-	case o.truncated:
+	if o.truncated {
 		n = 0 // past the bound: nothing more is recorded
-	case n < len(p):
-		// The bound never cuts a rune: it falls before one it would
-		// split, in this write or begun in the last one.
-		o.truncated = true
-		for n > 0 && !utf8.RuneStart(p[n]) {
-			n--
-		}
-		if n == 0 && !utf8.RuneStart(p[0]) {
-			o.pending[i] = o.pending[i][:validPrefix(o.pending[i])]
-		}
 	}
-	o.pending[i] = append(o.pending[i], p[:n]...)
+	cut := n < len(p) && !o.truncated
 	o.total += n
-	full := len(o.pending[i]) >= outputChunk || (o.truncated && !o.marked)
+	// Whole runes wait in pending; an unfinished one at the end waits in
+	// carry for the rest of it (the same stream's next write). The bound
+	// never cuts a rune: it falls before one it would split, in this
+	// write or begun in the last one.
+	data := append(o.carry[i], p[:n]...)
+	keep := validPrefix(data)
+	if cut {
+		o.truncated = true
+		for keep > 0 && keep < len(data) && !utf8.RuneStart(data[keep]) {
+			keep--
+		}
+		o.carry[i] = nil
+	} else {
+		o.carry[i] = append([]byte(nil), data[keep:]...)
+	}
+	if data = data[:keep]; len(data) > 0 {
+		if k := len(o.pending) - 1; k >= 0 && o.pending[k].stream == i {
+			o.pending[k].b = append(o.pending[k].b, data...)
+		} else {
+			o.pending = append(o.pending, outputRun{stream: i, b: append([]byte(nil), data...)})
+		}
+		o.waiting += len(data)
+	}
+	full := o.waiting >= outputChunk || (o.truncated && !o.marked)
 	o.mu.Unlock()
 	if full {
 		select {
@@ -103,23 +126,27 @@ func (o *outputRecorder) stop() {
 	<-o.stopped
 }
 
-// flush records what waits. Unless final, an unfinished UTF-8 sequence at
-// the end of a stream waits for its next bytes.
+// flush records what waits, in the order it came. Unless final, an
+// unfinished UTF-8 sequence at the end of a stream waits for its next
+// bytes; final records it too (as U+FFFD).
 func (o *outputRecorder) flush(final bool) {
 	var evs []event.ToolOutput
 	o.mu.Lock()
-	for i := range o.pending {
-		b := o.pending[i]
-		cut := len(b)
-		if !final {
-			cut = validPrefix(b)
+	if final {
+		for i, c := range o.carry {
+			if len(c) > 0 {
+				o.pending = append(o.pending, outputRun{stream: i, b: c})
+				o.carry[i] = nil
+			}
 		}
-		for start := 0; start < cut; {
-			end := min(start+outputChunk, cut)
-			if !final && end < cut {
-				end = start + validPrefix(b[start:end])
-				if end == start {
-					end = min(start+outputChunk, cut)
+	}
+	for _, run := range o.pending {
+		i, b := run.stream, run.b
+		for start := 0; start < len(b); {
+			end := min(start+outputChunk, len(b))
+			if end < len(b) {
+				if e := start + validPrefix(b[start:end]); e > start {
+					end = e
 				}
 			}
 			evs = append(evs, event.ToolOutput{CallID: o.callID, Stream: streams[i], Offset: o.offset[i],
@@ -127,9 +154,9 @@ func (o *outputRecorder) flush(final bool) {
 			o.offset[i] += end - start
 			start = end
 		}
-		o.pending[i] = append(b[:0], b[cut:]...)
 	}
-	if o.truncated && !o.marked && (final || len(o.pending[0])+len(o.pending[1]) == 0) {
+	o.pending, o.waiting = o.pending[:0], 0
+	if o.truncated && !o.marked {
 		o.marked = true
 		if len(evs) > 0 {
 			evs[len(evs)-1].Truncated = true

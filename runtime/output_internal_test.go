@@ -78,15 +78,17 @@ func joined(t *testing.T, evs []event.ToolOutput, stream string) string {
 }
 
 // Output is coalesced: what arrives within outputFlush is recorded at the
-// next flush as one event per stream; outputChunk bytes waiting are
-// recorded at once. (Time here is synctest's fake clock: a Sleep moves it
-// without waiting.)
+// next flush as one event per run of one stream; outputChunk bytes waiting
+// are recorded at once. (Time here is synctest's fake clock: a Sleep moves
+// it without waiting.)
 func TestOutputCoalesced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr, outputs := outputTurn(t)
 		o := newOutputRecorder(tr, "call-1")
 		for range 10 {
 			o.write(event.StreamStdout, []byte("line of output\n"))
+		}
+		for range 10 {
 			o.write(event.StreamStderr, []byte("warn\n"))
 		}
 		synctest.Wait()
@@ -223,5 +225,31 @@ func TestOutputKeptOnCancel(t *testing.T) {
 		if got := joined(t, evs, event.StreamStderr); got != "killed\n" {
 			t.Errorf("stderr kept %q", got)
 		}
+	})
+}
+
+// Within one flush, stdout and stderr are recorded in the order they came
+// (a run of one stream per event), each stream's offsets following on.
+func TestOutputInArrivalOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr, outputs := outputTurn(t)
+		o := newOutputRecorder(tr, "call-1")
+		o.write(event.StreamStdout, []byte("first\n"))
+		o.write(event.StreamStdout, []byte("second\n"))
+		o.write(event.StreamStderr, []byte("warning: third\n"))
+		o.write(event.StreamStdout, []byte("fourth\n"))
+		o.write(event.StreamStderr, []byte("error: fifth\n"))
+		o.stop()
+		evs := outputs()
+		var got []string
+		for _, e := range evs {
+			got = append(got, e.Stream+":"+e.Text)
+		}
+		want := []string{"stdout:first\nsecond\n", "stderr:warning: third\n", "stdout:fourth\n", "stderr:error: fifth\n"}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("recorded %q, want %q", got, want)
+		}
+		joined(t, evs, event.StreamStdout) // checks the offsets
+		joined(t, evs, event.StreamStderr)
 	})
 }

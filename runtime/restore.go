@@ -122,6 +122,9 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpo
 	s.pending = append([]input(nil), cp.Control.PendingSteering...)
 	s.next = append([]input(nil), cp.Control.QueuedInputs...)
 	s.lastIDs = [2]string{cp.Identity.RunID, cp.Identity.TurnID}
+	for _, tool := range cp.Control.SessionGrants {
+		s.grant(tool)
+	}
 	return s, nil
 }
 
@@ -140,6 +143,7 @@ func (rt *Runtime) Fork(ctx context.Context, log EventLog, from string, cp *Chec
 	if cp != nil {
 		c := *cp
 		c.Identity.SessionID = log.SessionID()
+		c.Control.SessionGrants = nil // a fork is another session: it asks again
 		clone = &c
 	}
 	s, err := rt.RestoreSession(ctx, log, clone, settings)

@@ -47,6 +47,7 @@ type Session struct {
 	lastIDs   [2]string            // guarded by mu: run and turn ID of the last turn, for events between turns
 	baseURL   string               // guarded by mu: as last recorded by SetSettings
 	approve   string               // guarded by mu: as last recorded by SetSettings
+	granted   map[string]bool      // guarded by mu: tools allowed for the session (grants.go)
 
 	// compactAsked holds the focus of an on-demand compaction asked while
 	// a turn runs (see Compact) until its next model request takes it;
@@ -155,7 +156,8 @@ func (s *Session) estimate(bytes int) (int, string) {
 	}
 	occ, rule := c.Estimate(s.rt.provider, s.settings.Model, bytes)
 	if rule == compaction.Algorithm && s.rt.cfg.Estimator == compaction.AlgorithmRatio && !s.distrust {
-		return compaction.RatioTokens(bytes), compaction.AlgorithmRatio
+		// The figure at the conversation's own character mix.
+		return s.state.meter.Scale(bytes), compaction.AlgorithmRatio
 	}
 	return occ, rule
 }

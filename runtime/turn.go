@@ -242,7 +242,7 @@ func (st *state) addRecorded(m model.Message, frame []byte, d event.MessageCompl
 	st.pushEncoded(m, frame, d)
 	st.transcript += int64(len(m.Content))
 	if st.rawMsgs != nil {
-		st.meter.AddEncoded(len(st.rawMsgs[len(st.rawMsgs)-1]))
+		st.meter.AddRaw(st.rawMsgs[len(st.rawMsgs)-1])
 	} else {
 		st.meter.Add(m)
 	}
@@ -751,7 +751,7 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 		// Arguments the tool refuses: nothing would run, so no one is
 		// asked; the model sees why at once.
 		res = tools.Result{Error: perr}
-	case d.Effect == Ask && !r.grants[mc.Name]:
+	case d.Effect == Ask && !r.grants[mc.Name] && !s.grantedFor(mc.Name):
 		ans, err := t.askPermission(callID, call, mc)
 		if err != nil {
 			return tools.Result{}, err
@@ -955,6 +955,9 @@ func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) 
 	}
 	if ans.Allow && ans.Scope == ScopeRun {
 		r.grants[mc.Name] = true
+	}
+	if ans.Allow && ans.Scope == ScopeSession {
+		s.grant(mc.Name)
 	}
 	if ans.Allow && ans.Reason != "" {
 		s.mu.Lock()

@@ -328,6 +328,8 @@ func (m *Model) runCommand(word, args string) (tea.Cmd, bool) {
 	case "/help":
 		m.openHelp()
 		return nil, true
+	case "/permissions":
+		return m.permissions(args), true
 	case "/quit", "/exit":
 		return m.quit(), true
 	}
@@ -339,7 +341,7 @@ func (m *Model) openHelp() {
 }
 
 // questionFlash says how to answer the question on screen.
-const questionFlash = "A question is waiting: with the input empty, tab gives it the keys (then y, a, n or r); esc denies and stops the turn."
+const questionFlash = "A question is waiting: with the input empty, tab gives it the keys (y, a, s, n or r); esc denies and stops the turn."
 
 // approvalKey handles a key while a question is up. A keystroke meant for
 // the input never answers: the input keeps every key that edits text, and
@@ -444,6 +446,8 @@ func (m *Model) boxKey(q *asking, k tea.KeyPressMsg) tea.Cmd {
 		return m.choose(choiceOnce)
 	case "a", "A":
 		return m.choose(choiceRun)
+	case "s", "S":
+		return m.choose(choiceSession)
 	case "n", "N":
 		return m.choose(choiceDeny)
 	case "r", "R":
@@ -452,7 +456,7 @@ func (m *Model) boxKey(q *asking, k tea.KeyPressMsg) tea.Cmd {
 		if q.moved {
 			return m.choose(q.choice)
 		}
-		m.flash = "Choose with ←/→ first, or press y, a, n or r."
+		m.flash = "Choose with ←/→ first, or press y, a, s, n or r."
 		return nil
 	case "space":
 		if q.moved {
@@ -499,6 +503,8 @@ func (m *Model) choose(c int) tea.Cmd {
 		return m.answer(Answer{Allow: true})
 	case choiceRun:
 		return m.answer(Answer{Allow: true, ForRun: true})
+	case choiceSession:
+		return m.answer(Answer{Allow: true, ForSession: true})
 	case choiceReason:
 		if text := strings.TrimSpace(m.in.value()); text != "" {
 			m.in.take()

@@ -26,8 +26,12 @@ const (
 	choiceReason
 	choiceOnce
 	choiceRun
+	choiceSession
 	numChoices
 )
+
+// choiceKeys are the keys that pick each answer.
+var choiceKeys = [numChoices]string{choiceDeny: "n", choiceReason: "r", choiceOnce: "y", choiceRun: "a", choiceSession: "s"}
 
 // asking is the state of a question on screen. The input keeps the keys
 // until tab on an empty input hands them to the box (answering): a
@@ -162,7 +166,8 @@ func answerSegs(q *asking, th *theme.Theme) []string {
 	var names [numChoices]string
 	names[choiceDeny], names[choiceReason] = "deny", "deny with a reason"
 	names[choiceOnce], names[choiceRun] = "allow once", "allow "+q.a.Tool+" for this turn"
-	keys := [numChoices]string{choiceDeny: "n", choiceReason: "r", choiceOnce: "y", choiceRun: "a"}
+	names[choiceSession] = "for this session"
+	keys := choiceKeys
 	var segs []string
 	if !q.answering {
 		segs = append(segs, th.Muted.Render("with the input empty, tab, then:"))
@@ -186,8 +191,8 @@ func compactSegs(q *asking, th *theme.Theme, draft bool) []string {
 	hint := func(k, what string) string { return th.Key.Render(k) + th.Muted.Render(" "+what) }
 	var segs []string
 	if q.answering {
-		keys := [numChoices]string{choiceDeny: "n", choiceReason: "r", choiceOnce: "y", choiceRun: "a"}
-		names := [numChoices]string{choiceDeny: "deny", choiceReason: "reason", choiceOnce: "once", choiceRun: "turn"}
+		keys := choiceKeys
+		names := [numChoices]string{choiceDeny: "deny", choiceReason: "reason", choiceOnce: "once", choiceRun: "turn", choiceSession: "session"}
 		for i := range numChoices {
 			if i == q.choice {
 				segs = append(segs, th.Selected.Render("›"+keys[i]+" "+names[i]))
@@ -200,7 +205,7 @@ func compactSegs(q *asking, th *theme.Theme, draft bool) []string {
 	if draft {
 		return []string{hint("enter", "deny with text"), hint("esc", "deny+stop")}
 	}
-	return []string{hint("tab", "answer (y/a/n/r)"), hint("esc", "deny+stop")}
+	return []string{hint("tab", "answer (y/a/s/n/r)"), hint("esc", "deny+stop")}
 }
 
 // approvalHints are the keys that work now, by who has them.
@@ -209,7 +214,7 @@ func approvalHints(q *asking, th *theme.Theme, draft bool) []string {
 	var hints []string
 	switch {
 	case q.answering:
-		hints = []string{hint("y/a/n/r", "answer"), hint("←/→ then enter", "choose"), hint("tab", "or typing: back to the input"), hint("esc", "deny and stop")}
+		hints = []string{hint("y/a/s/n/r", "answer"), hint("←/→ then enter", "choose"), hint("tab", "or typing: back to the input"), hint("esc", "deny and stop")}
 	case q.reason && !draft:
 		hints = []string{th.Warn.Render("type the reason the model gets"), hint("enter", "deny with it"), hint("esc", "deny without one and stop")}
 	case draft:

@@ -44,6 +44,10 @@ type Engine interface {
 	// Answer answers the permission question of a permission.requested
 	// event.
 	Answer(ctx context.Context, permissionID string, a Answer) error
+	// Revoke takes back the open session's grant of tool (an answer
+	// "for this session"), recorded in its log (permission.revoked): its
+	// calls are asked about again.
+	Revoke(ctx context.Context, tool string) error
 	// Compact compacts the context, keeping in most detail what concerns
 	// focus (may be empty): at once when idle (a compaction turn, whose
 	// events and turn.completed note say what it did), else before the
@@ -181,7 +185,10 @@ type Approval struct {
 // Answer to an Approval.
 type Answer struct {
 	Allow  bool
-	ForRun bool // remember the grant for this tool for the rest of the run
+	ForRun bool // remember the grant for this tool for the rest of the turn (the run)
+	// ForSession remembers the grant for this tool for the rest of the
+	// session, later turns and resumes included, until revoked.
+	ForSession bool
 	// Reason is what the user said when denying: the model gets it with
 	// the denial, so it can change course instead of guessing.
 	Reason string

@@ -209,7 +209,7 @@ func ask(s *screen, tool string) {
 }
 
 // An approval is answered only from the box, which gets the keys with tab
-// on an empty input: y, a, n and r answer; the highlight starts on deny,
+// on an empty input: y, a, s, n and r answer; the highlight starts on deny,
 // and enter or space act on it only once the arrows moved it; any other
 // key that types goes back to the input.
 func TestApprovalAnswers(t *testing.T) {
@@ -231,6 +231,8 @@ func TestApprovalAnswers(t *testing.T) {
 		{"left enter denies", []string{"left", "enter"}, Answer{}, ""},
 		{"right right enter allows once", []string{"right", "right", "enter"}, Answer{Allow: true}, ""},
 		{"down down down space allows for the run", []string{"down", "down", "down", "space"}, Answer{Allow: true, ForRun: true}, ""},
+		{"s allows for the session", []string{"s"}, Answer{Allow: true, ForSession: true}, ""},
+		{"four downs and enter allow for the session", []string{"down", "down", "down", "down", "enter"}, Answer{Allow: true, ForSession: true}, ""},
 		{"right enter asks for a reason", []string{"right", "enter"}, pending, ""},
 		{"r asks for a reason", []string{"r"}, pending, ""},
 	} {
@@ -245,7 +247,7 @@ func TestApprovalAnswers(t *testing.T) {
 				ask(s, tool)
 				s.wantText(map[string]string{"process.exec": "? process.exec wants to run make test", "fs.write": "? fs.write wants to write a.txt  +1 −0"}[tool], "tab answer")
 				s.key("tab")
-				s.wantText("› n deny", "y/a/n/r answer", "back to the input")
+				s.wantText("› n deny", "y/a/s/n/r answer", "back to the input")
 				if s.m.in.ta.Focused() || s.m.View().Cursor != nil {
 					t.Error("the input still looks live while the box has the keys")
 				}
@@ -1324,7 +1326,7 @@ func TestApprovalKeysFitFiftyByTwelve(t *testing.T) {
 				s.key("tab")
 			}
 			wantFits(t, s, 12)
-			want := []string{"tab answer (y/a/n/r)", "esc deny+stop", "› Ask anything"}
+			want := []string{"tab answer (y/a/s/n/r)", "esc deny+stop", "› Ask anything"}
 			if answering {
 				want = []string{"›n deny", "r reason", "y once", "a turn", "esc deny+stop", "› paused"}
 			}

@@ -93,12 +93,20 @@ func (f *fakeEngine) Cancel(context.Context) error {
 	return nil
 }
 func (f *fakeEngine) Answer(_ context.Context, permissionID string, a Answer) error {
-	f.record("answer %s allow=%v forRun=%v reason=%q", permissionID, a.Allow, a.ForRun, a.Reason)
+	if a.ForSession {
+		f.record("answer %s allow=%v forSession=true reason=%q", permissionID, a.Allow, a.Reason)
+	} else {
+		f.record("answer %s allow=%v forRun=%v reason=%q", permissionID, a.Allow, a.ForRun, a.Reason)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.answered != nil {
 		*f.answered = append(*f.answered, a)
 	}
+	return nil
+}
+func (f *fakeEngine) Revoke(_ context.Context, tool string) error {
+	f.record("revoke %s", tool)
 	return nil
 }
 func (f *fakeEngine) Compact(_ context.Context, focus string) error {

@@ -67,7 +67,7 @@ func TestViewApprovalStates(t *testing.T) {
 		eachWidth(t, func(t *testing.T, w, h int) *screen {
 			s := askingScreen(t, w, h)
 			s.key("tab")
-			s.wantText("› n deny", "y/a/n/r answer", "back to the input", "paused while the question has the keys")
+			s.wantText("› n deny", "y/a/s/n/r answer", "back to the input", "paused while the question has the keys")
 			if s.m.View().Cursor != nil {
 				t.Error("the paused input shows a cursor")
 			}

@@ -76,6 +76,7 @@ type Model struct {
 	tr      *transcript.Transcript
 	vp      *transcript.Viewport
 	last    lastAnswer // what stays in the scrollback after quitting
+	grants  grants     // what the open session allows for the session (/permissions)
 	lastSeq int64
 	unseen  bool // events arrived below a scrolled-up window
 	// liveFrom is the first block of what this process showed live (the
@@ -343,6 +344,7 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 			m.lastSeq = r.Seq
 			m.tr.Apply(r.Event)
 			m.last.apply(r.Event)
+			m.grants.apply(r.Event)
 			if _, ended := r.Event.Data.(event.TurnCompleted); ended {
 				cmds = append(cmds, m.refreshFiles()) // the turn may have changed the files
 			}
@@ -435,6 +437,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.tr = transcript.New()
 	m.vp.Reset()
 	m.last = lastAnswer{}
+	m.grants = grants{} // a fork asks again
 	m.lastSeq = -1
 	m.outbox, m.canceling, m.unseen = nil, false, false
 	m.comp = completer{} // the files of another workspace
@@ -449,6 +452,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 			m.lastSeq = r.Seq
 			m.tr.Apply(r.Event)
 			m.last.apply(r.Event)
+			m.grants.apply(r.Event)
 			switch d := r.Event.Data.(type) {
 			case event.MessageCompleted:
 				if d.Role == model.RoleUser {

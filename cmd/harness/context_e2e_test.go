@@ -446,7 +446,7 @@ func slicesMax(v []int) int {
 // A session stored by the code before issue 13 in the wedged state (its
 // history over the old threshold with nothing before the 12-message tail)
 // continues on its next message: counted at the measured ratio
-// (bytes-per-token/v1), its 105 KB are about 30k tokens of the 128k
+// (char-mix/v1), its 105 KB are about 30k tokens of the 128k
 // window, so the answer comes without a compaction.
 func TestWedgedSessionContinues(t *testing.T) {
 	u := newUser(t)
@@ -557,7 +557,7 @@ func TestContextRoundOverWindowElides(t *testing.T) {
 }
 
 // A server that reports no usage leaves every request counted at the
-// measured ratio (bytes-per-token/v1): nothing calibrates it.
+// measured character mix (char-mix/v1): nothing calibrates it.
 func TestContextNoUsageStaysRatio(t *testing.T) {
 	u := newUser(t)
 	files := sourceFiles(t, u, 2, 20000)

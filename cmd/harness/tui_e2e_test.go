@@ -219,7 +219,7 @@ func TestTUITabWithADraftNeverApproves(t *testing.T) {
 	tm.keys("Tab")
 	tm.typeText(" more")
 	s := tm.waitFor("› look at @src/main more", "enter deny, telling the model what you typed")
-	if !strings.Contains(s, "? process.exec wants to run rm -rf build") || strings.Contains(s, "y/a/n/r answer") {
+	if !strings.Contains(s, "? process.exec wants to run rm -rf build") || strings.Contains(s, "y/a/s/n/r answer") {
 		t.Fatalf("the Tab gave the question the keys:\n%s", s)
 	}
 	tm.keys("Enter")

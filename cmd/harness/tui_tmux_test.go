@@ -167,7 +167,7 @@ func shellQuote(s string) string {
 func (tm *terminal) answer(key, prompt string) {
 	tm.t.Helper()
 	tm.keys("Tab")
-	tm.waitFor("y/a/n/r answer", "back to the input")
+	tm.waitFor("y/a/s/n/r answer", "back to the input")
 	tm.keys(key)
 	tm.waitGone(prompt)
 }

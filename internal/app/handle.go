@@ -113,6 +113,11 @@ func (s *Session) Answer(ctx context.Context, permissionID string, a runtime.Per
 	return s.rt.Answer(ctx, permissionID, a)
 }
 
+// Revoke takes back the session's grant of tool (runtime.Session.Revoke).
+func (s *Session) Revoke(ctx context.Context, tool string) error {
+	return s.rt.Revoke(ctx, tool)
+}
+
 // Compact compacts the session's context (runtime.Session.Compact).
 func (s *Session) Compact(ctx context.Context, focus string) (runtime.Sent, error) {
 	return s.rt.Compact(ctx, focus)

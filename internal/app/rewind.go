@@ -273,6 +273,7 @@ func (tl *Timeline) plan(id string, req RewindRequest) (*runtime.Checkpoint, eve
 		c.Accounting.Usage, c.Accounting.ModelRequests, c.Accounting.ToolCalls =
 			cur.Accounting.Usage, cur.Accounting.ModelRequests, cur.Accounting.ToolCalls
 		c.Control.WarnedBudgets = cur.Control.WarnedBudgets
+		c.Control.SessionGrants = cur.Control.SessionGrants // the user's permissions are not rewound
 		c.Control.QueuedInputs, c.Control.PendingSteering = cur.Control.QueuedInputs, cur.Control.PendingSteering
 	}
 	data := event.SessionRewound{SessionID: id, ToTurnID: c.Identity.TurnID, ToTurn: tl.number(c.Identity.TurnID), Patch: patch, Undo: req.Undo}

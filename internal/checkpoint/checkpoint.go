@@ -214,6 +214,11 @@ type Control struct {
 	WarnedBudgets    []string `json:"warnedBudgets"`
 	PendingSteering  []Input  `json:"pendingSteering"`
 	QueuedInputs     []Input  `json:"queuedInputs"`
+
+	// SessionGrants are the tools the user allowed for the session
+	// (permission.resolved of scope session, less permission.revoked),
+	// sorted; absent when none.
+	SessionGrants []string `json:"sessionGrants,omitempty"`
 }
 
 // SeenCalls returns the model tool-call IDs a whole checkpoint's session

@@ -126,6 +126,23 @@ func (s *Scan) Add(r Record) error {
 			}
 			s.Finished = next
 		}
+	case event.TypePermissionRevoked:
+		// A revocation after a turn's terminal checkpoint holds for the
+		// state that follows it.
+		switch {
+		case s.candidate != nil:
+			next, err := withRevoked(s.candidate, r.Body)
+			if err != nil {
+				return err
+			}
+			s.candidate = next
+		case s.Finished != nil:
+			next, err := withRevoked(s.Finished, r.Body)
+			if err != nil {
+				return err
+			}
+			s.Finished = next
+		}
 	case event.TypeWorkspaceRecovered:
 		if s.Finished != nil {
 			next, err := withRecovered(s.Finished, r.Body)
@@ -155,6 +172,25 @@ func withRecovered(cp *Checkpoint, body []byte) (*Checkpoint, error) {
 	}
 	c := *cp
 	c.Workspace = &Workspace{Backend: cp.Workspace.Backend, Snapshot: cp.Workspace.Snapshot, Patch: d.Patch}
+	return &c, nil
+}
+
+// withRevoked returns a copy of cp without the session grant a recorded
+// permission.revoked takes back.
+func withRevoked(cp *Checkpoint, body []byte) (*Checkpoint, error) {
+	ev, err := event.Decode(body)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := ev.Data.(event.PermissionRevoked)
+	if !ok {
+		return nil, errcode.New(errcode.RuntimeCheckpointInvalid, "fold a revocation: not a permission.revoked event")
+	}
+	c := *cp
+	c.Control.SessionGrants = slices.DeleteFunc(slices.Clone(c.Control.SessionGrants), func(t string) bool { return t == d.Action })
+	if len(c.Control.SessionGrants) == 0 {
+		c.Control.SessionGrants = nil
+	}
 	return &c, nil
 }
 
@@ -201,7 +237,8 @@ type Restored struct {
 // last fold into the returned checkpoint's settings), input.withdrawn
 // events of commands between turns (folded into its queue), and
 // workspace.recovered events (folded into its workspace: the patch of a
-// turn whose diff failed); its turn.completed (or a session.forked just
+// turn whose diff failed), and permission.revoked events (folded into its
+// session grants); its turn.completed (or a session.forked just
 // before a fork's checkpoint) must be there. With no checkpoint, a
 // session.forked must be a fork from nothing (no fromTurnId): a fork of a
 // finished turn without its checkpoint was interrupted while it was set up.
@@ -263,6 +300,16 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 			// The failed diff's patch, recovered (or given up) since.
 			if cp != nil {
 				next, err := withRecovered(cp, rec.Body)
+				if err != nil {
+					return Restored{}, err
+				}
+				cp = next
+			}
+			continue
+		case event.TypePermissionRevoked:
+			// A session grant taken back since.
+			if cp != nil {
+				next, err := withRevoked(cp, rec.Body)
 				if err != nil {
 					return Restored{}, err
 				}

@@ -151,7 +151,7 @@ func (cp *Checkpoint) Validate() error {
 	for _, l := range []struct {
 		name string
 		list []string
-	}{{"seenModelCallIds", cp.Control.SeenModelCallIDs}, {"runGrants", cp.Control.RunGrants}, {"warnedBudgets", cp.Control.WarnedBudgets}} {
+	}{{"seenModelCallIds", cp.Control.SeenModelCallIDs}, {"runGrants", cp.Control.RunGrants}, {"sessionGrants", cp.Control.SessionGrants}, {"warnedBudgets", cp.Control.WarnedBudgets}} {
 		if dup := firstDuplicate(l.list); dup != "" {
 			return fail("%s lists %s twice", l.name, dup)
 		}

@@ -82,6 +82,7 @@ var registry = map[Type]typeInfo{
 	TypeWorkspaceRecovered:  entry[WorkspaceRecovered](),
 	TypeSessionRewound:      entry[SessionRewound](),
 	TypePatchApplied:        entry[PatchApplied](),
+	TypePermissionRevoked:   entry[PermissionRevoked](),
 }
 
 const (

@@ -89,8 +89,8 @@ type SteeringApplied struct {
 }
 
 // ContextAccounted: context.accounted. Algorithm is AlgorithmUTF8UpperBound,
-// AlgorithmBytesPerToken or AlgorithmReportedUsage: the rule that produced
-// OccupancyTokens.
+// AlgorithmCharMix (AlgorithmBytesPerToken in older logs) or
+// AlgorithmReportedUsage: the rule that produced OccupancyTokens.
 type ContextAccounted struct {
 	RunID           string `json:"runId"`
 	SessionID       string `json:"sessionId"`
@@ -220,6 +220,15 @@ type PermissionResolved struct {
 	Scope        string `json:"scope"`
 	Decision     string `json:"decision"`
 	Note         string `json:"note,omitempty"`
+}
+
+// PermissionRevoked: permission.revoked. The user took back the grant of
+// Action (a tool's canonical name) for the session, given by a
+// permission.resolved of scope session: its calls are asked about again
+// from the next one on.
+type PermissionRevoked struct {
+	SessionID string `json:"sessionId"`
+	Action    string `json:"action"`
 }
 
 // ToolError is the error of a failed tool.result: a code (TOOL_*,
@@ -462,6 +471,9 @@ type SettingsChanged struct {
 
 // EventType implements Data.
 func (AgentStarted) EventType() Type { return TypeAgentStarted }
+
+// EventType implements Data.
+func (PermissionRevoked) EventType() Type { return TypePermissionRevoked }
 
 // EventType implements Data.
 func (TurnStarted) EventType() Type { return TypeTurnStarted }

@@ -273,7 +273,7 @@ func TestDecodeRejects(t *testing.T) {
 // context.accounted takes each of the three occupancy rules.
 func TestDecodeAlgorithms(t *testing.T) {
 	acc := goldenLine(t, "context.accounted")
-	for _, a := range []string{event.AlgorithmUTF8UpperBound, event.AlgorithmBytesPerToken, event.AlgorithmReportedUsage} {
+	for _, a := range []string{event.AlgorithmUTF8UpperBound, event.AlgorithmBytesPerToken, event.AlgorithmCharMix, event.AlgorithmReportedUsage} {
 		line := sub(t, acc, `"utf8-upper-bound/v1"`, `"`+a+`"`)
 		ev, err := event.Decode([]byte(line))
 		if err != nil {

@@ -87,6 +87,9 @@
 //	tool.output       ToolOutput      callId, stream (stdout, stderr), offset, text, truncated?: output of
 //	                                  a running process.exec as it came, coalesced and bounded per call
 //	                                  (64 KiB); for the screen and the audit, not the model
+//	permission.revoked PermissionRevoked sessionId, action: the user took back the grant of a tool for
+//	                                  the session (a permission.resolved of scope session); its calls
+//	                                  are asked about again
 //
 // workspace.lifecycle also carries skipped? {count, reasons [{reason,
 // count}], paths}: what the copy left out (SkippedFiles), when anything was,
@@ -121,12 +124,12 @@
 //     counts (each >= 1), reasons are among SkipReasons, each once and in
 //     that order, paths hold 1..min(count, MaxSkippedPaths) non-empty paths.
 //   - Enums: role (user, assistant, tool), finishReason (stop, tool_calls,
-//     length, error), effect (allow, ask, deny), scope (once, run),
+//     length, error), effect (allow, ask, deny), scope (once, run, session),
 //     decision (allow, deny), status of turn.completed and agent.stopped
 //     (completed, failed, canceled, budget_exceeded), metric (steps,
 //     tokens, tool_calls), backend (local, docker), phase (opened,
 //     disposed, restored), algorithm (utf8-upper-bound/v1,
-//     bytes-per-token/v1, reported-usage/v1), actor.
+//     bytes-per-token/v1 (older logs), char-mix/v1, reported-usage/v1), actor.
 //   - message.completed: an assistant message requires requestId and
 //     finishReason and may carry toolCalls; a tool message requires name and
 //     toolCallId; neither kind may carry the other's fields, and a user

@@ -43,6 +43,7 @@ const (
 	TypeWorkspaceRecovered Type = "workspace.recovered"
 	TypeSessionRewound     Type = "session.rewound"
 	TypePatchApplied       Type = "patch.applied"
+	TypePermissionRevoked  Type = "permission.revoked"
 )
 
 var catalogue = [...]Type{
@@ -53,6 +54,7 @@ var catalogue = [...]Type{
 	TypeToolResult, TypeBudgetWarning, TypeWorkspaceLifecycle, TypeTurnCompleted,
 	TypeAgentStopped, TypeInputQueued, TypeInputWithdrawn, TypeModelRetry, TypeSessionForked,
 	TypeSettingsChanged, TypeToolOutput, TypeWorkspaceRecovered, TypeSessionRewound, TypePatchApplied,
+	TypePermissionRevoked,
 }
 
 // Types returns every event type in catalogue order. The slice is a fresh
@@ -92,8 +94,9 @@ const (
 
 // Permission scopes (permission.* "scope").
 const (
-	ScopeOnce = "once"
-	ScopeRun  = "run"
+	ScopeOnce    = "once"
+	ScopeRun     = "run"     // the rest of the turn (the run)
+	ScopeSession = "session" // every later turn of the session, until permission.revoked
 )
 
 // Permission decisions (permission.resolved "decision").
@@ -126,7 +129,8 @@ const (
 // figure calibrated from the provider's last reported prompt tokens.
 const (
 	AlgorithmUTF8UpperBound = "utf8-upper-bound/v1"
-	AlgorithmBytesPerToken  = "bytes-per-token/v1"
+	AlgorithmBytesPerToken  = "bytes-per-token/v1" // older logs: one ratio for every byte
+	AlgorithmCharMix        = "char-mix/v1"
 	AlgorithmReportedUsage  = "reported-usage/v1"
 )
 

@@ -199,6 +199,13 @@ func goldenEvents() []named {
 			Patch: "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n",
 			Lines: &event.LineCounts{Added: 1, Deleted: 1},
 		})},
+		{"permission.resolved/session", ev(event.TypePermissionResolved, event.ActorUser, event.PermissionResolved{
+			PermissionID: "perm-3", CallID: "call-5", Action: "process.exec", Subject: "go test ./...", Scope: event.ScopeSession,
+			Decision: event.DecisionAllow, Note: "approved for this session",
+		})},
+		{"permission.revoked", ev(event.TypePermissionRevoked, event.ActorUser, event.PermissionRevoked{
+			SessionID: sess, Action: "process.exec",
+		})},
 	}
 }
 
@@ -311,6 +318,7 @@ func TestTypes(t *testing.T) {
 		"input.queued", "input.withdrawn", "model.retry", "session.forked",
 		"settings.changed",
 		"tool.output", "workspace.recovered", "session.rewound", "patch.applied",
+		"permission.revoked",
 	}
 	got := event.Types()
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -21,7 +21,7 @@ var (
 	finishReasons = []string{model.FinishStop, model.FinishToolCalls, model.FinishLength, model.FinishError}
 	statuses      = []string{StatusCompleted, StatusFailed, StatusCanceled, StatusBudgetExceeded}
 	effects       = []string{EffectAllow, EffectAsk, EffectDeny}
-	scopes        = []string{ScopeOnce, ScopeRun}
+	scopes        = []string{ScopeOnce, ScopeRun, ScopeSession}
 	decisions     = []string{DecisionAllow, DecisionDeny}
 	metrics       = []string{MetricSteps, MetricTokens, MetricToolCalls}
 	backends      = []string{BackendLocal, BackendDocker}
@@ -296,7 +296,7 @@ func (d ContextAccounted) validate(c *checker) {
 	c.atLeast("data.occupancyTokens", d.OccupancyTokens, 0)
 	c.atLeast("data.windowTokens", d.WindowTokens, 0)
 	c.atLeast("data.reserveTokens", d.ReserveTokens, 0)
-	c.oneOf("data.algorithm", d.Algorithm, []string{AlgorithmUTF8UpperBound, AlgorithmBytesPerToken, AlgorithmReportedUsage})
+	c.oneOf("data.algorithm", d.Algorithm, []string{AlgorithmUTF8UpperBound, AlgorithmBytesPerToken, AlgorithmCharMix, AlgorithmReportedUsage})
 }
 
 func (d ContextCheckpoint) validate(c *checker) {
@@ -380,6 +380,11 @@ func (d PermissionResolved) validate(c *checker) {
 	c.nonEmpty("data.action", d.Action)
 	c.oneOf("data.scope", d.Scope, scopes)
 	c.oneOf("data.decision", d.Decision, decisions)
+}
+
+func (d PermissionRevoked) validate(c *checker) {
+	c.nonEmpty("data.sessionId", d.SessionID)
+	c.nonEmpty("data.action", d.Action)
 }
 
 func (d ToolResult) validate(c *checker) {

@@ -70,19 +70,23 @@ func askText(q question) string {
 	} else {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "  y allow once · a allow %s for this run · n deny · or type a reason to deny with: ", q.tool)
+	fmt.Fprintf(&b, "  y allow once · a allow %s for this turn · s for this session · n deny · or type a reason to deny with: ", q.tool)
 	return b.String()
 }
 
 // lineAnswer reads a typed line as the answer to a question: only y/yes
 // and a/all allow; n/no denies; any other text denies with it as the
-// reason the model gets.
+// reason the model gets. a/all allows the tool for the rest of the turn,
+// s/session for the rest of the session (recorded; later turns and a
+// resume are not asked).
 func lineAnswer(line string) runtime.PermissionAnswer {
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
 		return runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeOnce, Note: "approved at the terminal"}
 	case "a", "all":
-		return runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeRun, Note: "approved at the terminal for this run"}
+		return runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeRun, Note: "approved at the terminal for this turn"}
+	case "s", "session":
+		return runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeSession, Note: "approved at the terminal for this session"}
 	case "n", "no", "":
 		return runtime.PermissionAnswer{Scope: runtime.ScopeOnce, Note: "denied at the terminal"}
 	}

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/workspace"
+	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/tools"
 )
 
@@ -56,7 +58,7 @@ func TestAskTextShowsTheWrite(t *testing.T) {
 		{"new file", write("docs/new.md", "hello\n"),
 			[]string{"? fs.write wants to write docs/new.md  +1 −0\n", "│ +hello"}, nil},
 		{"command", question{id: "perm-2", tool: "process.exec", input: json.RawMessage(`{"argv":["rm","-rf","build dir"]}`)},
-			[]string{"? process.exec wants to run rm -rf 'build dir'\n", "a allow process.exec for this run"}, []string{"│", "+"}},
+			[]string{"? process.exec wants to run rm -rf 'build dir'\n", "a allow process.exec for this turn · s for this session"}, []string{"│", "+"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := askText(c.q)
@@ -69,6 +71,62 @@ func TestAskTextShowsTheWrite(t *testing.T) {
 				if strings.Contains(got, w) {
 					t.Errorf("the question holds %q:\n%s", w, got)
 				}
+			}
+		})
+	}
+}
+
+// Typed answers: y once, a the turn, s the session; n or nothing denies;
+// any other text denies with it as the reason.
+func TestLineAnswer(t *testing.T) {
+	for _, c := range []struct {
+		line  string
+		allow bool
+		scope runtime.Scope
+	}{
+		{"y\n", true, runtime.ScopeOnce}, {"a", true, runtime.ScopeRun}, {"S\n", true, runtime.ScopeSession},
+		{"session", true, runtime.ScopeSession}, {"n", false, runtime.ScopeOnce}, {"", false, runtime.ScopeOnce},
+		{"use go vet instead", false, runtime.ScopeOnce},
+	} {
+		a := lineAnswer(c.line)
+		if a.Allow != c.allow || a.Scope != c.scope {
+			t.Errorf("lineAnswer(%q) = %+v", c.line, a)
+		}
+	}
+}
+
+// exec's live output keeps stdout and stderr in the order their events
+// came, a line each: a line of one stream left unfinished (the sandbox
+// may hold its newline) ends when the other stream's output comes, and
+// its late newline adds no empty line.
+func TestLiveOutputInterleaved(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		evs  []event.ToolOutput
+		want string
+	}{
+		{"stderr between", []event.ToolOutput{
+			{Stream: event.StreamStdout, Text: "first-line\n"}, {Stream: event.StreamStderr, Text: "second-line"},
+			{Stream: event.StreamStdout, Text: "third-line\n"}, {Stream: event.StreamStderr, Text: "\n"}},
+			"    │ first-line\n    │ second-line\n    │ third-line\n"},
+		{"stderr first", []event.ToolOutput{
+			{Stream: event.StreamStderr, Text: "warn"}, {Stream: event.StreamStdout, Text: "out-1\nout-2\n"},
+			{Stream: event.StreamStderr, Text: "\nwarn-2\n"}},
+			"    │ warn\n    │ out-1\n    │ out-2\n    │ warn-2\n"},
+		{"one stream split", []event.ToolOutput{
+			{Stream: event.StreamStdout, Text: "hal"}, {Stream: event.StreamStdout, Text: "f\nnext\n"}},
+			"    │ half\n    │ next\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var p printer
+			var b strings.Builder
+			for _, e := range c.evs {
+				e.CallID = "call-1"
+				p.output(&b, e)
+			}
+			p.endOutput(&b)
+			if b.String() != c.want {
+				t.Errorf("printed %q, want %q", b.String(), c.want)
 			}
 		})
 	}

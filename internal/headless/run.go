@@ -327,6 +327,8 @@ type printer struct {
 	summaries map[string]bool // summary request IDs: their text is the compaction's, not an answer
 	live      map[string]bool // process.exec calls whose output was shown as it came: true when whole
 	outMid    bool            // the live output shown last ended without a newline
+	midStream string          // the stream of that unfinished line
+	cutStream string          // a stream whose unfinished line the other stream's output ended
 }
 
 // output shows a command's live output on stderr as it comes, each line
@@ -342,7 +344,19 @@ func (p *printer) output(w io.Writer, d event.ToolOutput) {
 		p.live[d.CallID] = true
 	}
 	var b strings.Builder
-	for i, line := range strings.SplitAfter(d.Text, "\n") {
+	text := d.Text
+	if p.outMid && p.midStream != d.Stream {
+		// The other stream's line is unfinished (the sandbox may hold a
+		// line's newline): end it here, so that this output starts a
+		// line of its own, in the order it came.
+		b.WriteString("\n")
+		p.outMid, p.cutStream = false, p.midStream
+	}
+	if p.cutStream == d.Stream {
+		text = strings.TrimPrefix(text, "\n") // its line was ended already
+		p.cutStream = ""
+	}
+	for i, line := range strings.SplitAfter(text, "\n") {
 		if line == "" {
 			continue
 		}
@@ -351,6 +365,7 @@ func (p *printer) output(w io.Writer, d event.ToolOutput) {
 		}
 		b.WriteString(strings.ToValidUTF8(strings.TrimRight(line, "\r"), "?"))
 		p.outMid = !strings.HasSuffix(line, "\n")
+		p.midStream = d.Stream
 	}
 	if d.Truncated {
 		if p.outMid {
@@ -369,6 +384,7 @@ func (p *printer) endOutput(w io.Writer) {
 		fmt.Fprintln(w)
 		p.outMid = false
 	}
+	p.cutStream = ""
 }
 
 func (a *run) printOutcome(d event.TurnCompleted) {

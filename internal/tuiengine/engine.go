@@ -441,7 +441,10 @@ func (e *Engine) Answer(ctx context.Context, permissionID string, a tui.Answer) 
 		return err
 	}
 	scope := runtime.ScopeOnce
-	if a.ForRun {
+	switch {
+	case a.ForSession:
+		scope = runtime.ScopeSession
+	case a.ForRun:
 		scope = runtime.ScopeRun
 	}
 	note := "denied in the TUI"
@@ -452,6 +455,16 @@ func (e *Engine) Answer(ctx context.Context, permissionID string, a tui.Answer) 
 		note = "denied in the TUI: " + a.Reason
 	}
 	return cur.sess.Answer(ctx, permissionID, runtime.PermissionAnswer{Allow: a.Allow, Scope: scope, Note: note, Reason: a.Reason})
+}
+
+// Revoke takes back the open session's grant of tool (runtime
+// Session.Revoke).
+func (e *Engine) Revoke(ctx context.Context, tool string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return cur.sess.Revoke(ctx, tool)
 }
 
 func (e *Engine) Diff(ctx context.Context) (string, error) {

@@ -1,5 +1,5 @@
 // Command tokencount measures the occupancy estimate before any usage
-// report (compaction.RatioTokens, bytes-per-token/v1) and the byte count
+// report (the meter's estimate by character mix, char-mix/v1) and the byte count
 // (utf8-upper-bound/v1) against real token counts, and prints the README's
 // estimate table:
 //
@@ -41,7 +41,7 @@ func main() {
 		os.Exit(2)
 	}
 	tiktoken.SetBpeLoader(loader.NewOfflineLoader())
-	fmt.Println("| sample | requests | real tokens | utf8-upper-bound/v1 | bytes-per-token/v1 |")
+	fmt.Println("| sample | requests | real tokens | utf8-upper-bound/v1 | char-mix/v1 |")
 	fmt.Println("| --- | ---: | ---: | ---: | ---: |")
 	for _, name := range []string{"o200k_base", "cl100k_base"} {
 		enc, err := tiktoken.GetEncoding(name)
@@ -60,11 +60,11 @@ func dev(est, real int) string { return fmt.Sprintf("%+.0f %%", 100*(float64(est
 
 type sums struct{ n, bytes, tokens, est int }
 
-func (s *sums) add(bytes, tokens int) {
+func (s *sums) add(bytes, est, tokens int) {
 	s.n++
 	s.bytes += bytes
 	s.tokens += tokens
-	s.est += compaction.RatioTokens(bytes)
+	s.est += est
 }
 
 func files(root, name string, enc *tiktoken.Tiktoken) {
@@ -101,6 +101,11 @@ func files(root, name string, enc *tiktoken.Tiktoken) {
 			{ID: "msg-01a23800-0000-7000-8000-000000000003", Role: model.RoleTool, Content: out, ToolCallID: "call_0", Name: "fs.read"},
 		}
 		b := compaction.Occupancy(openai.DefaultSystemPrompt, specs, msgs)
+		m := compaction.NewMeter(openai.DefaultSystemPrompt, specs)
+		for _, msg := range msgs {
+			m.Add(msg)
+		}
+		est := m.Estimate()
 		t := fixed + 4 + toks(msgs[0].Content) + 4 + toks("fs_read"+args) + 4 + toks(out) + 3
 		ext := filepath.Ext(p)
 		if ext == "" {
@@ -109,9 +114,9 @@ func files(root, name string, enc *tiktoken.Tiktoken) {
 		if byExt[ext] == nil {
 			byExt[ext] = &sums{}
 		}
-		byExt[ext].add(b, t)
-		all.add(b, t)
-		devs = append(devs, 100*(float64(compaction.RatioTokens(b))/float64(t)-1))
+		byExt[ext].add(b, est, t)
+		all.add(b, est, t)
+		devs = append(devs, 100*(float64(est)/float64(t)-1))
 		return nil
 	})
 	exts := make([]string, 0, len(byExt))
@@ -147,10 +152,11 @@ func streams(dir string) {
 		var last *usage
 		section := ""
 		flush := func() {
-			b := len(canon(text.String()))
+			enc := canon(text.String())
+			b := len(enc)
 			if section != "" && last != nil && last.tokens() >= 200 && b >= last.tokens() {
 				t := last.tokens()
-				fmt.Printf("| stream %s, %s (completion) | 1 | %d | %s | %s |\n", filepath.Base(p), section, t, dev(b, t), dev(compaction.RatioTokens(b), t))
+				fmt.Printf("| stream %s, %s (completion) | 1 | %d | %s | %s |\n", filepath.Base(p), section, t, dev(b, t), dev(compaction.MixTokens([]byte(enc)), t))
 			}
 			text.Reset()
 			last = nil

@@ -605,6 +605,8 @@ func permissionText(d event.PermissionResolved) string {
 	switch {
 	case d.Decision == event.DecisionAllow && d.Scope == event.ScopeRun:
 		return "approved for this turn"
+	case d.Decision == event.DecisionAllow && d.Scope == event.ScopeSession:
+		return "approved for this session"
 	case d.Decision == event.DecisionAllow:
 		return "approved"
 	case strings.HasPrefix(d.Note, "denied"):

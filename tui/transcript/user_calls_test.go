@@ -313,3 +313,41 @@ func TestStderrLineWithALateNewline(t *testing.T) {
 		t.Errorf("lines = %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// A !command's card shows its stdout and stderr interleaved in the order
+// their output came, while it runs and once it succeeded, not stdout then
+// stderr as its result holds them.
+func TestRanShowsStderrWhereItCame(t *testing.T) {
+	tr := New()
+	userTurn(tr, "!make")
+	in, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", "make"}})
+	tr.Apply(ev(3, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: in, ModelCallID: "user-msg-u-shell", RequestID: "msg-u", RunID: "run-1"}))
+	for i, o := range []event.ToolOutput{
+		{Stream: event.StreamStdout, Text: "compile a\n"},
+		{Stream: event.StreamStderr, Text: "warning: a is old\n"},
+		{Stream: event.StreamStdout, Text: "compile b\n"},
+		{Stream: event.StreamStderr, Text: "warning: b is old\n"},
+		{Stream: event.StreamStdout, Text: "link\n"},
+	} {
+		o.CallID = "call-1"
+		tr.Apply(ev(4+i, o))
+	}
+	order := []string{"│ compile a", "│ warning: a is old", "│ compile b", "│ warning: b is old", "│ link"}
+	inOrder := func(when string) {
+		t.Helper()
+		text := plain(all(tr, 100))
+		at := -1
+		for _, w := range order {
+			i := strings.Index(text, w)
+			if i < 0 || i < at {
+				t.Fatalf("%s: the card lacks %q in its place:\n%s", when, w, text)
+			}
+			at = i
+		}
+	}
+	inOrder("running")
+	out, _ := json.Marshal(map[string]any{"exitCode": 0, "stdout": "compile a\ncompile b\nlink\n", "stderr": "warning: a is old\nwarning: b is old\n"})
+	tr.Apply(ev(9, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, Output: out, DurationMs: 30}))
+	tr.Apply(ev(10, event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, ToolCalls: 1, Usage: usage}))
+	inOrder("done")
+}
