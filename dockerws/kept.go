@@ -39,10 +39,9 @@ func ListKept(ctx context.Context, dockerHost, sessionID string) ([]Kept, error)
 
 func listKept(ctx context.Context, cli *client.Client, sessionID string) ([]Kept, error) {
 	const op = "list kept containers"
-	filter := make(client.Filters).Add("label", LabelWorkspace)
-	if sessionID != "" {
-		filter = filter.Add("label", LabelSession+"="+sessionID)
-	}
+	// Not filtered by the session label: a claimed spare has none (its
+	// kept name says it, keptSession).
+	filter := make(client.Filters).Add("label", LabelWorkspace).Add("name", KeptPrefix)
 	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
 	if err != nil {
 		return nil, dockerError(ctx, op, err)
@@ -50,8 +49,8 @@ func listKept(ctx context.Context, cli *client.Client, sessionID string) ([]Kept
 	var out []Kept
 	for _, c := range list.Items {
 		for _, n := range c.Names {
-			if name := strings.TrimPrefix(n, "/"); strings.HasPrefix(name, KeptPrefix) {
-				out = append(out, Kept{Name: name, SessionID: c.Labels[LabelSession], Created: time.Unix(c.Created, 0),
+			if name := strings.TrimPrefix(n, "/"); strings.HasPrefix(name, KeptPrefix) && (sessionID == "" || keptSession(c.Labels, name) == sessionID) {
+				out = append(out, Kept{Name: name, SessionID: keptSession(c.Labels, name), Created: time.Unix(c.Created, 0),
 					Running: c.State == container.StateRunning})
 			}
 		}
@@ -117,7 +116,7 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 		return fail(dockerError(ctx, op, err))
 	}
 	c := got.Container
-	if c.Config == nil || c.Config.Labels[LabelSession] != opts.SessionID || !strings.HasPrefix(strings.TrimPrefix(c.Name, "/"), KeptPrefix) {
+	if c.Config == nil || keptSession(c.Config.Labels, strings.TrimPrefix(c.Name, "/")) != opts.SessionID || !strings.HasPrefix(strings.TrimPrefix(c.Name, "/"), KeptPrefix) {
 		return fail(&errcode.Error{Code: errcode.WorkspaceScope, Op: op, Message: "container " + name + " is not a kept container of session " + opts.SessionID})
 	}
 	if c.State == nil || !c.State.Running {
