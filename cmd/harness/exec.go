@@ -48,6 +48,9 @@ func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interr
 	// The prompt goes out at once: the workspace opens alongside the first
 	// model request, not before it.
 	a.Opts.DeferWorkspace = true
+	// A warm spare container saves the first tool call the container's
+	// start; the run leaves the next one (--no-spare: not).
+	a.Opts.SpareWorkspace = true
 	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork})
 	if err != nil {
 		return a.fail(err)

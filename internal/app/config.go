@@ -58,6 +58,11 @@ type Options struct {
 	// which sends its prompt right away: the open then never competes with
 	// what comes before the request, and overlaps the model's answer).
 	DeferWorkspace bool
+	// SpareWorkspace lets the Docker workspace claim a warm spare and
+	// leave one for the next run (dockerws.Options.Spare; harness exec),
+	// unless NoSpare (--no-spare) or HARNESS_SPARE=0 turns spares off.
+	SpareWorkspace bool
+	NoSpare        bool
 }
 
 // Env is the process environment, read by the caller.
@@ -73,6 +78,9 @@ type Resolved struct {
 	KeyEnv                         string
 	Window, CompactAt, CompactTail int
 	Budget                         int64
+	// Spares is whether warm spare containers may be used (--no-spare,
+	// HARNESS_SPARE).
+	Spares bool
 	// WindowSource says where Window came from: WindowFromConfig (the
 	// --context-window flag or the config file), WindowFromServer or
 	// WindowFromDefault.
@@ -114,6 +122,13 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	r.APIKey = e[r.KeyEnv]
 	r.Image = first(o.Image, e["HARNESS_IMAGE"], fc.Image, DefaultImage)
 	r.Workspace = o.Workspace
+	switch v := strings.ToLower(e["HARNESS_SPARE"]); v {
+	case "", "1", "on", "true", "yes":
+		r.Spares = !o.NoSpare
+	case "0", "off", "false", "no":
+	default:
+		return r, usageErr("HARNESS_SPARE must be 1 or 0 (on or off), not %q", e["HARNESS_SPARE"])
+	}
 	r.Window, r.WindowSource = DefaultContextWindow, WindowFromDefault
 	if fc.ContextWindow > 0 {
 		r.Window, r.WindowSource = fc.ContextWindow, WindowFromConfig

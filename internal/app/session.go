@@ -558,6 +558,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		if err == nil {
 			o := a.wsOptions(s.Root, sessionID)
 			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, a.Opts.DeferWorkspace
+			o.Spare = a.Opts.SpareWorkspace && a.Conf.Spares
 			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
 				s.Note = strings.Join(missing, "\n")
 			}
