@@ -349,4 +349,3 @@ func TestSpareOfOthersNotClaimed(t *testing.T) {
 		t.Fatalf("claim = %s, %v; want this user's spare %s", id, ok, mine)
 	}
 }
-
