@@ -108,7 +108,8 @@ func sessionIn(b *testing.B, out string) string {
 	return m[1]
 }
 
-// waitRemoved waits until the containers of session id, which the exited
+// waitRemoved waits until the containers of session id (and the claimed
+// spares of exited runs, waitClaimsRemoved), which the exited
 // run left for the daemon to remove, are gone: a baseline timed right
 // after a Docker run must not share the machine with that removal. A
 // container whose create was still on the wire when the run exited is
@@ -127,6 +128,7 @@ func waitRemoved(b *testing.B, cli *client.Client, id string) {
 			b.Fatal(err)
 		}
 		if len(list.Items) == 0 {
+			waitClaimsRemoved(b, cli)
 			return
 		}
 	}
@@ -591,7 +593,6 @@ func benchFirstToolCall(b *testing.B, spare bool) {
 		}
 		b.StopTimer()
 		waitRemoved(b, cli, session)
-		waitClaimsRemoved(b, cli)
 		b.StartTimer()
 		return first
 	}
@@ -636,31 +637,29 @@ func idleSpares(b *testing.B, cli *client.Client) []string {
 	return ids
 }
 
-// waitClaimsRemoved waits until the claimed spares of exited runs are
-// gone (a claimed spare has no session label: waitRemoved does not see
-// it).
+// waitClaimsRemoved waits until the claimed warm spares of exited runs
+// are gone (a claimed spare has no session label: the session's list does
+// not see it). The reap removes those whose claimer is gone, or sees them
+// being removed; a running one is a live process's workspace.
 func waitClaimsRemoved(b *testing.B, cli *client.Client) {
-	for range 100 {
-		if _, err := dockerws.Reap(b.Context(), ""); err != nil {
-			b.Fatal(err)
-		}
-		list, err := cli.ContainerList(b.Context(), client.ContainerListOptions{All: true,
-			Filters: make(client.Filters).Add("label", dockerws.LabelSpare).Add("name", dockerws.ClaimPrefix)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(list.Items) == 0 {
-			return
-		}
-		for _, c := range list.Items {
-			wctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
-			res := cli.ContainerWait(wctx, c.ID, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
-			select {
-			case <-res.Result:
-			case <-res.Error:
-			}
-			cancel()
-		}
+	if _, err := dockerws.Reap(b.Context(), ""); err != nil {
+		b.Fatal(err)
 	}
-	b.Fatal("the claimed spares of exited runs are not removed")
+	list, err := cli.ContainerList(b.Context(), client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", dockerws.LabelSpare).Add("name", dockerws.ClaimPrefix)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range list.Items {
+		if c.State == container.StateRunning {
+			continue
+		}
+		wctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
+		res := cli.ContainerWait(wctx, c.ID, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
+		select {
+		case <-res.Result:
+		case <-res.Error:
+		}
+		cancel()
+	}
 }
