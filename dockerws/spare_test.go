@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/harness-dev/harness/internal/errcode"
 )
 
 // spareOpts turns spares on with a configuration of the test's own (a
@@ -347,5 +349,59 @@ func TestSpareOfOthersNotClaimed(t *testing.T) {
 	}
 	if id, _, ok := claimSpare(ctx, cli, w.spare.hash, time.Now()); !ok || id != mine {
 		t.Fatalf("claim = %s, %v; want this user's spare %s", id, ok, mine)
+	}
+}
+
+// A claimed spare kept for its work (its labels name no session) is
+// listed and adopted by its session, and by no other; the reaper leaves
+// it.
+func TestKeptClaimedSpare(t *testing.T) {
+	edit := spareOpts(t)
+	first := open(t, t.TempDir(), busyboxImage, edit)
+	mustExec(t, first, "true")
+	if err := first.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	spare := onlySpare(t, first.spare.hash)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"notes.txt": "one\n"})
+	const session = "sess-kept-spare"
+	w := open(t, root, busyboxImage, edit, func(o *Options) { o.SessionID = session })
+	if w.ContainerID() != spare {
+		t.Fatalf("container %s, want the spare %s", w.ContainerID(), spare)
+	}
+	ctx := t.Context()
+	if err := w.WriteFile(ctx, "keep.txt", []byte("keep me\n")); err != nil {
+		t.Fatal(err)
+	}
+	name, err := w.Keep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = RemoveKept(context.Background(), "", name) })
+	snap := w.Snapshot()
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Reap(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := ListKept(ctx, "", session)
+	if err != nil || len(kept) != 1 || kept[0].Name != name || kept[0].SessionID != session || !kept[0].Running {
+		t.Fatalf("ListKept = %+v, %v", kept, err)
+	}
+	if other, err := ListKept(ctx, "", "sess-other"); err != nil || len(other) != 0 {
+		t.Fatalf("ListKept of another session = %+v, %v", other, err)
+	}
+	_, err = Adopt(ctx, Options{Root: root, SessionID: "sess-other"}, name, snap)
+	wantCode(t, err, errcode.WorkspaceScope)
+	a, err := Adopt(ctx, Options{Root: root, SessionID: session}, name, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	patch, err := a.Diff(ctx)
+	if err != nil || !strings.Contains(patch, "keep me") {
+		t.Fatalf("diff of the adopted kept spare: %q, %v", patch, err)
 	}
 }
