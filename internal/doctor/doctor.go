@@ -28,8 +28,9 @@ import (
 // In a project that needs a toolchain (Go, Node, Python, Rust), it says
 // which, where the sandbox gets each from and what it mounts, and runs each
 // toolchain's version command in a throwaway workspace of the image with
-// those mounts. It lists the build cache volumes; with clean it removes
-// the current project's (not while a running session uses it).
+// those mounts. It lists the user's idle warm spare containers and the
+// build cache volumes; with clean it removes the spares and the current
+// project's cache (not while a running session uses it).
 func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer) bool {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
