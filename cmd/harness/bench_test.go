@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -596,18 +597,30 @@ func benchFirstToolCall(b *testing.B, spare bool) {
 		b.StartTimer()
 		return first
 	}
+	hash := "" // the configuration of the runs' spares
 	if spare {
 		b.Cleanup(func() { _, _ = dockerws.RemoveSpares(context.Background(), "") })
-		run() // leaves the first spare
+		// The first run leaves the first spare (of the runs' configuration,
+		// whatever other spares there are).
+		before := idleSpares(b, cli, "")
+		run()
+		for id, h := range idleSpares(b, cli, "") {
+			if _, ok := before[id]; !ok {
+				hash = h
+			}
+		}
+		if hash == "" {
+			b.Fatal("the first run left no spare")
+		}
 	}
 	var firsts, bares []time.Duration
 	for b.Loop() {
-		before := idleSpares(b, cli)
+		before := idleSpares(b, cli, hash)
 		firsts = append(firsts, run())
 		if spare {
 			// The run claimed the spare there was and left another.
-			after := idleSpares(b, cli)
-			if len(before) != 1 || len(after) != 1 || after[0] == before[0] {
+			after := idleSpares(b, cli, hash)
+			if len(before) != 1 || len(after) != 1 || maps.Equal(before, after) {
 				b.Fatalf("spares before the run %v, after %v: want one claimed and one made", before, after)
 			}
 		}
@@ -623,16 +636,21 @@ func benchFirstToolCall(b *testing.B, spare bool) {
 	b.ReportMetric(float64(f)/float64(bare), "ratio")
 }
 
-// idleSpares lists the IDs of the idle warm spares.
-func idleSpares(b *testing.B, cli *client.Client) []string {
+// idleSpares lists the idle warm spares of configuration hash ("": all):
+// their IDs and configurations.
+func idleSpares(b *testing.B, cli *client.Client, hash string) map[string]string {
+	label := dockerws.LabelSpare
+	if hash != "" {
+		label += "=" + hash
+	}
 	list, err := cli.ContainerList(b.Context(), client.ContainerListOptions{
-		Filters: make(client.Filters).Add("label", dockerws.LabelSpare).Add("name", dockerws.SparePrefix)})
+		Filters: make(client.Filters).Add("label", label).Add("name", dockerws.SparePrefix)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var ids []string
+	ids := map[string]string{}
 	for _, c := range list.Items {
-		ids = append(ids, c.ID)
+		ids[c.ID] = c.Labels[dockerws.LabelSpare]
 	}
 	return ids
 }
