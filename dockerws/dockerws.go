@@ -488,6 +488,22 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.Fi
 		return err
 	}
 	mark, err := w.copyIn(ctx, items)
+	if rec := w.spare.recorded; rec != nil {
+		// The claimed spare's owner record, made alongside the copy.
+		w.spare.recorded = nil
+		if rerr := <-rec; err == nil {
+			err = rerr
+		}
+	}
+	if err != nil && w.spare.claimed != "" && ctx.Err() == nil {
+		// The claimed spare failed under the copy (removed by a reaper
+		// that does not know spares): a container of its own then.
+		_ = w.dispose(ctx)
+		w.cid, w.spare.claimed, w.spare.noClaim = "", "", true
+		if err = createContainer(ctx, w, imgEnv); err == nil {
+			mark, err = w.copyIn(ctx, items)
+		}
+	}
 	if err != nil {
 		_ = w.dispose(ctx)
 		return err
@@ -691,7 +707,7 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 	if err := w.ensureCache(ctx); err != nil {
 		return err
 	}
-	if w.opts.Spare && w.useSpare(ctx, imgEnv) {
+	if w.opts.Spare && !w.spare.noClaim && w.useSpare(ctx, imgEnv) {
 		return nil
 	}
 	labels := map[string]string{

@@ -31,13 +31,14 @@ import (
 // background, unless one with time left exists; Close and Abandon wait for
 // it (Abandon within its ctx), so that the next run finds it.
 //
-// Life and reaping. A spare has no owner process: its LabelOwner is
-// spareOwner, which the owner rule (reap.go) counts as alive exactly while
-// the container runs, so a spare whose start never happened (its maker was
-// killed) is removed like any leftover, by this and older versions alike.
-// A running spare carries its idle deadline (LabelSpareUntil, DefaultSpareIdle
-// after it was made): every reap (each open, harness doctor) removes the
-// spares past it, and harness doctor --clean removes the user's idle ones.
+// Life and reaping. A spare has no owner process (its LabelOwner is
+// spareOwner) and no LabelWorkspace, so the owner rule of reap.go, and an
+// older Harness's reaper, never see it; reapSpares, part of every reap
+// (each open, harness doctor), decides its life: a spare that never
+// started (its maker was killed) is removed a claimMargin after its
+// creation, a running one once past its idle deadline (LabelSpareUntil,
+// DefaultSpareIdle after it was made); harness doctor --clean removes the
+// user's idle ones.
 //
 // Claiming is a rename of the spare (SparePrefix+x, by that name) to a name
 // that depends only on the spare (ClaimPrefix+x): the daemon reserves a
@@ -92,6 +93,10 @@ type spareState struct {
 	hash    string
 	imgEnv  []string
 	claimed string
+	noClaim bool // the claimed spare failed: the open creates a container
+	// recorded gets the outcome of the owner record of the claim, made
+	// while the tree is copied in (build waits for it).
+	recorded chan error
 
 	replace sync.Once
 	done    chan struct{} // closed once the replacement is over; guarded by Workspace.mu
@@ -126,14 +131,19 @@ func (w *Workspace) useSpare(ctx context.Context, imgEnv []string) bool {
 		return false
 	}
 	w.cid, w.spare.claimed = id, claim
-	// The owner record: without it the claimed container would outlive
-	// this process until its idle deadline.
-	if _, err := w.cli.VolumeCreate(context.WithoutCancel(ctx), client.VolumeCreateOptions{Name: claim, Driver: "local",
-		Labels: map[string]string{LabelWorkspace: w.id, LabelSession: w.opts.SessionID, LabelOwner: ownerLabel(), LabelSpare: w.spare.hash}}); err != nil {
-		_ = w.dispose(ctx)
-		w.cid, w.spare.claimed = "", ""
-		return false
-	}
+	// The owner record, made while the tree is copied in: without it the
+	// claimed container would outlive this process until its idle
+	// deadline. A failure fails the claim (build).
+	rec := make(chan error, 1)
+	w.spare.recorded = rec
+	go func() {
+		_, err := w.cli.VolumeCreate(context.WithoutCancel(ctx), client.VolumeCreateOptions{Name: claim, Driver: "local",
+			Labels: map[string]string{LabelWorkspace: w.id, LabelSession: w.opts.SessionID, LabelOwner: ownerLabel(), LabelSpare: w.spare.hash}})
+		if err != nil {
+			err = dockerError(ctx, "record the claim of a spare container", err)
+		}
+		rec <- err
+	}()
 	return true
 }
 
@@ -248,9 +258,10 @@ func (w *Workspace) makeSpare(ctx context.Context, until time.Time, always bool)
 		}
 	}
 	id := uuid.NewString()
+	// No LabelWorkspace: a reaper that does not know spares (an older
+	// Harness) never sees one, so never removes one it listed before its
+	// start, nor a claimed one.
 	labels := map[string]string{
-		LabelWorkspace:  "ws-" + id,
-		LabelSession:    "",
 		LabelOwner:      spareOwner,
 		LabelSpare:      w.spare.hash,
 		LabelSpareUser:  uid,
@@ -303,6 +314,9 @@ func reapSpares(ctx context.Context, cli *client.Client, mine bool) int {
 			if !mine && running && now.Before(spareUntil(c.Labels)) {
 				continue
 			}
+			if !mine && c.State == container.StateCreated && now.Sub(time.Unix(c.Created, 0)) < claimMargin {
+				continue // being started by its maker
+			}
 			// Claimed first, so that no run claims it while it goes.
 			claim := ClaimPrefix + strings.TrimPrefix(name, SparePrefix)
 			if _, err := cli.ContainerRename(ctx, name, client.ContainerRenameOptions{NewName: claim}); err != nil {
@@ -329,6 +343,19 @@ func reapSpares(ctx context.Context, cli *client.Client, mine bool) int {
 		}
 		if strings.HasPrefix(name, ClaimPrefix) {
 			_, _ = cli.VolumeRemove(ctx, name, client.VolumeRemoveOptions{Force: true})
+		}
+	}
+	// A spare's own volumes left by a removal without them (docker rm
+	// without -v); owner records (LabelWorkspace) follow the owner rule.
+	vols, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: make(client.Filters).Add("label", LabelSpare).Add("dangling", "true")})
+	if err == nil {
+		for _, v := range vols.Items {
+			if _, rec := v.Labels[LabelWorkspace]; rec || (mine && v.Labels[LabelSpareUser] != strconv.Itoa(os.Getuid())) {
+				continue
+			}
+			if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{}); err == nil {
+				n++
+			}
 		}
 	}
 	return n

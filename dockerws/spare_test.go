@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,6 +222,10 @@ func TestSpareReaped(t *testing.T) {
 	}
 	if _, err := cli.VolumeInspect(ctx, claim, client.VolumeInspectOptions{}); !isNotFound(err) {
 		t.Errorf("dead claimer's owner record after Reap: %v, want gone", err)
+	}
+	if all := sparesOf(t, w.spare.hash); len(all) != 1 {
+		out, _ := exec.Command("docker", "ps", "-a", "--filter", "label="+LabelSpare+"="+w.spare.hash, "--format", "{{.ID}} {{.Names}} {{.Status}}").CombinedOutput()
+		t.Fatalf("spares after Reap: %v (fresh %s); docker ps: %s", all, fresh, out)
 	}
 	if got := onlySpare(t, w.spare.hash); got != fresh {
 		t.Fatalf("spare with time left = %s, want %s kept", got, fresh)
