@@ -79,4 +79,13 @@ func TestExecWarmSpare(t *testing.T) {
 	if len(next) != 1 || next[0] == first[0] {
 		t.Fatalf("spares after the next run: %v; want one other than the claimed %s", next, first[0])
 	}
+	// harness doctor leaves it (it has time left); --clean removes it.
+	u.run("", "doctor")
+	if s := sparesWithMemory(t.Context(), t, cli, mem); len(s) != 1 {
+		t.Fatalf("spares after doctor: %v, want %v", s, next)
+	}
+	u.run("", "doctor", "--clean")
+	if s := sparesWithMemory(t.Context(), t, cli, mem); len(s) != 0 {
+		t.Fatalf("spares after doctor --clean: %v, want none", s)
+	}
 }
