@@ -43,9 +43,18 @@ func Apply() {
 		debug.SetGCPercent(Percent)
 	}
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		debug.SetMemoryLimit(Limit(0))
-		follow(chain.Add(1))
+		Follow()
 	}
+}
+
+// Follow sets the soft memory limit to Limit(0) and then, after every
+// collection, to Limit of the heap live after it, until stop is called
+// (or Follow is called again); the limit then stays where it was.
+func Follow() (stop func()) {
+	debug.SetMemoryLimit(Limit(0))
+	n := chain.Add(1)
+	follow(n)
+	return func() { chain.CompareAndSwap(n, n+1) }
 }
 
 // Limit is the soft memory limit for a heap of live bytes live after a

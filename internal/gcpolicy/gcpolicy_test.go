@@ -14,7 +14,7 @@ import (
 func TestApply(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	defer gcpolicy.Stop()
+	defer func() { gcpolicy.Follow()() }() // ends Apply's follower
 	t.Setenv("GOGC", "") // restored after the test
 	if err := os.Unsetenv("GOGC"); err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestApply(t *testing.T) {
 // the limit then follows the live heap: twice it, never under Floor.
 func TestApplyLimitFollowsLiveHeap(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	defer gcpolicy.Stop()
+	defer func() { gcpolicy.Follow()() }() // ends Apply's follower
 	t.Setenv("GOMEMLIMIT", "")
 	if err := os.Unsetenv("GOMEMLIMIT"); err != nil {
 		t.Fatal(err)
@@ -91,5 +91,27 @@ func TestLimit(t *testing.T) {
 		if got := gcpolicy.Limit(c.live); got != c.want {
 			t.Errorf("Limit(%d) = %d, want %d", c.live, got, c.want)
 		}
+	}
+}
+
+// After stop, collections no longer move the limit.
+func TestFollowStop(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	stop := gcpolicy.Follow()
+	if got := debug.SetMemoryLimit(-1); got != gcpolicy.Floor {
+		t.Fatalf("limit after Follow: %d, want %d", got, gcpolicy.Floor)
+	}
+	stop()
+	held := make([]byte, 64<<20)
+	for i := range held {
+		held[i] = byte(i)
+	}
+	for range 5 {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	runtime.KeepAlive(held)
+	if got := debug.SetMemoryLimit(-1); got != gcpolicy.Floor {
+		t.Errorf("limit after stop and collections with 64 MiB live: %d, want %d", got, gcpolicy.Floor)
 	}
 }
