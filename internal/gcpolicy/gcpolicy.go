@@ -13,11 +13,12 @@
 // long TUI turn (1,000 rounds of 20 KB reads, live heap about 14 MiB)
 // otherwise let the heap reach three times its live size between
 // collections, and its resident size climb to 87–98 MiB with a live heap
-// that stayed flat; under the limit it stays near 62 MiB, for about three
-// times as many (short) collections. Because the limit is never below
-// twice the live heap, a session whose live heap outgrows Floor keeps at
-// least as much room to allocate as it holds, and the collector never
-// runs back to back.
+// that stayed flat; under the limit it stays at 58–60 MiB (peak about
+// 64), for about six times as many (short) collections
+// (BenchmarkTUILongTurnRSS in cmd/harness). Because the limit is never
+// below twice the live heap, a session whose live heap outgrows Floor
+// keeps at least as much room to allocate as it holds, and the collector
+// never runs back to back.
 package gcpolicy
 
 import (

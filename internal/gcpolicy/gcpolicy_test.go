@@ -15,7 +15,7 @@ func TestApply(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	defer func() { gcpolicy.Follow()() }() // ends Apply's follower
-	t.Setenv("GOGC", "") // restored after the test
+	t.Setenv("GOGC", "")                   // restored after the test
 	if err := os.Unsetenv("GOGC"); err != nil {
 		t.Fatal(err)
 	}
