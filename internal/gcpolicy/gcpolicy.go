@@ -15,10 +15,13 @@
 // collections, and its resident size climb to 87–98 MiB with a live heap
 // that stayed flat; under the limit it stays at 58–60 MiB (peak about
 // 64), for about six times as many (short) collections
-// (BenchmarkTUILongTurnRSS in cmd/harness). Because the limit is never
-// below twice the live heap, a session whose live heap outgrows Floor
-// keeps at least as much room to allocate as it holds, and the collector
-// never runs back to back.
+// (BenchmarkTUILongTurnRSS in cmd/harness: about one a round, 6 % of the
+// CPU, against 1 %). The limit counts the runtime's own memory too
+// (about 11 MiB there), so the room left to allocate is the smallest,
+// about 4 MiB, when the live heap is near Floor/2; because the limit is
+// never below twice the live heap, a larger session's room grows with it
+// and the collector does not run back to back (the runtime also holds
+// it to half the CPU at worst).
 package gcpolicy
 
 import (
