@@ -64,7 +64,7 @@ test:
 # run reuse what the tests' static harness binary compiled.
 bench:
 	@scripts/provision.sh bench || true
-	@set -o pipefail; CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -benchmem -count=1 $(PKGS) 2>&1 | tee $(BENCHLOG)
+	@set -o pipefail; CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -benchmem -timeout 45m -count=1 $(PKGS) 2>&1 | tee $(BENCHLOG)
 
 # go vet, staticcheck, and errcheck (staticcheck has no unchecked-error
 # check of its own), both at a pinned version. errcheck skips test files and

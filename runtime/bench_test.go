@@ -169,28 +169,39 @@ type storeCost struct {
 	rounds, runs          int
 	stored, discard       time.Duration // at gcpolicy.Percent
 	stored100, discard100 time.Duration // at GOGC=100
+	storedLim, discardLim time.Duration // at gcpolicy.Percent under gcpolicy's live-heap memory limit
 }
 
 // compareStore runs turn (of rounds model rounds) b.N times over the
 // store and b.N times over a discarding log, alternately; the timer runs
 // only inside the turns. It does so under the harness binary's collector
 // setting (gcpolicy.Percent), whose figures report gives plainly, and
-// again at Go's default (GOGC=100), given with the suffix @GOGC100.
+// again at Go's default (GOGC=100), given with the suffix @GOGC100, and
+// under the binary's whole policy (gcpolicy.Percent and the soft memory
+// limit that follows the live heap), given with the suffix @limit.
 func compareStore(b *testing.B, rounds int, turn func(discard bool) time.Duration) storeCost {
 	c := storeCost{rounds: rounds}
 	b.StopTimer()
 	old := debug.SetGCPercent(gcpolicy.Percent)
 	defer debug.SetGCPercent(old)
-	for _, percent := range []int{gcpolicy.Percent, 100} {
-		debug.SetGCPercent(percent)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	for _, setting := range []int{gcpolicy.Percent, 100, -1} {
 		stored, discard := &c.stored, &c.discard
-		if percent == 100 {
+		stop := func() {}
+		switch setting {
+		case 100:
+			debug.SetGCPercent(100)
 			stored, discard = &c.stored100, &c.discard100
+		case -1:
+			debug.SetGCPercent(gcpolicy.Percent)
+			stop = gcpolicy.Follow()
+			stored, discard = &c.storedLim, &c.discardLim
 		}
 		for range b.N {
 			*stored += turn(false)
 			*discard += turn(true)
 		}
+		stop()
 	}
 	c.runs = b.N
 	return c
@@ -205,6 +216,8 @@ func (c storeCost) report(b *testing.B) {
 	b.ReportMetric(per(c.stored-c.discard), "store-cpu-µs/round")
 	b.ReportMetric(per(c.discard100), "runtime-cpu-µs/round@GOGC100")
 	b.ReportMetric(per(c.stored100-c.discard100), "store-cpu-µs/round@GOGC100")
+	b.ReportMetric(per(c.discardLim), "runtime-cpu-µs/round@limit")
+	b.ReportMetric(per(c.storedLim-c.discardLim), "store-cpu-µs/round@limit")
 }
 
 // discardLog is an event log that encodes each event, as a store adapter

@@ -1,7 +1,9 @@
 package gcpolicy_test
 
 import (
+	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"testing"
 
@@ -11,7 +13,9 @@ import (
 // Apply sets the binary's GOGC unless the user set one.
 func TestApply(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	t.Setenv("GOGC", "") // restored after the test
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	defer func() { gcpolicy.Follow()() }() // ends Apply's follower
+	t.Setenv("GOGC", "")                   // restored after the test
 	if err := os.Unsetenv("GOGC"); err != nil {
 		t.Fatal(err)
 	}
@@ -25,5 +29,89 @@ func TestApply(t *testing.T) {
 	gcpolicy.Apply()
 	if got := debug.SetGCPercent(100); got != 50 {
 		t.Errorf("with GOGC=50: percent %d, want 50", got)
+	}
+}
+
+// Apply sets the soft memory limit unless the user set GOMEMLIMIT, and
+// the limit then follows the live heap: twice it, never under Floor.
+func TestApplyLimitFollowsLiveHeap(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	defer func() { gcpolicy.Follow()() }() // ends Apply's follower
+	t.Setenv("GOMEMLIMIT", "")
+	if err := os.Unsetenv("GOMEMLIMIT"); err != nil {
+		t.Fatal(err)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	gcpolicy.Apply()
+	if got := debug.SetMemoryLimit(-1); got < gcpolicy.Floor || got == math.MaxInt64 {
+		t.Fatalf("limit after Apply: %d, want at least %d", got, gcpolicy.Floor)
+	}
+	// A live heap of 64 MiB: after collections the limit is twice it at
+	// least (the test binary's own heap adds to it).
+	held := make([]byte, 64<<20)
+	for i := range held {
+		held[i] = byte(i)
+	}
+	want := int64(2 * len(held))
+	for i := 0; debug.SetMemoryLimit(-1) < want; i++ {
+		if i == 10000 {
+			t.Fatalf("limit %d after %d collections with 64 MiB live, want at least %d", debug.SetMemoryLimit(-1), i, want)
+		}
+		runtime.GC()
+		runtime.Gosched()
+	}
+	runtime.KeepAlive(held) // unreachable from here on
+	// Freed again: the limit comes back down to Floor.
+	for i := 0; debug.SetMemoryLimit(-1) > gcpolicy.Floor; i++ {
+		if i == 10000 {
+			t.Fatalf("limit %d after the heap was freed, want %d", debug.SetMemoryLimit(-1), gcpolicy.Floor)
+		}
+		runtime.GC()
+		runtime.Gosched()
+	}
+}
+
+// With GOMEMLIMIT set, Apply leaves the limit the runtime read from it.
+func TestApplyKeepsUserLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetMemoryLimit(1 << 30) // what the runtime read from it at start
+	gcpolicy.Apply()
+	runtime.GC()
+	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
+		t.Errorf("with GOMEMLIMIT=1GiB: limit %d", got)
+	}
+}
+
+func TestLimit(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int64
+	}{{0, gcpolicy.Floor}, {gcpolicy.Floor / 2, gcpolicy.Floor}, {gcpolicy.Floor, 2 * gcpolicy.Floor}, {math.MaxUint64, 1 << 62}} {
+		if got := gcpolicy.Limit(c.live); got != c.want {
+			t.Errorf("Limit(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+}
+
+// After stop, collections no longer move the limit.
+func TestFollowStop(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	stop := gcpolicy.Follow()
+	if got := debug.SetMemoryLimit(-1); got != gcpolicy.Floor {
+		t.Fatalf("limit after Follow: %d, want %d", got, gcpolicy.Floor)
+	}
+	stop()
+	held := make([]byte, 64<<20)
+	for i := range held {
+		held[i] = byte(i)
+	}
+	for range 5 {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	runtime.KeepAlive(held)
+	if got := debug.SetMemoryLimit(-1); got != gcpolicy.Floor {
+		t.Errorf("limit after stop and collections with 64 MiB live: %d, want %d", got, gcpolicy.Floor)
 	}
 }
