@@ -267,3 +267,20 @@ func TestViewTurn(t *testing.T) {
 	_, err = compaction.ViewTurn(msgs, 5, "s", &first, &model.Message{ID: "a1", Role: model.RoleAssistant})
 	mustCode(t, err, errcode.RuntimeInvalidInput)
 }
+
+// View's group rule at its edges: a boundary whose tail answers a call
+// made by the very first message separates that group (refused); a
+// boundary of 0 keeps everything in the tail, so it separates nothing,
+// even when the history opens with a result whose call is unknown.
+func TestViewGroupRuleAtTheEdges(t *testing.T) {
+	firstCalls := []model.Message{call("a0", "c1"), user("u1", "x"), result("t2", "c1"), say("a3", "y")}
+	_, err := compaction.View(firstCalls, 1, "s", nil)
+	mustCode(t, err, errcode.RuntimeInvalidInput)
+
+	opensWithResult := []model.Message{result("t0", "lost"), user("u1", "x"), say("a2", "y")}
+	got, err := compaction.View(opensWithResult, 0, "s", nil)
+	mustCode(t, err, "")
+	if len(got) == 0 {
+		t.Fatal("View with boundary 0 returned no messages")
+	}
+}
