@@ -169,3 +169,27 @@ func FuzzEncodeRawFields(f *testing.F) {
 		}
 	})
 }
+
+// The splice rule: a raw field or a message's content of at least
+// SpliceMin bytes (compact JSON, valid UTF-8) is spliced into the encoding
+// rather than encoded again, and the spliced frame is byte for byte the
+// whole encoding; a smaller one is encoded whole (splicing would not pay).
+func TestEncodeSplicesLargeFieldsOnly(t *testing.T) {
+	for _, n := range []int{event.SpliceMin, event.SpliceMin + 1, event.SpliceMin - 1} {
+		content := strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
+		raw := []byte(`{"k":"` + strings.Repeat("y", n-8) + `"}`)
+		want := n >= event.SpliceMin
+		for _, e := range append(rawEvents(t, raw, "call-1"),
+			edit(t, "message.completed/user", func(d *event.MessageCompleted) { d.Content = content })) {
+			got, ok := event.EncodeSpliced(e)
+			if ok != want {
+				t.Errorf("%s of %d bytes: spliced = %v, want %v", e.Type, n, ok, want)
+			}
+			if ok {
+				if whole, err := event.EncodeWhole(e); err != nil || !bytes.Equal(got, whole) {
+					t.Errorf("%s of %d bytes: spliced %s\nwhole %s (%v)", e.Type, n, got, whole, err)
+				}
+			}
+		}
+	}
+}
