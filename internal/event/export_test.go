@@ -65,3 +65,9 @@ func EncodeSpliced(e Event) ([]byte, bool) {
 
 // SpliceMin is the size from which a field is spliced.
 const SpliceMin = spliceMin
+
+// IsCode and IsSHA256 expose the syntax rules of error codes and digests.
+var (
+	IsCode   = isCode
+	IsSHA256 = isSHA256
+)

@@ -193,3 +193,40 @@ func TestEncodeSplicesLargeFieldsOnly(t *testing.T) {
 		}
 	}
 }
+
+// MessageContent's rule: it returns the content exactly as Encode wrote it
+// for d, quotes included, and nil for any frame that is not what Encode
+// wrote for d: another type, a frame cut short, one written for another
+// message, or one whose content is not a whole JSON string.
+func TestMessageContentOnlyFromItsOwnFrame(t *testing.T) {
+	e := goldenEvent(t, "message.completed/assistant")
+	d := e.Data.(event.MessageCompleted)
+	frame := mustEncode(t, e)
+	want, _ := model.MarshalCanonical(d.Content)
+	if got := event.MessageContent(frame, d); !bytes.Equal(got, want) {
+		t.Fatalf("MessageContent = %s, want %s", got, want)
+	}
+	other := d
+	other.MessageID = "msg-other"
+	content := []byte(`"content":` + string(want))
+	for name, c := range map[string]struct {
+		frame []byte
+		d     event.MessageCompleted
+	}{
+		"empty frame":          {nil, d},
+		"another type":         {[]byte(goldenLine(t, "turn.started")), d},
+		"cut short":            {frame[:len(frame)-1], d},
+		"another message":      {frame, other},
+		"no closing quote":     {bytes.Replace(frame, content, append(bytes.Clone(content[:len(content)-1]), 'x'), 1), d},
+		"a lone quote":         {bytes.Replace(frame, content, []byte(`"content":"`), 1), d},
+		"content key missing":  {bytes.Replace(frame, content, []byte(`"kontent":`+string(want)), 1), d},
+		"content not a string": {bytes.Replace(frame, content, []byte(`"content":12`), 1), d},
+	} {
+		if bytes.Equal(c.frame, frame) && c.d.MessageID == d.MessageID {
+			t.Fatalf("%s: the edit did not apply", name)
+		}
+		if got := event.MessageContent(c.frame, c.d); got != nil {
+			t.Errorf("%s: MessageContent = %s, want nil", name, got)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package event_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+)
+
+// The error-code syntax: an upper-case ASCII letter, then upper-case
+// letters, digits and underscores; each end of each range is checked, and
+// the bytes just outside it.
+func TestErrorCodeSyntax(t *testing.T) {
+	for code, want := range map[string]bool{
+		"A": true, "Z": true, "AZ09_": true, "TOOL_BAD_INPUT": true, "E9": true, "X_": true,
+		"": false, "@A": false, "[A": false, "a": false, "0A": false, "9": false, "_A": false,
+		"A@": false, "A[": false, "A/": false, "A:": false, "Aa": false, "A-B": false, "A ": false,
+	} {
+		if got := event.IsCode(code); got != want {
+			t.Errorf("IsCode(%q) = %v, want %v", code, got, want)
+		}
+	}
+}
+
+// A digest is exactly 64 lower-case hex digits.
+func TestSHA256Syntax(t *testing.T) {
+	ok := strings.Repeat("0123456789abcdef", 4)
+	for s, want := range map[string]bool{
+		ok: true, strings.Repeat("9", 64): true, strings.Repeat("f", 64): true, strings.Repeat("a", 64): true,
+		ok[:63]: false, ok + "0": false, "": false,
+		ok[:63] + "/": false, ok[:63] + ":": false, ok[:63] + "`": false, ok[:63] + "g": false, ok[:63] + "A": false,
+	} {
+		if got := event.IsSHA256(s); got != want {
+			t.Errorf("IsSHA256(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// Content holds 1..MaxContentRunes characters, counted as runes: exactly
+// the bound passes in one-byte and in two-byte characters (more bytes than
+// the bound), one character more fails with EVENT_INVALID_FIELD.
+func TestContentBoundInRunes(t *testing.T) {
+	for _, c := range []struct {
+		content string
+		code    errcode.Code
+	}{
+		{strings.Repeat("x", event.MaxContentRunes), ""},
+		{strings.Repeat("ж", event.MaxContentRunes), ""},
+		{strings.Repeat("x", event.MaxContentRunes+1), errcode.EventInvalidField},
+		{strings.Repeat("ж", event.MaxContentRunes+1), errcode.EventInvalidField},
+		{"x", ""},
+	} {
+		e := edit(t, "steering.queued", func(d *event.SteeringQueued) { d.Content = c.content })
+		_, err := event.Encode(e)
+		if got := errcode.Of(err); got != c.code {
+			t.Errorf("content of %d bytes: code %q, want %q", len(c.content), got, c.code)
+		}
+	}
+}
