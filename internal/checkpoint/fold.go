@@ -80,7 +80,7 @@ func (s *Scan) Add(r Record) error {
 	if s.n == 0 {
 		s.LatestSeq = -1
 	}
-	s.n++
+	s.n++ // (s.n-- is equivalent: n only tells the first Add from the rest)
 	forked := s.forked
 	s.forked = false
 	switch event.Type(r.Type) {
