@@ -3,6 +3,7 @@ package event_test
 import (
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
@@ -55,6 +56,29 @@ func TestContentBoundInRunes(t *testing.T) {
 		_, err := event.Encode(e)
 		if got := errcode.Of(err); got != c.code {
 			t.Errorf("content of %d bytes: code %q, want %q", len(c.content), got, c.code)
+		}
+	}
+}
+
+// An error that names a foreign key stays one line of printable text: a
+// key holding a newline, a tab, DEL, a C1 control or a line separator is
+// quoted (escaped) in the message, wherever it sits.
+func TestForeignKeysNamedSafely(t *testing.T) {
+	line := goldenLine(t, "turn.started")
+	for _, key := range []string{`a\nb`, `\t`, `\u007f`, `\u0085`, `\u2028`, `x\u0000`} {
+		for name, frame := range map[string]string{
+			"envelope": strings.Replace(line, `{"v":1,`, `{"v":1,"`+key+`":1,`, 1),
+			"data":     strings.Replace(line, `"data":{`, `"data":{"`+key+`":1,`, 1),
+		} {
+			_, err := event.Decode([]byte(frame))
+			if errcode.Of(err) != errcode.EventUnknownKey {
+				t.Fatalf("%s key %s: code %q, want EVENT_UNKNOWN_KEY", name, key, errcode.Of(err))
+			}
+			for _, r := range err.Error() {
+				if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+					t.Errorf("%s key %s: the error holds %U: %q", name, key, r, err.Error())
+				}
+			}
 		}
 	}
 }
