@@ -303,6 +303,8 @@ func loneSurrogate(lit []byte) bool {
 	return false
 }
 
+// hex4 reads four hex digits. (len(b) <= 4 is equivalent: b is the rest of
+// a literal ending in '"', so four digits always come with more.)
 func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
