@@ -337,6 +337,10 @@ func RestoreLog(log []Record) (Restored, error) {
 	if s.n == 0 {
 		return Restored{AfterSeq: -1, LastSeq: -1}, nil
 	}
+	// Skipping to afterSeq-1 is a shortcut: Restore drops the records up
+	// to afterSeq itself and looks only at the one at afterSeq-1, so the
+	// mutants of these conditions are equivalent (with no checkpoint,
+	// LatestSeq is -1 and the loop stops at 0 anyway).
 	from := 0
 	for from < len(log) && log[from].Seq < s.LatestSeq-1 {
 		from++

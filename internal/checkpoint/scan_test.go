@@ -2,9 +2,11 @@ package checkpoint_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 )
 
@@ -49,5 +51,44 @@ func TestScanRequestAndAbandoned(t *testing.T) {
 	}
 	if got := scanLog(t, withEvent(t, log, started(turn))); got.Abandoned != "" {
 		t.Fatalf("a start naming the finished turn: abandoned %q, want none", got.Abandoned)
+	}
+}
+
+// An empty log restores to nothing: no checkpoint, and both seqs -1 (no
+// event yet), as a new session starts.
+func TestRestoreEmptyLog(t *testing.T) {
+	got, err := checkpoint.RestoreLog(nil)
+	if err != nil || got != (checkpoint.Restored{AfterSeq: -1, LastSeq: -1}) {
+		t.Fatalf("RestoreLog(nil) = %+v, %v", got, err)
+	}
+}
+
+// The payload bound is inclusive: a payload of exactly MaxBytes parses (a
+// valid checkpoint whose system text fills it), one byte more is
+// RUNTIME_CHECKPOINT_INVALID.
+func TestParseBoundIsInclusive(t *testing.T) {
+	log, err := readLog(t, filepath.Join("testdata", "logs", "good-one-turn.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := scanLog(t, log).Latest
+	sized := func(n int) []byte {
+		t.Helper()
+		c := *cp
+		payload, err := checkpoint.Marshal(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Settings.System += strings.Repeat("x", n-len(payload))
+		if payload, err = checkpoint.Marshal(&c); err != nil || len(payload) != n {
+			t.Fatalf("payload of %d bytes, want %d: %v", len(payload), n, err)
+		}
+		return payload
+	}
+	if _, err := checkpoint.Parse(sized(checkpoint.MaxBytes)); err != nil {
+		t.Fatalf("a payload of exactly MaxBytes: %v", err)
+	}
+	if _, err := checkpoint.Parse(sized(checkpoint.MaxBytes + 1)); errcode.Of(err) != errcode.RuntimeCheckpointInvalid {
+		t.Fatalf("a payload of MaxBytes+1: code %q", errcode.Of(err))
 	}
 }
