@@ -76,6 +76,8 @@ func PolicyFor(window, compactAtPercent, tailMessages, reserve int) (Policy, err
 		TailMessages:    tailMessages,
 		ReserveTokens:   reserve,
 	}
+	// (reserve > 0 and >= for the threshold are equivalent: a threshold is
+	// at most the window, and one equal to window-reserve stays as it is.)
 	if reserve >= 0 && p.ThresholdTokens > window-reserve {
 		p.ThresholdTokens = window - reserve
 	}

@@ -44,6 +44,7 @@ var diffTool = &tool{
 		b, err := model.MarshalCanonical(out)
 		if err == nil && len(b) > MaxOutputBytes {
 			left := ""
+			// (len(l) >= 0 is equivalent: only the words change.)
 			if l := workspace.LeftOut(patch); len(l) > 0 {
 				left, _ = cut("; left out of the patch: "+strings.Join(l, "; "), 4096, true)
 			}

@@ -157,6 +157,8 @@ func MessageContent(frame []byte, d MessageCompleted) []byte {
 	body := frame[:len(frame)-1] // the envelope's closing brace
 	start := bytes.Index(frame, []byte(`"content":"`)) + len(`"content":`)
 	end := len(body) - len(after)
+	// (start <= len(`"content":`) is equivalent: the key never opens a
+	// frame, so start is either below that, not found, or well above it.)
 	if start < len(`"content":`) || end < start+2 || !bytes.HasSuffix(body, after) ||
 		!bytes.HasSuffix(frame[:start], before) || frame[start] != '"' || frame[end-1] != '"' {
 		return nil
