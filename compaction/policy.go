@@ -92,6 +92,8 @@ func PolicyFor(window, compactAtPercent, tailMessages, reserve int) (Policy, err
 // threshold is at least 1, so the policy validates for any window ≥ 1.
 func DefaultPolicy(window int) Policy {
 	reserve := min(DefaultReserveCap, window/8)
+	// (window+reserve is an equivalent mutant: 80 % of the window is always
+	// below window-window/8, so the second bound never binds.)
 	threshold := min(percentOf(window, DefaultCompactAtPercent), window-reserve)
 	return Policy{
 		WindowTokens:    window,

@@ -73,6 +73,7 @@ func changedFiles(patch string) string {
 		case strings.HasPrefix(line, "diff --git a/"):
 			// A binary patch has no ---/+++ lines: "diff --git a/P b/P".
 			rest := strings.TrimRight(line[len("diff --git a/"):], "\r\n")
+			// (n >= 0 is equivalent: n == 0 gives the name "", skipped below.)
 			if n := (len(rest) - 3) / 2; n > 0 && rest[n:n+3] == " b/" && rest[:n] == rest[n+3:] {
 				name = rest[:n]
 			}
