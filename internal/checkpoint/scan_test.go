@@ -92,3 +92,26 @@ func TestParseBoundIsInclusive(t *testing.T) {
 		t.Fatalf("a payload of MaxBytes+1: code %q", errcode.Of(err))
 	}
 }
+
+// A next request's counters start at 0: boundary, step and max tokens of 0
+// parse, -1 is RUNTIME_CHECKPOINT_INVALID.
+func TestNextRequestCountersFromZero(t *testing.T) {
+	log, err := readLog(t, filepath.Join("testdata", "logs", "good-one-turn.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := scanLog(t, log).Request
+	for n, code := range map[int]errcode.Code{0: "", -1: errcode.RuntimeCheckpointInvalid} {
+		c := *req
+		next := *c.NextRequest
+		next.Boundary = n
+		c.NextRequest = &next
+		payload, err := checkpoint.Marshal(&c)
+		if err == nil {
+			_, err = checkpoint.Parse(payload)
+		}
+		if errcode.Of(err) != code {
+			t.Errorf("boundary %d: code %q, want %q (%v)", n, errcode.Of(err), code, err)
+		}
+	}
+}

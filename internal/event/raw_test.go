@@ -230,3 +230,12 @@ func TestMessageContentOnlyFromItsOwnFrame(t *testing.T) {
 		}
 	}
 }
+
+// An assistant message that only calls tools has empty content, and
+// MessageContent returns it as written: "".
+func TestMessageContentEmpty(t *testing.T) {
+	e := edit(t, "message.completed/assistant", func(d *event.MessageCompleted) { d.Content = "" })
+	if got := event.MessageContent(mustEncode(t, e), e.Data.(event.MessageCompleted)); string(got) != `""` {
+		t.Fatalf("MessageContent = %q, want %q", got, `""`)
+	}
+}
