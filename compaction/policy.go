@@ -126,7 +126,7 @@ func Fits(p Policy, occupancy int) bool {
 func OutputLimit(maxTokens, remainingBudget, reserve int) int {
 	limit := 0
 	for _, v := range [...]int{maxTokens, remainingBudget, reserve} {
-		if v > 0 && (limit == 0 || v < limit) {
+		if v > 0 && (limit == 0 || v < limit) { // (v <= limit: equivalent, same value)
 			limit = v
 		}
 	}

@@ -239,3 +239,19 @@ func TestMessageContentEmpty(t *testing.T) {
 		t.Fatalf("MessageContent = %q, want %q", got, `""`)
 	}
 }
+
+// A value cut short anywhere (inside a string, after a colon or a comma,
+// before a closing bracket) is never taken for compact JSON.
+func TestIsCompactJSONCutShort(t *testing.T) {
+	for _, v := range []string{`[1,"a",{"b":[null,true,false,-1.5e3]}]`, `{"k":{"a":"é\n"}}`} {
+		whole := padded(v)
+		if !event.IsCompactJSON(whole) {
+			t.Fatalf("IsCompactJSON(%s) = false for the whole value", whole)
+		}
+		for n := event.SpliceMin; n < len(whole); n++ {
+			if event.IsCompactJSON(whole[:n]) {
+				t.Errorf("IsCompactJSON took the first %d bytes of %s", n, v)
+			}
+		}
+	}
+}
