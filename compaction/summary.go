@@ -132,6 +132,7 @@ func cutUTF8(s string, limit int) (string, bool) {
 	}
 	// Look back at most utf8.UTFMax-1 bytes for the start of a sequence
 	// that straddles the limit; an invalid byte is a sequence of its own.
+	// (i >= 0 is equivalent: every limit is far above utf8.UTFMax.)
 	for i := limit; i > 0 && i > limit-utf8.UTFMax; i-- {
 		if !utf8.RuneStart(s[i]) {
 			continue

@@ -115,3 +115,45 @@ func TestNextRequestCountersFromZero(t *testing.T) {
 		}
 	}
 }
+
+// Counters and cursors are bounded inclusively: zero counters, a tail or
+// elision cursor at the end of the history and a compaction through the
+// current revision parse; one past any bound is RUNTIME_CHECKPOINT_INVALID.
+func TestCountersAndCursorsInclusive(t *testing.T) {
+	log, err := readLog(t, filepath.Join("testdata", "logs", "good-one-turn.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := scanLog(t, log).Latest
+	total := len(cp.History.Messages)
+	for name, c := range map[string]struct {
+		edit func(*checkpoint.Checkpoint)
+		code errcode.Code
+	}{
+		"zero counters": {func(c *checkpoint.Checkpoint) {
+			c.Accounting.ModelRequests, c.Accounting.ToolCalls, c.Accounting.TranscriptBytes = 0, 0, 0
+		}, ""},
+		"cursors at the end": {func(c *checkpoint.Checkpoint) {
+			c.Context.Compaction.TailStart, c.Context.Compaction.ElideBefore = total, total
+			c.Context.Compaction.ThroughRevision = c.History.Revision
+		}, ""},
+		"negative model requests": {func(c *checkpoint.Checkpoint) { c.Accounting.ModelRequests = -1 }, errcode.RuntimeCheckpointInvalid},
+		"negative tool calls":     {func(c *checkpoint.Checkpoint) { c.Accounting.ToolCalls = -1 }, errcode.RuntimeCheckpointInvalid},
+		"negative transcript":     {func(c *checkpoint.Checkpoint) { c.Accounting.TranscriptBytes = -1 }, errcode.RuntimeCheckpointInvalid},
+		"tail past the end":       {func(c *checkpoint.Checkpoint) { c.Context.Compaction.TailStart = total + 1 }, errcode.RuntimeCheckpointInvalid},
+		"elision past the end":    {func(c *checkpoint.Checkpoint) { c.Context.Compaction.ElideBefore = total + 1 }, errcode.RuntimeCheckpointInvalid},
+		"through a later revision": {func(c *checkpoint.Checkpoint) {
+			c.Context.Compaction.ThroughRevision = c.History.Revision + 1
+		}, errcode.RuntimeCheckpointInvalid},
+	} {
+		c2 := *cp
+		c.edit(&c2)
+		payload, err := checkpoint.Marshal(&c2)
+		if err == nil {
+			_, err = checkpoint.Parse(payload)
+		}
+		if errcode.Of(err) != c.code {
+			t.Errorf("%s: code %q, want %q (%v)", name, errcode.Of(err), c.code, err)
+		}
+	}
+}
