@@ -63,33 +63,39 @@ func TestRestoreEmptyLog(t *testing.T) {
 	}
 }
 
-// The payload bound is inclusive: a payload of exactly MaxBytes parses (a
-// valid checkpoint whose system text fills it), one byte more is
-// RUNTIME_CHECKPOINT_INVALID.
+// sized returns cp with its system text grown so that its canonical
+// payload is n bytes, and that payload.
+func sized(t *testing.T, cp *checkpoint.Checkpoint, n int) (*checkpoint.Checkpoint, []byte) {
+	t.Helper()
+	c := *cp
+	payload, err := checkpoint.Marshal(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Settings.System += strings.Repeat("x", n-len(payload))
+	if payload, err = checkpoint.Marshal(&c); err != nil || len(payload) != n {
+		t.Fatalf("payload of %d bytes, want %d: %v", len(payload), n, err)
+	}
+	return &c, payload
+}
+
+// The payload bound is inclusive, in Parse and in Save alike: a payload
+// of exactly MaxBytes (a valid checkpoint whose system text fills it) is
+// taken, one byte more is RUNTIME_CHECKPOINT_INVALID.
 func TestParseBoundIsInclusive(t *testing.T) {
 	log, err := readLog(t, filepath.Join("testdata", "logs", "good-one-turn.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp := scanLog(t, log).Latest
-	sized := func(n int) []byte {
-		t.Helper()
-		c := *cp
-		payload, err := checkpoint.Marshal(&c)
-		if err != nil {
-			t.Fatal(err)
+	for n, code := range map[int]errcode.Code{checkpoint.MaxBytes: "", checkpoint.MaxBytes + 1: errcode.RuntimeCheckpointInvalid} {
+		c, payload := sized(t, cp, n)
+		if _, err := checkpoint.Parse(payload); errcode.Of(err) != code {
+			t.Errorf("Parse of %d bytes: code %q, want %q", n, errcode.Of(err), code)
 		}
-		c.Settings.System += strings.Repeat("x", n-len(payload))
-		if payload, err = checkpoint.Marshal(&c); err != nil || len(payload) != n {
-			t.Fatalf("payload of %d bytes, want %d: %v", len(payload), n, err)
+		if _, _, _, err := (checkpoint.Row{}).Save(c); errcode.Of(err) != code {
+			t.Errorf("Save of %d bytes: code %q, want %q", n, errcode.Of(err), code)
 		}
-		return payload
-	}
-	if _, err := checkpoint.Parse(sized(checkpoint.MaxBytes)); err != nil {
-		t.Fatalf("a payload of exactly MaxBytes: %v", err)
-	}
-	if _, err := checkpoint.Parse(sized(checkpoint.MaxBytes + 1)); errcode.Of(err) != errcode.RuntimeCheckpointInvalid {
-		t.Fatalf("a payload of MaxBytes+1: code %q", errcode.Of(err))
 	}
 }
 

@@ -37,6 +37,7 @@ func (r Row) Save(cp *Checkpoint) (keep int64, tail []byte, next Row, err error)
 	if h.Base != 0 {
 		return 0, nil, Row{}, errcode.New(errcode.RuntimeCheckpointInvalid, "store checkpoint: a delta; store whole checkpoints")
 	}
+	// (>= is equivalent: a reset row only encodes again what it had.)
 	if r.msgs > len(h.Messages) {
 		r = Row{}
 	}
