@@ -91,6 +91,9 @@ func Load(row []byte) (*Checkpoint, Row, error) {
 	bad := func(format string, args ...any) error {
 		return errcode.Errorf(errcode.RuntimeCheckpointInvalid, "load checkpoint: "+format, args...)
 	}
+	// (i <= 0, at <= 0 and end <= 0 below are equivalent mutants: a row
+	// never starts with a newline, a head never with its history key, and
+	// the history key is never at the messages key.)
 	i := bytes.LastIndexByte(row, '\n')
 	if i < 0 {
 		cp, err := Parse(row)

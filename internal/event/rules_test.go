@@ -82,3 +82,34 @@ func TestForeignKeysNamedSafely(t *testing.T) {
 		}
 	}
 }
+
+// Rules at their edges: a settings change naming no context policy (all
+// four figures zero) is a session without compaction, but any one of them
+// set calls for a whole policy; tool output of exactly MaxToolOutputBytes
+// is kept; a rewind from no turn has fromTurn 0, one from a turn at least 1.
+func TestRulesAtTheirEdges(t *testing.T) {
+	for name, c := range map[string]struct {
+		e    event.Event
+		code errcode.Code
+	}{
+		"no policy": {edit(t, "settings.changed", func(d *event.SettingsChanged) {
+			d.WindowTokens, d.ThresholdTokens, d.TailMessages, d.ReserveTokens = 0, 0, 0, 0
+		}), ""},
+		"only a reserve": {edit(t, "settings.changed", func(d *event.SettingsChanged) {
+			d.WindowTokens, d.ThresholdTokens, d.TailMessages, d.ReserveTokens = 0, 0, 0, 5
+		}), errcode.EventInvalidField},
+		"output at the bound": {edit(t, "tool.output", func(d *event.ToolOutput) {
+			d.Text = strings.Repeat("o", event.MaxToolOutputBytes)
+		}), ""},
+		"output over the bound": {edit(t, "tool.output", func(d *event.ToolOutput) {
+			d.Text = strings.Repeat("o", event.MaxToolOutputBytes+1)
+		}), errcode.EventInvalidField},
+		"rewind from no turn": {edit(t, "session.rewound", func(d *event.SessionRewound) { d.FromTurnID, d.FromTurn = "", 0 }), ""},
+		"rewind from a turn 0": {edit(t, "session.rewound", func(d *event.SessionRewound) { d.FromTurnID, d.FromTurn = "turn-9", 0 }),
+			errcode.EventInvalidField},
+	} {
+		if _, err := event.Encode(c.e); errcode.Of(err) != c.code {
+			t.Errorf("%s: code %q, want %q (%v)", name, errcode.Of(err), c.code, err)
+		}
+	}
+}
