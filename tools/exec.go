@@ -127,6 +127,7 @@ func cut(s string, n int, truncated bool) (string, bool) {
 	if len(s) <= n {
 		return s, truncated
 	}
+	// (n >= 0 is equivalent on valid UTF-8: s[0] always starts a rune.)
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
