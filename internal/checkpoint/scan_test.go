@@ -107,10 +107,15 @@ func TestNextRequestCountersFromZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := scanLog(t, log).Request
-	for n, code := range map[int]errcode.Code{0: "", -1: errcode.RuntimeCheckpointInvalid} {
+	for i, code := range []errcode.Code{"", "", errcode.RuntimeCheckpointInvalid, errcode.RuntimeCheckpointInvalid} {
+		n := []int{0, -1}[i/2]
 		c := *req
 		next := *c.NextRequest
-		next.Boundary = n
+		if i%2 == 0 {
+			next.Boundary = n
+		} else {
+			next.Step = n
+		}
 		c.NextRequest = &next
 		payload, err := checkpoint.Marshal(&c)
 		if err == nil {
