@@ -73,7 +73,7 @@ func (r Row) Save(cp *Checkpoint) (keep int64, tail []byte, next Row, err error)
 	}
 	n := len(head)
 	for _, m := range raw[r.msgs:] {
-		n += len(m) + 1
+		n += len(m) + 1 // a capacity: its mutants are equivalent
 	}
 	tail = make([]byte, 0, n)
 	next = r
@@ -122,11 +122,12 @@ func Load(row []byte) (*Checkpoint, Row, error) {
 	base := []byte(`,"base":` + strconv.Itoa(n) + `,`)
 	mid := head[at+len(`"history":`) : end]
 	j := bytes.Index(mid, base)
+	// (j <= 0 is equivalent: mid opens with '{', never with the base.)
 	if j < 0 || j+len(base) != len(mid) {
 		return nil, Row{}, bad("the head's base does not count the %d message lines", n)
 	}
 	var b bytes.Buffer
-	b.Grow(len(row) + 16)
+	b.Grow(len(row) + 16) // a capacity: its mutant is equivalent
 	b.Write(head[:at+len(`"history":`)])
 	b.Write(mid[:j+1])
 	b.WriteString(`"messages":[`)
