@@ -38,11 +38,14 @@ func Boundary(msgs []model.Message, tailMessages int) (int, error) {
 		}
 	}
 	b := max(len(msgs)-tailMessages, 0)
+	// (>= is equivalent: moveBack returns a b at its floor unchanged.)
 	if b > first {
 		b = moveBack(msgs, b, first)
 	}
 	if b <= first {
 		msg := fmt.Sprintf("choose compaction boundary: nothing before the last %d messages to summarize", tailMessages)
+		// Only the words differ with this condition (the code is
+		// RUNTIME_CONTEXT_OVERFLOW either way): tests assert codes.
 		if start := len(msgs) - tailMessages; start > first {
 			msg += " once the tail is extended to keep tool calls with their results"
 		}
@@ -56,10 +59,13 @@ func Boundary(msgs []model.Message, tailMessages int) (int, error) {
 func moveBack(msgs []model.Message, b, floor int) int {
 	owner := owners(msgs)
 	scanned := len(msgs) // owner[scanned:] has been checked already
+	// (b >= floor is equivalent: one more round from the floor only moves
+	// b further down, and any b at or below the floor is refused alike.)
 	for b > floor {
 		// A tool result in msgs[b:scanned] answering a call made before b
 		// pulls the boundary back to that call; msgs[scanned:] did so already.
 		lo := b
+		// (a <= lo is equivalent: a == lo leaves lo as it is.)
 		for _, a := range owner[b:scanned] {
 			if a >= 0 && a < lo {
 				lo = a

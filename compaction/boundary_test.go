@@ -70,6 +70,11 @@ func TestBoundary(t *testing.T) {
 		{name: "a result later than other messages still pulls its call", msgs: []model.Message{
 			user("u1", "x"), call("a1", "c1", "c2"), result("t1", "c1"), user("u2", "steer"), result("t2", "c2"),
 		}, tail: 2, want: 1},
+		// The call at index 0 pulls the boundary to 0 like any other:
+		// nothing is left to summarize.
+		{name: "a result in the tail answering the very first message's call", msgs: []model.Message{
+			call("a0", "c1", "c2"), result("t1", "c1"), say("a2", "y"), result("t3", "c2"), user("u4", "z"),
+		}, tail: 3, code: errcode.RuntimeContextOverflow},
 		{name: "a reused call ID belongs to its latest call", msgs: []model.Message{
 			user("u1", "x"), call("a1", "c1"), result("t1", "c1"), say("a2", "y"), call("a3", "c1"), result("t3", "c1"),
 		}, tail: 2, want: 4},

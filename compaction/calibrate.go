@@ -121,6 +121,8 @@ type Calibration struct {
 // the bytes: a broken or scripted server, or an estimate) — the caller
 // then falls back to Algorithm.
 func Calibrate(provider, model string, bytes, promptTokens int) (Calibration, bool) {
+	// (bytes < 0 and promptTokens < 0 are equivalent mutants: a zero
+	// either way fails promptTokens > bytes or promptTokens*10 < bytes.)
 	if bytes <= 0 || promptTokens <= 0 || promptTokens*10 < bytes || promptTokens > bytes {
 		return Calibration{}, false
 	}
@@ -145,12 +147,15 @@ func (c Calibration) Estimate(provider, model string, bytes int) (int, string) {
 		return bytes, Algorithm
 	}
 	scaled := ceilDiv(bytes*c.Tokens, c.Bytes)
+	// (extra >= 0 is equivalent: no extra bytes add ceilDiv(0, …) = 0.)
 	if extra := bytes - c.Bytes; extra > 0 {
 		scaled += ceilDiv(extra*c.Tokens*CalibrationMargin, c.Bytes*100)
 	}
 	return scaled, AlgorithmReported
 }
 
+// ceilDiv is a/b rounded up, for b > 0 (a < 0 for the condition is an
+// equivalent mutant: ceilDiv(0, b) is 0 both ways).
 func ceilDiv(a, b int) int {
 	if a <= 0 {
 		return 0

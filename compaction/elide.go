@@ -73,6 +73,9 @@ func NewElision(msgs []model.Message, from int) *Elision {
 // copy (a tool result over ElideBound bytes). Indexes must not go back
 // between calls; skipping ahead is allowed.
 func (e *Elision) At(i int) (model.Message, bool) {
+	// (e.next < i is equivalent: msgs[i] itself opens no round for its
+	// own lookup, since only a tool result is looked up, and the next call
+	// walks from it.)
 	for ; e.next <= i; e.next++ {
 		if e.msgs[e.next].Role != model.RoleTool {
 			e.setOwner(e.next)
@@ -87,7 +90,9 @@ func (e *Elision) At(i int) (model.Message, bool) {
 }
 
 // manyCalls is how many calls an assistant message needs before its calls
-// are looked up through a map rather than a scan.
+// are looked up through a map rather than a scan. The choice changes only
+// speed (both find an ID's first call), so mutants of the condition in
+// setOwner are equivalent.
 const manyCalls = 8
 
 func (e *Elision) setOwner(i int) {

@@ -114,3 +114,25 @@ func TestElisionWalk(t *testing.T) {
 		}
 	}
 }
+
+// An elision walk that starts inside a round finds the round's call in
+// the message before it, the history's first message included; a result
+// with nothing but results before it has no known call, and a later
+// assistant message's call with the same ID is never taken for its own.
+func TestElisionStartsInsideARound(t *testing.T) {
+	big := strings.Repeat("z", compaction.ElideBound+1)
+	args, _ := json.Marshal(map[string]string{"path": "p.go"})
+	opener := model.Message{ID: "a0", Role: model.RoleAssistant,
+		ToolCalls: []model.ToolCall{{ID: "c1", Name: "fs.read", Arguments: args}}}
+	res := model.Message{ID: "t1", Role: model.RoleTool, ToolCallID: "c1", Name: "fs.read", Content: big}
+	after := model.Message{ID: "u2", Role: model.RoleUser, Content: "next"}
+
+	got := compaction.Elide([]model.Message{opener, res, after}, 1, 2)
+	if !compaction.IsElided(got[1]) || !strings.Contains(got[1].Content, "Read p.go again") {
+		t.Errorf("from inside the first round: %q, want a note naming p.go", got[1].Content)
+	}
+	got = compaction.Elide([]model.Message{res, opener, after}, 0, 1)
+	if !compaction.IsElided(got[0]) || strings.Contains(got[0].Content, "p.go") {
+		t.Errorf("a result before any call: %q, want a note naming no call", got[0].Content)
+	}
+}

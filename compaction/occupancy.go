@@ -163,7 +163,7 @@ func (m *Meter) Scale(bytes int) int {
 // Tokens returns the occupancy of the messages added so far.
 func (m *Meter) Tokens() int {
 	t := m.fixed + m.sum
-	if m.n > 1 {
+	if m.n > 1 { // (>= 1 is equivalent: one message adds no comma)
 		t += m.n - 1 // commas between messages
 	}
 	return t

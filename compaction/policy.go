@@ -76,6 +76,8 @@ func PolicyFor(window, compactAtPercent, tailMessages, reserve int) (Policy, err
 		TailMessages:    tailMessages,
 		ReserveTokens:   reserve,
 	}
+	// (reserve > 0 and >= for the threshold are equivalent: a threshold is
+	// at most the window, and one equal to window-reserve stays as it is.)
 	if reserve >= 0 && p.ThresholdTokens > window-reserve {
 		p.ThresholdTokens = window - reserve
 	}
@@ -90,6 +92,8 @@ func PolicyFor(window, compactAtPercent, tailMessages, reserve int) (Policy, err
 // threshold is at least 1, so the policy validates for any window ≥ 1.
 func DefaultPolicy(window int) Policy {
 	reserve := min(DefaultReserveCap, window/8)
+	// (window+reserve is an equivalent mutant: 80 % of the window is always
+	// below window-window/8, so the second bound never binds.)
 	threshold := min(percentOf(window, DefaultCompactAtPercent), window-reserve)
 	return Policy{
 		WindowTokens:    window,
@@ -122,7 +126,7 @@ func Fits(p Policy, occupancy int) bool {
 func OutputLimit(maxTokens, remainingBudget, reserve int) int {
 	limit := 0
 	for _, v := range [...]int{maxTokens, remainingBudget, reserve} {
-		if v > 0 && (limit == 0 || v < limit) {
+		if v > 0 && (limit == 0 || v < limit) { // (v <= limit: equivalent, same value)
 			limit = v
 		}
 	}

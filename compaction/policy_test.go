@@ -55,6 +55,9 @@ func TestPolicyFor(t *testing.T) {
 			want: compaction.Policy{WindowTokens: 1000, ThresholdTokens: 750, TailMessages: 4, ReserveTokens: 250}},
 		{name: "no overflow on a huge window", window: math.MaxInt, percent: 100, tail: 1, reserve: 0,
 			want: compaction.Policy{WindowTokens: math.MaxInt, ThresholdTokens: math.MaxInt, TailMessages: 1}},
+		// 1..100 is inclusive at both ends.
+		{name: "one percent", window: 1000, percent: 1, tail: 1, reserve: 0,
+			want: compaction.Policy{WindowTokens: 1000, ThresholdTokens: 10, TailMessages: 1}},
 		{name: "percent zero", window: 1000, percent: 0, tail: 1, code: errcode.RuntimeInvalidInput},
 		{name: "percent above 100", window: 1000, percent: 101, tail: 1, code: errcode.RuntimeInvalidInput},
 		{name: "window zero", window: 0, percent: 80, tail: 1, code: errcode.RuntimeInvalidInput},

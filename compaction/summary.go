@@ -132,6 +132,10 @@ func cutUTF8(s string, limit int) (string, bool) {
 	}
 	// Look back at most utf8.UTFMax-1 bytes for the start of a sequence
 	// that straddles the limit; an invalid byte is a sequence of its own.
+	// (i >= 0 is equivalent: every limit is far above utf8.UTFMax; so is
+	// i >= limit-utf8.UTFMax: no rune starting that far back can reach
+	// past the limit. In the condition below, r == utf8.RuneError and
+	// size >= 1 change nothing: an invalid byte straddles nothing.)
 	for i := limit; i > 0 && i > limit-utf8.UTFMax; i-- {
 		if !utf8.RuneStart(s[i]) {
 			continue

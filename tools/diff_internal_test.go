@@ -31,6 +31,10 @@ func TestChangedFilesListing(t *testing.T) {
 		{"timestamp", "--- a/a.txt\t2026-01-01 10:00\n+++ b/a.txt\t2026-01-01 10:01\n", "a.txt"},
 		{"only a timestamp", "+++ b/\t2026-01-01\n", "(no file names found in the patch)"},
 		{"none", "", "(no file names found in the patch)"},
+		// A binary patch names its file only on its diff --git line, once
+		// for each side; a line naming two different files names neither.
+		{"binary", "diff --git a/img.png b/img.png\nindex 0000000..1111111\nGIT binary patch\nliteral 3\nKcmZQz\n\n", "img.png"},
+		{"binary pair differs", "diff --git a/x.bin b/y.bin\nGIT binary patch\n", "(no file names found in the patch)"},
 		{"exactly 4 KiB", file(long) + file("b.txt"), long + ", b.txt"},
 		{"over 4 KiB", file(long+"y") + file("b.txt"), long + "y, b.tx…"},
 	} {

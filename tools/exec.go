@@ -117,6 +117,8 @@ func keepEnds(s string, n int, truncated bool) (string, bool) {
 	}
 	room := max(n-workspace.EndsMarkRoom, 0)
 	h := room / 4
+	// (Mutants of the omitted count, len(s)-room, change only the number
+	// the mark shows: equivalent as far as bounds and codes go.)
 	return workspace.JoinEnds(s[:h], s[len(s)-(room-h):], int64(len(s)-room)), true
 }
 
@@ -125,6 +127,7 @@ func cut(s string, n int, truncated bool) (string, bool) {
 	if len(s) <= n {
 		return s, truncated
 	}
+	// (n >= 0 is equivalent on valid UTF-8: s[0] always starts a rune.)
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}

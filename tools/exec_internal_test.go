@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // keepEnds keeps at most n bytes: a string that fits (n bytes exactly
@@ -43,5 +46,34 @@ func TestCutOnRuneBoundary(t *testing.T) {
 		if got != c.want || tr != c.tr || !utf8.ValidString(got) && c.want != "" {
 			t.Errorf("cut(%q, %d) = %q, %v; want %q, %v", c.s, c.n, got, tr, c.want, c.tr)
 		}
+	}
+}
+
+// fitExec's bound is inclusive: a result whose encoding is exactly
+// MaxOutputBytes is kept as it is; one byte more cuts the larger stream,
+// stdout on a tie.
+func TestFitExecBoundIsInclusive(t *testing.T) {
+	base, err := model.MarshalCanonical(workspace.ExecResult{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// \x01 is written as \u0001: 6 bytes each.
+	const k = 17000
+	plain := MaxOutputBytes - len(base) - 6*k
+	r := workspace.ExecResult{Stdout: strings.Repeat("\x01", k) + strings.Repeat("o", plain)}
+	if b, _ := model.MarshalCanonical(r); len(b) != MaxOutputBytes {
+		t.Fatalf("the test's result is %d bytes, want %d", len(b), MaxOutputBytes)
+	}
+	if got := fitExec(r); got.Stdout != r.Stdout || got.StdoutTruncated {
+		t.Fatalf("a result of exactly MaxOutputBytes was cut to %d bytes of stdout", len(got.Stdout))
+	}
+	r.Stdout += "o"
+	if got := fitExec(r); !got.StdoutTruncated || got.StderrTruncated {
+		t.Fatalf("one byte over: stdout truncated %v, stderr truncated %v", got.StdoutTruncated, got.StderrTruncated)
+	}
+	tie := strings.Repeat("\x01", MaxStreamBytes)
+	got := fitExec(workspace.ExecResult{Stdout: tie, Stderr: tie})
+	if b, _ := model.MarshalCanonical(got); len(b) > MaxOutputBytes || len(got.Stdout) > len(got.Stderr) {
+		t.Fatalf("a tie: %d bytes, stdout %d, stderr %d; want stdout cut first", len(b), len(got.Stdout), len(got.Stderr))
 	}
 }

@@ -637,6 +637,10 @@ func TestDiffBounds(t *testing.T) {
 		{"empty", "", ""},
 		{"small", small, ""},
 		{"over the limit", big.String(), errcode.ToolOutputLimit},
+		// The limit is on the encoded output, {"patch":"…"} (12 bytes
+		// around the patch): exactly MaxOutputBytes is returned whole.
+		{"exactly the limit", strings.Repeat("x", tools.MaxOutputBytes-12), ""},
+		{"one byte over the limit", strings.Repeat("x", tools.MaxOutputBytes-11), errcode.ToolOutputLimit},
 		// Files the patch could not carry are named: never "" for a change.
 		{"left out only", workspace.LeftOutPrefix + "\"a\\nb\" (a name no tool or patch can carry)\n", ""},
 		{"over the limit, left out named", workspace.LeftOutPrefix + "x.bin (why)\n" + big.String(), errcode.ToolOutputLimit},

@@ -80,7 +80,7 @@ func (s *Scan) Add(r Record) error {
 	if s.n == 0 {
 		s.LatestSeq = -1
 	}
-	s.n++
+	s.n++ // (s.n-- is equivalent: n only tells the first Add from the rest)
 	forked := s.forked
 	s.forked = false
 	switch event.Type(r.Type) {
@@ -384,6 +384,10 @@ func RestoreLog(log []Record) (Restored, error) {
 	if s.n == 0 {
 		return Restored{AfterSeq: -1, LastSeq: -1}, nil
 	}
+	// Skipping to afterSeq-1 is a shortcut: Restore drops the records up
+	// to afterSeq itself and looks only at the one at afterSeq-1, so the
+	// mutants of these conditions are equivalent (with no checkpoint,
+	// LatestSeq is -1 and the loop stops at 0 anyway).
 	from := 0
 	for from < len(log) && log[from].Seq < s.LatestSeq-1 {
 		from++

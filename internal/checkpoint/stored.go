@@ -37,6 +37,7 @@ func (r Row) Save(cp *Checkpoint) (keep int64, tail []byte, next Row, err error)
 	if h.Base != 0 {
 		return 0, nil, Row{}, errcode.New(errcode.RuntimeCheckpointInvalid, "store checkpoint: a delta; store whole checkpoints")
 	}
+	// (>= is equivalent: a reset row only encodes again what it had.)
 	if r.msgs > len(h.Messages) {
 		r = Row{}
 	}
@@ -72,7 +73,7 @@ func (r Row) Save(cp *Checkpoint) (keep int64, tail []byte, next Row, err error)
 	}
 	n := len(head)
 	for _, m := range raw[r.msgs:] {
-		n += len(m) + 1
+		n += len(m) + 1 // a capacity: its mutants are equivalent
 	}
 	tail = make([]byte, 0, n)
 	next = r
@@ -90,6 +91,9 @@ func Load(row []byte) (*Checkpoint, Row, error) {
 	bad := func(format string, args ...any) error {
 		return errcode.Errorf(errcode.RuntimeCheckpointInvalid, "load checkpoint: "+format, args...)
 	}
+	// (i <= 0, at <= 0 and end <= 0 below are equivalent mutants: a row
+	// never starts with a newline, a head never with its history key, and
+	// the history key is never at the messages key.)
 	i := bytes.LastIndexByte(row, '\n')
 	if i < 0 {
 		cp, err := Parse(row)
@@ -118,11 +122,12 @@ func Load(row []byte) (*Checkpoint, Row, error) {
 	base := []byte(`,"base":` + strconv.Itoa(n) + `,`)
 	mid := head[at+len(`"history":`) : end]
 	j := bytes.Index(mid, base)
+	// (j <= 0 is equivalent: mid opens with '{', never with the base.)
 	if j < 0 || j+len(base) != len(mid) {
 		return nil, Row{}, bad("the head's base does not count the %d message lines", n)
 	}
 	var b bytes.Buffer
-	b.Grow(len(row) + 16)
+	b.Grow(len(row) + 16) // a capacity: its mutant is equivalent
 	b.Write(head[:at+len(`"history":`)])
 	b.Write(mid[:j+1])
 	b.WriteString(`"messages":[`)

@@ -277,6 +277,10 @@ func decodeFast(b []byte) (Event, bool) {
 		next string
 	}{{&typ, `,"eventId":"`}, {&id, `,"at":"`}, {&at, `,"actor":"`}, {&actor, `,"data":`}} {
 		i := bytes.IndexByte(rest, '"')
+		// (i <= 0, or a backslash only after the first byte, is
+		// equivalent: an empty or escaped field never re-encodes to the
+		// same bytes, so the comparison below sends the frame to
+		// decodeStrict all the same.)
 		if i < 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
 			return Event{}, false
 		}
@@ -401,6 +405,8 @@ func decodeStrict(b []byte) (Event, *errcode.Error) {
 	return e, nil
 }
 
+// firstDiff is the offset an EVENT_NON_CANONICAL message names: its
+// mutants change only the words (tests assert codes).
 func firstDiff(a, b []byte) int {
 	n := min(len(a), len(b))
 	for i := range n {
@@ -411,7 +417,8 @@ func firstDiff(a, b []byte) int {
 	return n
 }
 
-// truncate cuts a foreign string for an error message.
+// truncate cuts a foreign string for an error message (only words: a
+// mutant of its bound is equivalent as far as codes go).
 func truncate(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "…"

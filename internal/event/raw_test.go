@@ -169,3 +169,89 @@ func FuzzEncodeRawFields(f *testing.F) {
 		}
 	})
 }
+
+// The splice rule: a raw field or a message's content of at least
+// SpliceMin bytes (compact JSON, valid UTF-8) is spliced into the encoding
+// rather than encoded again, and the spliced frame is byte for byte the
+// whole encoding; a smaller one is encoded whole (splicing would not pay).
+func TestEncodeSplicesLargeFieldsOnly(t *testing.T) {
+	for _, n := range []int{event.SpliceMin, event.SpliceMin + 1, event.SpliceMin - 1} {
+		content := strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
+		raw := []byte(`{"k":"` + strings.Repeat("y", n-8) + `"}`)
+		want := n >= event.SpliceMin
+		for _, e := range append(rawEvents(t, raw, "call-1"),
+			edit(t, "message.completed/user", func(d *event.MessageCompleted) { d.Content = content })) {
+			got, ok := event.EncodeSpliced(e)
+			if ok != want {
+				t.Errorf("%s of %d bytes: spliced = %v, want %v", e.Type, n, ok, want)
+			}
+			if ok {
+				if whole, err := event.EncodeWhole(e); err != nil || !bytes.Equal(got, whole) {
+					t.Errorf("%s of %d bytes: spliced %s\nwhole %s (%v)", e.Type, n, got, whole, err)
+				}
+			}
+		}
+	}
+}
+
+// MessageContent's rule: it returns the content exactly as Encode wrote it
+// for d, quotes included, and nil for any frame that is not what Encode
+// wrote for d: another type, a frame cut short, one written for another
+// message, or one whose content is not a whole JSON string.
+func TestMessageContentOnlyFromItsOwnFrame(t *testing.T) {
+	e := goldenEvent(t, "message.completed/assistant")
+	d := e.Data.(event.MessageCompleted)
+	frame := mustEncode(t, e)
+	want, _ := model.MarshalCanonical(d.Content)
+	if got := event.MessageContent(frame, d); !bytes.Equal(got, want) {
+		t.Fatalf("MessageContent = %s, want %s", got, want)
+	}
+	other := d
+	other.MessageID = "msg-other"
+	content := []byte(`"content":` + string(want))
+	for name, c := range map[string]struct {
+		frame []byte
+		d     event.MessageCompleted
+	}{
+		"empty frame":          {nil, d},
+		"another type":         {[]byte(goldenLine(t, "turn.started")), d},
+		"cut short":            {frame[:len(frame)-1], d},
+		"another message":      {frame, other},
+		"no closing quote":     {bytes.Replace(frame, content, append(bytes.Clone(content[:len(content)-1]), 'x'), 1), d},
+		"a lone quote":         {bytes.Replace(frame, content, []byte(`"content":"`), 1), d},
+		"content key missing":  {bytes.Replace(frame, content, []byte(`"kontent":`+string(want)), 1), d},
+		"content not a string": {bytes.Replace(frame, content, []byte(`"content":12`), 1), d},
+	} {
+		if bytes.Equal(c.frame, frame) && c.d.MessageID == d.MessageID {
+			t.Fatalf("%s: the edit did not apply", name)
+		}
+		if got := event.MessageContent(c.frame, c.d); got != nil {
+			t.Errorf("%s: MessageContent = %s, want nil", name, got)
+		}
+	}
+}
+
+// An assistant message that only calls tools has empty content, and
+// MessageContent returns it as written: "".
+func TestMessageContentEmpty(t *testing.T) {
+	e := edit(t, "message.completed/assistant", func(d *event.MessageCompleted) { d.Content = "" })
+	if got := event.MessageContent(mustEncode(t, e), e.Data.(event.MessageCompleted)); string(got) != `""` {
+		t.Fatalf("MessageContent = %q, want %q", got, `""`)
+	}
+}
+
+// A value cut short anywhere (inside a string, after a colon or a comma,
+// before a closing bracket) is never taken for compact JSON.
+func TestIsCompactJSONCutShort(t *testing.T) {
+	for _, v := range []string{`[1,"a",{"b":[null,true,false,-1.5e3]}]`, `{"k":{"a":"é\n"}}`} {
+		whole := padded(v)
+		if !event.IsCompactJSON(whole) {
+			t.Fatalf("IsCompactJSON(%s) = false for the whole value", whole)
+		}
+		for n := event.SpliceMin; n < len(whole); n++ {
+			if event.IsCompactJSON(whole[:n]) {
+				t.Errorf("IsCompactJSON took the first %d bytes of %s", n, v)
+			}
+		}
+	}
+}
