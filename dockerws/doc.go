@@ -88,6 +88,15 @@
 // for it, and Open (and Reap, which harness doctor runs) remove those whose
 // owner process is gone.
 //
+// # Warm spares
+//
+// With Options.Spare the open claims, instead of creating a container, a
+// started, empty one of the same host user made with exactly the
+// configuration it would create (a hash of it is the spare's label), and
+// a used workspace makes the next one in the background: see spare.go for
+// the claim (a rename only one process wins), the owner record of a
+// claimed spare, and the idle deadline after which Reap removes a spare.
+//
 // # Kept containers
 //
 // Keep sets a workspace's container aside (KeptPrefix…) when its work

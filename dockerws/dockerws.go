@@ -114,6 +114,14 @@ type Options struct {
 	// with WORKSPACE_LIMIT, before any content is copied out when the new
 	// files alone pass it (a session records patches of a bounded size).
 	MaxPatchBytes int64
+	// Spare, when set, keeps a warm spare (spare.go): the open claims a
+	// started, empty container of this user made with exactly the
+	// configuration it would create, instead of creating one, and once the
+	// workspace is first used a new spare is made in the background for
+	// the next open. SpareIdle bounds a spare's idle life (default
+	// DefaultSpareIdle).
+	Spare     bool
+	SpareIdle time.Duration
 }
 
 // DefaultNanoCPUs is the container's CPU limit on a host with cpus cores:
@@ -158,6 +166,9 @@ func (o *Options) defaults() {
 	}
 	if o.CacheBytes <= 0 {
 		o.CacheBytes = DefaultCacheBytes
+	}
+	if o.SpareIdle <= 0 {
+		o.SpareIdle = DefaultSpareIdle
 	}
 }
 
@@ -214,6 +225,8 @@ type Workspace struct {
 	stopOpen context.CancelFunc
 	begun    chan struct{}
 	begin    sync.Once
+
+	spare spareState // Options.Spare: the claim and the replacement
 }
 
 var _ workspace.Workspace = (*Workspace)(nil)
@@ -475,6 +488,22 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.Fi
 		return err
 	}
 	mark, err := w.copyIn(ctx, items)
+	if rec := w.spare.recorded; rec != nil {
+		// The claimed spare's owner record, made alongside the copy.
+		w.spare.recorded = nil
+		if rerr := <-rec; err == nil {
+			err = rerr
+		}
+	}
+	if err != nil && w.spare.claimed != "" && ctx.Err() == nil {
+		// The claimed spare failed under the copy (removed by a reaper
+		// that does not know spares): a container of its own then.
+		_ = w.dispose(ctx)
+		w.cid, w.spare.claimed, w.spare.noClaim = "", "", true
+		if err = createContainer(ctx, w, imgEnv); err == nil {
+			mark, err = w.copyIn(ctx, items)
+		}
+	}
 	if err != nil {
 		_ = w.dispose(ctx)
 		return err
@@ -671,18 +700,51 @@ while :; do
 	kill -0 $s 2>/dev/null || { sleep infinity & s=$!; }
 done`
 
-// create creates and starts the container.
+// create creates and starts the container, or claims a warm spare made
+// with the same configuration (Options.Spare, spare.go).
 func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 	const op = "create container"
+	if err := w.ensureCache(ctx); err != nil {
+		return err
+	}
+	if w.opts.Spare && !w.spare.noClaim && w.useSpare(ctx, imgEnv) {
+		return nil
+	}
 	labels := map[string]string{
 		LabelWorkspace: w.id,
 		LabelSession:   w.opts.SessionID,
 		LabelOwner:     ownerLabel(),
 	}
-	env := withPlanEnv(sandboxEnv(imgEnv), w.plan)
-	if err := w.ensureCache(ctx); err != nil {
-		return err
+	cfg, host := w.containerConfig(imgEnv, labels)
+	// The create runs to its answer even when ctx ends: a create canceled
+	// in flight is still carried out by the daemon, and a container whose
+	// ID never reached us could not be disposed of (a canceled Start, as
+	// Abandon does, leaked one that way). Creating takes a fraction of a
+	// second; the caller's cancellation is honored right after it.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	res, err := w.cli.ContainerCreate(cctx, client.ContainerCreateOptions{
+		Config:     cfg,
+		HostConfig: host,
+		Name:       "harness-" + strings.TrimPrefix(w.id, "ws-")[:12],
+	})
+	cancel()
+	if err != nil {
+		return dockerError(ctx, op, err)
 	}
+	w.cid = res.ID
+	if ctx.Err() != nil {
+		return canceled(ctx, op)
+	}
+	if _, err := w.cli.ContainerStart(ctx, w.cid, client.ContainerStartOptions{}); err != nil {
+		return dockerError(ctx, "start container", err)
+	}
+	return nil
+}
+
+// containerConfig is the configuration of a workspace's container, labels
+// on it and on its volumes: a spare is made with exactly this one.
+func (w *Workspace) containerConfig(imgEnv []string, labels map[string]string) (*container.Config, *container.HostConfig) {
+	env := withPlanEnv(sandboxEnv(imgEnv), w.plan)
 	yes := true
 	pids := w.opts.PidsLimit
 	cfg := &container.Config{
@@ -720,29 +782,7 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 		},
 	}
 	w.hostConfigExtras(host)
-	// The create runs to its answer even when ctx ends: a create canceled
-	// in flight is still carried out by the daemon, and a container whose
-	// ID never reached us could not be disposed of (a canceled Start, as
-	// Abandon does, leaked one that way). Creating takes a fraction of a
-	// second; the caller's cancellation is honored right after it.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	res, err := w.cli.ContainerCreate(cctx, client.ContainerCreateOptions{
-		Config:     cfg,
-		HostConfig: host,
-		Name:       "harness-" + strings.TrimPrefix(w.id, "ws-")[:12],
-	})
-	cancel()
-	if err != nil {
-		return dockerError(ctx, op, err)
-	}
-	w.cid = res.ID
-	if ctx.Err() != nil {
-		return canceled(ctx, op)
-	}
-	if _, err := w.cli.ContainerStart(ctx, w.cid, client.ContainerStartOptions{}); err != nil {
-		return dockerError(ctx, "start container", err)
-	}
-	return nil
+	return cfg, host
 }
 
 // quotaVolume is an anonymous volume of Docker's local driver backed by a
@@ -884,7 +924,7 @@ func (w *Workspace) Keep(ctx context.Context) (string, error) {
 	if w.kept != "" {
 		return w.kept, nil
 	}
-	name := KeptPrefix + strings.TrimPrefix(w.id, "ws-")[:12]
+	name := w.keptNameFor()
 	if _, err := w.cli.ContainerRename(ctx, w.cid, client.ContainerRenameOptions{NewName: name}); err != nil {
 		return "", dockerError(ctx, op, err)
 	}
@@ -917,6 +957,7 @@ func (w *Workspace) Close(ctx context.Context) error {
 		err = w.dispose(ctx)
 	}
 	w.cli.Close()
+	w.waitSpare(ctx)
 	return err
 }
 
@@ -939,6 +980,7 @@ func (w *Workspace) dispose(ctx context.Context) error {
 	if err != nil && !isNotFound(err) {
 		return dockerError(ctx, "remove container", err)
 	}
+	w.disposeClaim(ctx, w.cli)
 	return nil
 }
 
@@ -1012,6 +1054,8 @@ func (w *Workspace) Abandon(ctx context.Context) error {
 	close(w.done)
 	w.mu.Unlock()
 	attest.Revoke(w)
+	// The next run's spare, being made, is waited for (within ctx).
+	defer w.waitSpare(ctx)
 	if w.stopOpen != nil {
 		w.stopOpen()
 	}
@@ -1039,6 +1083,7 @@ func (w *Workspace) Abandon(ctx context.Context) error {
 		defer close(finished)
 		defer cancel()
 		_, _ = w.cli.ContainerRemove(rctx, w.cid, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		w.disposeClaim(rctx, w.cli)
 		_ = w.cli.Close()
 	}()
 	select {
@@ -1078,7 +1123,12 @@ func (w *Workspace) acquire(ctx context.Context, op string) error {
 	}
 }
 
-func (w *Workspace) release() { <-w.lock }
+// release gives the mutation lock back. After the first operation that
+// needed the container, a spare for the next open is made (Options.Spare).
+func (w *Workspace) release() {
+	<-w.lock
+	w.replaceSpare()
+}
 
 // Ping reports whether a Docker daemon answers at dockerHost ("" for the
 // environment's DOCKER_HOST or the default socket) with an API this client

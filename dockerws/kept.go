@@ -39,19 +39,23 @@ func ListKept(ctx context.Context, dockerHost, sessionID string) ([]Kept, error)
 
 func listKept(ctx context.Context, cli *client.Client, sessionID string) ([]Kept, error) {
 	const op = "list kept containers"
-	filter := make(client.Filters).Add("label", LabelWorkspace)
-	if sessionID != "" {
-		filter = filter.Add("label", LabelSession+"="+sessionID)
-	}
+	// Not filtered by the session label: a claimed spare has none (its
+	// kept name says it, keptSession).
+	filter := make(client.Filters).Add("name", KeptPrefix)
 	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: filter})
 	if err != nil {
 		return nil, dockerError(ctx, op, err)
 	}
 	var out []Kept
 	for _, c := range list.Items {
+		_, ws := c.Labels[LabelWorkspace]
+		_, spare := c.Labels[LabelSpare]
+		if !ws && !spare {
+			continue // not Harness's
+		}
 		for _, n := range c.Names {
-			if name := strings.TrimPrefix(n, "/"); strings.HasPrefix(name, KeptPrefix) {
-				out = append(out, Kept{Name: name, SessionID: c.Labels[LabelSession], Created: time.Unix(c.Created, 0),
+			if name := strings.TrimPrefix(n, "/"); strings.HasPrefix(name, KeptPrefix) && (sessionID == "" || keptSession(c.Labels, name) == sessionID) {
+				out = append(out, Kept{Name: name, SessionID: keptSession(c.Labels, name), Created: time.Unix(c.Created, 0),
 					Running: c.State == container.StateRunning})
 			}
 		}
@@ -117,7 +121,7 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 		return fail(dockerError(ctx, op, err))
 	}
 	c := got.Container
-	if c.Config == nil || c.Config.Labels[LabelSession] != opts.SessionID || !strings.HasPrefix(strings.TrimPrefix(c.Name, "/"), KeptPrefix) {
+	if c.Config == nil || keptSession(c.Config.Labels, strings.TrimPrefix(c.Name, "/")) != opts.SessionID || !strings.HasPrefix(strings.TrimPrefix(c.Name, "/"), KeptPrefix) {
 		return fail(&errcode.Error{Code: errcode.WorkspaceScope, Op: op, Message: "container " + name + " is not a kept container of session " + opts.SessionID})
 	}
 	if c.State == nil || !c.State.Running {
@@ -141,7 +145,10 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 			"the project tree at %s is not the one copied into %s (it changed since, or other copy options were given): restore it to recover the work, or copy the files out with `docker cp %s:%s DIR`",
 			w.opts.Root, name, name, WorkDir)})
 	}
-	w.id, w.cid, w.imageID, w.user = c.Config.Labels[LabelWorkspace], c.ID, c.Image, sandboxUser(imgUser)
+	if id := c.Config.Labels[LabelWorkspace]; id != "" { // a claimed spare has none: w.id stays new
+		w.id = id
+	}
+	w.cid, w.imageID, w.user = c.ID, c.Image, sandboxUser(imgUser)
 	if err := w.sameLife(ctx, op, name, c.State.StartedAt); err != nil {
 		return fail(err)
 	}

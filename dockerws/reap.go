@@ -69,6 +69,9 @@ func reap(ctx context.Context, cli *client.Client, wait bool) (int, error) {
 		}
 		n++
 	}
+	// Spares before the dangling volumes: a dead claimer's owner record
+	// (a dangling volume) tells which claimed spare to remove.
+	n += reapSpares(ctx, cli, false)
 	vols, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: make(client.Filters).Add("label", LabelWorkspace).Add("dangling", "true")})
 	if err != nil {
 		return n, dockerError(ctx, op, err)

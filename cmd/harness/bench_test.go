@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/dockerws"
@@ -107,7 +109,8 @@ func sessionIn(b *testing.B, out string) string {
 	return m[1]
 }
 
-// waitRemoved waits until the containers of session id, which the exited
+// waitRemoved waits until the containers of session id (and the claimed
+// spares of exited runs, waitClaimsRemoved), which the exited
 // run left for the daemon to remove, are gone: a baseline timed right
 // after a Docker run must not share the machine with that removal. A
 // container whose create was still on the wire when the run exited is
@@ -126,6 +129,7 @@ func waitRemoved(b *testing.B, cli *client.Client, id string) {
 			b.Fatal(err)
 		}
 		if len(list.Items) == 0 {
+			waitClaimsRemoved(b, cli)
 			return
 		}
 	}
@@ -525,11 +529,18 @@ func BenchmarkExecLaterToolCalls(b *testing.B) {
 // BenchmarkExecFirstToolCall measures the first `process.exec true` of a
 // headless run whose scripted model asks for it at once (harness-busybox,
 // an empty project), from its tool.call line to its tool.result line: the
-// workspace's open (scan, container start) that the call waits for, then
-// the exec. Baseline, alternating in the same run: `docker exec CID true`
-// through the CLI into a running container of the same image. Target
-// ≤ 1.5×.
+// workspace's open that the call waits for, then the exec. With a warm
+// spare ("spare", the default: the run claims the container the run
+// before it left, checked each time, and copies the tree into it) and
+// without ("no-spare": the container is created and started). Baseline,
+// alternating in the same run: `docker exec CID true` through the CLI
+// into a running container of the same image. Target ≤ 1.5×.
 func BenchmarkExecFirstToolCall(b *testing.B) {
+	b.Run("spare", func(b *testing.B) { benchFirstToolCall(b, true) })
+	b.Run("no-spare", func(b *testing.B) { benchFirstToolCall(b, false) })
+}
+
+func benchFirstToolCall(b *testing.B, spare bool) {
 	needImage(b, "harness-busybox")
 	docker, err := exec.LookPath("docker")
 	if err != nil {
@@ -547,9 +558,13 @@ func BenchmarkExecFirstToolCall(b *testing.B) {
 	}
 	defer func() { _ = ws.Close(context.WithoutCancel(ctx)) }()
 	cli := dockerClient(b)
-	var firsts, bares []time.Duration
-	for b.Loop() {
-		cmd := exec.Command(harnessBin, "exec", "--json", "--image", "harness-busybox", "--fake-model", script, "--db", u.db, "run true")
+	args := []string{"exec", "--json", "--image", "harness-busybox", "--fake-model", script, "--db", u.db}
+	if !spare {
+		args = append(args, "--no-spare")
+	}
+	// run runs harness once and returns the tool call's time.
+	run := func() time.Duration {
+		cmd := exec.Command(harnessBin, append(args, "run true")...)
 		cmd.Dir, cmd.Env = u.project, u.environ()
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -561,8 +576,8 @@ func BenchmarkExecFirstToolCall(b *testing.B) {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		var called time.Time
+		var first time.Duration
 		session := ""
-		measured := false
 		for sc.Scan() {
 			line := sc.Text()
 			if m := regexp.MustCompile(`"sessionId":"(sess-[0-9a-f-]+)"`).FindStringSubmatch(line); m != nil {
@@ -570,17 +585,45 @@ func BenchmarkExecFirstToolCall(b *testing.B) {
 			}
 			if strings.Contains(line, `"type":"tool.call"`) {
 				called = time.Now()
-			} else if strings.Contains(line, `"type":"tool.result"`) && !called.IsZero() && !measured {
-				firsts = append(firsts, time.Since(called))
-				measured = true
+			} else if strings.Contains(line, `"type":"tool.result"`) && !called.IsZero() && first == 0 {
+				first = time.Since(called)
 			}
 		}
-		if err := cmd.Wait(); err != nil || !measured {
-			b.Fatalf("exec: %v (measured: %v)", err, measured)
+		if err := cmd.Wait(); err != nil || first == 0 {
+			b.Fatalf("exec: %v (measured: %v)", err, first)
 		}
 		b.StopTimer()
 		waitRemoved(b, cli, session)
 		b.StartTimer()
+		return first
+	}
+	hash := "" // the configuration of the runs' spares
+	if spare {
+		b.Cleanup(func() { _, _ = dockerws.RemoveSpares(context.Background(), "") })
+		// The first run leaves the first spare (of the runs' configuration,
+		// whatever other spares there are).
+		before := idleSpares(b, cli, "")
+		run()
+		for id, h := range idleSpares(b, cli, "") {
+			if _, ok := before[id]; !ok {
+				hash = h
+			}
+		}
+		if hash == "" {
+			b.Fatal("the first run left no spare")
+		}
+	}
+	var firsts, bares []time.Duration
+	for b.Loop() {
+		before := idleSpares(b, cli, hash)
+		firsts = append(firsts, run())
+		if spare {
+			// The run claimed the spare there was and left another.
+			after := idleSpares(b, cli, hash)
+			if len(before) != 1 || len(after) != 1 || maps.Equal(before, after) {
+				b.Fatalf("spares before the run %v, after %v: want one claimed and one made", before, after)
+			}
+		}
 		t0 := time.Now()
 		if out, err := exec.Command(docker, "exec", ws.ContainerID(), "true").CombinedOutput(); err != nil {
 			b.Fatalf("docker exec: %v\n%s", err, out)
@@ -591,4 +634,50 @@ func BenchmarkExecFirstToolCall(b *testing.B) {
 	b.ReportMetric(float64(f.Microseconds())/1000, "first-call-ms")
 	b.ReportMetric(float64(bare.Microseconds())/1000, "docker-exec-cli-ms")
 	b.ReportMetric(float64(f)/float64(bare), "ratio")
+}
+
+// idleSpares lists the idle warm spares of configuration hash ("": all):
+// their IDs and configurations.
+func idleSpares(b *testing.B, cli *client.Client, hash string) map[string]string {
+	label := dockerws.LabelSpare
+	if hash != "" {
+		label += "=" + hash
+	}
+	list, err := cli.ContainerList(b.Context(), client.ContainerListOptions{
+		Filters: make(client.Filters).Add("label", label).Add("name", dockerws.SparePrefix)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, c := range list.Items {
+		ids[c.ID] = c.Labels[dockerws.LabelSpare]
+	}
+	return ids
+}
+
+// waitClaimsRemoved waits until the claimed warm spares of exited runs
+// are gone (a claimed spare has no session label: the session's list does
+// not see it). The reap removes those whose claimer is gone, or sees them
+// being removed; a running one is a live process's workspace.
+func waitClaimsRemoved(b *testing.B, cli *client.Client) {
+	if _, err := dockerws.Reap(b.Context(), ""); err != nil {
+		b.Fatal(err)
+	}
+	list, err := cli.ContainerList(b.Context(), client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", dockerws.LabelSpare).Add("name", dockerws.ClaimPrefix)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range list.Items {
+		if c.State == container.StateRunning {
+			continue
+		}
+		wctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
+		res := cli.ContainerWait(wctx, c.ID, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
+		select {
+		case <-res.Result:
+		case <-res.Error:
+		}
+		cancel()
+	}
 }

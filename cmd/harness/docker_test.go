@@ -363,7 +363,7 @@ func failTheDiff(t *testing.T, u *userEnv, write string, flags ...string) (strin
 	if done == nil || done.Status != "failed" || done.ErrorCode != string(errcode.WorkspaceLimit) {
 		t.Fatalf("turn.completed = %+v", done)
 	}
-	name := regexp.MustCompile(dockerws.KeptPrefix + `[0-9a-f-]{12}`).FindString(done.Note)
+	name := regexp.MustCompile(dockerws.KeptPrefix + `[0-9a-f-]{12}(_sess-[0-9a-f-]+)?`).FindString(done.Note)
 	if name == "" {
 		t.Fatalf("the note names no kept container: %s", done.Note)
 	}

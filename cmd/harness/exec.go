@@ -40,8 +40,10 @@ func exitFor(st runtime.Status) int {
 // screen.
 func runExec(ctx context.Context, a *cli, prompt string, stdin io.Reader, interrupts <-chan struct{}) int {
 	// The prompt goes out at once: the workspace opens alongside the first
-	// model request, not before it (Defer).
-	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork, Defer: true})
+	// model request, not before it (Defer). A warm spare container saves
+	// the first tool call the container's start; the run leaves the next
+	// one (Spare; --no-spare: not).
+	sess, err := a.Open(ctx, app.OpenRequest{ResumeID: a.opts.Resume, Fork: a.opts.Fork, Defer: true, Spare: true})
 	if err != nil {
 		return a.fail(err)
 	}

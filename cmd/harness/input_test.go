@@ -124,6 +124,14 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("bad HARNESS_SPARE", func(t *testing.T) {
+		v := newUser(t)
+		v.extra = append(v.extra, "HARNESS_SPARE=maybe")
+		r := v.run("", "exec", "--workspace", "local", "--fake-model", v.script(`[{"content":"hello"}]`), "hi")
+		if r.code != exitUsage {
+			t.Fatalf("exit %d, want %d (usage)\n%s", r.code, exitUsage, r.stderr)
+		}
+	})
 	t.Run("discard --json", func(t *testing.T) {
 		r := u.run("", "discard", "--json", "sess-00000000-0000-7000-8000-000000000000")
 		if r.code == exitUsage {

@@ -53,6 +53,9 @@ type Options struct {
 	// ProviderTimeout bounds the wait for the provider's first byte and
 	// every silence of a stream (openai.Config.Timeout); 0: its default.
 	ProviderTimeout time.Duration
+	// NoSpare (--no-spare) turns warm spare containers off
+	// (OpenRequest.Spare), as HARNESS_SPARE=0 does.
+	NoSpare bool
 }
 
 // Env is the process environment, read by the caller.
@@ -68,6 +71,9 @@ type Resolved struct {
 	KeyEnv                         string
 	Window, CompactAt, CompactTail int
 	Budget                         int64
+	// Spares is whether warm spare containers may be used (--no-spare,
+	// HARNESS_SPARE).
+	Spares bool
 	// WindowSource says where Window came from: WindowFromConfig (the
 	// --context-window flag or the config file), WindowFromServer or
 	// WindowFromDefault.
@@ -109,6 +115,13 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	r.APIKey = e[r.KeyEnv]
 	r.Image = first(o.Image, e["HARNESS_IMAGE"], fc.Image, DefaultImage)
 	r.Workspace = o.Workspace
+	switch v := strings.ToLower(e["HARNESS_SPARE"]); v {
+	case "", "1", "on", "true", "yes":
+		r.Spares = !o.NoSpare
+	case "0", "off", "false", "no":
+	default:
+		return r, usageErr("HARNESS_SPARE must be 1 or 0 (on or off), not %q", e["HARNESS_SPARE"])
+	}
 	r.Window, r.WindowSource = DefaultContextWindow, WindowFromDefault
 	if fc.ContextWindow > 0 {
 		r.Window, r.WindowSource = fc.ContextWindow, WindowFromConfig

@@ -29,6 +29,11 @@ type OpenRequest struct {
 	// what comes before the request, and overlaps the model's answer). A
 	// resume that replays a patch still begins it at once.
 	Defer bool
+	// Spare lets the Docker workspace claim a warm spare container and
+	// leave one for the next run (dockerws.Options.Spare; harness exec),
+	// unless the configuration turns spares off (--no-spare,
+	// HARNESS_SPARE=0).
+	Spare bool
 }
 
 // Session is one open session, the one handle a front end drives: it

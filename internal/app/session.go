@@ -136,7 +136,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if resumeID == "" || fork {
 		id = event.NewID("sess")
 	}
-	if err := a.openWorkspace(ctx, id, s, cp, req.Defer); err != nil {
+	if err := a.openWorkspace(ctx, id, s, cp, req); err != nil {
 		return err
 	}
 	if err := a.checkReplay(ctx, cp, s); err != nil {
@@ -457,7 +457,7 @@ func (a *App) project(id, root string, s *Session) error {
 // of cp, its last finished turn; a turn whose diff failed is refused with
 // that failure's code, since resuming on the bare tree would silently lose
 // its work.
-func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, cp *runtime.Checkpoint, deferOpen bool) error {
+func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, cp *runtime.Checkpoint, req OpenRequest) error {
 	patch := ""
 	if cp != nil && cp.Workspace != nil {
 		p, err := cp.Workspace.PatchOrError()
@@ -477,7 +477,8 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		err := dockerws.Ping(ctx, "")
 		if err == nil {
 			o := a.wsOptions(s.Root, sessionID)
-			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, deferOpen
+			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, req.Defer
+			o.Spare = req.Spare && a.Conf.Spares
 			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
 				s.Note = strings.Join(missing, "\n")
 			}

@@ -28,8 +28,9 @@ import (
 // In a project that needs a toolchain (Go, Node, Python, Rust), it says
 // which, where the sandbox gets each from and what it mounts, and runs each
 // toolchain's version command in a throwaway workspace of the image with
-// those mounts. It lists the build cache volumes; with clean it removes
-// the current project's (not while a running session uses it).
+// those mounts. It lists the user's idle warm spare containers and the
+// build cache volumes; with clean it removes the spares and the current
+// project's cache (not while a running session uses it).
 func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer) bool {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -60,6 +61,7 @@ func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer)
 		for _, k := range kept {
 			fmt.Fprint(w, keptLine(k))
 		}
+		bad += spares(ctx, clean, w)
 		if err == nil {
 			bad += toolchains(ctx, o, r, w)
 		}
@@ -112,6 +114,31 @@ func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer)
 	}
 	fmt.Fprintf(w, "✓ context window: %d tokens (%s)%s\n", r.Window, windowSource(r.WindowSource), origin)
 	return bad == 0
+}
+
+// spares lists this user's idle warm spare containers (harness exec
+// leaves one for the next run) and, with clean, removes them. It returns
+// the number of failures.
+func spares(ctx context.Context, clean bool, w io.Writer) int {
+	if clean {
+		n, err := dockerws.RemoveSpares(ctx, "")
+		if err != nil {
+			fmt.Fprintf(w, "✗ warm spare containers: %s: %s\n    fix: check the Docker daemon\n", errcode.Of(err), errcode.Message(err))
+			return 1
+		}
+		fmt.Fprintf(w, "✓ warm spare containers (%d removed)\n", n)
+		return 0
+	}
+	list, err := dockerws.ListSpares(ctx, "")
+	if err != nil {
+		fmt.Fprintf(w, "✗ warm spare containers: %s: %s\n    fix: check the Docker daemon\n", errcode.Of(err), errcode.Message(err))
+		return 1
+	}
+	if len(list) > 0 {
+		fmt.Fprintf(w, "✓ warm spare containers: %d idle, the last removed at %s unless a run claims it (harness doctor --clean removes them now; --no-spare or HARNESS_SPARE=0 makes none)\n",
+			len(list), list[len(list)-1].Until.Local().Format("15:04"))
+	}
+	return 0
 }
 
 // keptLine says what a kept workspace is and how to recover or remove it.
