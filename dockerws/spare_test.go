@@ -14,12 +14,16 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // spareOpts turns spares on with a configuration of the test's own (a
 // pids limit no other test uses), so that no other test claims its
 // spares; they are removed at the end.
 func spareOpts(t *testing.T) func(*Options) {
+	// harness doctor --clean (cmd/harness's tests) removes every idle
+	// spare of the user; these tests count their own.
+	testenv.Exclusive(t, "spares")
 	h := fnv.New32a()
 	h.Write([]byte(t.Name() + "/" + strconv.Itoa(os.Getpid())))
 	pids := 1000 + int64(h.Sum32()%100000)

@@ -599,6 +599,7 @@ func benchFirstToolCall(b *testing.B, spare bool) {
 	}
 	hash := "" // the configuration of the runs' spares
 	if spare {
+		testenv.Exclusive(b, "spares")
 		b.Cleanup(func() { _, _ = dockerws.RemoveSpares(context.Background(), "") })
 		// The first run leaves the first spare (of the runs' configuration,
 		// whatever other spares there are).

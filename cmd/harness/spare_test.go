@@ -9,6 +9,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/testenv"
 )
 
 // sparesWithMemory lists the idle warm spares whose memory limit is mem
@@ -35,6 +36,7 @@ func sparesWithMemory(ctx context.Context, t *testing.T, cli *client.Client, mem
 // neither claims nor makes one.
 func TestExecWarmSpare(t *testing.T) {
 	needDocker(t)
+	testenv.Exclusive(t, "spares") // doctor --clean removes every idle spare of the user
 	u := newUser(t)
 	u.write("a.txt", "one\n")
 	script := u.script(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["cat","a.txt"]}}]},{"content":"done"}]`)

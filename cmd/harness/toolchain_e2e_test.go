@@ -440,6 +440,7 @@ func TestDoctorChecksTheToolchains(t *testing.T) {
 			t.Errorf("doctor does not say %q:\n%s", want, r.stdout)
 		}
 	}
+	testenv.Exclusive(t, "spares") // --clean removes every idle spare of the user
 	r = u.run("", "doctor", "--clean")
 	if !strings.Contains(r.stdout, volume+" of "+u.project+" removed") {
 		t.Errorf("doctor --clean:\n%s", r.stdout)
