@@ -206,6 +206,13 @@ type Workspace struct {
 	mu      sync.Mutex
 	closed  bool          // guarded by mu
 	kept    string        // guarded by mu: the container's name once Keep renamed it
+	// makeMu is held by the open while it creates or claims a container,
+	// and by an Abandon during the open to learn what it made: opening
+	// and openingClaim (a claimed spare's claim name), guarded by makeMu,
+	// while cid is read only once ready is closed. Abandon removes that
+	// container even while the open is still under way.
+	makeMu                sync.Mutex
+	opening, openingClaim string
 	done    chan struct{} // closed by Close
 	touched bool          // guarded by mu: a write, exec or patch was asked for
 	// wide (guarded by mu): since the last refresh, something other than
@@ -716,6 +723,11 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 		LabelOwner:     ownerLabel(),
 	}
 	cfg, host := w.containerConfig(imgEnv, labels)
+	w.makeMu.Lock()
+	if w.isClosed() {
+		w.makeMu.Unlock()
+		return disposed(op)
+	}
 	// The create runs to its answer even when ctx ends: a create canceled
 	// in flight is still carried out by the daemon, and a container whose
 	// ID never reached us could not be disposed of (a canceled Start, as
@@ -729,9 +741,12 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 	})
 	cancel()
 	if err != nil {
+		w.makeMu.Unlock()
 		return dockerError(ctx, op, err)
 	}
 	w.cid = res.ID
+	w.opening = res.ID
+	w.makeMu.Unlock()
 	if ctx.Err() != nil {
 		return canceled(ctx, op)
 	}
@@ -1059,21 +1074,41 @@ func (w *Workspace) Abandon(ctx context.Context) error {
 	if w.stopOpen != nil {
 		w.stopOpen()
 	}
+	var cid, claim string
 	select {
 	case <-w.ready:
+		cid, claim = w.cid, w.spare.claimed
 	default:
-		// Still opening: the open, canceled, removes what it made (or
-		// leaves it to the reaper if the process exits first).
+		// Still opening: the open, canceled, removes what it made, unless
+		// the process exits first. A container it has already made or
+		// claimed (a running spare) is removed here too, so that it does
+		// not hold its memory until the next run's reaper.
 		go func() {
 			<-w.ready
 			_ = w.cli.Close()
 		}()
-		return nil
+		w.makeMu.Lock() // waits for a create or claim in flight
+		cid, claim = w.opening, w.openingClaim
+		w.makeMu.Unlock()
+		if cid == "" {
+			return nil
+		}
+		return w.removeOnExit(ctx, cid, claim, false)
 	}
-	if w.cid == "" || w.keptName() != "" { // nothing made, or set aside by Keep
+	if cid == "" || w.keptName() != "" { // nothing made, or set aside by Keep
 		_ = w.cli.Close()
 		return nil
 	}
+	return w.removeOnExit(ctx, cid, claim, true)
+}
+
+// removeOnExit asks the daemon to remove container cid (and the owner
+// record of claim, a claimed spare's) and returns once
+// the request is written (the daemon finishes it when this process has
+// exited), once it is done, or when ctx ends. With closeCli set it closes
+// the client after the removal (Abandon's open goroutine closes it
+// otherwise).
+func (w *Workspace) removeOnExit(ctx context.Context, cid, claim string, closeCli bool) error {
 	sent := make(chan struct{})
 	var once sync.Once
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { once.Do(func() { close(sent) }) }}
@@ -1082,9 +1117,11 @@ func (w *Workspace) Abandon(ctx context.Context) error {
 	go func() {
 		defer close(finished)
 		defer cancel()
-		_, _ = w.cli.ContainerRemove(rctx, w.cid, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		w.disposeClaim(rctx, w.cli)
-		_ = w.cli.Close()
+		_, _ = w.cli.ContainerRemove(rctx, cid, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		w.disposeClaimOf(rctx, w.cli, claim)
+		if closeCli {
+			_ = w.cli.Close()
+		}
 	}()
 	select {
 	case <-sent:

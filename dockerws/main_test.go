@@ -26,6 +26,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(abandonChildEnv); spec != "" {
+		os.Exit(abandonChild(spec))
+	}
 	// Leftovers of crashed test runs (their process is gone) are removed
 	// before the tests create their own; live runs of other packages keep
 	// theirs. A missing daemon is reported by each test that needs it.

@@ -126,11 +126,20 @@ func (w *Workspace) useSpare(ctx context.Context, imgEnv []string) bool {
 	if w.spare.hash == "" {
 		return false
 	}
+	// Under makeMu, so that an Abandon learns of the claim (closed is
+	// checked after makeMu is taken: a workspace abandoned first claims
+	// nothing).
+	w.makeMu.Lock()
+	defer w.makeMu.Unlock()
+	if w.isClosed() {
+		return false
+	}
 	id, claim, ok := claimSpare(ctx, w.cli, w.spare.hash, time.Now())
 	if !ok {
 		return false
 	}
 	w.cid, w.spare.claimed = id, claim
+	w.opening, w.openingClaim = id, claim
 	// The owner record, made while the tree is copied in: without it the
 	// claimed container would outlive this process until its idle
 	// deadline. A failure fails the claim (build).
@@ -165,9 +174,18 @@ func claimSpare(ctx context.Context, cli *client.Client, hash string, now time.T
 			spareUntil(c.Labels).Sub(now) < claimMargin {
 			continue
 		}
+		if ctx.Err() != nil {
+			break
+		}
 		claim := ClaimPrefix + strings.TrimPrefix(name, SparePrefix)
-		// By the old name: once claimed, no container answers to it.
-		if _, err := cli.ContainerRename(ctx, name, client.ContainerRenameOptions{NewName: claim}); err != nil {
+		// By the old name: once claimed, no container answers to it. The
+		// rename runs to its answer even when ctx ends: one canceled in
+		// flight is still carried out by the daemon, and a claim this
+		// process does not know of would never be removed by it.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		_, err := cli.ContainerRename(rctx, name, client.ContainerRenameOptions{NewName: claim})
+		cancel()
+		if err != nil {
 			continue
 		}
 		return c.ID, claim, true
@@ -285,10 +303,17 @@ func (w *Workspace) makeSpare(ctx context.Context, until time.Time, always bool)
 
 // disposeClaim removes the owner record of a claimed spare.
 func (w *Workspace) disposeClaim(ctx context.Context, cli *client.Client) {
-	if w.spare.claimed == "" {
+	w.disposeClaimOf(ctx, cli, w.spare.claimed)
+}
+
+// disposeClaimOf removes the owner record named claim ("": none). One
+// still being made when it runs is left dangling, for the reaper once
+// this process is gone.
+func (w *Workspace) disposeClaimOf(ctx context.Context, cli *client.Client, claim string) {
+	if claim == "" {
 		return
 	}
-	_, _ = cli.VolumeRemove(ctx, w.spare.claimed, client.VolumeRemoveOptions{Force: true})
+	_, _ = cli.VolumeRemove(ctx, claim, client.VolumeRemoveOptions{Force: true})
 }
 
 // reapSpares removes the spares past their idle deadline (and stopped

@@ -2,6 +2,7 @@ package dockerws
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"os"
 	"os/exec"
@@ -413,4 +414,90 @@ func TestKeptClaimedSpare(t *testing.T) {
 	if err != nil || !strings.Contains(patch, "keep me") {
 		t.Fatalf("diff of the adopted kept spare: %q, %v", patch, err)
 	}
+}
+
+// The child process of TestAbandonedClaimLeavesNoContainer: it opens a
+// workspace that claims a spare, abandons it after a delay and exits at
+// once, as harness exec does after a one-answer turn.
+const abandonChildEnv = "HARNESS_TEST_ABANDON_CHILD" // root|pids|delay
+
+func abandonChild(spec string) int {
+	parts := strings.Split(spec, "|")
+	if len(parts) != 3 {
+		return 2
+	}
+	pids, err1 := strconv.ParseInt(parts[1], 10, 64)
+	delay, err2 := time.ParseDuration(parts[2])
+	if err1 != nil || err2 != nil {
+		return 2
+	}
+	ctx := context.Background()
+	w, err := Start(ctx, Options{Root: parts[0], Image: busyboxImage, SessionID: "sess-test-abandon-child", Spare: true, PidsLimit: pids})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	time.Sleep(delay)
+	if err := w.Abandon(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// A process that abandons its workspace while the open is still copying
+// the tree into a claimed spare, and exits, leaves no running container:
+// the claimed spare is removed (before, it ran until the next run's
+// reaper noticed its claimer was gone).
+func TestAbandonedClaimLeavesNoContainer(t *testing.T) {
+	edit := spareOpts(t)
+	var opts Options
+	edit(&opts)
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range 400 {
+		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = strings.Repeat("x", 8192)
+	}
+	writeTree(t, root, files)
+	w := open(t, root, busyboxImage, edit) // the configuration's hash
+	ctx := t.Context()
+	cli := dockerCLI(t)
+	claimed := 0
+	for delay := time.Duration(0); delay <= 500*time.Millisecond; delay += 50 * time.Millisecond {
+		id, err := w.makeSpare(ctx, time.Now().Add(time.Hour), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), abandonChildEnv+"="+root+"|"+strconv.FormatInt(opts.PidsLimit, 10)+"|"+delay.String())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("child (delay %v): %v\n%s", delay, err, out)
+		}
+		// The spare is idle still (abandoned before the claim), or goes.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			got, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+			if isNotFound(err) {
+				claimed++
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := strings.TrimPrefix(got.Container.Name, "/")
+			if strings.HasPrefix(name, SparePrefix) {
+				_, _ = cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("delay %v: the claimed spare %s (%s, %s) is still there a minute after its claimer exited",
+					delay, name, id, got.Container.State.Status)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if claimed == 0 {
+		t.Fatal("no child claimed its spare before abandoning it: nothing was tested")
+	}
+	t.Logf("%d of the children abandoned a claimed spare", claimed)
 }
