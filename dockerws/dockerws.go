@@ -203,9 +203,9 @@ type Workspace struct {
 	cur     *tree  // guarded by lock: the tree as of the last refresh
 	initPID string // guarded by lock: the host PID of the container's init, once killAll looked it up
 
-	mu      sync.Mutex
-	closed  bool          // guarded by mu
-	kept    string        // guarded by mu: the container's name once Keep renamed it
+	mu     sync.Mutex
+	closed bool   // guarded by mu
+	kept   string // guarded by mu: the container's name once Keep renamed it
 	// makeMu is held by the open while it creates or claims a container,
 	// and by an Abandon during the open to learn what it made: opening
 	// and openingClaim (a claimed spare's claim name), guarded by makeMu,
@@ -213,8 +213,8 @@ type Workspace struct {
 	// container even while the open is still under way.
 	makeMu                sync.Mutex
 	opening, openingClaim string
-	done    chan struct{} // closed by Close
-	touched bool          // guarded by mu: a write, exec or patch was asked for
+	done                  chan struct{} // closed by Close
+	touched               bool          // guarded by mu: a write, exec or patch was asked for
 	// wide (guarded by mu): since the last refresh, something other than
 	// WriteFile may have changed the tree (a process, a patch), so the
 	// next refresh lists it whole; otherwise only the files written
