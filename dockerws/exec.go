@@ -88,10 +88,14 @@ r=
 { while read -r k v; do [ "$k" = max ] && r=$v; done; } 2>/dev/null < $d/pids.events`
 
 // pidsTrailer ends the wrapper's stderr when forks were refused during the
-// command (printf's format for it in pidsTrailerFmt).
+// command (printf's format for it in pidsTrailerFmt). It starts with a
+// byte commands do not write (RS): the host holds back, until the next
+// bytes or the end, whatever could be the trailer's start, and a trailer
+// starting with a newline held back every stderr line's last newline, so
+// that a card showed "warning" and the next stdout line as one line.
 const (
-	pidsTrailer    = "\n@@harness: pids limit reached@@\n"
-	pidsTrailerFmt = `\n@@harness: pids limit reached@@\n`
+	pidsTrailer    = "\x1e@@harness: pids limit reached@@\n"
+	pidsTrailerFmt = `\036@@harness: pids limit reached@@\n`
 )
 
 // sweepLoop kills every process of the sandbox user but the shell running

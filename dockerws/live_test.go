@@ -354,7 +354,10 @@ func TestExec(t *testing.T) {
 }
 
 // TestExecStreamsOutput: OnOutput sees the output while the command still
-// runs (the wrapper's PID header never), and the result keeps all of it.
+// runs, whole lines with their newline (the wrapper's PID header never),
+// and the result keeps all of it. A stderr line's newline is not held back
+// until the command ends: a card would show it joined to the next stdout
+// line.
 func TestExecStreamsOutput(t *testing.T) {
 	w := open(t, t.TempDir(), busyboxImage)
 	var (
@@ -369,7 +372,7 @@ func TestExecStreamsOutput(t *testing.T) {
 		OnOutput: func(stream string, p []byte) {
 			mu.Lock()
 			got[stream] += string(p)
-			seen := strings.Contains(got["stdout"], "first")
+			seen := strings.Contains(got["stdout"], "first") && got["stderr"] == "err1\n" && !strings.Contains(got["stdout"], "second")
 			mu.Unlock()
 			if seen && !returned.Load() {
 				once.Do(func() { close(early) })
@@ -384,7 +387,7 @@ func TestExecStreamsOutput(t *testing.T) {
 	select {
 	case <-early:
 	default:
-		t.Fatal("the first line reached OnOutput only after the command ended")
+		t.Fatalf("the first lines reached OnOutput whole only after the command ended: %q", got)
 	}
 	mu.Lock()
 	defer mu.Unlock()
