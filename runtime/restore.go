@@ -130,6 +130,15 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cfg Session
 	return s, nil
 }
 
+// IsOpen reports whether session id is open in this Runtime, where a
+// second open of it is refused until it closes.
+func (rt *Runtime) IsOpen(id string) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	_, ok := rt.sessions[id]
+	return ok
+}
+
 // closeSession takes s out of the registry: its ID may be opened again.
 func (rt *Runtime) closeSession(s *Session) {
 	rt.mu.Lock()

@@ -169,6 +169,9 @@ func TestSessionsDoNotGrow(t *testing.T) {
 	}
 	_, err = rt.OpenSession(ctx, hungLog, runtime.SessionConfig{Model: script(t, `[]`), Workspace: ws}, settings)
 	mustCode(t, err, errcode.RuntimeInvalidInput)
+	if !rt.IsOpen(hung.ID()) {
+		t.Fatal("an open session is not open")
+	}
 
 	var runs []string
 	for i := range sessions {
@@ -210,6 +213,9 @@ func TestSessionsDoNotGrow(t *testing.T) {
 	}
 	if err := hung.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if rt.IsOpen(hung.ID()) {
+		t.Fatal("a closed session is open")
 	}
 	if open, live, kept := rt.Registry(); open != 0 || live != 0 || kept != runtime.KeptOutcomes {
 		t.Fatalf("at the end: %d open sessions, %d live runs, %d kept outcomes", open, live, kept)

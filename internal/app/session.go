@@ -27,7 +27,9 @@ import (
 // interrupted (or is running in another process) is refused with
 // RUNTIME_CHECKPOINT_INTERRUPTED before its lease is touched, unless
 // req.Fork is set, which continues in a new session from the last
-// finished turn.
+// finished turn. A session open in this process already is
+// RUNTIME_INVALID_INPUT, refused before anything is touched (a fork of it
+// is not).
 //
 // Flags given explicitly (Options: model, base URL, scripted model, context
 // window, compact-at, compact-tail, budget, approve) override what a
@@ -76,6 +78,11 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		b         built
 		err       error
 	)
+	if resumeID != "" && !fork && a.rt.IsOpen(resumeID) {
+		// Refused before its lease is touched: this process holds it
+		// for the open session, whose Close releases it.
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "session %s is open in this process already: close it before opening it again", resumeID)
+	}
 	if resumeID != "" {
 		row, err := a.Store.Session(ctx, resumeID)
 		if err != nil {
