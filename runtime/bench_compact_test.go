@@ -92,7 +92,7 @@ func BenchmarkTurn60Reads20KB(b *testing.B) {
 	compactions := 0
 	turn := func(discard bool) time.Duration {
 		m := &readingModel{}
-		f := newFixture(b, m, nil, func(_ *runtime.Config, s *runtime.Settings) {
+		f := newFixture(b, m, nil, func(_ *runtime.SessionConfig, s *runtime.Settings) {
 			s.Model = "reader"
 			s.Context = compaction.DefaultPolicy(128000)
 		})

@@ -50,11 +50,8 @@ func BenchmarkSteerVsAppend(b *testing.B) {
 	}
 	steerLog, bareLog := mk(event.NewID("sess")), mk(event.NewID("sess"))
 	m, _ := fake.Parse([]byte(`[{"content":"x","hang":true}]`))
-	rt, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(b, b.TempDir()), MaxRounds: -1, LoopRepeats: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sess, err := rt.OpenSession(ctx, steerLog, runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()})
+	rt := runtime.New(runtime.Config{})
+	sess, err := rt.OpenSession(ctx, steerLog, runtime.SessionConfig{Model: m, Workspace: mustLocal(b, b.TempDir()), MaxRounds: -1, LoopRepeats: -1}, runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -121,8 +118,8 @@ func BenchmarkTurn200Rounds(b *testing.B) {
 		}
 		// The same read every round: the round limit and the loop guard
 		// are off, as the benchmark measures a round's cost.
-		noGuards := func(c *runtime.Config) { c.MaxRounds, c.LoopRepeats = -1, -1 }
-		f := newFixture(b, m, m, func(c *runtime.Config, _ *runtime.Settings) { noGuards(c) })
+		noGuards := func(c *runtime.SessionConfig) { c.MaxRounds, c.LoopRepeats = -1, -1 }
+		f := newFixture(b, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { noGuards(c) })
 		if discard {
 			f.swapLog(&discardLog{id: f.sess.ID()}, m, noGuards)
 		}
@@ -268,14 +265,17 @@ func BenchmarkRestore10k(b *testing.B) {
 	}
 	steps = append(steps, `{"content":"turn done","usage":{"promptTokens":10,"completionTokens":2}}`)
 	tmpl := "[" + strings.Join(steps, ",") + "]"
-	var sess *runtime.Session
-	var rt *runtime.Runtime
+	var (
+		sess *runtime.Session
+		last model.Model // the last turn's, for the restores measured
+	)
 	for turn := 0; ; turn++ {
 		m, err := fake.Parse([]byte(strings.ReplaceAll(tmpl, "%d", fmt.Sprint(turn))))
 		if err != nil {
 			b.Fatal(err)
 		}
-		rt, _ = runtime.New(runtime.Config{Model: m, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1})
+		last = m
+		rt := runtime.New(runtime.Config{})
 		var cp *runtime.Checkpoint
 		if turn > 0 {
 			rp, err := runtime.LatestTerminal(ctx, st, id)
@@ -284,7 +284,7 @@ func BenchmarkRestore10k(b *testing.B) {
 			}
 			cp = rp.Checkpoint
 		}
-		sess, err = rt.RestoreSession(ctx, log, cp, runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()})
+		sess, err = rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: m, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1}, cp, runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -327,8 +327,8 @@ func BenchmarkRestore10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rt2, _ := runtime.New(runtime.Config{Model: rt.Model(), Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1})
-		if _, err := rt2.RestoreSession(ctx, log, rp.Checkpoint, runtime.Settings{}); err != nil {
+		rt2 := runtime.New(runtime.Config{})
+		if _, err := rt2.RestoreSession(ctx, log, runtime.SessionConfig{Model: last, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1}, rp.Checkpoint, runtime.Settings{}); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
@@ -438,8 +438,8 @@ func roundStoreCost(b *testing.B, st store.Store) {
 			b.Fatal(err)
 		}
 		log := &roundLog{SessionLog: sl, spent: map[int]time.Duration{}}
-		rt, _ := runtime.New(runtime.Config{Model: &readLoop{rounds: 201}, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1})
-		sess, err := rt.OpenSession(ctx, log, runtime.Settings{Model: "read-loop", Tools: tools.ModelSpecs()})
+		rt := runtime.New(runtime.Config{})
+		sess, err := rt.OpenSession(ctx, log, runtime.SessionConfig{Model: &readLoop{rounds: 201}, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1}, runtime.Settings{Model: "read-loop", Tools: tools.ModelSpecs()})
 		if err != nil {
 			b.Fatal(err)
 		}

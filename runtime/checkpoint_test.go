@@ -34,7 +34,7 @@ func TestReconstructModelRequest(t *testing.T) {
 	 {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}],"usage":{"promptTokens":5,"completionTokens":1}},
 	 {"content":"done <&> ünïcode","usage":{"promptTokens":5,"completionTokens":1}},
 	 {"content":"again","usage":{"promptTokens":5,"completionTokens":1}}]`)
-	f := newFixture(t, m, m, func(_ *runtime.Config, s *runtime.Settings) {
+	f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) {
 		s.ProviderOptions = json.RawMessage(`{"temperature":0.2}`)
 		s.MaxTokens = 900
 	})

@@ -627,7 +627,8 @@ func (s *Session) Wait(ctx context.Context) (Outcome, error) {
 // Close cancels the active turn, waits (bounded by ctx) until it has
 // ended, so that the session stays resumable, and closes the session:
 // later commands fail with RUNTIME_INVALID_INPUT and queued inputs are not
-// started. The log itself belongs to the caller.
+// started. The session leaves its Runtime's registry, so its ID may be
+// opened again there. The log itself belongs to the caller.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.setState(StateClosed)

@@ -429,7 +429,7 @@ func TestCommandsRaceOneEndPerTurn(t *testing.T) {
 // recorded and the last one recorded is the one in force.
 func TestChangeSettingsRacesSetSettings(t *testing.T) {
 	m := script(t, `[]`)
-	f := newFixture(t, m, m, func(_ *runtime.Config, s *runtime.Settings) {
+	f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) {
 		s.Context = compaction.DefaultPolicy(100000)
 	})
 	ctx := t.Context()

@@ -20,7 +20,7 @@ import (
 func compactFixture(t *testing.T, js string, p compaction.Policy, budget int64) *fixture {
 	t.Helper()
 	m := script(t, js)
-	f := newFixture(t, m, m, func(_ *runtime.Config, s *runtime.Settings) {
+	f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) {
 		s.Tools = []model.ToolSpec{}
 		s.System = "sys"
 		s.Context = p
@@ -407,8 +407,8 @@ func TestCompactWhileIdle(t *testing.T) {
 	if c := rp.Checkpoint.Context.Compaction; c.Compactions != 1 || c.Summary != "SUMMARY: big.txt holds a's." {
 		t.Fatalf("terminal compaction state = %+v", c)
 	}
-	rt, _ := runtime.New(runtime.Config{Model: f.model, Workspace: mustLocal(t, f.root)})
-	s, err := rt.RestoreSession(t.Context(), f.log, rp.Checkpoint, runtime.Settings{})
+	rt := runtime.New(runtime.Config{})
+	s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: f.model, Workspace: mustLocal(t, f.root)}, rp.Checkpoint, runtime.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestCompactNothingToCompact(t *testing.T) {
 	if len(tc) != 3 || !strings.HasPrefix(tc[2].Note, "nothing to compact: ") || count(f.events(), event.TypeContextAccounted) != 1 {
 		t.Errorf("turn.completed = %+v", tc)
 	}
-	g := newFixture(t, script(t, `[{"content":"x"}]`), nil, func(_ *runtime.Config, s *runtime.Settings) { s.Context = compaction.Policy{} })
+	g := newFixture(t, script(t, `[{"content":"x"}]`), nil, func(_ *runtime.SessionConfig, s *runtime.Settings) { s.Context = compaction.Policy{} })
 	if _, err := g.sess.Compact(t.Context(), ""); errcode.Of(err) != errcode.RuntimeInvalidInput {
 		t.Errorf("no policy: %v", err)
 	}
@@ -471,7 +471,7 @@ func TestCompactDuringTurn(t *testing.T) {
  {"content":"SUMMARY: read big.txt."},
  {"content":"done"}]`)
 	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{2: true}}
-	f := newFixture(t, gm, inner, func(_ *runtime.Config, s *runtime.Settings) {
+	f := newFixture(t, gm, inner, func(_ *runtime.SessionConfig, s *runtime.Settings) {
 		s.Tools, s.System = []model.ToolSpec{}, "sys"
 		s.Context = compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 2, ReserveTokens: 1000}
 	})
@@ -512,11 +512,8 @@ func TestCalibrationSurvivesRestoreNotModelSwitch(t *testing.T) {
 	}
 	calibrated := f.sess.Occupancy()
 	cps := f.checkpoints()
-	rt2, err := runtime.New(runtime.Config{Model: f.model, Workspace: mustLocal(t, f.root)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	restored, err := rt2.RestoreSession(t.Context(), f.log, cps[len(cps)-1], runtime.Settings{})
+	rt2 := runtime.New(runtime.Config{})
+	restored, err := rt2.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: f.model, Workspace: mustLocal(t, f.root)}, cps[len(cps)-1], runtime.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +559,7 @@ func TestCalibrationKeyedOnProvider(t *testing.T) {
  {"content":"elsewhere","usage":{"promptTokens":950,"completionTokens":5}}]`
 	m := script(t, js)
 	p := compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}
-	f := newFixture(t, providerModel{m, "http://127.0.0.1:1/v1"}, m, func(_ *runtime.Config, s *runtime.Settings) {
+	f := newFixture(t, providerModel{m, "http://127.0.0.1:1/v1"}, m, func(_ *runtime.SessionConfig, s *runtime.Settings) {
 		s.Tools, s.System, s.Context = []model.ToolSpec{}, "sys", p
 	})
 	writeFile(t, f.root, "big.txt", strings.Repeat("a", 3000))
@@ -576,11 +573,8 @@ func TestCalibrationKeyedOnProvider(t *testing.T) {
 	resume := func(provider string) string {
 		t.Helper()
 		cps := f.checkpoints()
-		rt, err := runtime.New(runtime.Config{Model: providerModel{m, provider}, Workspace: mustLocal(t, f.root)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := rt.RestoreSession(t.Context(), f.log, cps[len(cps)-1], runtime.Settings{})
+		rt := runtime.New(runtime.Config{})
+		s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: providerModel{m, provider}, Workspace: mustLocal(t, f.root)}, cps[len(cps)-1], runtime.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -750,7 +744,7 @@ func sendDuringCompaction(t *testing.T) {
  {"content":"SUMMARY: big.txt holds a's."},
  {"content":"done"}]`)
 	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{3: true}}
-	f := newFixture(t, gm, inner, func(_ *runtime.Config, s *runtime.Settings) {
+	f := newFixture(t, gm, inner, func(_ *runtime.SessionConfig, s *runtime.Settings) {
 		s.Tools, s.System = []model.ToolSpec{}, "sys"
 		s.Context = compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}
 	})

@@ -92,13 +92,30 @@ type PermissionAnswer struct {
 	Reason string
 }
 
-// Config builds a Runtime.
+// Config is the process's: what every session of a Runtime shares.
 type Config struct {
+	Now   func() time.Time           // nil: time.Now
+	NewID func(prefix string) string // nil: event.NewID
+}
+
+func (c *Config) defaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = event.NewID
+	}
+}
+
+// SessionConfig is what one session runs with besides its recorded
+// Settings: the model it sends to, the workspace its tools act on, the
+// policy that decides its tool calls and its guards. It is given to
+// Runtime.OpenSession, RestoreSession and Fork, and stays the session's
+// until it closes.
+type SessionConfig struct {
 	Model     model.Model
 	Workspace workspace.Workspace
 	Policy    Policy // nil: AllowAll; Ask effects wait for Session.Answer
-	Now       func() time.Time
-	NewID     func(prefix string) string
 	// MaxRounds ends a turn with RUNTIME_ROUND_LIMIT once it has made this
 	// many model rounds and the model still calls tools; 0:
 	// DefaultMaxRounds, negative: no limit.
@@ -120,34 +137,30 @@ type Config struct {
 	WireName func(canonical string) string
 }
 
-// Defaults of Config's guards against runaway turns.
+// Defaults of SessionConfig's guards against runaway turns.
 const (
 	DefaultMaxRounds   = 200
 	DefaultLoopRepeats = 5
 )
 
-func (c *Config) validate() error {
+// validate checks c and fills in its defaults: RUNTIME_INVALID_INPUT
+// without a model or a workspace, or with an unknown estimator.
+func (c *SessionConfig) validate() error {
 	if c.Model == nil {
-		return errcode.New(errcode.RuntimeInvalidInput, "runtime needs a model")
+		return errcode.New(errcode.RuntimeInvalidInput, "open session: no model")
 	}
 	if c.Workspace == nil {
-		return errcode.New(errcode.RuntimeInvalidInput, "runtime needs a workspace")
+		return errcode.New(errcode.RuntimeInvalidInput, "open session: no workspace")
 	}
 	if c.Policy == nil {
 		c.Policy = AllowAll
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.NewID == nil {
-		c.NewID = event.NewID
 	}
 	switch c.Estimator {
 	case "":
 		c.Estimator = compaction.Algorithm
 	case compaction.Algorithm, compaction.AlgorithmRatio:
 	default:
-		return errcode.Errorf(errcode.RuntimeInvalidInput, "unknown occupancy estimator %q", c.Estimator)
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "open session: unknown occupancy estimator %q", c.Estimator)
 	}
 	if c.MaxRounds == 0 {
 		c.MaxRounds = DefaultMaxRounds

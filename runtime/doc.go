@@ -2,14 +2,16 @@
 // at model-request boundaries, cancels, continues sessions in follow-up
 // turns, enforces budgets and writes checkpoints.
 //
-// Ownership. A Runtime is the configuration (model, workspace, policy) that
-// sessions run with, and a registry of what is live in it: the sessions
+// Ownership. A Runtime is the process's: one clock and one source of IDs
+// (Config), and a registry of what is live in the process: the sessions
 // opened through it (one Session per ID: a second open of a live ID is
-// refused) and their active runs. A run leaves the registry when it ends
-// (the outcomes of the last KeptOutcomes runs stay for Runtime.Wait), so
-// the registry does not grow with the turns a process runs. Package app
-// builds one Runtime per opened session, since the workspace and the
-// policy are that session's.
+// refused) and their active runs. A session leaves the registry when it
+// closes, a run when it ends (the outcomes of the last KeptOutcomes runs
+// stay for Runtime.Wait, whichever session ran them), so the registry
+// grows neither with the sessions nor with the turns a process runs. What
+// a session runs with — its model, workspace, policy and guards — is its
+// own SessionConfig, given when it is opened, restored or forked. Package
+// app builds one Runtime per process and opens every session through it.
 //
 // A Session is the one owner of what decides what happens next in it:
 // pending steering, inputs queued for the next turn, the active turn,
@@ -53,7 +55,8 @@
 //	State()             the owner's state, and a channel closed when it
 //	                    changes
 //	Idle(), Wait()      the end of the current busy spell, and its outcome
-//	Close()             cancel, wait for the end, refuse later commands
+//	Close()             cancel, wait for the end, refuse later commands,
+//	                    leave the Runtime
 //
 // Send, Queue, Withdraw and SetSettings return once their event is
 // durable. When a turn completes and an input is queued, the session
@@ -135,16 +138,17 @@
 // RUNTIME_BUDGET_EXCEEDED, RUNTIME_CONTEXT_OVERFLOW, RUNTIME_SUMMARY_FAILED,
 // RUNTIME_INVALID_MESSAGE_STATE, RUNTIME_CHECKPOINT_VERSION,
 // RUNTIME_CHECKPOINT_INVALID, RUNTIME_CHECKPOINT_INTERRUPTED,
-// RUNTIME_ROUND_LIMIT (Config.MaxRounds), RUNTIME_LOOP_DETECTED (the same
-// call and result Config.LoopRepeats times in a row); model errors
-// (MODEL_*) end a turn as failed with their own code, except a first
-// MODEL_CONTEXT_LENGTH in a turn, answered by one compaction and the
-// request once more. Text sent to an ending turn waits and starts (or
+// RUNTIME_ROUND_LIMIT (SessionConfig.MaxRounds), RUNTIME_LOOP_DETECTED
+// (the same call and result SessionConfig.LoopRepeats times in a row);
+// model errors (MODEL_*) end a turn as failed with their own code, except
+// a first MODEL_CONTEXT_LENGTH in a turn, answered by one compaction and
+// the request once more. Text sent to an ending turn waits and starts (or
 // steers) the next one; a closed session refuses every command with
 // RUNTIME_INVALID_INPUT.
 //
 // The runtime never imports the TUI, Bubble Tea, dockerws or a concrete
-// store (internal/deptest checks it): package app opens the store, the
-// workspace and the model, and builds the Runtime and Session over them;
-// the front ends (tuiengine, headless) drive the Session app returns.
+// store (internal/deptest checks it): package app opens the store and
+// builds the process's Runtime, then opens each Session through it over
+// the workspace and the model it opens for that session; the front ends
+// (tuiengine, headless) drive the Session app returns.
 package runtime

@@ -55,8 +55,8 @@ func TestDurableReplaySQLite(t *testing.T) {
 
 	m1, _ := fake.Parse([]byte(`[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"read"}]`))
 	st, log := sqliteSession(t, path, id, store.Owner{ID: "first"}, false)
-	rt, _ := runtime.New(runtime.Config{Model: m1, Workspace: mustLocal(t, root)})
-	sess, err := rt.OpenSession(ctx, log, saved)
+	rt := runtime.New(runtime.Config{})
+	sess, err := rt.OpenSession(ctx, log, runtime.SessionConfig{Model: m1, Workspace: mustLocal(t, root)}, saved)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +135,8 @@ func TestDurableReplaySQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	m2, _ := fake.Parse([]byte(`[{"content":"follow-up"}]`))
-	rt2, _ := runtime.New(runtime.Config{Model: m2, Workspace: mustLocal(t, root)})
-	sess2, err := rt2.RestoreSession(ctx, log2, rp.Checkpoint, runtime.Settings{Model: "other", System: "new defaults", Tools: tools.ModelSpecs()})
+	rt2 := runtime.New(runtime.Config{})
+	sess2, err := rt2.RestoreSession(ctx, log2, runtime.SessionConfig{Model: m2, Workspace: mustLocal(t, root)}, rp.Checkpoint, runtime.Settings{Model: "other", System: "new defaults", Tools: tools.ModelSpecs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/tools"
 )
 
 // With the ratio estimator, a request before any usage report is counted
@@ -19,7 +20,7 @@ func TestEstimatorRatio(t *testing.T) {
 	  {"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}],"usage":{"promptTokens":1000,"completionTokens":5}},
 	  {"toolCalls":[{"id":"c2","name":"fs.read","arguments":{"path":"README.md"}}],"usage":{"promptTokens":99000000,"completionTokens":5}},
 	  {"content":"done","usage":{"promptTokens":1200,"completionTokens":5}}]`)
-	f := newFixture(t, fm, fm, func(c *runtime.Config, s *runtime.Settings) {
+	f := newFixture(t, fm, fm, func(c *runtime.SessionConfig, s *runtime.Settings) {
 		c.Estimator = compaction.AlgorithmRatio
 		s.Context = compaction.Policy{WindowTokens: 1000000, ThresholdTokens: 800000, TailMessages: 4, ReserveTokens: 1000}
 	})
@@ -43,12 +44,35 @@ func TestEstimatorRatio(t *testing.T) {
 	}
 }
 
-func TestEstimatorUnknown(t *testing.T) {
+// A session's configuration is checked as it opens: no model, no
+// workspace or an unknown estimator is RUNTIME_INVALID_INPUT, and the
+// session is not registered (its ID opens afterwards).
+func TestSessionConfigInvalid(t *testing.T) {
 	fm := script(t, `[]`)
 	ws, err := workspace.OpenLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = runtime.New(runtime.Config{Model: fm, Workspace: ws, Estimator: "guess/v1"})
-	mustCode(t, err, errcode.RuntimeInvalidInput)
+	rt := runtime.New(runtime.Config{})
+	_, log := memLog(t, "sess-config", "test-owner")
+	settings := runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()}
+	for name, cfg := range map[string]runtime.SessionConfig{
+		"no model":          {Workspace: ws},
+		"no workspace":      {Model: fm},
+		"unknown estimator": {Model: fm, Workspace: ws, Estimator: "guess/v1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := rt.OpenSession(t.Context(), log, cfg, settings)
+			mustCode(t, err, errcode.RuntimeInvalidInput)
+			_, err = rt.RestoreSession(t.Context(), log, cfg, nil, settings)
+			mustCode(t, err, errcode.RuntimeInvalidInput)
+		})
+	}
+	s, err := rt.OpenSession(t.Context(), log, runtime.SessionConfig{Model: fm, Workspace: ws}, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }

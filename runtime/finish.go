@@ -96,7 +96,7 @@ var diffTimeout = 2 * time.Minute
 // Docker workspace's container outlives the process, under a name the
 // message gives) so that the work can still be reviewed or recovered.
 func (s *Session) workspaceState(ctx context.Context) (*WorkspaceState, error) {
-	ws := s.rt.cfg.Workspace
+	ws := s.cfg.Workspace
 	st := &WorkspaceState{Backend: ws.Info().Backend}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), diffTimeout)
 	defer cancel()

@@ -33,17 +33,14 @@ func (g *gatedLog) Append(ctx context.Context, e event.Event) (store.Record, err
 }
 
 // swapLog reopens the fixture's session on another log over the same store.
-func (f *fixture) swapLog(l runtime.EventLog, m model.Model, edit ...func(*runtime.Config)) {
+func (f *fixture) swapLog(l runtime.EventLog, m model.Model, edit ...func(*runtime.SessionConfig)) {
 	f.t.Helper()
-	c := runtime.Config{Model: m, Workspace: mustLocal(f.t, f.root)}
+	c := runtime.SessionConfig{Model: m, Workspace: mustLocal(f.t, f.root)}
 	for _, e := range edit {
 		e(&c)
 	}
-	rt, err := runtime.New(c)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	sess, err := rt.OpenSession(f.t.Context(), l, f.sess.Settings())
+	rt := runtime.New(runtime.Config{})
+	sess, err := rt.OpenSession(f.t.Context(), l, c, f.sess.Settings())
 	if err != nil {
 		f.t.Fatal(err)
 	}

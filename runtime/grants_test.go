@@ -64,7 +64,7 @@ func TestSessionGrant(t *testing.T) {
 		return `{"toolCalls":[{"id":"` + id + `","name":"fs.read","arguments":{"path":"` + path + `"}}]},{"content":"ok"}`
 	}
 	m := script(t, `[`+read("c1", "README.md")+`,`+read("c2", "main.go")+`,`+read("c3", "README.md")+`,`+read("c4", "main.go")+`]`)
-	f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askAll })
+	f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askAll })
 	ctx := t.Context()
 	asked := answerOn(t, f.sess, -1, runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeSession, Note: "approved for this session"})
 
@@ -110,11 +110,8 @@ func TestSessionGrant(t *testing.T) {
 		_, err = runtime.ParseCheckpoint(b)
 		mustCode(t, err, errcode.RuntimeCheckpointInvalid)
 	}
-	rt2, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2, err := rt2.RestoreSession(ctx, f.log, rp.Checkpoint, runtime.Settings{})
+	rt2 := runtime.New(runtime.Config{})
+	s2, err := rt2.RestoreSession(ctx, f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll}, rp.Checkpoint, runtime.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +151,8 @@ func TestSessionGrant(t *testing.T) {
 	if got := rp.Checkpoint.Control.SessionGrants; len(got) != 0 {
 		t.Fatalf("resumed grants after the revocation = %v", got)
 	}
-	rt3, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3, err := rt3.RestoreSession(ctx, f.log, rp.Checkpoint, runtime.Settings{})
+	rt3 := runtime.New(runtime.Config{})
+	s3, err := rt3.RestoreSession(ctx, f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll}, rp.Checkpoint, runtime.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +180,7 @@ func TestSessionGrantNotForked(t *testing.T) {
 		return runtime.Decision{Effect: runtime.Ask, RuleID: "ask-all"}
 	})
 	m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"ok"}]`)
-	f := newFixture(t, m, m, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askAll })
+	f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askAll })
 	ctx := t.Context()
 	answerOn(t, f.sess, -1, runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeSession})
 	if out := f.wait(f.start("read")); out.Status != runtime.StatusCompleted {
@@ -197,11 +191,8 @@ func TestSessionGrantNotForked(t *testing.T) {
 		t.Fatalf("last finished = %+v, %v", cp, err)
 	}
 	_, log := memLog(t, event.NewID("sess"), "test-owner")
-	rt2, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fork, err := rt2.Fork(ctx, log, f.sess.ID(), cp, "", runtime.Settings{})
+	rt2 := runtime.New(runtime.Config{})
+	fork, err := rt2.Fork(ctx, log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll}, f.sess.ID(), cp, "", runtime.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

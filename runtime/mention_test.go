@@ -28,7 +28,7 @@ func TestSteeringMentionsAttachFiles(t *testing.T) {
 		}
 		return runtime.Decision{Effect: runtime.Allow, RuleID: "allow"}
 	})
-	f := newFixture(t, gm, inner, func(c *runtime.Config, _ *runtime.Settings) { c.Policy = askReads })
+	f := newFixture(t, gm, inner, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askReads })
 	ctx := t.Context()
 	sub, err := f.sess.Events(ctx, -1)
 	if err != nil {

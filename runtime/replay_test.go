@@ -131,12 +131,9 @@ func replayStored(t *testing.T, st *sqlite.Store, path string) (string, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := runtime.New(runtime.Config{Model: script(t, `[]`), Workspace: mustLocal(t, t.TempDir())})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := runtime.New(runtime.Config{})
 	cp := rp.Checkpoint
-	if _, err := rt.RestoreSession(ctx, log, cp, runtime.Settings{Model: "fake", Tools: []model.ToolSpec{}}); err != nil {
+	if _, err := rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: script(t, `[]`), Workspace: mustLocal(t, t.TempDir())}, cp, runtime.Settings{Model: "fake", Tools: []model.ToolSpec{}}); err != nil {
 		return string(errcode.Of(err)), ""
 	}
 	if cp == nil {

@@ -72,14 +72,16 @@ func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint
 	return scan.Finished, scan.Abandoned, nil
 }
 
-// RestoreSession opens a session in this runtime with the state of a
-// checkpoint (nil: a session with no finished turn yet, on settings).
-// Nothing is replayed: no model, Docker or clock is consulted.
-func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpoint, settings Settings) (*Session, error) {
+// RestoreSession opens a session in this runtime, run with cfg, with the
+// state of a checkpoint (nil: a session with no finished turn yet, on
+// settings). Nothing is replayed: no model, Docker or clock is consulted.
+// Codes: those of OpenSession, and RUNTIME_INVALID_INPUT for a checkpoint
+// of another session.
+func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cfg SessionConfig, cp *Checkpoint, settings Settings) (*Session, error) {
 	if cp != nil {
 		settings = cp.Settings
 	}
-	s, err := rt.OpenSession(ctx, log, settings)
+	s, err := rt.OpenSession(ctx, log, cfg, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -128,17 +130,31 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cp *Checkpo
 	return s, nil
 }
 
-func (rt *Runtime) closeSession(s *Session) {
+// IsOpen reports whether session id is open in this Runtime, where a
+// second open of it is refused until it closes.
+func (rt *Runtime) IsOpen(id string) bool {
 	rt.mu.Lock()
-	delete(rt.sessions, s.id)
-	rt.mu.Unlock()
+	defer rt.mu.Unlock()
+	_, ok := rt.sessions[id]
+	return ok
 }
 
-// Fork starts session log (new, empty) from cp, the last finished state of
-// another session (nil: that session finished no turn, so the fork starts
-// empty on settings), and records which turn was abandoned. Nothing of the
-// abandoned turn is repeated.
-func (rt *Runtime) Fork(ctx context.Context, log EventLog, from string, cp *Checkpoint, abandoned string, settings Settings) (*Session, error) {
+// closeSession takes s out of the registry: its ID may be opened again.
+func (rt *Runtime) closeSession(s *Session) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.sessions[s.id] == s {
+		delete(rt.sessions, s.id)
+	}
+}
+
+// Fork starts session log (new, empty), run with cfg, from cp, the last
+// finished state of session from (nil: that session finished no turn, so
+// the fork starts empty on settings), and records which turn was
+// abandoned. Nothing of the abandoned turn is repeated. Codes: those of
+// OpenSession, and RUNTIME_EVENT_APPEND_FAILED when its first events
+// cannot be written.
+func (rt *Runtime) Fork(ctx context.Context, log EventLog, cfg SessionConfig, from string, cp *Checkpoint, abandoned string, settings Settings) (*Session, error) {
 	var clone *Checkpoint
 	if cp != nil {
 		c := *cp
@@ -146,7 +162,7 @@ func (rt *Runtime) Fork(ctx context.Context, log EventLog, from string, cp *Chec
 		c.Control.SessionGrants = nil // a fork is another session: it asks again
 		clone = &c
 	}
-	s, err := rt.RestoreSession(ctx, log, clone, settings)
+	s, err := rt.RestoreSession(ctx, log, cfg, clone, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +190,7 @@ func (rt *Runtime) Fork(ctx context.Context, log EventLog, from string, cp *Chec
 
 // RecordWorkspace appends workspace.lifecycle for the session's workspace.
 func (s *Session) RecordWorkspace(ctx context.Context, phase string) error {
-	info := s.rt.cfg.Workspace.Info()
+	info := s.cfg.Workspace.Info()
 	data := event.WorkspaceLifecycle{WorkspaceID: info.ID, Backend: info.Backend, Phase: phase}
 	data.ImageID = info.ImageID
 	if info.Files > 0 {

@@ -43,19 +43,18 @@ type Outcome struct {
 	Truncated       bool // completed, but the last answer was cut by the output limit
 }
 
-// Runtime is the configuration sessions run with (model, workspace,
-// policy) and the registry of what is live in it: the sessions opened
+// Runtime is the process's registry of what is live: the sessions opened
 // through it (one Session per ID) and their active runs (see Ownership in
-// the package documentation). A run leaves the registry when it ends;
-// the outcomes of the last KeptOutcomes runs stay for Wait. Package app
-// builds one Runtime per opened session, as the workspace and the policy
-// are the session's.
+// the package documentation), with the clock and the IDs they share. A
+// session leaves the registry when it closes and a run when it ends; the
+// outcomes of the last KeptOutcomes runs stay for Wait. What a session
+// runs with (model, workspace, policy) is its own SessionConfig, so one
+// Runtime serves every session of a process: package app builds one.
 type Runtime struct {
-	cfg      Config
-	provider string // the model's provider identity (providerNamer), "" when it names none
+	cfg Config
 
 	mu       sync.Mutex
-	sessions map[string]*Session  // guarded by mu
+	sessions map[string]*Session  // guarded by mu: the open sessions, by ID
 	runs     map[string]*run      // guarded by mu: the active runs
 	ended    map[string]Outcome   // guarded by mu: the outcomes of the last KeptOutcomes runs that ended
 	endedIDs [KeptOutcomes]string // guarded by mu: ended's keys, a ring, oldest at endedAt
@@ -66,16 +65,10 @@ type Runtime struct {
 // An older run's outcome is its turn.completed in the session's log.
 const KeptOutcomes = 64
 
-// New returns a Runtime.
-func New(cfg Config) (*Runtime, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	rt := &Runtime{cfg: cfg, sessions: map[string]*Session{}, runs: map[string]*run{}, ended: map[string]Outcome{}}
-	if p, ok := cfg.Model.(providerNamer); ok {
-		rt.provider = p.Provider()
-	}
-	return rt, nil
+// New returns a Runtime with no session open.
+func New(cfg Config) *Runtime {
+	cfg.defaults()
+	return &Runtime{cfg: cfg, sessions: map[string]*Session{}, runs: map[string]*run{}, ended: map[string]Outcome{}}
 }
 
 // providerNamer is implemented by models that know which server they send
@@ -83,9 +76,6 @@ func New(cfg Config) (*Runtime, error) {
 // keyed on it and the model name, so that the same model name behind
 // another server starts afresh.
 type providerNamer interface{ Provider() string }
-
-// Model returns the model the runtime sends requests to.
-func (rt *Runtime) Model() model.Model { return rt.cfg.Model }
 
 // run is one turn's control block.
 type run struct {

@@ -85,11 +85,8 @@ func TestSeenCallIDsAreNotCheckpointed(t *testing.T) {
 		f := newFixture(t, m, nil, nil)
 		cp := longSession(t, f.sess.ID(), 10, calls, []string{"legacy_id_not_in_the_history"})
 		f.sess.Close(t.Context())
-		rt, err := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(t, f.root)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := rt.RestoreSession(t.Context(), f.log, cp, runtime.Settings{})
+		rt := runtime.New(runtime.Config{})
+		s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root)}, cp, runtime.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,8 +141,8 @@ func TestSeenCallIDsAreNotCheckpointed(t *testing.T) {
 	cp := longSession(t, f.sess.ID(), 1, 50, []string{legacy})
 	f.sess.Close(t.Context())
 	for range 2 {
-		rt, _ := runtime.New(runtime.Config{Model: m, Workspace: mustLocal(t, f.root)})
-		s, err := rt.RestoreSession(t.Context(), f.log, cp, runtime.Settings{})
+		rt := runtime.New(runtime.Config{})
+		s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root)}, cp, runtime.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}

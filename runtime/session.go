@@ -18,10 +18,12 @@ import (
 // owner of everything that decides what happens next in it (see the package
 // doc and commands.go for the command surface).
 type Session struct {
-	rt  *Runtime
-	log EventLog
-	id  string
-	bus bus // this session's ordered event stream
+	rt       *Runtime
+	cfg      SessionConfig // as validated by OpenSession; never changed after
+	provider string        // cfg.Model's provider identity (providerNamer), "" when it names none
+	log      EventLog
+	id       string
+	bus      bus // this session's ordered event stream
 
 	// settings and state are owned by the turn goroutine while a turn runs
 	// and are at rest between turns. settings changes only under mu (at a
@@ -88,10 +90,16 @@ type state struct {
 	row            checkpoint.Row // what the store's checkpoint row holds
 }
 
-// OpenSession starts a new, empty session on log with the given defaults.
-func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, settings Settings) (*Session, error) {
+// OpenSession starts a new, empty session on log with the given defaults,
+// run with cfg. Codes: RUNTIME_INVALID_INPUT (no log, no tools, an invalid
+// context policy or cfg, or a session with log's ID already open in this
+// Runtime).
+func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, cfg SessionConfig, settings Settings) (*Session, error) {
 	if log == nil {
 		return nil, errcode.New(errcode.RuntimeInvalidInput, "open session: no event log")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	if settings.Tools == nil {
 		return nil, errcode.New(errcode.RuntimeInvalidInput, "open session: no tools")
@@ -101,7 +109,10 @@ func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, settings Setti
 			return nil, err
 		}
 	}
-	s := &Session{rt: rt, log: log, id: log.SessionID(), settings: settings, questions: map[string]*question{}, idle: closedChan()}
+	s := &Session{rt: rt, cfg: cfg, log: log, id: log.SessionID(), settings: settings, questions: map[string]*question{}, idle: closedChan()}
+	if p, ok := cfg.Model.(providerNamer); ok {
+		s.provider = p.Provider()
+	}
 	s.told.Store(&toldState{st: StateIdle, changed: make(chan struct{})})
 	s.state = newState(settings)
 	rt.mu.Lock()
@@ -146,7 +157,7 @@ func (s *Session) Occupancy() int {
 }
 
 // estimate converts an occupancy in bytes into tokens for the session's
-// model at the runtime's provider, with the rule used
+// model at its provider, with the rule used
 // (compaction.Algorithm, compaction.AlgorithmRatio or
 // compaction.AlgorithmReported).
 func (s *Session) estimate(bytes int) (int, string) {
@@ -154,8 +165,8 @@ func (s *Session) estimate(bytes int) (int, string) {
 	if s.state.compact.Calibration != nil {
 		c = *s.state.compact.Calibration
 	}
-	occ, rule := c.Estimate(s.rt.provider, s.settings.Model, bytes)
-	if rule == compaction.Algorithm && s.rt.cfg.Estimator == compaction.AlgorithmRatio && !s.distrust {
+	occ, rule := c.Estimate(s.provider, s.settings.Model, bytes)
+	if rule == compaction.Algorithm && s.cfg.Estimator == compaction.AlgorithmRatio && !s.distrust {
 		// The figure at the conversation's own character mix.
 		return s.state.meter.Scale(bytes), compaction.AlgorithmRatio
 	}
@@ -167,7 +178,7 @@ func (s *Session) estimate(bytes int) (int, string) {
 // removes it (the byte-count bound applies until the next plausible
 // report). Model rounds and summary rounds both report.
 func (s *Session) calibrate(bytes int, u model.Usage) {
-	if c, ok := compaction.Calibrate(s.rt.provider, s.settings.Model, bytes, u.PromptTokens); ok && !u.Estimated {
+	if c, ok := compaction.Calibrate(s.provider, s.settings.Model, bytes, u.PromptTokens); ok && !u.Estimated {
 		s.state.compact.Calibration = &c
 		s.distrust = false
 		return

@@ -8,6 +8,8 @@ import (
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/runtime"
+	"github.com/harness-dev/harness/store"
+	"github.com/harness-dev/harness/tools"
 )
 
 func mustState(t *testing.T, s *runtime.Session, want runtime.SessionState) {
@@ -122,9 +124,9 @@ func TestRunsDoNotGrow(t *testing.T) {
 		if out, err := f.sess.Wait(ctx); err != nil || out.Status != runtime.StatusCompleted {
 			t.Fatalf("turn %d: %+v, %v", i, out, err)
 		}
-		live, kept := f.rt.Registry()
-		if live != 0 || kept != min(i+1, runtime.KeptOutcomes) {
-			t.Fatalf("after turn %d: %d live runs, %d kept outcomes", i, live, kept)
+		open, live, kept := f.rt.Registry()
+		if open != 1 || live != 0 || kept != min(i+1, runtime.KeptOutcomes) {
+			t.Fatalf("after turn %d: %d open sessions, %d live runs, %d kept outcomes", i, open, live, kept)
 		}
 	}
 	if out, err := f.rt.Wait(ctx, ids[turns-1]); err != nil || out.RunID != ids[turns-1] || out.Status != runtime.StatusCompleted {
@@ -136,5 +138,90 @@ func TestRunsDoNotGrow(t *testing.T) {
 	case <-f.rt.Done(ids[0]):
 	default:
 		t.Error("Done of an ended run is not closed")
+	}
+}
+
+// One Runtime serves every session of a process: a session leaves its
+// registry when it closes, so opening and closing many sessions in one
+// process grows nothing; Wait and Done answer for a run of any session;
+// a live session's ID is refused, a closed one's opens again.
+func TestSessionsDoNotGrow(t *testing.T) {
+	const sessions = runtime.KeptOutcomes + 16
+	ctx := t.Context()
+	rt := runtime.New(runtime.Config{})
+	ws := mustLocal(t, t.TempDir())
+	settings := runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()}
+	open := func(id, js string) (*runtime.Session, *store.SessionLog) {
+		t.Helper()
+		_, log := memLog(t, id, "test-owner")
+		s, err := rt.OpenSession(ctx, log, runtime.SessionConfig{Model: script(t, js), Workspace: ws}, settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, log
+	}
+
+	// A session that stays open with a turn running, beside the others.
+	hung, hungLog := open("sess-hung", `[{"content":"thinking","hang":true}]`)
+	hungRun, err := hung.Start(ctx, runtime.StartRequest{Input: "wait"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rt.OpenSession(ctx, hungLog, runtime.SessionConfig{Model: script(t, `[]`), Workspace: ws}, settings)
+	mustCode(t, err, errcode.RuntimeInvalidInput)
+	if !rt.IsOpen(hung.ID()) {
+		t.Fatal("an open session is not open")
+	}
+
+	var runs []string
+	for i := range sessions {
+		s, _ := open(fmt.Sprintf("sess-%03d", i), fmt.Sprintf(`[{"content":"answer %d"}]`, i))
+		sent, err := s.Send(ctx, "go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, sent.RunID)
+		if out, err := s.Wait(ctx); err != nil || out.Status != runtime.StatusCompleted {
+			t.Fatalf("session %d: %+v, %v", i, out, err)
+		}
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			// The run of the session closed before this one.
+			if out, err := rt.Wait(ctx, runs[i-1]); err != nil || out.RunID != runs[i-1] || out.Status != runtime.StatusCompleted {
+				t.Fatalf("wait for session %d's run = %+v, %v", i-1, out, err)
+			}
+		}
+		open, live, kept := rt.Registry()
+		if open != 1 || live != 1 || kept != min(i+1, runtime.KeptOutcomes) {
+			t.Fatalf("after session %d: %d open sessions, %d live runs, %d kept outcomes", i, open, live, kept)
+		}
+	}
+	_, err = rt.Wait(ctx, runs[0])
+	mustCode(t, err, errcode.RuntimeRunNotFound)
+
+	select {
+	case <-rt.Done(hungRun):
+		t.Fatal("Done of a running run is closed")
+	default:
+	}
+	hung.Cancel()
+	<-rt.Done(hungRun)
+	if out, err := rt.Wait(ctx, hungRun); err != nil || out.Status != runtime.StatusCanceled {
+		t.Fatalf("wait for the canceled run = %+v, %v", out, err)
+	}
+	if err := hung.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rt.IsOpen(hung.ID()) {
+		t.Fatal("a closed session is open")
+	}
+	if open, live, kept := rt.Registry(); open != 0 || live != 0 || kept != runtime.KeptOutcomes {
+		t.Fatalf("at the end: %d open sessions, %d live runs, %d kept outcomes", open, live, kept)
+	}
+	// A closed session's ID opens again in the same Runtime.
+	if _, err := rt.OpenSession(ctx, hungLog, runtime.SessionConfig{Model: script(t, `[]`), Workspace: ws}, settings); err != nil {
+		t.Fatalf("reopen a closed session: %v", err)
 	}
 }

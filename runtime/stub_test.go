@@ -52,7 +52,7 @@ func (m *recording) Stream(_ context.Context, req model.Request) (model.Stream, 
 func TestCompactedPrefixLeavesTheCheckpoint(t *testing.T) {
 	const files, size = 60, 24_000
 	m := &readingModel{}
-	f := newFixture(t, m, nil, func(_ *runtime.Config, s *runtime.Settings) {
+	f := newFixture(t, m, nil, func(_ *runtime.SessionConfig, s *runtime.Settings) {
 		s.Model = "reader"
 		s.Context = compaction.DefaultPolicy(64000)
 	})
@@ -103,11 +103,8 @@ func TestCompactedPrefixLeavesTheCheckpoint(t *testing.T) {
 		t.Helper()
 		st, log := memLog(t, id, "again")
 		rec := &recording{}
-		rt, err := runtime.New(runtime.Config{Model: rec, Workspace: mustLocal(t, f.root)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := rt.RestoreSession(ctx, log, cp, runtime.Settings{})
+		rt := runtime.New(runtime.Config{})
+		s, err := rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: rec, Workspace: mustLocal(t, f.root)}, cp, runtime.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}

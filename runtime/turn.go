@@ -99,7 +99,7 @@ func (t *turn) run() {
 			t.fail(errcode.Errorf(errcode.RuntimeBudgetExceeded, "step budget of %d reached", b))
 			return
 		}
-		if b := s.rt.cfg.MaxRounds; b > 0 && t.steps >= b {
+		if b := s.cfg.MaxRounds; b > 0 && t.steps >= b {
 			t.fail(errcode.Errorf(errcode.RuntimeRoundLimit,
 				"the turn reached its limit of %d model rounds with the model still calling tools; to go on, send a follow-up (e.g. \"continue\"), or start with a higher --max-rounds", b))
 			return
@@ -173,7 +173,7 @@ func (t *turn) run() {
 			}
 			res, err := t.callTool(call, asst.requestID, true)
 			if err == nil {
-				err = t.loops.see(call, res, s.rt.cfg.LoopRepeats)
+				err = t.loops.see(call, res, s.cfg.LoopRepeats)
 			}
 			if err != nil {
 				t.abandon(asst.ToolCalls[i+1:], asst.requestID, "not run: the turn ended")
@@ -422,7 +422,7 @@ var (
 // while an append is in flight) and validates the stream's shape.
 func (t *turn) read(ctx context.Context, req model.Request, msgID string) (*model.Completion, error) {
 	s, r := t.s, t.r
-	st, err := s.rt.cfg.Model.Stream(ctx, req)
+	st, err := s.cfg.Model.Stream(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -736,7 +736,7 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	if perr != nil {
 		call = tools.Call{Tool: mc.Name}
 	}
-	d := s.rt.cfg.Policy.Decide(call)
+	d := s.cfg.Policy.Decide(call)
 	pd := event.PolicyDecision{CallID: callID, Action: mc.Name, Subject: call.Subject, Effect: string(d.Effect), Reason: d.Reason,
 		RuleID: d.RuleID, RunID: r.id, SessionID: s.id, TurnID: r.turnID}
 	if _, err := t.append(pd); err != nil {
@@ -773,7 +773,7 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 			out = newOutputRecorder(t, callID)
 			ctx = tools.WithOutput(ctx, out.write)
 		}
-		res, err = tools.Execute(ctx, s.rt.cfg.Workspace, call)
+		res, err = tools.Execute(ctx, s.cfg.Workspace, call)
 		if out != nil {
 			out.stop() // its output is recorded before its result
 		}
@@ -790,9 +790,9 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	return res, t.recordResult(callID, mc, res, start, toModel)
 }
 
-// notFound is TOOL_NOT_FOUND for name, listing the session's tools as the
-// request advertised them (Config.WireName), with the canonical name
-// beside an alias.
+// notFound is TOOL_NOT_FOUND for name, listing the session's tools as
+// the request advertised them (SessionConfig.WireName), with the
+// canonical name beside an alias.
 func (t *turn) notFound(name string) *tools.ResultError {
 	shown := name
 	if len(shown) > 64 {
@@ -801,7 +801,7 @@ func (t *turn) notFound(name string) *tools.ResultError {
 	var list []string
 	for _, spec := range t.s.settings.Tools {
 		w := spec.Name
-		if f := t.s.rt.cfg.WireName; f != nil {
+		if f := t.s.cfg.WireName; f != nil {
 			w = f(spec.Name)
 		}
 		if w != spec.Name {
@@ -919,7 +919,7 @@ func (t *turn) askPermission(callID string, call tools.Call, mc model.ToolCall) 
 	// the lock: it reads the workspace).
 	req := event.PermissionRequested{PermissionID: permID, CallID: callID, Action: mc.Name, Subject: subject, Scope: string(ScopeOnce),
 		Input: rawOrString(mc.Arguments)}
-	if patch, lines := tools.Preview(t.ctx, s.rt.cfg.Workspace, call); lines != nil {
+	if patch, lines := tools.Preview(t.ctx, s.cfg.Workspace, call); lines != nil {
 		req.Patch, req.Lines = patch, &event.LineCounts{Added: lines.Added, Deleted: lines.Deleted}
 	}
 	q := &question{run: r, reply: make(chan PermissionAnswer, 1)}

@@ -7,13 +7,15 @@ import (
 	"os"
 	"time"
 
+	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
 )
 
-// App is one harness process's wiring: the resolved configuration and the
-// store. Sessions opened through it build their model, workspace and
-// runtime; commands that only read the store never build a model.
-// End-to-end tests build it too.
+// App is one harness process's wiring: the resolved configuration, the
+// store and the runtime. Every session opened through it runs in that one
+// runtime, with the model and the workspace it builds for the session;
+// commands that only read the store never build a model. End-to-end tests
+// build it too. Nothing in it changes after New.
 type App struct {
 	Opts Options
 	Conf Resolved
@@ -22,12 +24,13 @@ type App struct {
 
 	Store store.Store
 	owner store.Owner
+	rt    *runtime.Runtime // the process's: every open session is registered in it
 
 	closers []func()
 }
 
-// New resolves the configuration and opens the store. Warnings (a changed
-// project tree, a lost lease) go to warn.
+// New resolves the configuration, opens the store and builds the
+// runtime. Warnings (a changed project tree, a lost lease) go to warn.
 func New(ctx context.Context, o Options, e Env, warn io.Writer) (*App, error) {
 	r, err := Resolve(o, e)
 	if err != nil {
@@ -41,7 +44,7 @@ func New(ctx context.Context, o Options, e Env, warn io.Writer) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Opts: o, Conf: r, Root: root, Warn: warn, Store: st, owner: NewOwner(r.HostID)}
+	a := &App{Opts: o, Conf: r, Root: root, Warn: warn, Store: st, owner: NewOwner(r.HostID), rt: runtime.New(runtime.Config{})}
 	a.closers = append(a.closers, func() { _ = st.Close() })
 	return a, nil
 }

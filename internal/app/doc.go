@@ -5,8 +5,9 @@
 // drives: it owns the session's lease, workspace, runtime session and
 // event subscription, and closes them with one Close. It resolves the
 // configuration (flags > environment > config file > defaults), opens the
-// store, builds the model, opens, resumes and forks sessions (taking and
-// renewing their lease), rebuilds a resumed session's Docker workspace
+// store, builds the process's one runtime, builds each session's model,
+// opens, resumes and forks sessions in that runtime (taking and renewing
+// their lease), rebuilds a resumed session's Docker workspace
 // from its recorded patch, applies a session's patch to the host tree
 // (recorded as patch.applied, and reverted from that record), rewinds a
 // session to the end of one of its finished turns (session.rewound and

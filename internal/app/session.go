@@ -22,10 +22,14 @@ import (
 
 // Open creates a session, or reopens req.ResumeID at its last finished
 // turn; either way it takes the session's lease, opens the workspace and
-// the runtime. A session whose last turn was interrupted (or is running in
-// another process) is refused with RUNTIME_CHECKPOINT_INTERRUPTED before
-// its lease is touched, unless req.Fork is set, which continues in a new
-// session from the last finished turn.
+// opens the session in the App's runtime (one for the process: the
+// session leaves it when it closes). A session whose last turn was
+// interrupted (or is running in another process) is refused with
+// RUNTIME_CHECKPOINT_INTERRUPTED before its lease is touched, unless
+// req.Fork is set, which continues in a new session from the last
+// finished turn. A session open in this process already is
+// RUNTIME_INVALID_INPUT, refused before anything is touched (a fork of it
+// is not).
 //
 // Flags given explicitly (Options: model, base URL, scripted model, context
 // window, compact-at, compact-tail, budget, approve) override what a
@@ -74,6 +78,11 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		b         built
 		err       error
 	)
+	if resumeID != "" && !fork && a.rt.IsOpen(resumeID) {
+		// Refused before its lease is touched: this process holds it
+		// for the open session, whose Close releases it.
+		return errcode.Errorf(errcode.RuntimeInvalidInput, "session %s is open in this process already: close it before opening it again", resumeID)
+	}
 	if resumeID != "" {
 		row, err := a.Store.Session(ctx, resumeID)
 		if err != nil {
@@ -186,15 +195,12 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if _, ok := b.model.(*openai.Client); ok {
 		estimator, wire = compaction.AlgorithmRatio, openai.WireName
 	}
-	rt, err := runtime.New(runtime.Config{Model: m, Workspace: s.Workspace, Policy: policy, MaxRounds: a.Opts.MaxRounds,
-		Estimator: estimator, WireName: wire})
-	if err != nil {
-		return err
-	}
+	sc := runtime.SessionConfig{Model: m, Workspace: s.Workspace, Policy: policy, MaxRounds: a.Opts.MaxRounds,
+		Estimator: estimator, WireName: wire}
 	if fork {
-		s.rt, err = rt.Fork(ctx, log, resumeID, cp, abandoned, settings)
+		s.rt, err = a.rt.Fork(ctx, log, sc, resumeID, cp, abandoned, settings)
 	} else {
-		s.rt, err = rt.RestoreSession(ctx, log, cp, settings)
+		s.rt, err = a.rt.RestoreSession(ctx, log, sc, cp, settings)
 	}
 	if err != nil {
 		return err

@@ -305,3 +305,49 @@ func TestTakeOverOfARunningTurnNamesItsProcess(t *testing.T) {
 	}
 	s1.Cancel()
 }
+
+// Every session of an App runs in its one runtime: a second open of a
+// session open in this process is refused before its lease is touched
+// (the open one goes on writing), a fork of it is not, and once closed it
+// opens again.
+func TestOpenOfASessionOpenHere(t *testing.T) {
+	dir := t.TempDir()
+	a := newTestApp(t, dir, false)
+	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte(`[{"content":"hi"},{"content":"again"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	s, err := a.Open(ctx, OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := func(s *Session) {
+		t.Helper()
+		if _, err := s.Send(ctx, "hello"); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := s.Wait(ctx); err != nil || out.Status != runtime.StatusCompleted {
+			t.Fatalf("turn: %+v, %v", out, err)
+		}
+	}
+	turn(s)
+	if _, err := a.Open(ctx, OpenRequest{ResumeID: s.ID()}); errcode.Of(err) != errcode.RuntimeInvalidInput {
+		t.Fatalf("second open: %v, want %s", err, errcode.RuntimeInvalidInput)
+	}
+	turn(s) // still the lease's holder
+	f, err := a.Open(ctx, OpenRequest{ResumeID: s.ID(), Fork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, err := a.Open(ctx, OpenRequest{ResumeID: s.ID()})
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	defer again.Close(ctx)
+}

@@ -120,6 +120,7 @@ func main() {
 type recorder struct {
 	t    fatal
 	st   *memstore.Store
+	rt   *runtime.Runtime // the one every session is opened through
 	root string
 	dir  string
 	n    int
@@ -129,7 +130,7 @@ type recorder struct {
 type recorded struct {
 	r    *recorder
 	id   string
-	rt   *runtime.Runtime
+	cfg  runtime.SessionConfig
 	sess *runtime.Session
 }
 
@@ -139,18 +140,20 @@ func newRecorder(t fatal, root, dir string) *recorder {
 			t.Fatal(err)
 		}
 	}
-	return &recorder{t: t, st: memstore.New(memstore.Options{}), root: root, dir: dir, now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	r := &recorder{t: t, st: memstore.New(memstore.Options{}), root: root, dir: dir, now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	r.rt = runtime.New(runtime.Config{
+		Now:   func() time.Time { r.now = r.now.Add(time.Millisecond); return r.now },
+		NewID: func(prefix string) string { r.n++; return fmt.Sprintf("%s-%04d", prefix, r.n) },
+	})
+	return r
 }
 
-func (r *recorder) config(m model.Model) runtime.Config {
+func (r *recorder) config(m model.Model) runtime.SessionConfig {
 	ws, err := workspace.OpenLocal(r.root)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return runtime.Config{Model: m, Workspace: ws,
-		Now:   func() time.Time { r.now = r.now.Add(time.Millisecond); return r.now },
-		NewID: func(prefix string) string { r.n++; return fmt.Sprintf("%s-%04d", prefix, r.n) },
-	}
+	return runtime.SessionConfig{Model: m, Workspace: ws}
 }
 
 func (r *recorder) log(id string) *store.SessionLog {
@@ -177,11 +180,8 @@ func (r *recorder) session(id, script string, inputs ...string) *recorded {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	rt, err := runtime.New(r.config(m))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	sess, err := rt.OpenSession(r.t.Context(), r.log(id), settings)
+	cfg := r.config(m)
+	sess, err := r.rt.OpenSession(r.t.Context(), r.log(id), cfg, settings)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -190,11 +190,11 @@ func (r *recorder) session(id, script string, inputs ...string) *recorded {
 		if err != nil {
 			r.t.Fatal(err)
 		}
-		if out, err := rt.Wait(r.t.Context(), runID); err != nil || out.Status != runtime.StatusCompleted {
+		if out, err := r.rt.Wait(r.t.Context(), runID); err != nil || out.Status != runtime.StatusCompleted {
 			r.t.Fatalf("turn %q: %+v %v", in, out, err)
 		}
 	}
-	return &recorded{r: r, id: id, rt: rt, sess: sess}
+	return &recorded{r: r, id: id, cfg: cfg, sess: sess}
 }
 
 // interrupted starts one turn on a model that never answers and returns
@@ -205,12 +205,9 @@ func (r *recorder) interrupted(id, input string) *recorded {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	rt, err := runtime.New(r.config(m))
-	if err != nil {
-		r.t.Fatal(err)
-	}
 	ctx := r.t.Context()
-	sess, err := rt.OpenSession(ctx, r.log(id), settings)
+	cfg := r.config(m)
+	sess, err := r.rt.OpenSession(ctx, r.log(id), cfg, settings)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -226,7 +223,7 @@ func (r *recorder) interrupted(id, input string) *recorded {
 		<-sub.Ready()
 		for _, p := range sub.Drain() {
 			if p.Event.Type == event.TypeRuntimeCheckpoint {
-				return &recorded{r: r, id: id, rt: rt, sess: sess}
+				return &recorded{r: r, id: id, cfg: cfg, sess: sess}
 			}
 		}
 	}
@@ -238,7 +235,7 @@ func (r *recorder) fork(from *recorded, id string) []event.Event {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if _, err := from.rt.Fork(r.t.Context(), r.log(id), from.id, cp, abandoned, settings); err != nil {
+	if _, err := r.rt.Fork(r.t.Context(), r.log(id), from.cfg, from.id, cp, abandoned, settings); err != nil {
 		r.t.Fatal(err)
 	}
 	return (&recorded{r: r, id: id}).events()
