@@ -191,6 +191,13 @@ func (m *Model) submit(next bool) tea.Cmd {
 		return cmd
 	}
 	if m.sess == nil {
+		if m.opening {
+			// Typed ahead of the open (a prompt pressed in at launch):
+			// kept in the input, and sent when the session is open.
+			m.sendOnOpen = &next
+			m.flash = sendOnOpenFlash
+			return nil
+		}
 		m.flash = "No session is open yet."
 		return nil
 	}

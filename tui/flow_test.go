@@ -1414,3 +1414,37 @@ func TestInterruptedSessionShowsItsTranscript(t *testing.T) {
 		t.Errorf("after /fork the input holds %q, want the interrupted request", v)
 	}
 }
+
+// Enter pressed while the session is still opening (a prompt typed at
+// launch) is not lost: the input stays, the screen says it goes once the
+// session is open, and it is sent then. A failed open sends nothing.
+func TestEnterWhileOpeningSendsOnceOpen(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		eng := idleEngine()
+		if fail {
+			eng.openErr = errcode.New(errcode.SessBusy, "sess-x is held by proc-1 (pid 7 on host h)")
+		}
+		s := &screen{t: t, m: New(t.Context(), eng, Options{Now: func() time.Time { return base }}), eng: eng, seq: -1}
+		s.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+		open := s.m.Init() // not run yet: the session is opening
+		s.typeText("read the README")
+		s.key("enter")
+		s.wantText(sendOnOpenFlash, "read the README")
+		s.wantCalls()
+		s.run(open, 0)
+		if fail {
+			s.wantCalls(`open "" fork=false`)
+			if s.m.in.value() != "read the README" {
+				t.Errorf("after a failed open the input holds %q", s.m.in.value())
+			}
+			continue
+		}
+		s.wantCalls(`open "" fork=false`, `send "read the README"`)
+		if s.m.in.value() != "" {
+			t.Errorf("the sent text stayed in the input: %q", s.m.in.value())
+		}
+		if strings.Contains(s.text(), sendOnOpenFlash) {
+			t.Errorf("the flash stayed after the send:\n%s", s.text())
+		}
+	}
+}

@@ -65,7 +65,10 @@ type Model struct {
 	sess    *Session
 	state   State // the session owner's, as the engine last reported it
 	opening bool
-	openErr error
+	// sendOnOpen is an enter (alt+enter: its next is true) pressed while
+	// the session was still opening: the input is sent once it is open.
+	sendOnOpen *bool
+	openErr    error
 	// interrupted is a session that could not be opened because its last
 	// turn was interrupted: /fork continues it in a new session.
 	interrupted string
@@ -408,6 +411,11 @@ func (m *Model) tick() tea.Cmd {
 
 func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.opening = false
+	pressed := m.sendOnOpen
+	m.sendOnOpen = nil
+	if m.flash == sendOnOpenFlash {
+		m.flash = ""
+	}
 	if msg.err != nil {
 		if errcode.Of(msg.err) == errcode.RuntimeCheckpointInterrupted && msg.req.ID != "" && !msg.req.Fork {
 			m.interrupted = msg.req.ID
@@ -485,8 +493,15 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 		m.in.setValue(request)
 		m.flash = "The interrupted request is back in the input: enter sends it again."
 	}
+	if pressed != nil && strings.TrimSpace(m.in.value()) != "" {
+		return m.submit(*pressed)
+	}
 	return nil
 }
+
+// sendOnOpenFlash says that an enter pressed while the session opens was
+// taken: the input goes once the session is open.
+const sendOnOpenFlash = "Sent once the session is open…"
 
 // showInterrupted folds the log of a session that could not be resumed
 // (its last turn was interrupted) into the screen, read only, and keeps
