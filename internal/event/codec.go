@@ -276,16 +276,13 @@ func decodeFast(b []byte) (Event, bool) {
 		dst  *string
 		next string
 	}{{&typ, `,"eventId":"`}, {&id, `,"at":"`}, {&at, `,"actor":"`}, {&actor, `,"data":`}} {
-		i := bytes.IndexByte(rest, '"')
-		// (i <= 0, or a backslash only after the first byte, is
-		// equivalent: an empty or escaped field never re-encodes to the
-		// same bytes, so the comparison below sends the frame to
-		// decodeStrict all the same.)
-		if i < 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
+		// An escaped field goes to decodeStrict, which unescapes it.
+		field, after, found := bytes.Cut(rest, []byte{'"'})
+		if !found || bytes.Contains(field, []byte{'\\'}) {
 			return Event{}, false
 		}
-		*f.dst = string(rest[:i])
-		if rest, ok = bytes.CutPrefix(rest[i+1:], []byte(f.next)); !ok {
+		*f.dst = string(field)
+		if rest, ok = bytes.CutPrefix(after, []byte(f.next)); !ok {
 			return Event{}, false
 		}
 	}

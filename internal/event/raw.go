@@ -41,8 +41,9 @@ func (p piece) put(dst []byte) []byte {
 	return model.AppendCanonicalString(dst, p.str)
 }
 
-// size is about how many bytes put appends: it only sizes a buffer, so a
-// mutant of it changes no output (equivalent).
+// size is the room splice reserves for the value: exactly a raw value's
+// length; for a string its length, its quotes and an eighth more for
+// escapes, so that most contents are escaped without growing the buffer.
 func (p piece) size() int {
 	if p.raw != nil {
 		return len(p.raw)
@@ -117,19 +118,15 @@ func marshalSpliced(e Event, w wireOut) ([]byte, *errcode.Error, bool) {
 // splice puts p's value in place of its marker in b; ok is false when b
 // holds no such marker (then the caller encodes the event whole).
 func splice(b []byte, p piece) ([]byte, bool) {
-	at := bytes.Index(b, []byte(p.marker))
-	end := at + len(p.marker)
-	// (at <= 0 and end > len(b) are equivalent mutants: the marker never
-	// opens the encoding and is always followed by ',' or '}'. The
-	// capacity below only sizes a buffer: its mutants are equivalent too.)
-	if at < 0 || end >= len(b) || (b[end] != ',' && b[end] != '}') {
+	before, after, found := bytes.Cut(b, []byte(p.marker))
+	if !found || len(after) == 0 || (after[0] != ',' && after[0] != '}') {
 		return nil, false
 	}
-	keep := len(p.marker) - p.stub // the key
-	out := make([]byte, 0, len(b)-p.stub+p.size())
-	out = append(out, b[:at+keep]...)
+	upToKey := b[:len(before)+len(p.marker)-p.stub]
+	out := make([]byte, 0, len(upToKey)+p.size()+len(after))
+	out = append(out, upToKey...)
 	out = p.put(out)
-	return append(out, b[end:]...), true
+	return append(out, after...), true
 }
 
 // MessageContent returns the content of frame, the encoded

@@ -255,3 +255,29 @@ func TestIsCompactJSONCutShort(t *testing.T) {
 		}
 	}
 }
+
+// A spliced frame is built in one buffer sized up front: a raw field's
+// frame fills its buffer exactly, and a message's content gets its length,
+// its two quotes and an eighth more for escapes, so a content whose escapes
+// take exactly that eighth fills the buffer too.
+func TestEncodeSplicedFillsItsBuffer(t *testing.T) {
+	raw := []byte(`{"k":"` + strings.Repeat("y", event.SpliceMin) + `"}`)
+	escapes := event.SpliceMin / 8 // each '"' is written as \"
+	content := strings.Repeat(`"`, escapes) + strings.Repeat("x", event.SpliceMin-escapes)
+	var es []event.Event
+	for _, e := range rawEvents(t, raw, "call-1") {
+		if _, ok := e.Data.(event.MessageCompleted); !ok {
+			es = append(es, e)
+		}
+	}
+	es = append(es, edit(t, "message.completed/user", func(d *event.MessageCompleted) { d.Content = content }))
+	for _, e := range es {
+		got, ok := event.EncodeSpliced(e)
+		if !ok {
+			t.Fatalf("%s: not spliced", e.Type)
+		}
+		if len(got) != cap(got) {
+			t.Errorf("%s: frame of %d bytes in a buffer of %d", e.Type, len(got), cap(got))
+		}
+	}
+}
