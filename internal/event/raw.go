@@ -144,19 +144,19 @@ func MessageContent(frame []byte, d MessageCompleted) []byte {
 	if err != nil {
 		return nil
 	}
-	const empty = `"content":""`
-	i := bytes.Index(b, []byte(empty)) // only strings come before it
-	// (i <= 0 is equivalent: b opens with '{', never with the key.)
-	if i < 0 {
+	const key = `"content":`
+	before, after, found := bytes.Cut(b, []byte(key+`""`)) // only strings come before it
+	if !found {
 		return nil
 	}
-	before, after := b[:i+len(`"content":`)], b[i+len(empty):]
-	body := frame[:len(frame)-1] // the envelope's closing brace
-	start := bytes.Index(frame, []byte(`"content":"`)) + len(`"content":`)
+	// The key included: the bytes after before in b are the key, so this
+	// append writes them over themselves.
+	before = append(before, key...)
+	head, _, found := bytes.Cut(frame, []byte(key+`"`)) // the first content key
+	body := frame[:len(frame)-1]                        // the envelope's closing brace
+	start := len(head) + len(key)
 	end := len(body) - len(after)
-	// (start <= len(`"content":`) is equivalent: the key never opens a
-	// frame, so start is either below that, not found, or well above it.)
-	if start < len(`"content":`) || end < start+2 || !bytes.HasSuffix(body, after) ||
+	if !found || end < start+2 || !bytes.HasSuffix(body, after) ||
 		!bytes.HasSuffix(frame[:start], before) || frame[start] != '"' || frame[end-1] != '"' {
 		return nil
 	}
