@@ -186,9 +186,7 @@ func compactValue(b []byte, i, depth int) (int, bool) {
 	case c == '"':
 		return compactString(b, i)
 	case c == '{' || c == '[':
-		// (depth > 64 is equivalent: one more level accepted only sends
-		// a value down the splice path, whose bytes are the whole
-		// encoding's; the bound is there to keep the recursion short.)
+		// At most 64 levels: the bound keeps the recursion short.
 		if depth >= 64 {
 			return i, false
 		}

@@ -43,7 +43,8 @@ func nesting(b []byte) int {
 }
 
 // The splice check says yes only for bytes encoding/json would leave as
-// they are, and yes for every such value that is not nested too deeply.
+// they are, and yes for every such value nested at most 64 levels deep
+// (the bound keeps the scan's recursion short).
 func TestIsCompactJSON(t *testing.T) {
 	for _, tc := range []struct {
 		v    string
@@ -56,7 +57,7 @@ func TestIsCompactJSON(t *testing.T) {
 		{`"bad \x"`, false}, {`"bad \u12"`, false}, {`"bad \u12g4"`, false}, {"\"tab\tinside\"", false}, {`"open`, false},
 		{`tru`, false}, {`nul`, false}, {`[1,]`, false}, {`{"a"}`, false}, {`{"a":}`, false}, {`{1:2}`, false},
 		{`[1 ,2]`, false}, {`{"a": 1}`, false}, {"[1,\n2]", false}, {`[1]]`, false}, {`[`, false}, {``, false},
-		{strings.Repeat("[", 60) + strings.Repeat("]", 60), true},
+		{strings.Repeat("[", 63) + strings.Repeat("]", 63), true}, // 64 levels, padded's object included
 	} {
 		b := padded(tc.v)
 		got := event.IsCompactJSON(b)
@@ -70,7 +71,7 @@ func TestIsCompactJSON(t *testing.T) {
 	if event.IsCompactJSON([]byte(`{"short":1}`)) {
 		t.Error("a value under the splice size is spliced")
 	}
-	deep := padded(strings.Repeat("[", 70) + strings.Repeat("]", 70))
+	deep := padded(strings.Repeat("[", 64) + strings.Repeat("]", 64)) // 65 levels
 	if event.IsCompactJSON(deep) || !json.Valid(deep) {
 		t.Error("nesting over 64 levels is not left to encoding/json")
 	}
