@@ -240,7 +240,10 @@ func compactContainer(b []byte, i, depth int) (int, bool) {
 
 func compactString(b []byte, i int) (int, bool) {
 	i++ // the opening quote
-	for i < len(b) {
+	for {
+		// Eight plain bytes at a time while eight are left. (i+8 < len(b)
+		// is an equivalent mutant: the byte loop below takes the last
+		// eight as well, only more slowly.)
 		for i+8 <= len(b) && !jsonword.Special(binary.LittleEndian.Uint64(b[i:])) {
 			i += 8
 		}
@@ -248,7 +251,7 @@ func compactString(b []byte, i int) (int, bool) {
 			i++
 		}
 		if i >= len(b) {
-			break
+			return i, false // cut short
 		}
 		switch b[i] {
 		case '"':
@@ -261,13 +264,8 @@ func compactString(b []byte, i int) (int, bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(b) {
+				if !isHex4(b[i+2 : min(i+6, len(b))]) {
 					return i, false
-				}
-				for _, h := range b[i+2 : i+6] {
-					if !isHex(h) {
-						return i, false
-					}
 				}
 				i += 6
 			default:
@@ -277,7 +275,19 @@ func compactString(b []byte, i int) (int, bool) {
 			return i, false
 		}
 	}
-	return i, false
+}
+
+// isHex4 reports whether h is four hex digits.
+func isHex4(h []byte) bool {
+	if len(h) != 4 {
+		return false
+	}
+	for _, c := range h {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func isHex(c byte) bool {

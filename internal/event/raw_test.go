@@ -241,10 +241,11 @@ func TestMessageContentEmpty(t *testing.T) {
 	}
 }
 
-// A value cut short anywhere (inside a string, after a colon or a comma,
-// before a closing bracket) is never taken for compact JSON.
+// A value cut short anywhere (inside a string or one of its escapes, after
+// a colon or a comma, before a closing bracket) is never taken for compact
+// JSON.
 func TestIsCompactJSONCutShort(t *testing.T) {
-	for _, v := range []string{`[1,"a",{"b":[null,true,false,-1.5e3]}]`, `{"k":{"a":"é\n"}}`} {
+	for _, v := range []string{`[1,"a",{"b":[null,true,false,-1.5e3]}]`, `{"k":{"a":"é\n\u00e9"}}`} {
 		whole := padded(v)
 		if !event.IsCompactJSON(whole) {
 			t.Fatalf("IsCompactJSON(%s) = false for the whole value", whole)
