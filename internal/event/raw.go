@@ -295,7 +295,7 @@ func isHex(c byte) bool {
 }
 
 func literal(b []byte, i int, word string) (int, bool) {
-	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+	if !bytes.HasPrefix(b[i:], []byte(word)) {
 		return i, false
 	}
 	return i + len(word), true

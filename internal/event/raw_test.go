@@ -51,7 +51,8 @@ func TestIsCompactJSON(t *testing.T) {
 		want bool
 	}{
 		{`"plain"`, true}, {`"esc \" \\ \/ \b \f \n \r \t \u00e9 \uD83D\uDE00"`, true}, {`"caf` + "\u00e9" + `"`, true},
-		{`0`, true}, {`-0`, true}, {`12.5e-3`, true}, {`1E+9`, true}, {`-7.25`, true},
+		{`0`, true}, {`-0`, true}, {`12.5e-3`, true}, {`1E+9`, true}, {`-7.25`, true}, {`[10.09e10,-90,0.5]`, true},
+		{`"\u09af\uAF9F"`, true}, // every end of the three hex digit ranges
 		{`true`, true}, {`false`, true}, {`null`, true}, {`[]`, true}, {`{}`, true}, {`[1,"a",{"b":[null]}]`, true},
 		{`01`, false}, {`1.`, false}, {`.5`, false}, {`1e`, false}, {`-`, false}, {`+1`, false}, {`0x1`, false},
 		{`"bad \x"`, false}, {`"bad \u12"`, false}, {`"bad \u12g4"`, false}, {"\"tab\tinside\"", false}, {`"open`, false},
