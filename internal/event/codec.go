@@ -402,8 +402,8 @@ func decodeStrict(b []byte) (Event, *errcode.Error) {
 	return e, nil
 }
 
-// firstDiff is the offset an EVENT_NON_CANONICAL message names: its
-// mutants change only the words (tests assert codes).
+// firstDiff is the offset an EVENT_NON_CANONICAL message names: the first
+// byte at which a and b differ, or the shorter one's length.
 func firstDiff(a, b []byte) int {
 	n := min(len(a), len(b))
 	for i := range n {
@@ -414,8 +414,7 @@ func firstDiff(a, b []byte) int {
 	return n
 }
 
-// truncate cuts a foreign string for an error message (only words: a
-// mutant of its bound is equivalent as far as codes go).
+// truncate cuts a foreign string for an error message after 64 bytes.
 func truncate(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "…"
