@@ -1,7 +1,9 @@
 package tools_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -63,6 +65,12 @@ func TestParse(t *testing.T) {
 		{name: "trailing number", tool: "git.diff", args: `{} 1`, code: errcode.ToolBadInput, field: "arguments"},
 		{name: "surrounding whitespace", tool: "fs.read", args: " \n\t{\"path\" : \"a\"}\r\n ", input: tools.ReadInput{Path: "a"}, subj: "a"},
 		{name: "invalid utf8", tool: "fs.read", args: "{\"path\":\"a\xff\"}", code: errcode.ToolBadInput, field: "arguments"},
+		// Arguments of MaxArgsBytes are decoded (and fail their field's
+		// bound); one byte more are refused unread.
+		{name: "args at the size bound", tool: "fs.read", args: `{"path":"` + strings.Repeat("a", tools.MaxArgsBytes-len(`{"path":""}`)) + `"}`,
+			code: errcode.ToolBadInput, field: "path"},
+		{name: "args over the size bound", tool: "fs.read", args: `{"path":"` + strings.Repeat("a", tools.MaxArgsBytes+1-len(`{"path":""}`)) + `"}`,
+			code: errcode.ToolBadInput, field: "arguments"},
 
 		// fs.read keys and types.
 		{name: "read ok", tool: "fs.read", args: `{"path":"cmd/main.go"}`, input: tools.ReadInput{Path: "cmd/main.go"}, subj: "cmd/main.go"},
@@ -71,6 +79,9 @@ func TestParse(t *testing.T) {
 		{name: "read key case and right key", tool: "fs.read", args: `{"path":"a","Path":"b"}`, code: errcode.ToolBadInput, field: "Path"},
 		{name: "read duplicate key", tool: "fs.read", args: `{"path":"a","path":"b"}`, code: errcode.ToolBadInput, field: "path"},
 		{name: "read extra key", tool: "fs.read", args: `{"path":"a","offset":1}`, code: errcode.ToolBadInput, field: "offset"},
+		// An unknown key is shown whole up to 64 bytes, cut after.
+		{name: "read unknown key of 64 bytes", tool: "fs.read", args: `{"` + strings.Repeat("k", 64) + `":1}`, code: errcode.ToolBadInput, field: strings.Repeat("k", 64)},
+		{name: "read unknown key of 65 bytes", tool: "fs.read", args: `{"` + strings.Repeat("k", 65) + `":1}`, code: errcode.ToolBadInput, field: strings.Repeat("k", 64) + "…"},
 		{name: "read missing", tool: "fs.read", args: `{}`, code: errcode.ToolBadInput, field: "path"},
 		{name: "read null", tool: "fs.read", args: `{"path":null}`, code: errcode.ToolBadInput, field: "path"},
 		{name: "read number", tool: "fs.read", args: `{"path":1}`, code: errcode.ToolBadInput, field: "path"},
@@ -187,6 +198,10 @@ func TestParse(t *testing.T) {
 		{name: "diff null", tool: "git.diff", args: `null`, code: errcode.ToolBadInput, field: "arguments"},
 		{name: "diff array", tool: "git.diff", args: `[]`, code: errcode.ToolBadInput, field: "arguments"},
 	}
+	// What the model reads when a call is refused changes only through a
+	// reviewed diff: the messages are pinned in testdata/refusals.golden
+	// (go test ./tools -run TestParse -update).
+	var refusals bytes.Buffer
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, rerr := tools.Parse(tt.tool, json.RawMessage(tt.args))
@@ -194,6 +209,7 @@ func TestParse(t *testing.T) {
 				if rerr == nil {
 					t.Fatalf("Parse accepted %s: %+v", tt.args, c)
 				}
+				fmt.Fprintf(&refusals, "%s: %s: %s\n", tt.name, rerr.Code, rerr.Message)
 				if rerr.Code != tt.code {
 					t.Fatalf("code = %s (%s), want %s", rerr.Code, rerr.Message, tt.code)
 				}
@@ -216,6 +232,7 @@ func TestParse(t *testing.T) {
 			}
 		})
 	}
+	checkGolden(t, "refusals.golden", refusals.Bytes())
 }
 
 // TestParseSubjectBounded keeps the display subject short for a huge argv.
