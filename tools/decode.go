@@ -59,9 +59,8 @@ var shellKeys = map[string]bool{
 // declared types and bounds. Whitespace may surround the object; nothing
 // else may follow it.
 func decodeArgs(tool string, fields []field, args []byte) (values, *ResultError) {
-	// (> or >= refuse the same: no valid input comes near the bound, so
-	// arguments of exactly MaxArgsBytes fail their field bounds instead,
-	// with the same code. An equivalent mutant.)
+	// Arguments of exactly MaxArgsBytes are decoded (and fail a field's
+	// bound: no valid input comes near it).
 	if len(args) > MaxArgsBytes {
 		return nil, badArgs(tool, "are longer than %d bytes", MaxArgsBytes)
 	}
@@ -149,8 +148,8 @@ func decodeValue(tool string, f field, raw json.RawMessage) (any, *ResultError) 
 	case kindStrings:
 		if raw[0] != '[' {
 			msg := "must be an array of strings, not " + rawKind(raw)
-			// Only the words differ with this condition (the code is
-			// TOOL_BAD_INPUT either way): tests assert codes.
+			// A model that sends a command line as one string is told why
+			// that cannot work.
 			if raw[0] == '"' {
 				msg += "; commands run without a shell, so split the command into its arguments"
 			}
@@ -194,9 +193,7 @@ func decodeString(tool, name string, raw json.RawMessage) (string, *ResultError)
 // decodeInt accepts only the JSON integer syntax: no fraction, no exponent.
 func decodeInt(tool, name string, raw json.RawMessage) (int64, *ResultError) {
 	if !isIntSyntax(raw) {
-		// A number is shown as sent, anything else by its kind: only the
-		// words differ (tests assert codes), so this condition's mutant is
-		// equivalent.
+		// A number is shown as sent, anything else by its kind.
 		if rawKind(raw) == "a number" {
 			return 0, bad(tool, name, "must be an integer, not %s", raw)
 		}
@@ -322,8 +319,9 @@ func lookupField(fields []field, key string) (field, bool) {
 	return field{}, false
 }
 
-// unknownField's conditions choose only words (the code is TOOL_BAD_INPUT
-// whatever they say; tests assert codes): their mutants are equivalent.
+// unknownField tells the model which fields the tool takes, shows the key
+// (cut after 64 bytes) and, for a key that asks for a shell, that there is
+// none.
 func unknownField(tool string, fields []field, key string) *ResultError {
 	names := make([]string, len(fields))
 	for i, f := range fields {
