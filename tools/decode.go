@@ -269,45 +269,35 @@ func loneSurrogate(lit []byte) bool {
 		if lit[i] != '\\' {
 			continue
 		}
-		i++
-		// A JSON string literal ends in '"', never in a backslash: i is
-		// always inside lit here (>= and > behave the same).
-		if i >= len(lit) || lit[i] != 'u' {
+		r, ok := uEscape(lit[i:])
+		if !ok {
+			i++ // a two-byte escape, such as \\ or \"
 			continue
 		}
-		r, ok := hex4(lit[i+1:])
-		if !ok {
-			return false // malformed; the JSON decoder rejects it
-		}
-		i += 4
+		i += len(`\uXXXX`) - 1
 		switch {
 		case r >= 0xDC00 && r <= 0xDFFF:
 			return true
 		case r >= 0xD800 && r <= 0xDBFF:
-			rest := lit[i+1:]
-			// (<= 6 is equivalent: a literal ends in '"', so a rest of
-			// exactly 6 bytes is `\uXXX"` and hex4 refuses it anyway.)
-			if len(rest) < 6 || rest[0] != '\\' || rest[1] != 'u' {
-				return true
-			}
-			lo, ok := hex4(rest[2:])
+			lo, ok := uEscape(lit[i+1:])
 			if !ok || lo < 0xDC00 || lo > 0xDFFF {
 				return true
 			}
-			i += 6
+			i += len(`\uXXXX`)
 		}
 	}
 	return false
 }
 
-// hex4 reads four hex digits. (len(b) <= 4 is equivalent: b is the rest of
-// a literal ending in '"', so four digits always come with more.)
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
+// uEscape returns the code point of the \uXXXX escape b opens with; ok is
+// false when b does not open with one.
+func uEscape(b []byte) (rune, bool) {
+	e := b[:min(len(b), len(`\uXXXX`))]
+	if !bytes.HasPrefix(e, []byte(`\u`)) {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(string(b[:4]), 16, 32)
-	return rune(n), err == nil
+	n, err := strconv.ParseUint(string(e[2:]), 16, 32)
+	return rune(n), err == nil && len(e) == len(`\uXXXX`)
 }
 
 func lookupField(fields []field, key string) (field, bool) {
