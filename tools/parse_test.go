@@ -51,6 +51,9 @@ func TestParse(t *testing.T) {
 		{name: "tool name case", tool: "FS.READ", args: `{"path":"a"}`, code: errcode.ToolNotFound},
 		{name: "wire alias is not a name", tool: "harness_66732e72656164", args: `{"path":"a"}`, code: errcode.ToolNotFound},
 		{name: "empty tool name", tool: "", args: `{}`, code: errcode.ToolNotFound},
+		// A tool name is shown whole up to 64 bytes, cut after.
+		{name: "tool name of 64 bytes", tool: strings.Repeat("t", 64), args: `{}`, code: errcode.ToolNotFound},
+		{name: "tool name of 65 bytes", tool: strings.Repeat("t", 65), args: `{}`, code: errcode.ToolNotFound},
 
 		// The object itself.
 		{name: "empty args", tool: "fs.read", args: ``, code: errcode.ToolBadInput, field: "arguments"},
@@ -160,6 +163,9 @@ func TestParse(t *testing.T) {
 		{name: "exec max argv", tool: "process.exec", args: `{"argv":` + argvOf(tools.MaxArgs, "a") + `}`,
 			input: tools.ExecInput{Argv: strings.Split(strings.Repeat("a", tools.MaxArgs), ""), TimeoutMs: tools.DefaultTimeoutMs},
 			subj:  strings.TrimSpace(strings.Repeat("a ", tools.MaxArgs))},
+		// The subject is argv as typed, up to 4096 bytes whole, cut after.
+		{name: "exec subject of 4096 bytes", tool: "process.exec", args: `{"argv":["echo","` + arg[:4096-len("echo ")] + `"]}`,
+			input: tools.ExecInput{Argv: []string{"echo", arg[:4096-len("echo ")]}, TimeoutMs: tools.DefaultTimeoutMs}, subj: "echo " + arg[:4096-len("echo ")]},
 		{name: "exec max arg", tool: "process.exec", args: `{"argv":["echo","` + arg + `"]}`,
 			input: tools.ExecInput{Argv: []string{"echo", arg}, TimeoutMs: tools.DefaultTimeoutMs}, subj: ("echo " + arg)[:4096] + "…"},
 		{name: "exec shell cmd", tool: "process.exec", args: `{"cmd":"ls -la"}`, code: errcode.ToolBadInput, field: "cmd"},
