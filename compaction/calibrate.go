@@ -146,19 +146,13 @@ func (c Calibration) Estimate(provider, model string, bytes int) (int, string) {
 	if !c.Valid(provider, model) {
 		return bytes, Algorithm
 	}
-	scaled := ceilDiv(bytes*c.Tokens, c.Bytes)
-	// (extra >= 0 is equivalent: no extra bytes add ceilDiv(0, …) = 0.)
-	if extra := bytes - c.Bytes; extra > 0 {
-		scaled += ceilDiv(extra*c.Tokens*CalibrationMargin, c.Bytes*100)
-	}
-	return scaled, AlgorithmReported
+	// Bytes beyond the calibrated ones add their margin; none (extra ≤ 0)
+	// add ceilDiv's 0.
+	extra := bytes - c.Bytes
+	return ceilDiv(bytes*c.Tokens, c.Bytes) + ceilDiv(extra*c.Tokens*CalibrationMargin, c.Bytes*100), AlgorithmReported
 }
 
-// ceilDiv is a/b rounded up, for b > 0 (a < 0 for the condition is an
-// equivalent mutant: ceilDiv(0, b) is 0 both ways).
+// ceilDiv is a/b rounded up, for b > 0, and 0 for a ≤ 0.
 func ceilDiv(a, b int) int {
-	if a <= 0 {
-		return 0
-	}
-	return (a + b - 1) / b
+	return (max(a, 0) + b - 1) / b
 }
