@@ -121,9 +121,9 @@ type Calibration struct {
 // the bytes: a broken or scripted server, or an estimate) — the caller
 // then falls back to Algorithm.
 func Calibrate(provider, model string, bytes, promptTokens int) (Calibration, bool) {
-	// (bytes < 0 and promptTokens < 0 are equivalent mutants: a zero
-	// either way fails promptTokens > bytes or promptTokens*10 < bytes.)
-	if bytes <= 0 || promptTokens <= 0 || promptTokens*10 < bytes || promptTokens > bytes {
+	// At least one token, no more than one a byte (so at least one byte),
+	// at least one per ten bytes.
+	if promptTokens < 1 || promptTokens > bytes || promptTokens*10 < bytes {
 		return Calibration{}, false
 	}
 	return Calibration{Provider: provider, Model: model, Bytes: bytes, Tokens: promptTokens}, true
