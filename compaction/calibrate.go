@@ -60,29 +60,30 @@ const (
 // mix accumulates AlgorithmRatio's estimate over bytes written in order.
 type mix struct {
 	hundredths int  // the estimate, in hundredths of a token
-	run        int  // letters of the word being read
+	left       int  // letters the word being read takes before it counts once more
 	esc        bool // the previous byte began an escape
 }
 
 func (x *mix) write(p []byte) {
 	for _, c := range p {
 		if x.esc {
-			x.esc, x.run = false, 0
+			x.esc, x.left = false, 0
 			continue
 		}
 		switch {
 		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-			if x.run%MixRun == 0 {
+			if x.left == 0 { // a word starts, or its last MixRun letters are full
 				x.hundredths += MixWord
+				x.left = MixRun
 			}
-			x.run++
+			x.left--
 		case c == ' ':
-			x.run = 0
+			x.left = 0
 		case c >= 0x80:
-			x.run = 0
+			x.left = 0
 			x.hundredths += MixNonASCII
 		default:
-			x.run = 0
+			x.left = 0
 			x.esc = c == '\\'
 			x.hundredths += MixOther
 		}
