@@ -37,12 +37,14 @@ func Boundary(msgs []model.Message, tailMessages int) (int, error) {
 			Message: "choose compaction boundary: nothing to summarize: the history holds no message but system messages",
 		}
 	}
-	b := moveBack(msgs, max(len(msgs)-tailMessages, 0), first)
+	start := max(len(msgs)-tailMessages, 0)
+	b := moveBack(msgs, start, first)
 	if b <= first {
 		msg := fmt.Sprintf("choose compaction boundary: nothing before the last %d messages to summarize", tailMessages)
 		// Only the words differ with this condition (the code is
-		// RUNTIME_CONTEXT_OVERFLOW either way): tests assert codes.
-		if start := len(msgs) - tailMessages; start > first {
+		// RUNTIME_CONTEXT_OVERFLOW either way; tests assert codes), so its
+		// mutants are equivalent as far as tests go.
+		if start > first {
 			msg += " once the tail is extended to keep tool calls with their results"
 		}
 		return 0, &errcode.Error{Code: errcode.RuntimeContextOverflow, Op: "compaction.boundary", Message: msg}
