@@ -8,7 +8,8 @@ import (
 
 // Scale keeps the meter's ratio exactly, the commas between messages
 // included: a request of 100 times the meter's bytes is estimated at the
-// character mix of the whole encoding in hundredths of a token, unrounded.
+// character mix of the whole encoding in hundredths of a token, unrounded;
+// any other multiple of them is that times the multiple, rounded up.
 func TestScaleKeepsTheExactRatio(t *testing.T) {
 	msgs := []model.Message{
 		{ID: "m1", Role: model.RoleUser, Content: "fix the build"},
@@ -30,5 +31,14 @@ func TestScaleKeepsTheExactRatio(t *testing.T) {
 	}
 	if got := m.Scale(100 * m.Tokens()); got != x.hundredths {
 		t.Errorf("Scale(100 × its bytes) = %d, want %d hundredths", got, x.hundredths)
+	}
+	// Any other multiple is rounded up.
+	if x.hundredths%100 == 0 {
+		t.Fatal("the messages' mix is a whole number of tokens: pick others, so rounding shows")
+	}
+	for k := 1; k <= 3; k++ {
+		if got, want := m.Scale(k*m.Tokens()), (k*x.hundredths+99)/100; got != want {
+			t.Errorf("Scale(%d × its bytes) = %d, want %d", k, got, want)
+		}
 	}
 }
