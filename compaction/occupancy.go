@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/harness-dev/harness/internal/model"
@@ -212,11 +213,7 @@ type measurer struct {
 
 func (c *measurer) Write(p []byte) (int, error) {
 	c.n += len(p)
-	q := p
-	if len(q) > 0 && q[len(q)-1] == '\n' {
-		q = q[:len(q)-1]
-	}
-	c.mix.write(q)
+	c.mix.write(bytes.TrimSuffix(p, []byte("\n")))
 	return len(p), nil
 }
 

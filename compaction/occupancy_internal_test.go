@@ -42,3 +42,12 @@ func TestScaleKeepsTheExactRatio(t *testing.T) {
 		}
 	}
 }
+
+// A meter that measures nothing (the zero Meter) scales bytes at the
+// highest weight, MixNonASCII hundredths each, rounded up.
+func TestScaleOfAnEmptyMeter(t *testing.T) {
+	var m Meter
+	if got, want := m.Scale(1001), (1001*MixNonASCII+99)/100; got != want {
+		t.Errorf("Scale(1001) = %d, want %d", got, want)
+	}
+}
