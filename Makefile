@@ -95,4 +95,4 @@ clean:
 # package), so not part of `make test` or CI. Reports the efficacy (killed
 # / covered) per package.
 mutate:
-	@for p in $(MUTATE); do echo "== $$p"; $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 3 $$p | grep -E 'LIVED|TIMED OUT|Killed:|Test efficacy|Mutator coverage' || exit 1; done
+	@for p in $(MUTATE); do echo "== $$p"; $(GO) run $(GREMLINS) unleash --workers 2 --timeout-coefficient 10 $$p | grep -E 'LIVED|TIMED OUT|Killed:|Test efficacy|Mutator coverage' || exit 1; done

@@ -37,16 +37,14 @@ func Boundary(msgs []model.Message, tailMessages int) (int, error) {
 			Message: "choose compaction boundary: nothing to summarize: the history holds no message but system messages",
 		}
 	}
-	b := max(len(msgs)-tailMessages, 0)
-	// (>= is equivalent: moveBack returns a b at its floor unchanged.)
-	if b > first {
-		b = moveBack(msgs, b, first)
-	}
+	start := max(len(msgs)-tailMessages, 0)
+	b := moveBack(msgs, start, first)
 	if b <= first {
 		msg := fmt.Sprintf("choose compaction boundary: nothing before the last %d messages to summarize", tailMessages)
 		// Only the words differ with this condition (the code is
-		// RUNTIME_CONTEXT_OVERFLOW either way): tests assert codes.
-		if start := len(msgs) - tailMessages; start > first {
+		// RUNTIME_CONTEXT_OVERFLOW either way; tests assert codes), so its
+		// mutants are equivalent as far as tests go.
+		if start > first {
 			msg += " once the tail is extended to keep tool calls with their results"
 		}
 		return 0, &errcode.Error{Code: errcode.RuntimeContextOverflow, Op: "compaction.boundary", Message: msg}
@@ -65,10 +63,9 @@ func moveBack(msgs []model.Message, b, floor int) int {
 		// A tool result in msgs[b:scanned] answering a call made before b
 		// pulls the boundary back to that call; msgs[scanned:] did so already.
 		lo := b
-		// (a <= lo is equivalent: a == lo leaves lo as it is.)
 		for _, a := range owner[b:scanned] {
-			if a >= 0 && a < lo {
-				lo = a
+			if a >= 0 { // a result whose call is known
+				lo = min(lo, a)
 			}
 		}
 		scanned = b

@@ -60,29 +60,30 @@ const (
 // mix accumulates AlgorithmRatio's estimate over bytes written in order.
 type mix struct {
 	hundredths int  // the estimate, in hundredths of a token
-	run        int  // letters of the word being read
+	left       int  // letters the word being read takes before it counts once more
 	esc        bool // the previous byte began an escape
 }
 
 func (x *mix) write(p []byte) {
 	for _, c := range p {
 		if x.esc {
-			x.esc, x.run = false, 0
+			x.esc, x.left = false, 0
 			continue
 		}
 		switch {
 		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-			if x.run%MixRun == 0 {
+			if x.left == 0 { // a word starts, or its last MixRun letters are full
 				x.hundredths += MixWord
+				x.left = MixRun
 			}
-			x.run++
+			x.left--
 		case c == ' ':
-			x.run = 0
+			x.left = 0
 		case c >= 0x80:
-			x.run = 0
+			x.left = 0
 			x.hundredths += MixNonASCII
 		default:
-			x.run = 0
+			x.left = 0
 			x.esc = c == '\\'
 			x.hundredths += MixOther
 		}
@@ -121,9 +122,9 @@ type Calibration struct {
 // the bytes: a broken or scripted server, or an estimate) — the caller
 // then falls back to Algorithm.
 func Calibrate(provider, model string, bytes, promptTokens int) (Calibration, bool) {
-	// (bytes < 0 and promptTokens < 0 are equivalent mutants: a zero
-	// either way fails promptTokens > bytes or promptTokens*10 < bytes.)
-	if bytes <= 0 || promptTokens <= 0 || promptTokens*10 < bytes || promptTokens > bytes {
+	// At least one token, no more than one a byte (so at least one byte),
+	// at least one per ten bytes.
+	if promptTokens < 1 || promptTokens > bytes || promptTokens*10 < bytes {
 		return Calibration{}, false
 	}
 	return Calibration{Provider: provider, Model: model, Bytes: bytes, Tokens: promptTokens}, true
@@ -146,19 +147,13 @@ func (c Calibration) Estimate(provider, model string, bytes int) (int, string) {
 	if !c.Valid(provider, model) {
 		return bytes, Algorithm
 	}
-	scaled := ceilDiv(bytes*c.Tokens, c.Bytes)
-	// (extra >= 0 is equivalent: no extra bytes add ceilDiv(0, …) = 0.)
-	if extra := bytes - c.Bytes; extra > 0 {
-		scaled += ceilDiv(extra*c.Tokens*CalibrationMargin, c.Bytes*100)
-	}
-	return scaled, AlgorithmReported
+	// Bytes beyond the calibrated ones add their margin; none (extra ≤ 0)
+	// add ceilDiv's 0.
+	extra := bytes - c.Bytes
+	return ceilDiv(bytes*c.Tokens, c.Bytes) + ceilDiv(extra*c.Tokens*CalibrationMargin, c.Bytes*100), AlgorithmReported
 }
 
-// ceilDiv is a/b rounded up, for b > 0 (a < 0 for the condition is an
-// equivalent mutant: ceilDiv(0, b) is 0 both ways).
+// ceilDiv is a/b rounded up, for b > 0, and 0 for a ≤ 0.
 func ceilDiv(a, b int) int {
-	if a <= 0 {
-		return 0
-	}
-	return (a + b - 1) / b
+	return (max(a, 0) + b - 1) / b
 }

@@ -18,6 +18,8 @@ func TestCalibrateRejectsImplausibleReports(t *testing.T) {
 		{"more tokens than bytes", 1000, 1001, false},
 		{"no tokens", 1000, 0, false},
 		{"no bytes", 0, 10, false},
+		{"nothing", 0, 0, false},
+		{"one token", 10, 1, true},
 	}
 	for _, tc := range cases {
 		if _, ok := Calibrate("p", "m", tc.bytes, tc.tokens); ok != tc.ok {

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/harness-dev/harness/internal/model"
@@ -133,10 +134,7 @@ func (m *Meter) Shrink(n int) int {
 // Estimate returns AlgorithmRatio's estimate of the occupancy of the
 // messages added so far, in tokens, rounded up.
 func (m *Meter) Estimate() int {
-	h := m.fixedMix + m.sumMix
-	if m.n > 1 {
-		h += (m.n - 1) * MixOther // commas between messages
-	}
+	h := m.fixedMix + m.sumMix + m.commas()*MixOther
 	return ceilDiv(h, 100)
 }
 
@@ -153,21 +151,17 @@ func (m *Meter) Scale(bytes int) int {
 	if bytes == t {
 		return m.Estimate()
 	}
-	h := m.fixedMix + m.sumMix
-	if m.n > 1 {
-		h += (m.n - 1) * MixOther
-	}
+	h := m.fixedMix + m.sumMix + m.commas()*MixOther
 	return int((int64(bytes)*int64(h) + int64(t)*100 - 1) / (int64(t) * 100))
 }
 
 // Tokens returns the occupancy of the messages added so far.
 func (m *Meter) Tokens() int {
-	t := m.fixed + m.sum
-	if m.n > 1 { // (>= 1 is equivalent: one message adds no comma)
-		t += m.n - 1 // commas between messages
-	}
-	return t
+	return m.fixed + m.sum + m.commas()
 }
+
+// commas is how many commas separate the messages added so far.
+func (m *Meter) commas() int { return max(m.n-1, 0) }
 
 // Reset forgets every message and counts messages instead, keeping the
 // system prompt and tools. After a compaction it is called with the
@@ -219,11 +213,7 @@ type measurer struct {
 
 func (c *measurer) Write(p []byte) (int, error) {
 	c.n += len(p)
-	q := p
-	if len(q) > 0 && q[len(q)-1] == '\n' {
-		q = q[:len(q)-1]
-	}
-	c.mix.write(q)
+	c.mix.write(bytes.TrimSuffix(p, []byte("\n")))
 	return len(p), nil
 }
 

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/harness-dev/harness/internal/errcode"
@@ -71,15 +72,11 @@ func PolicyFor(window, compactAtPercent, tailMessages, reserve int) (Policy, err
 		}
 	}
 	p := Policy{
-		WindowTokens:    window,
-		ThresholdTokens: percentOf(window, compactAtPercent),
+		WindowTokens: window,
+		// A negative reserve lowers nothing (Validate refuses it).
+		ThresholdTokens: min(percentOf(window, compactAtPercent), window-max(reserve, 0)),
 		TailMessages:    tailMessages,
 		ReserveTokens:   reserve,
-	}
-	// (reserve > 0 and >= for the threshold are equivalent: a threshold is
-	// at most the window, and one equal to window-reserve stays as it is.)
-	if reserve >= 0 && p.ThresholdTokens > window-reserve {
-		p.ThresholdTokens = window - reserve
 	}
 	if err := p.Validate(); err != nil {
 		return Policy{}, err
@@ -89,15 +86,15 @@ func PolicyFor(window, compactAtPercent, tailMessages, reserve int) (Policy, err
 
 // DefaultPolicy is the policy for a window when nothing else is given:
 // compact at 80 %, keep 12 messages, reserve min(8192, window/8). The
-// threshold is at least 1, so the policy validates for any window ≥ 1.
+// threshold is at least 1, so the policy validates for any window ≥ 1:
+// 80 % of the window is below the seven eighths the reserve leaves, so
+// threshold + reserve ≤ window without lowering the threshold
+// (TestDefaultPolicy validates every policy it checks).
 func DefaultPolicy(window int) Policy {
 	reserve := min(DefaultReserveCap, window/8)
-	// (window+reserve is an equivalent mutant: 80 % of the window is always
-	// below window-window/8, so the second bound never binds.)
-	threshold := min(percentOf(window, DefaultCompactAtPercent), window-reserve)
 	return Policy{
 		WindowTokens:    window,
-		ThresholdTokens: max(threshold, 1),
+		ThresholdTokens: max(percentOf(window, DefaultCompactAtPercent), 1),
 		TailMessages:    DefaultTailMessages,
 		ReserveTokens:   max(reserve, 0),
 	}
@@ -126,8 +123,8 @@ func Fits(p Policy, occupancy int) bool {
 func OutputLimit(maxTokens, remainingBudget, reserve int) int {
 	limit := 0
 	for _, v := range [...]int{maxTokens, remainingBudget, reserve} {
-		if v > 0 && (limit == 0 || v < limit) { // (v <= limit: equivalent, same value)
-			limit = v
+		if v > 0 {
+			limit = min(v, cmp.Or(limit, v)) // v is the first limit given, or the smaller one
 		}
 	}
 	return limit

@@ -130,21 +130,17 @@ func cutUTF8(s string, limit int) (string, bool) {
 	if len(s) <= limit {
 		return s, false
 	}
-	// Look back at most utf8.UTFMax-1 bytes for the start of a sequence
-	// that straddles the limit; an invalid byte is a sequence of its own.
-	// (i >= 0 is equivalent: every limit is far above utf8.UTFMax; so is
-	// i >= limit-utf8.UTFMax: no rune starting that far back can reach
-	// past the limit. In the condition below, r == utf8.RuneError and
-	// size >= 1 change nothing: an invalid byte straddles nothing.)
-	for i := limit; i > 0 && i > limit-utf8.UTFMax; i-- {
-		if !utf8.RuneStart(s[i]) {
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if i+size > limit && (r != utf8.RuneError || size > 1) {
+	// Read the runes from UTFMax bytes before the limit, where the one
+	// that straddles it starts at the earliest (reading may begin inside
+	// an earlier rune: its rest reads as invalid bytes, each a sequence of
+	// its own, as all invalid bytes are); the first to end past the limit
+	// is left out.
+	i := max(limit-utf8.UTFMax, 0)
+	for {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		if i+size > limit {
 			return s[:i], true
 		}
-		break
+		i += size
 	}
-	return s[:limit], true
 }

@@ -43,12 +43,11 @@ func pin(m model.Message, marker string) model.Message {
 	if len(m.Content) <= PinBound {
 		return m
 	}
-	// (< is equivalent: pinning a message pinned at exactly PinBound again
-	// gives the same message.)
-	if kept, ok := strings.CutSuffix(m.Content, marker); ok && len(kept) <= PinBound {
-		return m // pinned already
-	}
-	head, _ := cutUTF8(m.Content, PinBound)
+	// A pinned message's text without its marker is at most PinBound
+	// bytes: cut again, it stays as it is. (The marker opens with a line
+	// end, so no rune of the text runs on into it.)
+	text, _ := strings.CutSuffix(m.Content, marker)
+	head, _ := cutUTF8(text, PinBound)
 	m.Content = head + marker
 	return m
 }

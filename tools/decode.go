@@ -59,9 +59,8 @@ var shellKeys = map[string]bool{
 // declared types and bounds. Whitespace may surround the object; nothing
 // else may follow it.
 func decodeArgs(tool string, fields []field, args []byte) (values, *ResultError) {
-	// (> or >= refuse the same: no valid input comes near the bound, so
-	// arguments of exactly MaxArgsBytes fail their field bounds instead,
-	// with the same code. An equivalent mutant.)
+	// Arguments of exactly MaxArgsBytes are decoded (and fail a field's
+	// bound: no valid input comes near it).
 	if len(args) > MaxArgsBytes {
 		return nil, badArgs(tool, "are longer than %d bytes", MaxArgsBytes)
 	}
@@ -149,8 +148,8 @@ func decodeValue(tool string, f field, raw json.RawMessage) (any, *ResultError) 
 	case kindStrings:
 		if raw[0] != '[' {
 			msg := "must be an array of strings, not " + rawKind(raw)
-			// Only the words differ with this condition (the code is
-			// TOOL_BAD_INPUT either way): tests assert codes.
+			// A model that sends a command line as one string is told why
+			// that cannot work.
 			if raw[0] == '"' {
 				msg += "; commands run without a shell, so split the command into its arguments"
 			}
@@ -194,9 +193,7 @@ func decodeString(tool, name string, raw json.RawMessage) (string, *ResultError)
 // decodeInt accepts only the JSON integer syntax: no fraction, no exponent.
 func decodeInt(tool, name string, raw json.RawMessage) (int64, *ResultError) {
 	if !isIntSyntax(raw) {
-		// A number is shown as sent, anything else by its kind: only the
-		// words differ (tests assert codes), so this condition's mutant is
-		// equivalent.
+		// A number is shown as sent, anything else by its kind.
 		if rawKind(raw) == "a number" {
 			return 0, bad(tool, name, "must be an integer, not %s", raw)
 		}
@@ -272,45 +269,35 @@ func loneSurrogate(lit []byte) bool {
 		if lit[i] != '\\' {
 			continue
 		}
-		i++
-		// A JSON string literal ends in '"', never in a backslash: i is
-		// always inside lit here (>= and > behave the same).
-		if i >= len(lit) || lit[i] != 'u' {
+		r, ok := uEscape(lit[i:])
+		if !ok {
+			i++ // a two-byte escape, such as \\ or \"
 			continue
 		}
-		r, ok := hex4(lit[i+1:])
-		if !ok {
-			return false // malformed; the JSON decoder rejects it
-		}
-		i += 4
+		i += len(`\uXXXX`) - 1
 		switch {
 		case r >= 0xDC00 && r <= 0xDFFF:
 			return true
 		case r >= 0xD800 && r <= 0xDBFF:
-			rest := lit[i+1:]
-			// (<= 6 is equivalent: a literal ends in '"', so a rest of
-			// exactly 6 bytes is `\uXXX"` and hex4 refuses it anyway.)
-			if len(rest) < 6 || rest[0] != '\\' || rest[1] != 'u' {
-				return true
-			}
-			lo, ok := hex4(rest[2:])
+			lo, ok := uEscape(lit[i+1:])
 			if !ok || lo < 0xDC00 || lo > 0xDFFF {
 				return true
 			}
-			i += 6
+			i += len(`\uXXXX`)
 		}
 	}
 	return false
 }
 
-// hex4 reads four hex digits. (len(b) <= 4 is equivalent: b is the rest of
-// a literal ending in '"', so four digits always come with more.)
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
+// uEscape returns the code point of the \uXXXX escape b opens with; ok is
+// false when b does not open with one.
+func uEscape(b []byte) (rune, bool) {
+	e := b[:min(len(b), len(`\uXXXX`))]
+	if !bytes.HasPrefix(e, []byte(`\u`)) {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(string(b[:4]), 16, 32)
-	return rune(n), err == nil
+	n, err := strconv.ParseUint(string(e[2:]), 16, 32)
+	return rune(n), err == nil && len(e) == len(`\uXXXX`)
 }
 
 func lookupField(fields []field, key string) (field, bool) {
@@ -322,8 +309,9 @@ func lookupField(fields []field, key string) (field, bool) {
 	return field{}, false
 }
 
-// unknownField's conditions choose only words (the code is TOOL_BAD_INPUT
-// whatever they say; tests assert codes): their mutants are equivalent.
+// unknownField tells the model which fields the tool takes, shows the key
+// (cut after 64 bytes) and, for a key that asks for a shell, that there is
+// none.
 func unknownField(tool string, fields []field, key string) *ResultError {
 	names := make([]string, len(fields))
 	for i, f := range fields {

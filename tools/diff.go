@@ -44,9 +44,8 @@ var diffTool = &tool{
 		b, err := model.MarshalCanonical(out)
 		if err == nil && len(b) > MaxOutputBytes {
 			left := ""
-			// (len(l) >= 0 is equivalent: only the words change.)
-			if l := workspace.LeftOut(patch); len(l) > 0 {
-				left, _ = cut("; left out of the patch: "+strings.Join(l, "; "), 4096, true)
+			if l := strings.Join(workspace.LeftOut(patch), "; "); l != "" {
+				left, _ = cut("; left out of the patch: "+l, 4096, true)
 			}
 			return nil, toolError(errcode.ToolOutputLimit,
 				"git.diff: the patch is %d bytes, over the limit of %d; read the changed files with fs.read instead: %s%s",
@@ -73,9 +72,8 @@ func changedFiles(patch string) string {
 		case strings.HasPrefix(line, "diff --git a/"):
 			// A binary patch has no ---/+++ lines: "diff --git a/P b/P".
 			rest := strings.TrimRight(line[len("diff --git a/"):], "\r\n")
-			// (n >= 0 is equivalent: n == 0 gives the name "", skipped below.)
-			if n := (len(rest) - 3) / 2; n > 0 && rest[n:n+3] == " b/" && rest[:n] == rest[n+3:] {
-				name = rest[:n]
+			if p := rest[:max((len(rest)-3)/2, 0)]; rest == p+" b/"+p {
+				name = p
 			}
 		default:
 			continue

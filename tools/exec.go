@@ -117,8 +117,6 @@ func keepEnds(s string, n int, truncated bool) (string, bool) {
 	}
 	room := max(n-workspace.EndsMarkRoom, 0)
 	h := room / 4
-	// (Mutants of the omitted count, len(s)-room, change only the number
-	// the mark shows: equivalent as far as bounds and codes go.)
 	return workspace.JoinEnds(s[:h], s[len(s)-(room-h):], int64(len(s)-room)), true
 }
 

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -11,16 +13,25 @@ import (
 
 // keepEnds keeps at most n bytes: a string that fits (n bytes exactly
 // included) comes back as it is, its truncated flag unchanged; a longer one
-// is cut to at most n bytes, however small n is, and marked truncated.
+// is cut to at most n bytes, however small n is, and marked truncated; the
+// mark says how many bytes were left out: all those not kept.
 func TestKeepEndsBound(t *testing.T) {
 	if got, tr := keepEnds("abcd", 4, false); got != "abcd" || tr {
 		t.Errorf("keepEnds of a string of exactly n bytes = %q, %v", got, tr)
 	}
-	long := strings.Repeat("0123456789", 1000)
+	long := strings.Repeat("0123456789", 1000) // no line ends: the mark is the only line
+	mark := regexp.MustCompile(`\n?\[… (\d+) bytes of output left out here …\]\n`)
 	for _, n := range []int{0, 10, 100, 1000} {
 		got, tr := keepEnds(long, n, false)
 		if !tr || len(got) > max(n, 64) {
 			t.Errorf("keepEnds(10000 bytes, %d) = %d bytes, truncated %v", n, len(got), tr)
+		}
+		m := mark.FindStringSubmatch(got)
+		if m == nil {
+			t.Fatalf("keepEnds(10000 bytes, %d) = %q: no mark", n, got)
+		}
+		if left, _ := strconv.Atoi(m[1]); len(got)-len(m[0])+left != len(long) {
+			t.Errorf("keepEnds(10000 bytes, %d) kept %d bytes and says %d left out", n, len(got)-len(m[0]), left)
 		}
 	}
 }

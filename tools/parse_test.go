@@ -1,7 +1,9 @@
 package tools_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,6 +51,9 @@ func TestParse(t *testing.T) {
 		{name: "tool name case", tool: "FS.READ", args: `{"path":"a"}`, code: errcode.ToolNotFound},
 		{name: "wire alias is not a name", tool: "harness_66732e72656164", args: `{"path":"a"}`, code: errcode.ToolNotFound},
 		{name: "empty tool name", tool: "", args: `{}`, code: errcode.ToolNotFound},
+		// A tool name is shown whole up to 64 bytes, cut after.
+		{name: "tool name of 64 bytes", tool: strings.Repeat("t", 64), args: `{}`, code: errcode.ToolNotFound},
+		{name: "tool name of 65 bytes", tool: strings.Repeat("t", 65), args: `{}`, code: errcode.ToolNotFound},
 
 		// The object itself.
 		{name: "empty args", tool: "fs.read", args: ``, code: errcode.ToolBadInput, field: "arguments"},
@@ -63,6 +68,12 @@ func TestParse(t *testing.T) {
 		{name: "trailing number", tool: "git.diff", args: `{} 1`, code: errcode.ToolBadInput, field: "arguments"},
 		{name: "surrounding whitespace", tool: "fs.read", args: " \n\t{\"path\" : \"a\"}\r\n ", input: tools.ReadInput{Path: "a"}, subj: "a"},
 		{name: "invalid utf8", tool: "fs.read", args: "{\"path\":\"a\xff\"}", code: errcode.ToolBadInput, field: "arguments"},
+		// Arguments of MaxArgsBytes are decoded (and fail their field's
+		// bound); one byte more are refused unread.
+		{name: "args at the size bound", tool: "fs.read", args: `{"path":"` + strings.Repeat("a", tools.MaxArgsBytes-len(`{"path":""}`)) + `"}`,
+			code: errcode.ToolBadInput, field: "path"},
+		{name: "args over the size bound", tool: "fs.read", args: `{"path":"` + strings.Repeat("a", tools.MaxArgsBytes+1-len(`{"path":""}`)) + `"}`,
+			code: errcode.ToolBadInput, field: "arguments"},
 
 		// fs.read keys and types.
 		{name: "read ok", tool: "fs.read", args: `{"path":"cmd/main.go"}`, input: tools.ReadInput{Path: "cmd/main.go"}, subj: "cmd/main.go"},
@@ -71,6 +82,9 @@ func TestParse(t *testing.T) {
 		{name: "read key case and right key", tool: "fs.read", args: `{"path":"a","Path":"b"}`, code: errcode.ToolBadInput, field: "Path"},
 		{name: "read duplicate key", tool: "fs.read", args: `{"path":"a","path":"b"}`, code: errcode.ToolBadInput, field: "path"},
 		{name: "read extra key", tool: "fs.read", args: `{"path":"a","offset":1}`, code: errcode.ToolBadInput, field: "offset"},
+		// An unknown key is shown whole up to 64 bytes, cut after.
+		{name: "read unknown key of 64 bytes", tool: "fs.read", args: `{"` + strings.Repeat("k", 64) + `":1}`, code: errcode.ToolBadInput, field: strings.Repeat("k", 64)},
+		{name: "read unknown key of 65 bytes", tool: "fs.read", args: `{"` + strings.Repeat("k", 65) + `":1}`, code: errcode.ToolBadInput, field: strings.Repeat("k", 64) + "…"},
 		{name: "read missing", tool: "fs.read", args: `{}`, code: errcode.ToolBadInput, field: "path"},
 		{name: "read null", tool: "fs.read", args: `{"path":null}`, code: errcode.ToolBadInput, field: "path"},
 		{name: "read number", tool: "fs.read", args: `{"path":1}`, code: errcode.ToolBadInput, field: "path"},
@@ -149,6 +163,9 @@ func TestParse(t *testing.T) {
 		{name: "exec max argv", tool: "process.exec", args: `{"argv":` + argvOf(tools.MaxArgs, "a") + `}`,
 			input: tools.ExecInput{Argv: strings.Split(strings.Repeat("a", tools.MaxArgs), ""), TimeoutMs: tools.DefaultTimeoutMs},
 			subj:  strings.TrimSpace(strings.Repeat("a ", tools.MaxArgs))},
+		// The subject is argv as typed, up to 4096 bytes whole, cut after.
+		{name: "exec subject of 4096 bytes", tool: "process.exec", args: `{"argv":["echo","` + arg[:4096-len("echo ")] + `"]}`,
+			input: tools.ExecInput{Argv: []string{"echo", arg[:4096-len("echo ")]}, TimeoutMs: tools.DefaultTimeoutMs}, subj: "echo " + arg[:4096-len("echo ")]},
 		{name: "exec max arg", tool: "process.exec", args: `{"argv":["echo","` + arg + `"]}`,
 			input: tools.ExecInput{Argv: []string{"echo", arg}, TimeoutMs: tools.DefaultTimeoutMs}, subj: ("echo " + arg)[:4096] + "…"},
 		{name: "exec shell cmd", tool: "process.exec", args: `{"cmd":"ls -la"}`, code: errcode.ToolBadInput, field: "cmd"},
@@ -187,6 +204,10 @@ func TestParse(t *testing.T) {
 		{name: "diff null", tool: "git.diff", args: `null`, code: errcode.ToolBadInput, field: "arguments"},
 		{name: "diff array", tool: "git.diff", args: `[]`, code: errcode.ToolBadInput, field: "arguments"},
 	}
+	// What the model reads when a call is refused changes only through a
+	// reviewed diff: the messages are pinned in testdata/refusals.golden
+	// (go test ./tools -run TestParse -update).
+	var refusals bytes.Buffer
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, rerr := tools.Parse(tt.tool, json.RawMessage(tt.args))
@@ -194,6 +215,7 @@ func TestParse(t *testing.T) {
 				if rerr == nil {
 					t.Fatalf("Parse accepted %s: %+v", tt.args, c)
 				}
+				fmt.Fprintf(&refusals, "%s: %s: %s\n", tt.name, rerr.Code, rerr.Message)
 				if rerr.Code != tt.code {
 					t.Fatalf("code = %s (%s), want %s", rerr.Code, rerr.Message, tt.code)
 				}
@@ -216,6 +238,7 @@ func TestParse(t *testing.T) {
 			}
 		})
 	}
+	checkGolden(t, "refusals.golden", refusals.Bytes())
 }
 
 // TestParseSubjectBounded keeps the display subject short for a huge argv.

@@ -58,6 +58,9 @@ var readTool = &tool{
 		if err != nil {
 			return nil, err
 		}
+		// (>= is an equivalent mutant: a file of exactly MaxOutputBytes
+		// cannot fit with its envelope either, and Execute refuses its
+		// output with the same TOOL_OUTPUT_LIMIT.)
 		if len(data) > MaxOutputBytes {
 			return nil, toolError(errcode.ToolOutputLimit,
 				"fs.read: %s is %d bytes, over the limit of %d; read part of it with process.exec (sed -n, head, tail)",
@@ -82,6 +85,7 @@ type readResult struct {
 // appendCanonical appends model.MarshalCanonical(readOutput{…}).
 func (r readResult) appendCanonical(dst []byte) []byte {
 	// Room for the escapes of source code, so the buffer is rarely grown.
+	// (A capacity: its arithmetic's mutants change no output, equivalent.)
 	dst = slices.Grow(dst, len(r.path)+len(r.data)+len(r.data)/8+48)
 	dst = append(dst, `{"path":`...)
 	dst = model.AppendCanonicalString(dst, r.path)

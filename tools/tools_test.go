@@ -70,9 +70,15 @@ func TestSpecsGolden(t *testing.T) {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	path := filepath.Join("testdata", "specs.golden")
+	checkGolden(t, "specs.golden", b.Bytes())
+}
+
+// checkGolden compares got with testdata/name, which -update rewrites.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,8 +86,8 @@ func TestSpecsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read golden (run with -update to create it): %v", err)
 	}
-	if diff := cmp.Diff(string(want), b.String()); diff != "" {
-		t.Errorf("specs differ from %s (-want +got):\n%s", path, diff)
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
 }
 

@@ -276,16 +276,13 @@ func decodeFast(b []byte) (Event, bool) {
 		dst  *string
 		next string
 	}{{&typ, `,"eventId":"`}, {&id, `,"at":"`}, {&at, `,"actor":"`}, {&actor, `,"data":`}} {
-		i := bytes.IndexByte(rest, '"')
-		// (i <= 0, or a backslash only after the first byte, is
-		// equivalent: an empty or escaped field never re-encodes to the
-		// same bytes, so the comparison below sends the frame to
-		// decodeStrict all the same.)
-		if i < 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
+		// An escaped field goes to decodeStrict, which unescapes it.
+		field, after, found := bytes.Cut(rest, []byte{'"'})
+		if !found || bytes.Contains(field, []byte{'\\'}) {
 			return Event{}, false
 		}
-		*f.dst = string(rest[:i])
-		if rest, ok = bytes.CutPrefix(rest[i+1:], []byte(f.next)); !ok {
+		*f.dst = string(field)
+		if rest, ok = bytes.CutPrefix(after, []byte(f.next)); !ok {
 			return Event{}, false
 		}
 	}
@@ -405,8 +402,8 @@ func decodeStrict(b []byte) (Event, *errcode.Error) {
 	return e, nil
 }
 
-// firstDiff is the offset an EVENT_NON_CANONICAL message names: its
-// mutants change only the words (tests assert codes).
+// firstDiff is the offset an EVENT_NON_CANONICAL message names: the first
+// byte at which a and b differ, or the shorter one's length.
 func firstDiff(a, b []byte) int {
 	n := min(len(a), len(b))
 	for i := range n {
@@ -417,8 +414,7 @@ func firstDiff(a, b []byte) int {
 	return n
 }
 
-// truncate cuts a foreign string for an error message (only words: a
-// mutant of its bound is equivalent as far as codes go).
+// truncate cuts a foreign string for an error message after 64 bytes.
 func truncate(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "…"

@@ -71,3 +71,10 @@ var (
 	IsCode   = isCode
 	IsSHA256 = isSHA256
 )
+
+// Join, FirstDiff and Truncate expose what error messages are made of.
+var (
+	Join      = join
+	FirstDiff = firstDiff
+	Truncate  = truncate
+)

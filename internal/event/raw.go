@@ -41,8 +41,9 @@ func (p piece) put(dst []byte) []byte {
 	return model.AppendCanonicalString(dst, p.str)
 }
 
-// size is about how many bytes put appends: it only sizes a buffer, so a
-// mutant of it changes no output (equivalent).
+// size is the room splice reserves for the value: exactly a raw value's
+// length; for a string its length, its quotes and an eighth more for
+// escapes, so that most contents are escaped without growing the buffer.
 func (p piece) size() int {
 	if p.raw != nil {
 		return len(p.raw)
@@ -117,19 +118,15 @@ func marshalSpliced(e Event, w wireOut) ([]byte, *errcode.Error, bool) {
 // splice puts p's value in place of its marker in b; ok is false when b
 // holds no such marker (then the caller encodes the event whole).
 func splice(b []byte, p piece) ([]byte, bool) {
-	at := bytes.Index(b, []byte(p.marker))
-	end := at + len(p.marker)
-	// (at <= 0 and end > len(b) are equivalent mutants: the marker never
-	// opens the encoding and is always followed by ',' or '}'. The
-	// capacity below only sizes a buffer: its mutants are equivalent too.)
-	if at < 0 || end >= len(b) || (b[end] != ',' && b[end] != '}') {
+	before, after, found := bytes.Cut(b, []byte(p.marker))
+	if !found || len(after) == 0 || (after[0] != ',' && after[0] != '}') {
 		return nil, false
 	}
-	keep := len(p.marker) - p.stub // the key
-	out := make([]byte, 0, len(b)-p.stub+p.size())
-	out = append(out, b[:at+keep]...)
+	upToKey := b[:len(before)+len(p.marker)-p.stub]
+	out := make([]byte, 0, len(upToKey)+p.size()+len(after))
+	out = append(out, upToKey...)
 	out = p.put(out)
-	return append(out, b[end:]...), true
+	return append(out, after...), true
 }
 
 // MessageContent returns the content of frame, the encoded
@@ -147,19 +144,19 @@ func MessageContent(frame []byte, d MessageCompleted) []byte {
 	if err != nil {
 		return nil
 	}
-	const empty = `"content":""`
-	i := bytes.Index(b, []byte(empty)) // only strings come before it
-	// (i <= 0 is equivalent: b opens with '{', never with the key.)
-	if i < 0 {
+	const key = `"content":`
+	before, after, found := bytes.Cut(b, []byte(key+`""`)) // only strings come before it
+	if !found {
 		return nil
 	}
-	before, after := b[:i+len(`"content":`)], b[i+len(empty):]
-	body := frame[:len(frame)-1] // the envelope's closing brace
-	start := bytes.Index(frame, []byte(`"content":"`)) + len(`"content":`)
+	// The key included: the bytes after before in b are the key, so this
+	// append writes them over themselves.
+	before = append(before, key...)
+	head, _, found := bytes.Cut(frame, []byte(key+`"`)) // the first content key
+	body := frame[:len(frame)-1]                        // the envelope's closing brace
+	start := len(head) + len(key)
 	end := len(body) - len(after)
-	// (start <= len(`"content":`) is equivalent: the key never opens a
-	// frame, so start is either below that, not found, or well above it.)
-	if start < len(`"content":`) || end < start+2 || !bytes.HasSuffix(body, after) ||
+	if !found || end < start+2 || !bytes.HasSuffix(body, after) ||
 		!bytes.HasSuffix(frame[:start], before) || frame[start] != '"' || frame[end-1] != '"' {
 		return nil
 	}
@@ -189,9 +186,7 @@ func compactValue(b []byte, i, depth int) (int, bool) {
 	case c == '"':
 		return compactString(b, i)
 	case c == '{' || c == '[':
-		// (depth > 64 is equivalent: one more level accepted only sends
-		// a value down the splice path, whose bytes are the whole
-		// encoding's; the bound is there to keep the recursion short.)
+		// At most 64 levels: the bound keeps the recursion short.
 		if depth >= 64 {
 			return i, false
 		}
@@ -245,7 +240,10 @@ func compactContainer(b []byte, i, depth int) (int, bool) {
 
 func compactString(b []byte, i int) (int, bool) {
 	i++ // the opening quote
-	for i < len(b) {
+	for {
+		// Eight plain bytes at a time while eight are left. (i+8 < len(b)
+		// is an equivalent mutant: the byte loop below takes the last
+		// eight as well, only more slowly.)
 		for i+8 <= len(b) && !jsonword.Special(binary.LittleEndian.Uint64(b[i:])) {
 			i += 8
 		}
@@ -253,7 +251,7 @@ func compactString(b []byte, i int) (int, bool) {
 			i++
 		}
 		if i >= len(b) {
-			break
+			return i, false // cut short
 		}
 		switch b[i] {
 		case '"':
@@ -266,13 +264,8 @@ func compactString(b []byte, i int) (int, bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(b) {
+				if !isHex4(b[i+2 : min(i+6, len(b))]) {
 					return i, false
-				}
-				for _, h := range b[i+2 : i+6] {
-					if !isHex(h) {
-						return i, false
-					}
 				}
 				i += 6
 			default:
@@ -282,7 +275,19 @@ func compactString(b []byte, i int) (int, bool) {
 			return i, false
 		}
 	}
-	return i, false
+}
+
+// isHex4 reports whether h is four hex digits.
+func isHex4(h []byte) bool {
+	if len(h) != 4 {
+		return false
+	}
+	for _, c := range h {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func isHex(c byte) bool {
@@ -290,7 +295,7 @@ func isHex(c byte) bool {
 }
 
 func literal(b []byte, i int, word string) (int, bool) {
-	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+	if !bytes.HasPrefix(b[i:], []byte(word)) {
 		return i, false
 	}
 	return i + len(word), true

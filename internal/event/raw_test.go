@@ -43,20 +43,22 @@ func nesting(b []byte) int {
 }
 
 // The splice check says yes only for bytes encoding/json would leave as
-// they are, and yes for every such value that is not nested too deeply.
+// they are, and yes for every such value nested at most 64 levels deep
+// (the bound keeps the scan's recursion short).
 func TestIsCompactJSON(t *testing.T) {
 	for _, tc := range []struct {
 		v    string
 		want bool
 	}{
 		{`"plain"`, true}, {`"esc \" \\ \/ \b \f \n \r \t \u00e9 \uD83D\uDE00"`, true}, {`"caf` + "\u00e9" + `"`, true},
-		{`0`, true}, {`-0`, true}, {`12.5e-3`, true}, {`1E+9`, true}, {`-7.25`, true},
+		{`0`, true}, {`-0`, true}, {`12.5e-3`, true}, {`1E+9`, true}, {`-7.25`, true}, {`[10.09e10,-90,0.5]`, true},
+		{`"\u09af\uAF9F"`, true}, // every end of the three hex digit ranges
 		{`true`, true}, {`false`, true}, {`null`, true}, {`[]`, true}, {`{}`, true}, {`[1,"a",{"b":[null]}]`, true},
 		{`01`, false}, {`1.`, false}, {`.5`, false}, {`1e`, false}, {`-`, false}, {`+1`, false}, {`0x1`, false},
 		{`"bad \x"`, false}, {`"bad \u12"`, false}, {`"bad \u12g4"`, false}, {"\"tab\tinside\"", false}, {`"open`, false},
 		{`tru`, false}, {`nul`, false}, {`[1,]`, false}, {`{"a"}`, false}, {`{"a":}`, false}, {`{1:2}`, false},
 		{`[1 ,2]`, false}, {`{"a": 1}`, false}, {"[1,\n2]", false}, {`[1]]`, false}, {`[`, false}, {``, false},
-		{strings.Repeat("[", 60) + strings.Repeat("]", 60), true},
+		{strings.Repeat("[", 63) + strings.Repeat("]", 63), true}, // 64 levels, padded's object included
 	} {
 		b := padded(tc.v)
 		got := event.IsCompactJSON(b)
@@ -70,7 +72,7 @@ func TestIsCompactJSON(t *testing.T) {
 	if event.IsCompactJSON([]byte(`{"short":1}`)) {
 		t.Error("a value under the splice size is spliced")
 	}
-	deep := padded(strings.Repeat("[", 70) + strings.Repeat("]", 70))
+	deep := padded(strings.Repeat("[", 64) + strings.Repeat("]", 64)) // 65 levels
 	if event.IsCompactJSON(deep) || !json.Valid(deep) {
 		t.Error("nesting over 64 levels is not left to encoding/json")
 	}
@@ -240,10 +242,11 @@ func TestMessageContentEmpty(t *testing.T) {
 	}
 }
 
-// A value cut short anywhere (inside a string, after a colon or a comma,
-// before a closing bracket) is never taken for compact JSON.
+// A value cut short anywhere (inside a string or one of its escapes, after
+// a colon or a comma, before a closing bracket) is never taken for compact
+// JSON.
 func TestIsCompactJSONCutShort(t *testing.T) {
-	for _, v := range []string{`[1,"a",{"b":[null,true,false,-1.5e3]}]`, `{"k":{"a":"é\n"}}`} {
+	for _, v := range []string{`[1,"a",{"b":[null,true,false,-1.5e3]}]`, `{"k":{"a":"é\n\u00e9"}}`} {
 		whole := padded(v)
 		if !event.IsCompactJSON(whole) {
 			t.Fatalf("IsCompactJSON(%s) = false for the whole value", whole)
@@ -252,6 +255,32 @@ func TestIsCompactJSONCutShort(t *testing.T) {
 			if event.IsCompactJSON(whole[:n]) {
 				t.Errorf("IsCompactJSON took the first %d bytes of %s", n, v)
 			}
+		}
+	}
+}
+
+// A spliced frame is built in one buffer sized up front: a raw field's
+// frame fills its buffer exactly, and a message's content gets its length,
+// its two quotes and an eighth more for escapes, so a content whose escapes
+// take exactly that eighth fills the buffer too.
+func TestEncodeSplicedFillsItsBuffer(t *testing.T) {
+	raw := []byte(`{"k":"` + strings.Repeat("y", event.SpliceMin) + `"}`)
+	escapes := event.SpliceMin / 8 // each '"' is written as \"
+	content := strings.Repeat(`"`, escapes) + strings.Repeat("x", event.SpliceMin-escapes)
+	var es []event.Event
+	for _, e := range rawEvents(t, raw, "call-1") {
+		if _, ok := e.Data.(event.MessageCompleted); !ok {
+			es = append(es, e)
+		}
+	}
+	es = append(es, edit(t, "message.completed/user", func(d *event.MessageCompleted) { d.Content = content }))
+	for _, e := range es {
+		got, ok := event.EncodeSpliced(e)
+		if !ok {
+			t.Fatalf("%s: not spliced", e.Type)
+		}
+		if len(got) != cap(got) {
+			t.Errorf("%s: frame of %d bytes in a buffer of %d", e.Type, len(got), cap(got))
 		}
 	}
 }

@@ -113,3 +113,42 @@ func TestRulesAtTheirEdges(t *testing.T) {
 		}
 	}
 }
+
+// What an error message is made of: a key path joins keys with dots, a key
+// of plain printable ASCII ('!' to '~', but a quote or a dot) is shown as
+// it is, any other is quoted, and one over 64 bytes is cut; a foreign type
+// name is cut after 64 bytes too; a non-canonical frame names the first
+// byte that differs from its canonical form, or where the shorter ends.
+func TestErrorMessageParts(t *testing.T) {
+	at64, over64 := strings.Repeat("k", 64), strings.Repeat("k", 65)
+	for _, c := range []struct{ path, key, want string }{
+		{"", "at", "at"},
+		{"data", "turnId", "data.turnId"},
+		{"data", "!~", "data.!~"},
+		{"data", "a b", `data."a b"`},
+		{"data", "a\x7fb", `data."a\x7fb"`},
+		{"data", "é", `data."é"`},
+		{"data", `a"b`, `data."a\"b"`},
+		{"data", "a.b", `data."a.b"`},
+		{"data", at64, "data." + at64},
+		{"data", over64, `data."` + at64 + `…"`},
+	} {
+		if got := event.Join(c.path, c.key); got != c.want {
+			t.Errorf("Join(%q, %q) = %q, want %q", c.path, c.key, got, c.want)
+		}
+	}
+	if got := event.Truncate(at64); got != at64 {
+		t.Errorf("Truncate of 64 bytes = %q", got)
+	}
+	if got := event.Truncate(over64); got != at64+"…" {
+		t.Errorf("Truncate of 65 bytes = %q", got)
+	}
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"abc", "abd", 2}, {"xbc", "abc", 0}, {"abc", "abc", 3}, {"ab", "abc", 2}, {"abc", "a", 1}} {
+		if got := event.FirstDiff([]byte(c.a), []byte(c.b)); got != c.want {
+			t.Errorf("FirstDiff(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}

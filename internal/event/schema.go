@@ -158,9 +158,7 @@ func elements(raw []byte) ([]json.RawMessage, error) {
 
 // join names a key under a path: "" + "at" is "at", "data" + "turnId" is
 // "data.turnId". Keys that are not plain printable ASCII are quoted, and
-// long ones cut, so an error message stays one safe line. Its conditions
-// shape only the message (tests assert codes): their mutants are
-// equivalent.
+// ones over 64 bytes cut, so an error message stays one safe line.
 func join(path, key string) string {
 	if len(key) > 64 {
 		key = key[:64] + "…"

@@ -64,10 +64,8 @@ func (c *checker) content(path, v string) {
 	if !c.ok() {
 		return
 	}
-	// More bytes than the bound allows runes for is only possible with
-	// multi-byte runes, so count only when the byte length is not decisive.
-	// (>= for the byte test is equivalent: it only decides whether to count.)
-	if v == "" || (len(v) > MaxContentRunes && utf8.RuneCountInString(v) > MaxContentRunes) {
+	// Counting costs no more than the encoding's own pass over v.
+	if v == "" || utf8.RuneCountInString(v) > MaxContentRunes {
 		c.failf(errcode.EventInvalidField, "validate %s: must hold 1..%d characters", path, MaxContentRunes)
 	}
 }
