@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/testenv"
+	"github.com/harness-dev/harness/internal/workspace"
+)
+
+// btrfsDockerd starts a second dockerd whose storage is btrfs, on a
+// loop-mounted image file under a temporary directory, and returns its
+// host. Cleanup stops the daemon, unmounts and removes the image file,
+// also when the test fails. It skips the test unless it runs as root with
+// the dockerd binary and mkfs.btrfs.
+func btrfsDockerd(t *testing.T) string {
+	t.Helper()
+	mkfs, err := exec.LookPath("mkfs.btrfs")
+	if err != nil || os.Getuid() != 0 {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "a btrfs-backed dockerd needs root and mkfs.btrfs (btrfs-progs)")
+	}
+	dir := t.TempDir()
+	img, mnt := filepath.Join(dir, "btrfs.img"), filepath.Join(dir, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Truncate(2 << 30) // sparse: only what is written takes disk
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mkfs, "-q", "-f", img).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.btrfs: %v: %s", err, out)
+	}
+	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "cannot loop-mount a btrfs image: "+strings.TrimSpace(string(out)))
+	}
+	// Registered before the daemon's own cleanup, so it runs after it.
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Logf("umount %s: %v: %s (detaching it lazily)", mnt, err, out)
+			_ = exec.Command("umount", "-l", mnt).Run()
+		}
+		if err := os.Remove(img); err != nil {
+			t.Errorf("remove the btrfs image: %v", err)
+		}
+	})
+	host := "unix://" + filepath.Join(dir, "d.sock")
+	secondDockerd(t, host, dir, "--storage-driver", "btrfs", "--data-root", filepath.Join(mnt, "docker"))
+	return host
+}
+
+// On a daemon whose storage gives a size quota (btrfs here), the workspace
+// lives on disk, not in the host's memory: workspace.lifecycle says so, a
+// write past --max-workspace-bytes fails in the sandbox (a tool result:
+// the turn completes), a write within it works, and the
+// session's patch applies to the host tree.
+func TestWorkspaceOnDiskWithQuota(t *testing.T) {
+	needDocker(t)
+	host := btrfsDockerd(t)
+	u := newUser(t)
+	u.write("notes.txt", "one\n")
+	u.extra = append(u.extra, "DOCKER_HOST="+host)
+	// --max-workspace-bytes 8 MiB: 16 MiB for /workspace and $HOME
+	// together (and the image's few MiB, which btrfs counts).
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c","dd if=/dev/zero of=big bs=1M count=64 2>&1; sync; rm -f big"]}}]},` +
+		`{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"notes.txt","contents":"one\ntwo\n"}}]},` +
+		`{"toolCalls":[{"id":"x2","name":"process.exec","arguments":{"argv":["sh","-c","stat -c %a /workspace $HOME; touch $HOME/x && echo home-writable"]}}]},{"content":"ok"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--max-workspace-bytes", "8388608", "--fake-model", s, "fill it")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	op := opened(r)
+	if op == nil || op.Storage != event.StorageDisk {
+		t.Fatalf("workspace.lifecycle(opened) = %+v, want storage disk", op)
+	}
+	results := map[string]event.ToolResult{} // by the model's call ID
+	ids := map[string]string{}
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.ToolCall:
+			ids[d.CallID] = d.ModelCallID
+		case event.ToolResult:
+			results[ids[d.CallID]] = d
+		}
+	}
+	var fill, look workspace.ExecResult
+	for id, v := range map[string]*workspace.ExecResult{"x1": &fill, "x2": &look} {
+		if err := json.Unmarshal(results[id].Output, v); err != nil {
+			t.Fatalf("%s: %v: %+v\n%s", id, err, results, r.stdout)
+		}
+	}
+	// btrfs says EDQUOT (its quota); overlay2 on xfs, ENOSPC.
+	if got := fill.Stdout + fill.Stderr; !results["x1"].OK || !strings.Contains(got, "Disk quota exceeded") && !strings.Contains(got, "No space left on device") {
+		t.Errorf("the write past the quota did not fail: %+v", fill)
+	}
+	if !results["w1"].OK {
+		t.Errorf("fs.write within the quota failed: %+v", results["w1"])
+	}
+	if !strings.Contains(look.Stdout, "home-writable") || !strings.HasPrefix(look.Stdout, "1777\n1777\n") {
+		t.Errorf("/workspace and $HOME are not world-writable and sticky, as tmpfs ones are: %+v", look)
+	}
+	id := sessionOf(t, r.events)
+	if a := u.run("", "apply", id, "--yes"); a.code != 0 {
+		t.Fatalf("apply: exit %d\n%s", a.code, a.stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(u.project, "notes.txt")); string(got) != "one\ntwo\n" {
+		t.Errorf("notes.txt after apply = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(u.project, "big")); err == nil {
+		t.Error("the file past the quota reached the host")
+	}
+}
+
+// On this machine's own daemon the workspace's storage is what its driver
+// gives: tmpfs on overlay2 over anything but xfs; /workspace and $HOME
+// are world-writable and sticky either way.
+func TestWorkspaceStorageOfThisDaemon(t *testing.T) {
+	needDocker(t)
+	out, err := exec.Command("docker", "info", "--format", "{{.Driver}} {{.DriverStatus}}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	if info := string(out); strings.HasPrefix(info, "overlay2 ") && !strings.Contains(info, "Backing Filesystem xfs") {
+		want = event.StorageTmpfs
+	}
+	u := newUser(t)
+	u.write("a.txt", "a\n")
+	s := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["stat","-c","%a","/workspace","/home/harness"]}}]},{"content":"ok"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", s, "hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	op := opened(r)
+	if op == nil || op.Storage == "" || (want != "" && op.Storage != want) {
+		t.Fatalf("workspace.lifecycle(opened) = %+v, want storage %q (daemon: %s)", op, want, out)
+	}
+	for _, e := range r.events {
+		if d, ok := e.Data.(event.ToolResult); ok && !strings.Contains(string(d.Output), `"1777\n1777\n"`) {
+			t.Errorf("/workspace and $HOME are not world-writable and sticky: %s", d.Output)
+		}
+	}
+}
