@@ -112,6 +112,10 @@ func TestWorkspaceOnDiskWithQuota(t *testing.T) {
 		t.Errorf("/workspace and $HOME are not world-writable and sticky, as tmpfs ones are: %+v", look)
 	}
 	id := sessionOf(t, r.events)
+	doc := u.run("", "doctor", "--workspace", "local", "--image", "harness-busybox")
+	if line := "✓ workspace storage: disk (the container's own layer, with a size quota): the daemon's btrfs storage"; !strings.Contains(doc.stdout, line) {
+		t.Errorf("doctor does not say %q:\n%s", line, doc.stdout)
+	}
 	if a := u.run("", "apply", id, "--yes"); a.code != 0 {
 		t.Fatalf("apply: exit %d\n%s", a.code, a.stderr)
 	}
@@ -125,7 +129,7 @@ func TestWorkspaceOnDiskWithQuota(t *testing.T) {
 
 // On this machine's own daemon the workspace's storage is what its driver
 // gives: tmpfs on overlay2 over anything but xfs; /workspace and $HOME
-// are world-writable and sticky either way.
+// are world-writable and sticky either way; doctor says which.
 func TestWorkspaceStorageOfThisDaemon(t *testing.T) {
 	needDocker(t)
 	out, err := exec.Command("docker", "info", "--format", "{{.Driver}} {{.DriverStatus}}").Output()
@@ -146,6 +150,12 @@ func TestWorkspaceStorageOfThisDaemon(t *testing.T) {
 	op := opened(r)
 	if op == nil || op.Storage == "" || (want != "" && op.Storage != want) {
 		t.Fatalf("workspace.lifecycle(opened) = %+v, want storage %q (daemon: %s)", op, want, out)
+	}
+	if want == event.StorageTmpfs {
+		doc := u.run("", "doctor", "--workspace", "local", "--image", "harness-busybox")
+		if line := "✓ workspace storage: tmpfs (host memory): the daemon's overlay2"; !strings.Contains(doc.stdout, line) {
+			t.Errorf("doctor does not say %q:\n%s", line, doc.stdout)
+		}
 	}
 	for _, e := range r.events {
 		if d, ok := e.Data.(event.ToolResult); ok && !strings.Contains(string(d.Output), `"1777\n1777\n"`) {
