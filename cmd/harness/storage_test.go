@@ -163,3 +163,32 @@ func TestWorkspaceStorageOfThisDaemon(t *testing.T) {
 		}
 	}
 }
+
+// In disk storage a kept container's files outlive a restart and a stop:
+// diff recovers the work from it (starting it again) instead of refusing
+// it as a tmpfs one is refused (TestRestartedKeptContainerDeletesNothing).
+func TestKeptDiskContainerSurvivesARestart(t *testing.T) {
+	needDocker(t)
+	host := btrfsDockerd(t)
+	t.Setenv("DOCKER_HOST", host) // for the docker commands, failTheDiff's included
+	u := newUser(t)
+	u.write("a.txt", "a\n")
+	u.extra = append(u.extra, "DOCKER_HOST="+host)
+	before := treeHash(t, u.project)
+	id, name := failTheDiff(t, u, `for i in 1 2 3 4; do yes abcdefg | head -c 900000 > big$i.txt; done`, "--max-total-bytes", "1000000")
+	for _, cmd := range [][]string{{"restart", name}, {"stop", name}} {
+		if out, err := exec.Command("docker", cmd...).CombinedOutput(); err != nil {
+			t.Fatalf("docker %v: %v %s", cmd, err, out)
+		}
+	}
+	if running(name) {
+		t.Fatalf("%s still runs after docker stop", name)
+	}
+	d := u.run("", "diff", id, "--max-total-bytes", "10000000")
+	if d.code != 0 || !strings.Contains(d.stdout, "+keep me") {
+		t.Fatalf("diff of the restarted, stopped kept container: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	if got := treeHash(t, u.project); got != before {
+		t.Error("diff changed the host tree")
+	}
+}
