@@ -1,7 +1,10 @@
 package dockerws
 
 import (
+	"os"
 	"testing"
+
+	"github.com/moby/moby/client"
 
 	"github.com/harness-dev/harness/internal/workspace"
 )
@@ -50,5 +53,50 @@ func TestRefusedQuotaIsRemembered(t *testing.T) {
 	c.refuse()
 	if s := c.current(); s.Kind != workspace.StorageTmpfs || s.Why != refusedWhy {
 		t.Errorf("after refuse: %+v", s)
+	}
+}
+
+// A daemon that refuses the size quota (overlay2 on a file system without
+// project quotas, taken here for an xfs one) gets tmpfs volumes: the open
+// does not fail, the workspace says tmpfs, and the process remembers it.
+func TestRefusedQuotaFallsBackToTmpfs(t *testing.T) {
+	needDocker(t, busyboxImage)
+	const host = "unix:///var/run/docker.sock"
+	if os.Getenv("DOCKER_HOST") != "" {
+		t.Skip("the test names the local daemon's socket; DOCKER_HOST names another")
+	}
+	cli, err := newClient(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	res, err := cli.Info(t.Context(), client.InfoOptions{})
+	if err != nil {
+		t.Skip("the local socket does not answer: ", err)
+	}
+	if got := storageOf(res.Info.Driver, backingFS(res.Info.DriverStatus)); got.Kind != workspace.StorageTmpfs {
+		t.Skipf("this daemon (%s) gives a size quota: nothing to refuse", got.Driver)
+	}
+	c := choiceFor(host)
+	t.Cleanup(func() { storages.Delete(host) })
+	c.once.Do(func() { c.s = storageOf("overlay2", "xfs") })
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "a\n"})
+	w := open(t, dir, busyboxImage, func(o *Options) { o.DockerHost = host })
+	if got := w.Info().Storage; got != workspace.StorageTmpfs {
+		t.Errorf("Info().Storage = %q, want tmpfs", got)
+	}
+	if s := c.current(); s.Kind != workspace.StorageTmpfs || s.Why != refusedWhy {
+		t.Errorf("the refusal is not remembered: %+v", s)
+	}
+	got, err := cli.ContainerInspect(t.Context(), w.ContainerID(), client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc := got.Container.HostConfig; len(hc.StorageOpt) != 0 || !hc.ReadonlyRootfs || len(hc.Mounts) != 2 {
+		t.Errorf("the container is not a tmpfs one: storage %v, read-only %v, mounts %d", hc.StorageOpt, hc.ReadonlyRootfs, len(hc.Mounts))
+	}
+	if r := mustExec(t, w, "stat", "-c", "%a", WorkDir, HomeDir); r.Stdout != "1777\n1777\n" {
+		t.Errorf("modes: %q", r.Stdout)
 	}
 }
