@@ -51,12 +51,11 @@ func storageOf(driver, backing string) Storage {
 const refusedWhy = "the daemon refused a size quota for the container's layer (overlay2 needs xfs mounted with pquota); a daemon on btrfs, zfs or xfs with pquota stores workspaces on disk"
 
 // storageChoice is what this process learned of one daemon's storage: it
-// asks the daemon once, and remembers a refused quota.
+// asks the daemon until one answer comes, and remembers a refused quota.
 type storageChoice struct {
-	once sync.Once
-	mu   sync.Mutex
-	s    Storage // guarded by mu once once has run
-	err  error
+	mu    sync.Mutex
+	known bool    // guarded by mu
+	s     Storage // guarded by mu
 }
 
 // storages holds a storageChoice per Docker host ("" for the environment's).
@@ -67,23 +66,27 @@ func choiceFor(dockerHost string) *storageChoice {
 	return c.(*storageChoice)
 }
 
-// get asks the daemon for its storage driver the first time, and returns
-// what this process knows of it. A failed question gives tmpfs (and the
-// error, for doctor): it never fails an open.
+// get asks the daemon for its storage driver unless an earlier call
+// learned it, and returns what this process knows of it. A failed
+// question gives tmpfs for this call (and the error, for doctor) and is
+// asked again next time: it never fails an open.
 func (c *storageChoice) get(ctx context.Context, cli *client.Client) (Storage, error) {
-	c.once.Do(func() {
-		res, err := cli.Info(ctx, client.InfoOptions{})
-		c.mu.Lock()
+	c.mu.Lock()
+	if c.known {
 		defer c.mu.Unlock()
-		if err != nil {
-			c.s, c.err = Storage{Kind: workspace.StorageTmpfs, Why: "the daemon did not say its storage driver"}, dockerError(ctx, "ask the daemon's storage driver", err)
-			return
-		}
-		c.s = storageOf(res.Info.Driver, backingFS(res.Info.DriverStatus))
-	})
+		return c.s, nil
+	}
+	c.mu.Unlock()
+	res, err := cli.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return Storage{Kind: workspace.StorageTmpfs, Why: "the daemon did not say its storage driver"}, dockerError(ctx, "ask the daemon's storage driver", err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.s, c.err
+	if !c.known {
+		c.s, c.known = storageOf(res.Info.Driver, backingFS(res.Info.DriverStatus)), true
+	}
+	return c.s, nil
 }
 
 // refuse records that the daemon refused a size quota: every later open of
@@ -91,7 +94,7 @@ func (c *storageChoice) get(ctx context.Context, cli *client.Client) (Storage, e
 func (c *storageChoice) refuse() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.s.Kind, c.s.Why = workspace.StorageTmpfs, refusedWhy
+	c.s.Kind, c.s.Why, c.known = workspace.StorageTmpfs, refusedWhy, true
 }
 
 // backingFS is the "Backing Filesystem" of a driver's status, if it names

@@ -47,9 +47,7 @@ func TestDiskQuota(t *testing.T) {
 
 // A refused quota is remembered for the daemon: later opens use tmpfs.
 func TestRefusedQuotaIsRemembered(t *testing.T) {
-	c := &storageChoice{}
-	c.once.Do(func() {})
-	c.s = storageOf("overlay2", "xfs")
+	c := &storageChoice{known: true, s: storageOf("overlay2", "xfs")}
 	c.refuse()
 	if s := c.current(); s.Kind != workspace.StorageTmpfs || s.Why != refusedWhy {
 		t.Errorf("after refuse: %+v", s)
@@ -79,7 +77,9 @@ func TestRefusedQuotaFallsBackToTmpfs(t *testing.T) {
 	}
 	c := choiceFor(host)
 	t.Cleanup(func() { storages.Delete(host) })
-	c.once.Do(func() { c.s = storageOf("overlay2", "xfs") })
+	c.mu.Lock()
+	c.s, c.known = storageOf("overlay2", "xfs"), true
+	c.mu.Unlock()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.txt": "a\n"})
 	w := open(t, dir, busyboxImage, func(o *Options) { o.DockerHost = host })
