@@ -851,8 +851,9 @@ func diskQuota(o Options, imageSize int64, driver string) int64 {
 	return q
 }
 
-// quotaVolume is an anonymous volume of Docker's local driver backed by a
-// tmpfs of size bytes: the quota is the file system's size, so a write
+// quotaVolume, in tmpfs storage (a daemon that gives no size quota), is
+// an anonymous volume of Docker's local driver backed by a tmpfs of size
+// bytes: the quota is the file system's size, so a write
 // beyond it fails with ENOSPC inside the container, and the host's disk is
 // never written. It works on any daemon (no xfs project quota, which
 // --storage-opt size needs on overlay2), and, being a volume mounted by the
