@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/workspace"
@@ -15,10 +17,10 @@ import (
 
 // btrfsDockerd starts a second dockerd whose storage is btrfs, on a
 // loop-mounted image file under a temporary directory, and returns its
-// host. Cleanup stops the daemon, unmounts and removes the image file,
+// host and a function that runs the docker CLI against it. Cleanup stops the daemon, unmounts and removes the image file,
 // also when the test fails. It skips the test unless it runs as root with
 // the dockerd binary and mkfs.btrfs.
-func btrfsDockerd(t *testing.T) string {
+func btrfsDockerd(t *testing.T) (string, func(args ...string) ([]byte, error)) {
 	t.Helper()
 	mkfs, err := exec.LookPath("mkfs.btrfs")
 	if err != nil || os.Getuid() != 0 {
@@ -57,8 +59,8 @@ func btrfsDockerd(t *testing.T) string {
 		}
 	})
 	host := "unix://" + filepath.Join(dir, "d.sock")
-	secondDockerd(t, host, dir, "--storage-driver", "btrfs", "--data-root", filepath.Join(mnt, "docker"))
-	return host
+	remote := secondDockerd(t, host, dir, "--storage-driver", "btrfs", "--data-root", filepath.Join(mnt, "docker"))
+	return host, remote
 }
 
 // On a daemon whose storage gives a size quota (btrfs here), the workspace
@@ -68,7 +70,7 @@ func btrfsDockerd(t *testing.T) string {
 // session's patch applies to the host tree.
 func TestWorkspaceOnDiskWithQuota(t *testing.T) {
 	needDocker(t)
-	host := btrfsDockerd(t)
+	host, remote := btrfsDockerd(t)
 	u := newUser(t)
 	u.write("notes.txt", "one\n")
 	u.extra = append(u.extra, "DOCKER_HOST="+host)
@@ -125,6 +127,35 @@ func TestWorkspaceOnDiskWithQuota(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(u.project, "big")); err == nil {
 		t.Error("the file past the quota reached the host")
 	}
+	// The run left a warm spare of the disk configuration; the next run
+	// claims it, and its workspace is on disk with the same quota.
+	spares := func() []string {
+		out, err := remote("ps", "-aq", "--no-trunc", "--filter", "label="+dockerws.LabelSpare)
+		if err != nil {
+			t.Fatalf("docker ps: %v: %s", err, out)
+		}
+		return strings.Fields(string(out))
+	}
+	first := spares()
+	if len(first) != 1 {
+		t.Fatalf("spares after a run: %v, want one", first)
+	}
+	if out, err := remote("inspect", "-f", "{{.HostConfig.StorageOpt}} {{.HostConfig.ReadonlyRootfs}}", first[0]); err != nil || !strings.HasPrefix(string(out), "map[size:") {
+		t.Errorf("the spare is not a disk one: %v %s", err, out)
+	}
+	s2 := u.script(`[{"toolCalls":[{"id":"x1","name":"process.exec","arguments":{"argv":["sh","-c","dd if=/dev/zero of=big bs=1M count=64 2>&1; rm -f big"]}}]},{"content":"ok"}]`)
+	r = u.run("", "exec", "--json", "--image", "harness-busybox", "--max-workspace-bytes", "8388608", "--fake-model", s2, "fill it again")
+	if op := opened(r); r.code != 0 || op == nil || op.Storage != event.StorageDisk {
+		t.Fatalf("second run: exit %d, opened %+v\n%s", r.code, op, r.stderr)
+	}
+	if slices.Contains(spares(), first[0]) {
+		t.Errorf("the second run did not claim the spare %s", first[0])
+	}
+	for _, e := range r.events {
+		if d, ok := e.Data.(event.ToolResult); ok && !strings.Contains(string(d.Output), "Disk quota exceeded") && !strings.Contains(string(d.Output), "No space left on device") {
+			t.Errorf("the claimed spare has no quota: %s", d.Output)
+		}
+	}
 }
 
 // On this machine's own daemon the workspace's storage is what its driver
@@ -169,7 +200,7 @@ func TestWorkspaceStorageOfThisDaemon(t *testing.T) {
 // it as a tmpfs one is refused (TestRestartedKeptContainerDeletesNothing).
 func TestKeptDiskContainerSurvivesARestart(t *testing.T) {
 	needDocker(t)
-	host := btrfsDockerd(t)
+	host, _ := btrfsDockerd(t)
 	t.Setenv("DOCKER_HOST", host) // for the docker commands, failTheDiff's included
 	u := newUser(t)
 	u.write("a.txt", "a\n")
