@@ -697,9 +697,10 @@ func sandboxUser(u string) string {
 
 // reaperScript is the container's main process, under Docker's init. It
 // first makes the workspace and home directories when the image has none
-// (disk storage: they are directories of the container's own layer, made
-// world-writable and sticky as the tmpfs volumes are; root may make them
-// in its own / and change their mode without any capability), then it
+// (disk storage: they are directories of the container's own layer; Docker
+// makes the working directory, root-owned, at create) and makes those root
+// owns world-writable and sticky, as the tmpfs volumes are (root may make
+// them in its own / and change their mode without any capability), then it
 // runs as root with CAP_KILL as its only capability (the sandbox user has
 // none and cannot signal it) and waits on one sleep of its own; on SIGUSR1
 // it kills every other process in the container but that sleep (rounds
@@ -714,7 +715,7 @@ func sandboxUser(u string) string {
 // rounds that still found processes it keeps its sleep and waits for the
 // next signal. Its own sleep is left alone inside the rounds: it stays a
 // zombie, which kill still finds, until the reaper waits for it.
-const reaperScript = `for d in ` + WorkDir + ` ` + HomeDir + `; do [ -e $d ] || { mkdir -p $d && chmod 1777 $d; }; done 2>/dev/null
+const reaperScript = `for d in ` + WorkDir + ` ` + HomeDir + `; do mkdir -p $d && [ ! -k $d ] && [ "$(stat -c %u $d)" = 0 ] && chmod 1777 $d; done 2>/dev/null
 trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done; [ $k = 0 ] && kill -9 $s' USR1
 sleep infinity & s=$!
 while :; do
