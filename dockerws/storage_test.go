@@ -2,6 +2,7 @@ package dockerws
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/moby/moby/client"
@@ -98,5 +99,46 @@ func TestRefusedQuotaFallsBackToTmpfs(t *testing.T) {
 	}
 	if r := mustExec(t, w, "stat", "-c", "%a", WorkDir, HomeDir); r.Stdout != "1777\n1777\n" {
 		t.Errorf("modes: %q", r.Stdout)
+	}
+}
+
+// DaemonStorage (harness doctor) tries an overlay2 on xfs with a container
+// it never starts: on a daemon that refuses the quota it says tmpfs, and
+// leaves no container behind.
+func TestDaemonStorageProbesTheQuota(t *testing.T) {
+	needDocker(t, busyboxImage)
+	const host = "unix:///var/run/docker.sock"
+	if os.Getenv("DOCKER_HOST") != "" {
+		t.Skip("the test names the local daemon's socket; DOCKER_HOST names another")
+	}
+	s, err := DaemonStorage(t.Context(), host, busyboxImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != workspace.StorageTmpfs {
+		t.Skipf("this daemon (%s) gives a size quota: nothing to refuse", s.Driver)
+	}
+	c := choiceFor(host)
+	t.Cleanup(func() { storages.Delete(host) })
+	c.mu.Lock()
+	c.s, c.known = storageOf("overlay2", "xfs"), true
+	c.mu.Unlock()
+	cli, err := newClient(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	s, err = DaemonStorage(t.Context(), host, busyboxImage)
+	if err != nil || s.Kind != workspace.StorageTmpfs || s.Why != refusedWhy {
+		t.Errorf("DaemonStorage = %+v, %v; want tmpfs, refused", s, err)
+	}
+	after, err := cli.ContainerList(t.Context(), client.ContainerListOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range after.Items {
+		if _, ok := c.Labels[LabelWorkspace]; ok && strings.HasPrefix(c.Labels[LabelWorkspace], "probe-") {
+			t.Errorf("a probe container is left: %s %v", c.ID, c.Names)
+		}
 	}
 }
