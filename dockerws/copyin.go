@@ -287,13 +287,17 @@ func (s *snapshot) computeDigest() string {
 // copyInScript extracts the tar on stdin into the workspace as the sandbox
 // user and prints the mark: the change time of a file created after the
 // extraction, from which on Diff looks for changes. Exit 98: the sandbox
-// user cannot write the workspace or home (the image has no such
-// directories, or made them for another user); the owners' uids are
-// printed. Exit 93: the image already has files in the workspace directory.
+// user cannot write the workspace or home (the image made them for
+// another user, or, in disk storage, they are not made yet); the owners'
+// uids are printed, 0 for a directory that is missing. The workspace and
+// home directories are then made world-writable and sticky, as the tmpfs
+// volumes are, when the sandbox user owns them (disk storage, in an image
+// that made them for it): root writes the kept mark there. Exit 93: the image already has files in the workspace directory.
 const copyInScript = `w=$1 h=$2 c=$3 cmax=$4
 shift 4
-if [ ! -w "$w" ] || [ ! -w "$h" ] || { [ -n "$c" ] && [ ! -w "$c" ]; }; then stat -c %u "$w" "$h" ${c:+"$c"}; exit 98; fi
+if [ ! -w "$w" ] || [ ! -w "$h" ] || { [ -n "$c" ] && [ ! -w "$c" ]; }; then for d in "$w" "$h" ${c:+"$c"}; do stat -c %u "$d" 2>/dev/null || echo 0; done; exit 98; fi
 [ -z "$(ls -A "$w")" ] || exit 93
+for d in "$w" "$h"; do [ -k "$d" ] || chmod 1777 "$d" 2>/dev/null; done
 mkdir -p "$h/tmp" || exit 96
 tar -x -f - -C "$w" || exit 95
 while [ $# -ge 2 ]; do { mkdir -p "${1%/*}" && ln -s "$2" "$1"; } || exit 94; shift 2; done
@@ -305,8 +309,9 @@ m=$h/.harness-mark.$$
 // when the sandbox user cannot write them (root, for an image without those
 // directories, or the user the image made them for). An owner may change
 // the mode of its own files without any capability; the container has
-// none.
-const fixOwnershipScript = `chmod 0777 "$@"`
+// none. A directory still missing (disk storage, when the copy came before
+// the reaper made it) is made by root, as the reaper makes it.
+const fixOwnershipScript = `for d; do if [ -e "$d" ]; then chmod 0777 "$d"; else mkdir -p "$d" && chmod 1777 "$d"; fi || exit 1; done`
 
 // copyIn streams the scanned tree (items) into the container and returns
 // the mark once it is extracted.

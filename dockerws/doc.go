@@ -72,15 +72,28 @@
 // is a reaper: a root sh whose only capability is CAP_KILL (the sandbox
 // user cannot signal it), which sleeps and, on SIGUSR1, kills every other
 // process in the container. Docker's init is PID 1
-// so orphans are reaped, a read-only root file system, two anonymous
-// volumes — the workspace (/workspace) and $HOME (/home/harness, with
-// TMPDIR under it, so caches stay out of the patch) — and a 64 MiB tmpfs
-// on /tmp; no host mounts. The disk quota: each volume is a tmpfs of the
-// local driver sized MaxWorkspaceBytes (2 GiB), so writing beyond it fails
-// with ENOSPC in the container and the host's disk is never written; any
-// Docker daemon supports it (overlay2's --storage-opt size would need xfs
-// with project quotas). Those files live in memory: the container's memory
-// limit is MemoryBytes plus both quotas plus /tmp. The environment is the image's own
+// so orphans are reaped. The workspace (/workspace) and $HOME
+// (/home/harness, with TMPDIR under it, so caches stay out of the patch)
+// are stored one of two ways, chosen per daemon (Storage, asked once per
+// process alongside the scan):
+//
+//   - disk, where the daemon's storage gives a container's layer a size
+//     quota (btrfs, zfs, overlay2 on xfs mounted with pquota): both are
+//     directories of the container's own writable layer, whose
+//     --storage-opt size is 2×MaxWorkspaceBytes (plus the image on btrfs,
+//     which counts it); a write beyond it fails in the container (ENOSPC,
+//     or EDQUOT on btrfs). The root file system is then writable, which
+//     the sandbox user, with no capability, can use only where the image
+//     lets any user write. A create refused for the quota falls back to
+//     tmpfs, for the rest of the process;
+//   - tmpfs, on any other daemon: a read-only root file system with two
+//     anonymous volumes, each a tmpfs of the local driver sized
+//     MaxWorkspaceBytes (2 GiB), so the host's disk is never written. Those
+//     files live in memory: the container's memory limit is MemoryBytes
+//     plus both quotas plus /tmp.
+//
+// Both ways, the two directories are world-writable and sticky, and a
+// 64 MiB tmpfs is on /tmp; no host mounts. The environment is the image's own
 // plus HOME, TMPDIR, TERM=dumb and PYTHONDONTWRITEBYTECODE=1; nothing comes
 // from the host. Container and volumes carry labels naming the workspace,
 // the session and the owning process; Close removes them, Abandon (for a

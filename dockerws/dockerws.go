@@ -226,12 +226,18 @@ type Workspace struct {
 	// in the background; openErr is then the open's failure, if any.
 	// stopOpen cancels the background open; begun, closed once by Begin,
 	// lets it start.
-	ready    chan struct{}
-	openErr  error
-	plan     toolchain.Plan // opts.Toolchain as checked by the background open (set before ready is closed)
-	stopOpen context.CancelFunc
-	begun    chan struct{}
-	begin    sync.Once
+	ready   chan struct{}
+	openErr error
+	plan    toolchain.Plan // opts.Toolchain as checked by the background open (set before ready is closed)
+	// storage is where /workspace and $HOME live (workspace.StorageDisk or
+	// StorageTmpfs), chosen by the background open before it creates the
+	// container (set before ready is closed); imageSize is the image's
+	// size, which a btrfs quota counts (diskQuota).
+	storage   string
+	imageSize int64
+	stopOpen  context.CancelFunc
+	begun     chan struct{}
+	begin     sync.Once
 
 	spare spareState // Options.Spare: the claim and the replacement
 }
@@ -445,7 +451,7 @@ func prepare(ctx context.Context, opts Options, resolve bool) (*Workspace, []str
 		cli.Close()
 		return nil, nil, nil, imageError(ctx, op, opts.Image, err)
 	}
-	w.imageID = img.ID
+	w.imageID, w.imageSize = img.ID, img.Size
 	var imgUser string
 	var imgEnv []string
 	if img.Config != nil {
@@ -483,8 +489,12 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.Fi
 	// project's tree is scanned.
 	checked := make(chan toolchain.Plan, 1)
 	go func() { checked <- w.opts.Toolchain.Checked(ctx) }()
+	// So is the daemon's storage driver asked, once per process and daemon.
+	stored := make(chan Storage, 1)
+	go func() { s, _ := choiceFor(w.opts.DockerHost).get(ctx, w.cli); stored <- s }()
 	items := w.scanInto(ctx, pf)
 	w.plan = <-checked
+	w.storage = (<-stored).Kind
 	if w.scanErr != nil {
 		return w.scanErr
 	}
@@ -686,6 +696,11 @@ func sandboxUser(u string) string {
 }
 
 // reaperScript is the container's main process, under Docker's init. It
+// first makes the workspace and home directories when the image has none
+// (disk storage: they are directories of the container's own layer; Docker
+// makes the working directory, root-owned, at create) and makes those root
+// owns world-writable and sticky, as the tmpfs volumes are (root may make
+// them in its own / and change their mode without any capability), then it
 // runs as root with CAP_KILL as its only capability (the sandbox user has
 // none and cannot signal it) and waits on one sleep of its own; on SIGUSR1
 // it kills every other process in the container but that sleep (rounds
@@ -700,7 +715,8 @@ func sandboxUser(u string) string {
 // rounds that still found processes it keeps its sleep and waits for the
 // next signal. Its own sleep is left alone inside the rounds: it stays a
 // zombie, which kill still finds, until the reaper waits for it.
-const reaperScript = `trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done; [ $k = 0 ] && kill -9 $s' USR1
+const reaperScript = `for d in ` + WorkDir + ` ` + HomeDir + `; do mkdir -p $d && [ ! -k $d ] && [ "$(stat -c %u $d)" = 0 ] && chmod 1777 $d; done 2>/dev/null
+trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done; [ $k = 0 ] && kill -9 $s' USR1
 sleep infinity & s=$!
 while :; do
 	wait $s
@@ -722,7 +738,6 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 		LabelSession:   w.opts.SessionID,
 		LabelOwner:     ownerLabel(),
 	}
-	cfg, host := w.containerConfig(imgEnv, labels)
 	w.makeMu.Lock()
 	if w.isClosed() {
 		w.makeMu.Unlock()
@@ -734,11 +749,22 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 	// Abandon does, leaked one that way). Creating takes a fraction of a
 	// second; the caller's cancellation is honored right after it.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	res, err := w.cli.ContainerCreate(cctx, client.ContainerCreateOptions{
-		Config:     cfg,
-		HostConfig: host,
-		Name:       "harness-" + strings.TrimPrefix(w.id, "ws-")[:12],
-	})
+	createAs := func() (client.ContainerCreateResult, error) {
+		cfg, host := w.containerConfig(imgEnv, labels)
+		return w.cli.ContainerCreate(cctx, client.ContainerCreateOptions{
+			Config:     cfg,
+			HostConfig: host,
+			Name:       "harness-" + strings.TrimPrefix(w.id, "ws-")[:12],
+		})
+	}
+	res, err := createAs()
+	if err != nil && w.storage == workspace.StorageDisk && cctx.Err() == nil && !isNotFound(err) {
+		// The daemon refused the size quota (overlay2 on an xfs without
+		// pquota, say): tmpfs then, for this open and the process's next.
+		choiceFor(w.opts.DockerHost).refuse()
+		w.storage = workspace.StorageTmpfs
+		res, err = createAs()
+	}
 	cancel()
 	if err != nil {
 		w.makeMu.Unlock()
@@ -775,7 +801,7 @@ func (w *Workspace) containerConfig(imgEnv []string, labels map[string]string) (
 	host := &container.HostConfig{
 		NetworkMode:    "none",
 		Init:           &yes,
-		ReadonlyRootfs: true,
+		ReadonlyRootfs: w.storage != workspace.StorageDisk,
 		CapDrop:        []string{"ALL"},
 		CapAdd:         []string{"KILL"}, // for the reaper, a root process; the sandbox user gets none
 		SecurityOpt:    []string{"no-new-privileges"},
@@ -784,24 +810,51 @@ func (w *Workspace) containerConfig(imgEnv []string, labels map[string]string) (
 		Tmpfs: map[string]string{
 			"/tmp": "rw,exec,nosuid,nodev,mode=1777,size=" + strconv.Itoa(TmpBytes),
 		},
-		Mounts: []mount.Mount{
-			quotaVolume(WorkDir, labels, w.opts.MaxWorkspaceBytes),
-			quotaVolume(HomeDir, labels, w.opts.MaxWorkspaceBytes),
-		},
 		Resources: container.Resources{
-			Memory:     memoryLimit(w.opts),
-			MemorySwap: memoryLimit(w.opts), // no swap beyond the limit
+			Memory:     memoryLimit(w.opts, w.storage),
+			MemorySwap: memoryLimit(w.opts, w.storage), // no swap beyond the limit
 			NanoCPUs:   w.opts.NanoCPUs,
 			CPUShares:  CPUShares,
 			PidsLimit:  &pids,
 		},
 	}
+	if w.storage == workspace.StorageDisk {
+		host.StorageOpt = map[string]string{"size": strconv.FormatInt(diskQuota(w.opts, w.imageSize, w.storageDriver()), 10)}
+	} else {
+		host.Mounts = []mount.Mount{
+			quotaVolume(WorkDir, labels, w.opts.MaxWorkspaceBytes),
+			quotaVolume(HomeDir, labels, w.opts.MaxWorkspaceBytes),
+		}
+	}
 	w.hostConfigExtras(host)
 	return cfg, host
 }
 
-// quotaVolume is an anonymous volume of Docker's local driver backed by a
-// tmpfs of size bytes: the quota is the file system's size, so a write
+// storageDriver is the storage driver of w's daemon as far as this process
+// knows it.
+func (w *Workspace) storageDriver() string {
+	return choiceFor(w.opts.DockerHost).current().Driver
+}
+
+// diskQuota is the size quota of a disk-backed workspace's writable layer
+// (--storage-opt size): what the two tmpfs volumes held, MaxWorkspaceBytes
+// each for /workspace and $HOME, now one quota they share, so that either
+// may take more when the other takes less, and neither more than both
+// did together. A btrfs quota counts the image's own files too (its limit
+// is on the referenced bytes of the container's subvolume, image
+// included), so the image's size is added there; overlay2's xfs project
+// quota and zfs's quota count only what the container writes.
+func diskQuota(o Options, imageSize int64, driver string) int64 {
+	q := 2 * o.MaxWorkspaceBytes
+	if strings.HasPrefix(driver, "btrfs") {
+		q += imageSize
+	}
+	return q
+}
+
+// quotaVolume, in tmpfs storage (a daemon that gives no size quota), is
+// an anonymous volume of Docker's local driver backed by a tmpfs of size
+// bytes: the quota is the file system's size, so a write
 // beyond it fails with ENOSPC inside the container, and the host's disk is
 // never written. It works on any daemon (no xfs project quota, which
 // --storage-opt size needs on overlay2), and, being a volume mounted by the
@@ -819,9 +872,13 @@ func quotaVolume(target string, labels map[string]string, size int64) mount.Moun
 }
 
 // memoryLimit is the container's memory limit: MemoryBytes for processes
-// plus the file systems that live in memory (workspace, $HOME, /tmp), so
-// that full file systems leave the processes their share.
-func memoryLimit(o Options) int64 {
+// plus the file systems that live in memory (/tmp, and workspace and $HOME
+// in tmpfs storage), so that full file systems leave the processes their
+// share.
+func memoryLimit(o Options, storage string) int64 {
+	if storage == workspace.StorageDisk {
+		return o.MemoryBytes + TmpBytes
+	}
 	return o.MemoryBytes + 2*o.MaxWorkspaceBytes + TmpBytes
 }
 
@@ -877,6 +934,13 @@ func (w *Workspace) Info() workspace.Info {
 		info.Skipped = append([]workspace.Skipped(nil), b.skipped...)
 	}
 	info.Mounts = w.mountsInfo()
+	select {
+	case <-w.ready:
+		if w.openErr == nil {
+			info.Storage = w.storage
+		}
+	default:
+	}
 	return info
 }
 

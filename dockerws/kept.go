@@ -14,6 +14,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/attest"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // Kept is a container Keep set aside: the files of a workspace whose
@@ -124,9 +125,24 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 	if c.Config == nil || keptSession(c.Config.Labels, strings.TrimPrefix(c.Name, "/")) != opts.SessionID || !strings.HasPrefix(strings.TrimPrefix(c.Name, "/"), KeptPrefix) {
 		return fail(&errcode.Error{Code: errcode.WorkspaceScope, Op: op, Message: "container " + name + " is not a kept container of session " + opts.SessionID})
 	}
+	disk := c.HostConfig != nil && c.HostConfig.StorageOpt["size"] != ""
 	if c.State == nil || !c.State.Running {
-		return fail(&errcode.Error{Code: errcode.WorkspaceNotFound, Op: op,
-			Message: "the kept container " + name + " is stopped: its files, which lived in memory, are lost"})
+		if !disk {
+			return fail(&errcode.Error{Code: errcode.WorkspaceNotFound, Op: op,
+				Message: "the kept container " + name + " is stopped: its files, which lived in memory, are lost"})
+		}
+		// Its files are on disk: they outlived the stop.
+		if _, err := w.cli.ContainerStart(ctx, c.ID, client.ContainerStartOptions{}); err != nil {
+			return fail(dockerError(ctx, "start the kept container "+name, err))
+		}
+		again, err := w.cli.ContainerInspect(ctx, c.ID, client.ContainerInspectOptions{})
+		if err != nil {
+			return fail(dockerError(ctx, op, err))
+		}
+		c = again.Container
+		if c.State == nil || !c.State.Running {
+			return fail(&errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "the kept container " + name + " does not stay running"})
+		}
 	}
 	img, err := w.cli.ImageInspect(ctx, c.Image)
 	if err != nil {
@@ -149,7 +165,11 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 		w.id = id
 	}
 	w.cid, w.imageID, w.user = c.ID, c.Image, sandboxUser(imgUser)
-	if err := w.sameLife(ctx, op, name, c.State.StartedAt); err != nil {
+	w.storage = workspace.StorageTmpfs
+	if disk {
+		w.storage = workspace.StorageDisk
+	}
+	if err := w.sameLife(ctx, op, name, c.State.StartedAt, disk); err != nil {
 		return fail(err)
 	}
 	w.opts.Image = c.Config.Image
@@ -164,8 +184,9 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 }
 
 // keptMark is the file, on the $HOME volume (a tmpfs, emptied with the
-// workspace's when the container stops), in which Keep records the start
-// time of the container's life that holds the files. Root writes it in the
+// workspace's when the container stops; in disk storage, a directory of
+// the container's layer, which a stop keeps), in which Keep records the
+// start time of the container's life that holds the files. Root writes it in the
 // sticky, world-writable volume root: the sandbox user cannot remove it.
 const keptMark = HomeDir + "/.harness-kept"
 
@@ -203,9 +224,10 @@ func (w *Workspace) markKept(ctx context.Context) error {
 // sameLife checks that the kept container w adopts still runs the life
 // Keep marked: a restart (docker restart, a daemon restart, a reboot)
 // empties its tmpfs volumes, and the empty tree must never be taken for
-// the turn's work. Code: WORKSPACE_NOT_FOUND (restarted or emptied since),
-// WORKSPACE_CONTAINER_FAILED.
-func (w *Workspace) sameLife(ctx context.Context, op, name, startedAt string) error {
+// the turn's work. In disk storage (disk set) a restart keeps the files:
+// the mark being there is enough. Code: WORKSPACE_NOT_FOUND (restarted or
+// emptied since), WORKSPACE_CONTAINER_FAILED.
+func (w *Workspace) sameLife(ctx context.Context, op, name, startedAt string, disk bool) error {
 	var out bytes.Buffer
 	code, stderr, err := w.scriptAs(ctx, "0:0", op, readMarkScript, nil, nil, &out)
 	if err != nil {
@@ -220,7 +242,7 @@ func (w *Workspace) sameLife(ctx context.Context, op, name, startedAt string) er
 		return &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: "the kept container " + name +
 			" was restarted or emptied since it was kept (its keep mark is gone): its files, which lived in memory, are lost; " +
 			"look with `docker exec " + name + " ls " + WorkDir + "`"}
-	case mark != startedAt:
+	case mark != startedAt && !disk:
 		return &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: fmt.Sprintf(
 			"the kept container %s was restarted since it was kept (kept in the life started at %s, running one started at %s): its files, which lived in memory, are lost; look with `docker exec %s ls %s`",
 			name, mark, startedAt, name, WorkDir)}

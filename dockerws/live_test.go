@@ -259,7 +259,9 @@ func TestContainerIsolation(t *testing.T) {
 		t.Fatalf("container state %+v", got.Container.State)
 	}
 	hc, cfg := got.Container.HostConfig, got.Container.Config
-	if hc.NetworkMode != "none" || !hc.ReadonlyRootfs || hc.Init == nil || !*hc.Init || hc.Privileged {
+	// The root is read-only in tmpfs storage; in disk storage /workspace
+	// and $HOME are in the container's layer, which is then writable.
+	if hc.NetworkMode != "none" || hc.ReadonlyRootfs != (w.Info().Storage == workspace.StorageTmpfs) || hc.Init == nil || !*hc.Init || hc.Privileged {
 		t.Errorf("network %q, read-only %v, init %v, privileged %v", hc.NetworkMode, hc.ReadonlyRootfs, hc.Init, hc.Privileged)
 	}
 	// CAP_KILL is the reaper's, a root process; the sandbox user has no

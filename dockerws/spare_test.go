@@ -171,7 +171,8 @@ func TestSpareHasWorkspaceConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := sp.Container, ws.Container
-	if a.HostConfig.NetworkMode != "none" || !a.HostConfig.ReadonlyRootfs || a.Config.User != b.Config.User ||
+	if a.HostConfig.NetworkMode != "none" || a.HostConfig.ReadonlyRootfs != b.HostConfig.ReadonlyRootfs || a.Config.User != b.Config.User ||
+		fmt.Sprint(a.HostConfig.StorageOpt) != fmt.Sprint(b.HostConfig.StorageOpt) ||
 		*a.HostConfig.PidsLimit != *b.HostConfig.PidsLimit || a.HostConfig.Memory != b.HostConfig.Memory ||
 		strings.Join(a.HostConfig.CapAdd, ",") != strings.Join(b.HostConfig.CapAdd, ",") ||
 		strings.Join(a.HostConfig.SecurityOpt, ",") != strings.Join(b.HostConfig.SecurityOpt, ",") ||

@@ -202,6 +202,7 @@ func (s *Session) RecordWorkspace(ctx context.Context, phase string) error {
 		for _, m := range info.Mounts {
 			data.Mounts = append(data.Mounts, event.Mount(m))
 		}
+		data.Storage = info.Storage
 	}
 	_, err := s.append(ctx, data)
 	return err

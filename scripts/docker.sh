@@ -2,6 +2,8 @@
 # scripts/docker.sh: make sure a Docker daemon answers. Idempotent.
 #
 #   - a daemon already answers (DOCKER_HOST or the default socket): do nothing;
+#   - as root, install btrfs-progs when mkfs.btrfs is missing (best effort:
+#     the tests that run a second daemon on btrfs skip without it);
 #   - otherwise, as root: install Debian's docker.io when dockerd is missing,
 #     start `dockerd --iptables=false --ip6tables=false --bridge=none` detached
 #     from this shell (setsid + nohup), logging to $HARNESS_DOCKERD_LOG, first
@@ -33,6 +35,17 @@ answers() {
 describe() {
 	docker info --format 'server {{.ServerVersion}}, storage driver {{.Driver}}, root {{.DockerRootDir}}' 2>/dev/null
 }
+
+# btrfs-progs (mkfs.btrfs) lets the tests start a second daemon on a
+# loop-mounted btrfs, whose storage gives a workspace a disk quota. Best
+# effort, as root with apt-get: without it those tests skip.
+if [ "$(id -u)" -eq 0 ] && ! command -v mkfs.btrfs >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+	log "installing btrfs-progs (mkfs.btrfs, for the disk-storage tests)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y --no-install-recommends btrfs-progs >/dev/null 2>&1 ||
+		{ apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends btrfs-progs >/dev/null 2>&1; } ||
+		log "could not install btrfs-progs; the btrfs-backed tests will skip"
+fi
 
 if answers; then
 	log "a Docker daemon already answers ($(describe)); nothing to do"

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -328,67 +326,8 @@ func TestSandboxBuildsThisRepository(t *testing.T) {
 // so; the session still works in that daemon's image.
 func TestSandboxRemoteDaemonSaysMountsNeedLocal(t *testing.T) {
 	needDocker(t)
-	dockerd, err := exec.LookPath("dockerd")
-	if err != nil || os.Getuid() != 0 {
-		testenv.Unavailable(t, testenv.RequireDocker, "docker", "a second dockerd needs root and the dockerd binary")
-	}
-	dir := t.TempDir()
 	host := "tcp://127.0.0.1:23759"
-	d := exec.Command(dockerd, "-H", host, "--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "exec"),
-		"--pidfile", filepath.Join(dir, "dockerd.pid"), "--iptables=false", "--ip6tables=false", "--bridge=none")
-	// The daemon says "API listen on" once it answers: read its log
-	// as it comes (no polling).
-	logr, err := d.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Stdout = io.Discard
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = d.Process.Signal(os.Interrupt)
-		_ = d.Wait()
-	})
-	listening := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(logr)
-		said := false
-		for sc.Scan() {
-			if !said && strings.Contains(sc.Text(), "API listen on") {
-				said = true
-				listening <- true
-			}
-		}
-		if !said {
-			listening <- false
-		}
-	}()
-	if !<-listening {
-		t.Fatal("the second dockerd exited before it listened")
-	}
-	remote := func(args ...string) ([]byte, error) {
-		return exec.Command("docker", append([]string{"-H", host}, args...)...).CombinedOutput()
-	}
-	if out, err := remote("info"); err != nil {
-		t.Fatalf("the second dockerd does not answer: %v: %s", err, out)
-	}
-	save := exec.Command("docker", "save", "harness-busybox")
-	load := exec.Command("docker", "-H", host, "load")
-	pipe, err := save.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	load.Stdin = pipe
-	if err := save.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := load.CombinedOutput(); err != nil {
-		t.Fatalf("docker load: %v: %s", err, out)
-	}
-	if err := save.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	remote := secondDockerd(t, host, t.TempDir())
 	u := newUser(t)
 	u.write("go.mod", "module x\n\ngo 1.24\n")
 	u.extra = append(u.extra, "DOCKER_HOST="+host)

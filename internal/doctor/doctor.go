@@ -24,6 +24,8 @@ import (
 // how to fix it, and reports whether every check passed. It removes the
 // workspaces of processes that are gone and lists the kept ones (turns
 // whose diff failed) with their session and how to recover or remove them.
+// It says where the daemon keeps a workspace's files: on disk, with a size
+// quota, when its storage driver gives one, else in tmpfs (host memory).
 //
 // In a project that needs a toolchain (Go, Node, Python, Rust), it says
 // which, where the sandbox gets each from and what it mounts, and runs each
@@ -50,6 +52,7 @@ func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer)
 	if dockerErr == nil {
 		_, err := dockerws.ImageID(ctx, "", r.Image)
 		report("sandbox image "+r.Image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
+		fmt.Fprint(w, storageLine(ctx, r.Image, err == nil, report))
 		// Workspaces of processes that are gone (killed, crashed, or exited
 		// before the daemon finished removing their container).
 		n, err := dockerws.Reap(ctx, "")
@@ -114,6 +117,24 @@ func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer)
 	}
 	fmt.Fprintf(w, "✓ context window: %d tokens (%s)%s\n", r.Window, windowSource(r.WindowSource), origin)
 	return bad == 0
+}
+
+// storageLine says where the daemon keeps a workspace's files and why:
+// on disk with a size quota, or in tmpfs, which holds them in the host's
+// memory. An overlay2 on xfs is probed with the image, when it is there.
+func storageLine(ctx context.Context, image string, haveImage bool, report func(string, error, string)) string {
+	if !haveImage {
+		image = ""
+	}
+	s, err := dockerws.DaemonStorage(ctx, "", image)
+	if err != nil {
+		report("workspace storage", err, "check the Docker daemon")
+		return ""
+	}
+	if s.Kind == workspace.StorageDisk {
+		return fmt.Sprintf("✓ workspace storage: disk (the container's own layer, with a size quota): %s\n", s.Why)
+	}
+	return fmt.Sprintf("✓ workspace storage: tmpfs (host memory): %s\n", s.Why)
 }
 
 // spares lists this user's idle warm spare containers (harness exec

@@ -285,6 +285,10 @@ type WorkspaceLifecycle struct {
 	// project's toolchains, dependency caches and folders, read-only, and
 	// its build cache volume), at opened and restored.
 	Mounts []Mount `json:"mounts,omitempty"`
+	// Storage is where a Docker workspace keeps /workspace and $HOME, at
+	// opened and restored: StorageDisk (the container's own layer, with a
+	// size quota) or StorageTmpfs (memory volumes of the host).
+	Storage string `json:"storage,omitempty"`
 }
 
 // Mount is one thing of the host a workspace's sandbox sees: what it is,

@@ -95,7 +95,9 @@
 // count}], paths}: what the copy left out (SkippedFiles), when anything was,
 // and mounts? [{what, source, target, readOnly}]: what of the host the
 // sandbox sees besides the copy (toolchains, dependency caches and folders,
-// the build cache volume).
+// the build cache volume), and storage? (disk, tmpfs): where a Docker
+// workspace keeps /workspace and $HOME — the container's own layer with a
+// size quota, or memory volumes of the host.
 //
 // permission.requested also carries the question's subject, so a front end
 // asks from it alone and pairs it with no tool.call: input? (the call's

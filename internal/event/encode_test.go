@@ -127,6 +127,7 @@ func TestEncodeRejects(t *testing.T) {
 			d.Tail = []model.Message{{Role: model.RoleUser, Content: "\xfe"}}
 		}), errcode.EventInvalidField, false},
 		{"failed without errorCode", edit(t, "turn.completed", func(d *event.TurnCompleted) { d.Status = event.StatusFailed }), errcode.EventMissingField, true},
+		{"unknown storage", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Storage = "ram" }), errcode.EventInvalidField, true},
 		{"negative files", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Files = intp(-1) }), errcode.EventInvalidField, true},
 		{"skipped count off", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Skipped.Count = 4 }), errcode.EventInvalidField, true},
 		{"skipped unknown reason", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Skipped.Reasons[0].Reason = "huge" }), errcode.EventInvalidField, true},

@@ -120,6 +120,9 @@ const (
 	PhaseOpened   = "opened"
 	PhaseDisposed = "disposed"
 	PhaseRestored = "restored"
+
+	StorageDisk  = "disk"
+	StorageTmpfs = "tmpfs"
 )
 
 // Occupancy algorithms of context.accounted: the UTF-8 byte count of the

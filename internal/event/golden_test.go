@@ -138,6 +138,7 @@ func goldenEvents() []named {
 			ImageID: "sha256:1a2b3c", Files: intp(0),
 			Skipped: &event.SkippedFiles{Count: 3, Reasons: []event.SkipCount{{Reason: "binary", Count: 2}, {Reason: "hardlink", Count: 1}},
 				Paths: []string{"assets/logo.png", "data/dump.bin", "notes.txt"}},
+			Storage: event.StorageDisk,
 		})},
 		{"turn.completed", ev(event.TypeTurnCompleted, event.ActorKernel, event.TurnCompleted{
 			RunID: run, SessionID: sess, TurnID: turn, Status: event.StatusCompleted, OutputMessageID: "msg-a2",

@@ -26,6 +26,7 @@ var (
 	metrics       = []string{MetricSteps, MetricTokens, MetricToolCalls}
 	backends      = []string{BackendLocal, BackendDocker}
 	phases        = []string{PhaseOpened, PhaseDisposed, PhaseRestored}
+	storages      = []string{StorageDisk, StorageTmpfs}
 	approvals     = []string{"auto", "ask"}
 	settingNames  = []string{"model", "baseUrl", "contextWindow", "compactAt", "compactTail", "budgetTokens", "approve", "maxTokens"}
 	messageRoles  = []string{string(model.RoleUser), string(model.RoleAssistant), string(model.RoleTool)}
@@ -418,6 +419,9 @@ func (d WorkspaceLifecycle) validate(c *checker) {
 	c.nonEmpty("data.workspaceId", d.WorkspaceID)
 	c.oneOf("data.backend", d.Backend, backends)
 	c.oneOf("data.phase", d.Phase, phases)
+	if d.Storage != "" {
+		c.oneOf("data.storage", d.Storage, storages)
+	}
 	if d.Files != nil {
 		c.atLeast("data.files", *d.Files, 0)
 	}

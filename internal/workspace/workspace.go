@@ -73,7 +73,17 @@ type Info struct {
 	Files   int       `json:"files"`             // files copied in (docker) or 0
 	Skipped []Skipped `json:"skipped,omitempty"` // what copy-in left out, and why
 	Mounts  []Mount   `json:"mounts,omitempty"`  // what of the host the sandbox sees besides the copy
+	// Storage is where a Docker workspace keeps its files once it is
+	// open: StorageDisk or StorageTmpfs; "" before, and for a local one.
+	Storage string `json:"storage,omitempty"`
 }
+
+// Storage of a Docker workspace's /workspace and $HOME: the container's
+// own writable layer with a size quota, or tmpfs volumes in host memory.
+const (
+	StorageDisk  = "disk"
+	StorageTmpfs = "tmpfs"
+)
 
 // Mount is a host file or directory a sandbox sees: a toolchain, a
 // dependency cache, the project's ignored dependency folder (read-only),
