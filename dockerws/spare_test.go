@@ -418,27 +418,40 @@ func TestKeptClaimedSpare(t *testing.T) {
 }
 
 // The child process of TestAbandonedClaimLeavesNoContainer: it opens a
-// workspace that claims a spare, abandons it after a delay and exits at
+// workspace, waits until the open has claimed the spare (the daemon's
+// rename event), abandons it while the tree is being copied in and exits at
 // once, as harness exec does after a one-answer turn.
-const abandonChildEnv = "HARNESS_TEST_ABANDON_CHILD" // root|pids|delay
+const abandonChildEnv = "HARNESS_TEST_ABANDON_CHILD" // root|pids|spare ID
 
 func abandonChild(spec string) int {
 	parts := strings.Split(spec, "|")
 	if len(parts) != 3 {
 		return 2
 	}
-	pids, err1 := strconv.ParseInt(parts[1], 10, 64)
-	delay, err2 := time.ParseDuration(parts[2])
-	if err1 != nil || err2 != nil {
+	pids, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
 		return 2
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cli, err := newClient("")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cli.Close()
+	ev := cli.Events(ctx, client.EventsListOptions{Filters: make(client.Filters).Add("container", parts[2]).Add("event", "rename")})
 	w, err := Start(ctx, Options{Root: parts[0], Image: busyboxImage, SessionID: "sess-test-abandon-child", Spare: true, PidsLimit: pids})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	time.Sleep(delay)
+	select {
+	case <-ev.Messages:
+	case err := <-ev.Err:
+		fmt.Fprintln(os.Stderr, "events:", err)
+		return 1
+	}
 	if err := w.Abandon(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -463,42 +476,22 @@ func TestAbandonedClaimLeavesNoContainer(t *testing.T) {
 	w := open(t, root, busyboxImage, edit) // the configuration's hash
 	ctx := t.Context()
 	cli := dockerCLI(t)
-	claimed := 0
-	for delay := time.Duration(0); delay <= 500*time.Millisecond; delay += 50 * time.Millisecond {
+	for range 3 {
 		id, err := w.makeSpare(ctx, time.Now().Add(time.Hour), true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), abandonChildEnv+"="+root+"|"+strconv.FormatInt(opts.PidsLimit, 10)+"|"+delay.String())
+		cmd.Env = append(os.Environ(), abandonChildEnv+"="+root+"|"+strconv.FormatInt(opts.PidsLimit, 10)+"|"+id)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("child (delay %v): %v\n%s", delay, err, out)
+			t.Fatalf("child: %v\n%s", err, out)
 		}
-		// The spare is idle still (abandoned before the claim), or goes.
-		deadline := time.Now().Add(time.Minute)
-		for {
+		if !waitRemoved(ctx, cli, id) {
 			got, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
-			if isNotFound(err) {
-				claimed++
-				break
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			name := strings.TrimPrefix(got.Container.Name, "/")
-			if strings.HasPrefix(name, SparePrefix) {
-				_, _ = cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("delay %v: the claimed spare %s (%s, %s) is still there a minute after its claimer exited",
-					delay, name, id, got.Container.State.Status)
-			}
-			time.Sleep(100 * time.Millisecond)
+			t.Fatalf("the claimed spare %s (%s) is still there after its claimer exited", got.Container.Name, got.Container.State.Status)
 		}
 	}
-	if claimed == 0 {
-		t.Fatal("no child claimed its spare before abandoning it: nothing was tested")
-	}
-	t.Logf("%d of the children abandoned a claimed spare", claimed)
 }

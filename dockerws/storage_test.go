@@ -1,12 +1,12 @@
 package dockerws
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/moby/moby/client"
 
+	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/internal/workspace"
 )
 
@@ -60,10 +60,7 @@ func TestRefusedQuotaIsRemembered(t *testing.T) {
 // does not fail, the workspace says tmpfs, and the process remembers it.
 func TestRefusedQuotaFallsBackToTmpfs(t *testing.T) {
 	needDocker(t, busyboxImage)
-	const host = "unix:///var/run/docker.sock"
-	if os.Getenv("DOCKER_HOST") != "" {
-		t.Skip("the test names the local daemon's socket; DOCKER_HOST names another")
-	}
+	const host = "" // the environment's daemon, as the other tests
 	cli, err := newClient(host)
 	if err != nil {
 		t.Fatal(err)
@@ -71,10 +68,10 @@ func TestRefusedQuotaFallsBackToTmpfs(t *testing.T) {
 	defer cli.Close()
 	res, err := cli.Info(t.Context(), client.InfoOptions{})
 	if err != nil {
-		t.Skip("the local socket does not answer: ", err)
+		t.Fatal(err)
 	}
 	if got := storageOf(res.Info.Driver, backingFS(res.Info.DriverStatus)); got.Kind != workspace.StorageTmpfs {
-		t.Skipf("this daemon (%s) gives a size quota: nothing to refuse", got.Driver)
+		needRefusingDaemon(t, got)
 	}
 	c := choiceFor(host)
 	t.Cleanup(func() { storages.Delete(host) })
@@ -107,16 +104,13 @@ func TestRefusedQuotaFallsBackToTmpfs(t *testing.T) {
 // leaves no container behind.
 func TestDaemonStorageProbesTheQuota(t *testing.T) {
 	needDocker(t, busyboxImage)
-	const host = "unix:///var/run/docker.sock"
-	if os.Getenv("DOCKER_HOST") != "" {
-		t.Skip("the test names the local daemon's socket; DOCKER_HOST names another")
-	}
+	const host = "" // the environment's daemon, as the other tests
 	s, err := DaemonStorage(t.Context(), host, busyboxImage)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Kind != workspace.StorageTmpfs {
-		t.Skipf("this daemon (%s) gives a size quota: nothing to refuse", s.Driver)
+		needRefusingDaemon(t, s)
 	}
 	c := choiceFor(host)
 	t.Cleanup(func() { storages.Delete(host) })
@@ -141,4 +135,13 @@ func TestDaemonStorageProbesTheQuota(t *testing.T) {
 			t.Errorf("a probe container is left: %s %v", c.ID, c.Names)
 		}
 	}
+}
+
+// needRefusingDaemon skips (or, with HARNESS_REQUIRE_DOCKER=1, fails) a
+// test of the refused quota on a daemon that gives one: it needs a daemon
+// whose storage refuses it (overlay2 without xfs project quotas, as
+// Docker's usual setup).
+func needRefusingDaemon(t *testing.T, s Storage) {
+	t.Helper()
+	testenv.Unavailable(t, testenv.RequireDocker, "docker", "this daemon's "+s.Driver+" storage gives a size quota; the test needs one that refuses it")
 }
