@@ -75,18 +75,10 @@ func TestFiveToolFixtureDocker(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	results := map[string]event.ToolResult{}
-	calls := map[string]string{} // callId → model call id
-	for _, e := range r.events {
-		switch d := e.Data.(type) {
-		case event.ToolCall:
-			calls[d.CallID] = d.ModelCallID
-		case event.ToolResult:
-			results[calls[d.CallID]] = d
-		case event.WorkspaceLifecycle:
-			if d.Backend != "docker" || d.ImageID == "" {
-				t.Errorf("workspace = %+v", d)
-			}
+	results := resultsByModelCall(r.events)
+	for _, d := range eventsOf[event.WorkspaceLifecycle](r.events) {
+		if d.Backend != "docker" || d.ImageID == "" {
+			t.Errorf("workspace = %+v", d)
 		}
 	}
 	for _, ok := range []string{"w1", "x1", "d1"} {

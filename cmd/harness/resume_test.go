@@ -26,6 +26,20 @@ func eventsOf[T event.Data](evs []event.Event) []T {
 	return out
 }
 
+// resultsByModelCall is a run's tool results by the model's call ID (the
+// "id" its script gave the call).
+func resultsByModelCall(evs []event.Event) map[string]event.ToolResult {
+	ids := map[string]string{}
+	for _, d := range eventsOf[event.ToolCall](evs) {
+		ids[d.CallID] = d.ModelCallID
+	}
+	out := map[string]event.ToolResult{}
+	for _, d := range eventsOf[event.ToolResult](evs) {
+		out[ids[d.CallID]] = d
+	}
+	return out
+}
+
 func TestResumeFlagsOverrideSavedSettings(t *testing.T) {
 	u := newUser(t)
 	a := u.script(`[{"content":"first"}]`)

@@ -86,16 +86,7 @@ func TestWorkspaceOnDiskWithQuota(t *testing.T) {
 	if op == nil || op.Storage != event.StorageDisk {
 		t.Fatalf("workspace.lifecycle(opened) = %+v, want storage disk", op)
 	}
-	results := map[string]event.ToolResult{} // by the model's call ID
-	ids := map[string]string{}
-	for _, e := range r.events {
-		switch d := e.Data.(type) {
-		case event.ToolCall:
-			ids[d.CallID] = d.ModelCallID
-		case event.ToolResult:
-			results[ids[d.CallID]] = d
-		}
-	}
+	results := resultsByModelCall(r.events)
 	var fill, look workspace.ExecResult
 	for id, v := range map[string]*workspace.ExecResult{"x1": &fill, "x2": &look} {
 		if err := json.Unmarshal(results[id].Output, v); err != nil {
