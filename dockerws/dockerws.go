@@ -715,7 +715,7 @@ func sandboxUser(u string) string {
 // rounds that still found processes it keeps its sleep and waits for the
 // next signal. Its own sleep is left alone inside the rounds: it stays a
 // zombie, which kill still finds, until the reaper waits for it.
-const reaperScript = `for d in ` + WorkDir + ` ` + HomeDir + `; do mkdir -p $d && [ ! -k $d ] && [ "$(stat -c %u $d)" = 0 ] && chmod 1777 $d; done 2>/dev/null
+const reaperScript = `for d in ` + WorkDir + ` ` + HomeDir + `; do { [ -d $d ] || mkdir -p $d; } && [ ! -k $d ] && [ "$(stat -c %u $d)" = 0 ] && chmod 1777 $d; done 2>/dev/null
 trap 'i=0; while [ $i -lt 100 ]; do k=0; for p in /proc/[0-9]*; do n=${p#/proc/}; case $n in 1|$$|$s) ;; *) kill -9 $n 2>/dev/null && k=1 ;; esac; done; [ $k = 0 ] && break; i=$((i+1)); done; [ $k = 0 ] && kill -9 $s' USR1
 sleep infinity & s=$!
 while :; do
