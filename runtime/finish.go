@@ -122,7 +122,7 @@ func (s *Session) workspaceState(ctx context.Context) (*WorkspaceState, error) {
 		if kerr == nil {
 			msg += "; the workspace's files are kept in Docker container " + name +
 				" (look with `docker exec " + name + " ls /workspace`, copy out with `docker cp " + name + ":/workspace DIR`)" +
-				": `harness diff " + s.id + "` with a larger --max-total-bytes (or --max-file-bytes/--exclude leaving generated files out) recovers the work, `harness discard " + s.id + "` gives it up"
+				": `harness diff " + s.id + "` with a larger --max-total-bytes (or --max-file-bytes/--exclude leaving generated files out) recovers the work, `harness discard " + s.id + "` gives up this turn's changes (what earlier turns recorded stays)"
 		} else {
 			msg += "; the workspace's files could not be kept: " + errcode.Message(kerr)
 		}

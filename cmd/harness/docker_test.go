@@ -818,3 +818,41 @@ func TestLocalResumeKeepsTheDockerPatch(t *testing.T) {
 		t.Fatalf("new.txt on the host: %q, %v", b, err)
 	}
 }
+
+// Giving up a failed turn's kept work gives up that turn's changes only:
+// what the turns before it recorded stays the session's, in diff, in the
+// resumed workspace and in apply (a daemon restart between turns left
+// discard as the only way on, and it dropped every earlier turn's work).
+func TestDiscardKeepsEarlierTurns(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("notes.txt", "one\n")
+	first := u.script(`[{"toolCalls":[{"id":"w0","name":"fs.write","arguments":{"path":"first.txt","contents":"from turn one\n"}}]},{"content":"written"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", first, "write first.txt")
+	if r.code != 0 {
+		t.Fatalf("turn 1: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	got, name := failTheDiff(t, u, `for i in 1 2 3 4; do yes abcdefg | head -c 900000 > big$i.txt; done`, "--max-total-bytes", "1000000", "--resume", id)
+	if got != id {
+		t.Fatalf("the failed turn ran in session %s, want %s", got, id)
+	}
+	if d := u.run("", "discard", id); d.code != 0 || !strings.Contains(d.stderr, name) {
+		t.Fatalf("discard: exit %d\n%s", d.code, d.stderr)
+	}
+	df := u.run("", "diff", id)
+	if df.code != 0 || !strings.Contains(df.stdout, "+from turn one") || strings.Contains(df.stdout, "keep.txt") {
+		t.Fatalf("diff after discard: exit %d, want turn 1's first.txt and not turn 2's keep.txt\n%s%s", df.code, df.stdout, df.stderr)
+	}
+	rd := u.script(`[{"toolCalls":[{"id":"r1","name":"fs.read","arguments":{"path":"first.txt"}}]},{"content":"still there"}]`)
+	r = u.run("", "exec", "--json", "--image", "harness-busybox", "--fake-model", rd, "--resume", id, "is first.txt there?")
+	if res := resultsByModelCall(r.events)["r1"]; r.code != 0 || !res.OK || !strings.Contains(string(res.Output), "from turn one") {
+		t.Fatalf("resume after discard: exit %d, read %+v\n%s", r.code, res, r.stderr)
+	}
+	if a := u.run("", "apply", id, "--yes"); a.code != 0 {
+		t.Fatalf("apply: exit %d\n%s", a.code, a.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(u.project, "first.txt")); string(b) != "from turn one\n" {
+		t.Errorf("first.txt on the host = %q", b)
+	}
+}

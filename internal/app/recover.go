@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/harness-dev/harness/dockerws"
@@ -30,8 +31,9 @@ import (
 // says what to change.
 //
 // Giving up: harness discard removes the kept container and records
-// workspace.recovered with discarded set: the session goes on from the
-// project tree as it is. Nothing else ever removes a kept container (the
+// workspace.recovered with discarded set and the patch of the turns before
+// (patchBefore): the session goes on from the work they recorded; only the
+// failed turn's changes are given up. Nothing else ever removes a kept container (the
 // reaper leaves them; harness doctor lists them).
 
 // maxPatchBytes bounds a session's workspace patch, at the end of every
@@ -107,8 +109,9 @@ func (a *App) PlanApply(ctx context.Context, id string, reverse bool) (plan Appl
 }
 
 // Discard gives up the kept work of session id's last finished turn: its
-// kept container is removed and workspace.recovered(discarded) recorded,
-// so the session goes on from the project tree as it is. Codes:
+// kept container is removed and workspace.recovered(discarded) recorded
+// with the patch of the turns before it, so the session goes on from
+// what they recorded. Codes:
 // WORKSPACE_NOT_FOUND (the turn's patch is known: nothing to discard),
 // SESS_BUSY, WORKSPACE_CONTAINER_FAILED.
 func (a *App) Discard(ctx context.Context, id string) (removed []string, err error) {
@@ -127,7 +130,14 @@ func (a *App) Discard(ctx context.Context, id string) (removed []string, err err
 		if err != nil {
 			return err
 		}
-		d := event.WorkspaceRecovered{SessionID: id, TurnID: last.Identity.TurnID, Discarded: true}
+		// What the turns before it recorded stays the session's: only
+		// the failed turn's own changes, which lived in the kept
+		// container, are given up.
+		earlier, err := patchBefore(ctx, a.Store, id, last.Identity.TurnID)
+		if err != nil {
+			return err
+		}
+		d := event.WorkspaceRecovered{SessionID: id, TurnID: last.Identity.TurnID, Discarded: true, Patch: earlier}
 		for _, k := range kept {
 			if err := dockerws.RemoveKept(ctx, "", k.Name); err != nil {
 				return err
@@ -138,6 +148,26 @@ func (a *App) Discard(ctx context.Context, id string) (removed []string, err err
 		return appendRecovered(ctx, a.Store, id, owner, d)
 	})
 	return removed, err
+}
+
+// patchBefore is the workspace patch session id held before turn: that of
+// the last finished turn before it that the session is at (rewound turns
+// left out) whose patch is known, "" when there is none. A turn's patch is
+// against the initial snapshot, so it holds every earlier turn's work.
+func patchBefore(ctx context.Context, r store.Reader, id, turn string) (string, error) {
+	tl, err := ReadTimeline(ctx, r, id)
+	if err != nil {
+		return "", err
+	}
+	i := slices.IndexFunc(tl.Turns, func(t Turn) bool { return t.ID == turn })
+	for i--; i >= 0; i-- {
+		t := tl.Turns[i]
+		if t.Rewound || t.cp == nil || t.cp.Workspace == nil || t.cp.Workspace.DiffError != "" {
+			continue
+		}
+		return t.cp.Workspace.Patch, nil
+	}
+	return "", nil
 }
 
 // withLease runs f holding session id's lease, which it takes (as resume
@@ -172,7 +202,7 @@ func (a *App) recoverKept(ctx context.Context, id string, owner store.Owner, cp 
 			advice = "raise --max-total-bytes (the diff may hold twice it), or leave generated files out with --max-file-bytes or --exclude, and try again; "
 		}
 		return &errcode.Error{Code: errcode.Of(err), Err: err, Message: fmt.Sprintf(
-			"recover the work of turn %s from the kept container %s: %s; %s`harness discard %s` gives the work up",
+			"recover the work of turn %s from the kept container %s: %s; %s`harness discard %s` gives up that turn's changes (what earlier turns recorded stays)",
 			turn, k.Name, errcode.Message(err), advice, id)}
 	}
 	rctx, cancel := context.WithTimeout(ctx, recoverTimeout)

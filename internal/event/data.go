@@ -401,9 +401,10 @@ type SessionForked struct {
 // WorkspaceRecovered: workspace.recovered. Turn TurnID's end-of-turn diff
 // failed and its workspace was kept in Container; this is its patch,
 // recovered from that container later (with larger limits), or, with
-// Discarded (and no patch), the user's word that the work is given up
-// (Container then names the container removed, if it was still there).
-// From here on it stands for the turn's patch.
+// Discarded, the user's word that the turn's own changes are given up:
+// Patch is then what the turns before it recorded ("" for none), which the
+// session goes on from (Container names the container removed, if it was
+// still there). From here on it stands for the turn's patch.
 type WorkspaceRecovered struct {
 	SessionID string `json:"sessionId"`
 	TurnID    string `json:"turnId"`

@@ -144,7 +144,6 @@ func TestEncodeRejects(t *testing.T) {
 		}), errcode.EventInvalidField, true},
 		{"recovered without turn", edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.TurnID = "" }), errcode.EventInvalidField, true},
 		{"recovered without container", edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.Container = "" }), errcode.EventInvalidField, true},
-		{"discarded with a patch", edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.Discarded = true }), errcode.EventInvalidField, true},
 		{"skipped empty path", edit(t, "workspace.lifecycle", func(d *event.WorkspaceLifecycle) { d.Skipped.Paths[0] = "" }), errcode.EventInvalidField, true},
 		{"retry attempt 0", edit(t, "model.retry", func(d *event.ModelRetry) { d.Attempt = 0 }), errcode.EventInvalidField, true},
 		{"rewound without target", edit(t, "session.rewound", func(d *event.SessionRewound) { d.ToTurnID = "" }), errcode.EventInvalidField, true},
@@ -293,5 +292,22 @@ func TestRoundTrip(t *testing.T) {
 				t.Errorf("re-encoding differs:\n got %s\nwant %s", re, b)
 			}
 		})
+	}
+}
+
+// A discard records the patch the session goes on from (its earlier
+// turns'): a discarded workspace.recovered may carry one, and it round-trips.
+func TestDiscardedCarriesTheEarlierPatch(t *testing.T) {
+	e := edit(t, "workspace.recovered", func(d *event.WorkspaceRecovered) { d.Discarded = true })
+	b, err := event.Encode(e)
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	got, err := event.Decode(b)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if d := got.Data.(event.WorkspaceRecovered); !d.Discarded || d.Patch == "" || d.Patch != e.Data.(event.WorkspaceRecovered).Patch {
+		t.Errorf("round trip = %+v", d)
 	}
 }

@@ -558,7 +558,6 @@ func (d WorkspaceRecovered) validate(c *checker) {
 	if !d.Discarded {
 		c.nonEmpty("data.container", d.Container)
 	}
-	c.absent("data.patch", d.Patch != "" && d.Discarded, "when discarded")
 }
 
 func (d SessionForked) validate(c *checker) {
