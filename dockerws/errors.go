@@ -25,12 +25,20 @@ func dockerError(ctx context.Context, op string, err error) error {
 			Message: "cannot reach the Docker daemon; start it (scripts/docker.sh) or set DOCKER_HOST", Err: err}
 	case cerrdefs.IsNotFound(err):
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
-			Message: "the workspace container is gone", Err: err}
+			Message: "the workspace container is gone; " + lostContainer, Err: err}
+	case cerrdefs.IsConflict(err):
+		// An exec into a stopped container (a daemon restart stops every
+		// container) is refused as a conflict.
+		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
+			Message: "the workspace container is not running (a Docker daemon restart stops it); " + lostContainer, Err: err}
 	default:
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
 			Message: "the Docker daemon refused " + op, Err: err}
 	}
 }
+
+// lostContainer says what becomes of a session whose container went away.
+const lostContainer = "quit and resume the session (`harness resume ID`): its workspace is rebuilt from what its last finished turn recorded"
 
 // imageError translates a failed image inspect: a missing image is
 // WORKSPACE_NOT_FOUND with the way to get it, since nothing is pulled.

@@ -165,7 +165,7 @@ func (a *cli) discardKept(ctx context.Context, id string) int {
 	if len(removed) > 0 {
 		what = "removed " + strings.Join(removed, ", ")
 	}
-	fmt.Fprintf(a.stderr, "harness: the kept work of session %s is given up (%s); it goes on from the project tree as it is\n", id, what)
+	fmt.Fprintf(a.stderr, "harness: the kept work of session %s is given up (%s); it goes on from what its earlier turns recorded (harness diff %s shows it)\n", id, what, id)
 	return 0
 }
 
