@@ -293,14 +293,14 @@ func (s *snapshot) computeDigest() string {
 // home directories are then made world-writable and sticky, as the tmpfs
 // volumes are, when the sandbox user owns them (disk storage, in an image
 // that made them for it): root writes the kept mark there. Exit 93: the image already has files in the workspace directory.
-const copyInScript = `w=$1 h=$2 c=$3 cmax=$4
-shift 4
+const copyInScript = `w=$1 h=$2 c=$3 cmax=$4 k=$5
+shift 5
 if [ ! -w "$w" ] || [ ! -w "$h" ] || { [ -n "$c" ] && [ ! -w "$c" ]; }; then for d in "$w" "$h" ${c:+"$c"}; do stat -c %u "$d" 2>/dev/null || echo 0; done; exit 98; fi
 [ -z "$(ls -A "$w")" ] || exit 93
 for d in "$w" "$h"; do [ -k "$d" ] || chmod 1777 "$d" 2>/dev/null; done
 mkdir -p "$h/tmp" || exit 96
 tar -x -f - -C "$w" || exit 95
-while [ $# -ge 2 ]; do { mkdir -p "${1%/*}" && ln -s "$2" "$1"; } || exit 94; shift 2; done
+while [ "$k" -gt 0 ]; do { mkdir -p "${1%/*}" && ln -s "$2" "$1"; } || exit 94; shift 2; k=$((k-1)); done
 if [ -n "$c" ] && [ "$(du -sk "$c" 2>/dev/null | cut -f1)" -gt "$cmax" ]; then find "$c" -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null; fi
 m=$h/.harness-mark.$$
 : > "$m" && stat -c %z "$m" && rm -f "$m"`
@@ -314,20 +314,39 @@ m=$h/.harness-mark.$$
 const fixOwnershipScript = `for d; do if [ -e "$d" ]; then chmod 0777 "$d"; else mkdir -p "$d" && chmod 1777 "$d"; fi || exit 1; done`
 
 // copyIn streams the scanned tree (items) into the container and returns
-// the mark once it is extracted.
-func (w *Workspace) copyIn(ctx context.Context, items []item) (string, error) {
+// the mark once it is extracted. With a rider (r, not nil), its command
+// runs in the copy-in's process once the tree is in (rider.go), check
+// passed; r is answered on every path.
+func (w *Workspace) copyIn(ctx context.Context, items []item, r *rider, check func() error) (string, error) {
 	const op = "copy project into the container"
 	for attempt := 0; ; attempt++ {
 		pr := pipeTar(func(tw io.Writer) error { return writeItems(tw, items) })
-		var out bytes.Buffer
-		code, stderr, err := w.script(ctx, op, copyInScript, w.copyInArgs(), pr, &out)
+		var (
+			out    string
+			code   int
+			stderr string
+			err    error
+		)
+		if r != nil {
+			var mark string
+			mark, code, out, stderr, err = w.copyInRiding(ctx, op, pr, r, check)
+			r = nil
+			if mark != "" {
+				pr.CloseWithError(io.ErrClosedPipe)
+				return mark, nil
+			}
+		} else {
+			var b bytes.Buffer
+			code, stderr, err = w.script(ctx, op, copyInScript, w.copyInArgs(), pr, &b)
+			out = b.String()
+		}
 		pr.CloseWithError(io.ErrClosedPipe)
 		if err != nil {
 			return "", err
 		}
 		switch {
 		case code == 98 && attempt == 0:
-			if err := w.openVolumes(ctx, op, strings.Fields(out.String())); err != nil {
+			if err := w.openVolumes(ctx, op, strings.Fields(out)); err != nil {
 				return "", err
 			}
 			continue
@@ -340,7 +359,7 @@ func (w *Workspace) copyIn(ctx context.Context, items []item) (string, error) {
 		case code != 0:
 			return "", failed(op, fmt.Sprintf("extracting the project failed (exit %d): %s; the image needs sh, tar and stat (busybox or coreutils)", code, stderr), nil)
 		}
-		mark := strings.TrimSpace(out.String())
+		mark := strings.TrimSpace(out)
 		if !markRE().MatchString(mark) {
 			return "", failed(op, "the image's stat does not print change times with nanoseconds (busybox or coreutils needed)", nil)
 		}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -204,8 +205,13 @@ type Workspace struct {
 	initPID string // guarded by lock: the host PID of the container's init, once killAll looked it up
 
 	mu     sync.Mutex
-	closed bool   // guarded by mu
-	kept   string // guarded by mu: the container's name once Keep renamed it
+	closed bool // guarded by mu
+	// rider (guarded by mu) is the command waiting to ride the copy-in
+	// (rider.go), until copying (guarded by mu) says the open took it.
+	rider   *rider
+	copying bool
+	execs   atomic.Int64 // execs started: a test's count
+	kept    string       // guarded by mu: the container's name once Keep renamed it
 	// makeMu is held by the open while it creates or claims a container,
 	// and by an Abandon during the open to learn what it made: opening
 	// and openingClaim (a claimed spare's claim name), guarded by makeMu,
@@ -504,13 +510,19 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.Fi
 		_ = w.dispose(ctx)
 		return err
 	}
-	mark, err := w.copyIn(ctx, items)
-	if rec := w.spare.recorded; rec != nil {
-		// The claimed spare's owner record, made alongside the copy.
-		w.spare.recorded = nil
-		if rerr := <-rec; err == nil {
-			err = rerr
+	// The claimed spare's owner record, made alongside the copy: a
+	// command riding the copy-in starts only once it is made.
+	recorded := func() error {
+		rec := w.spare.recorded
+		if rec == nil {
+			return nil
 		}
+		w.spare.recorded = nil
+		return <-rec
+	}
+	mark, err := w.copyIn(ctx, items, w.takeRider(), recorded)
+	if rerr := recorded(); err == nil {
+		err = rerr
 	}
 	if err != nil && w.spare.claimed != "" && ctx.Err() == nil {
 		// The claimed spare failed under the copy (removed by a reaper
@@ -518,7 +530,7 @@ func (w *Workspace) build(ctx context.Context, imgEnv []string, pf []*gitdiff.Fi
 		_ = w.dispose(ctx)
 		w.cid, w.spare.claimed, w.spare.noClaim = "", "", true
 		if err = createContainer(ctx, w, imgEnv); err == nil {
-			mark, err = w.copyIn(ctx, items)
+			mark, err = w.copyIn(ctx, items, nil, recorded)
 		}
 	}
 	if err != nil {

@@ -138,7 +138,9 @@ var scriptEnv = []string{"TZ=UTC0", "LC_ALL=C"}
 // does not exist exits 127 like in a shell.
 //
 // Exec waits for a WriteFile, Diff or other Exec in progress (operations on
-// one workspace are serialized). A canceled ctx kills the process group too
+// one workspace are serialized). Asked for while the open has not started
+// copying the tree in, the command runs in the copy-in's own process once
+// the tree is in (rider.go): one process start instead of two. A canceled ctx kills the process group too
 // and returns TOOL_CANCELED.
 //
 // Codes: TOOL_BAD_INPUT (empty argv, NUL in an argument), WORKSPACE_PATH,
@@ -172,27 +174,46 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 		limit = DefaultMaxOutput
 	}
 	w.touch()
-	if err := w.acquire(ctx, op); err != nil {
-		return workspace.ExecResult{}, err
+	// The output's writers: the result's, the stream's, and the wrapper's
+	// header and trailer taken off stderr.
+	var (
+		stdout, stderr *headTail
+		out            io.Writer
+		cut            *trailerCut
+		hdr            *pidHeader
+	)
+	outputs := func() {
+		stdout, stderr = newHeadTail(limit), newHeadTail(limit)
+		var errw io.Writer = stderr
+		out = stdout
+		if req.OnOutput != nil {
+			out = &teed{next: stdout, stream: "stdout", f: req.OnOutput}
+			errw = &teed{next: stderr, stream: "stderr", f: req.OnOutput}
+		}
+		cut = &trailerCut{next: errw, trailer: pidsTrailer}
+		hdr = &pidHeader{next: cut, pid: make(chan int, 1)}
+	}
+	outputs()
+	args := append([]string{dir}, req.Argv...)
+	// Before the tree is copied in, the command rides the copy-in's exec.
+	e, rode := w.offerRide(ctx, &rider{args: args, stdout: out, stderr: hdr})
+	if e == nil {
+		if rode {
+			outputs() // fresh ones: nothing of a declined ride is the result
+		}
+		if err := w.acquire(ctx, op); err != nil {
+			return workspace.ExecResult{}, err
+		}
+		var err error
+		e, err = w.start(ctx, proc{argv: append([]string{"sh", "-c", execWrapper, "sh"}, args...), stdout: out, stderr: hdr})
+		if err != nil {
+			w.release()
+			return workspace.ExecResult{}, w.opError(ctx, op, err)
+		}
 	}
 	defer w.release()
-
-	stdout, stderr := newHeadTail(limit), newHeadTail(limit)
-	var out, errw io.Writer = stdout, stderr
-	if req.OnOutput != nil {
-		out = &teed{next: stdout, stream: "stdout", f: req.OnOutput}
-		errw = &teed{next: stderr, stream: "stderr", f: req.OnOutput}
-	}
-	argv := append([]string{"sh", "-c", execWrapper, "sh", dir}, req.Argv...)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-
-	cut := &trailerCut{next: errw, trailer: pidsTrailer}
-	hdr := &pidHeader{next: cut, pid: make(chan int, 1)}
-	e, err := w.start(ctx, proc{argv: argv, stdout: out, stderr: hdr})
-	if err != nil {
-		return workspace.ExecResult{}, w.opError(ctx, op, err)
-	}
 	code, state, err := w.await(ctx, e, timer.C)
 	if w.isClosed() {
 		// Close removed the container under the process; whatever the
@@ -501,6 +522,7 @@ func (w *Workspace) start(ctx context.Context, p proc) (*execution, error) {
 	if user == "" {
 		user = w.user
 	}
+	w.execs.Add(1)
 	ex, err := w.cli.ExecCreate(ctx, w.cid, client.ExecCreateOptions{
 		User:         user,
 		AttachStdin:  p.stdin != nil,

@@ -212,10 +212,10 @@ func (w *Workspace) hostConfigExtras(h *container.HostConfig) {
 }
 
 // copyInArgs are the copy-in script's arguments: the workspace, $HOME,
-// the cache ("" for none) and its bound in KiB, then a link and its
-// target for each of the plan's links.
+// the cache ("" for none) and its bound in KiB, the count of the plan's
+// links, then a link and its target for each.
 func (w *Workspace) copyInArgs() []string {
-	args := []string{WorkDir, HomeDir, "", "0"}
+	args := []string{WorkDir, HomeDir, "", "0", strconv.Itoa(len(w.opts.Toolchain.Links))}
 	if w.opts.CacheVolume != "" {
 		args[2], args[3] = toolchain.Cache, fmt.Sprint(max(w.opts.CacheBytes>>10, 1))
 	}
