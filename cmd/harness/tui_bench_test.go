@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -187,4 +189,146 @@ func quitDocker(b *testing.B, u *userEnv, script string) time.Duration {
 		b.Fatal("harness did not quit on Ctrl+C")
 	}
 	return time.Since(t0)
+}
+
+// BenchmarkTUIFirstToolCall measures the first `process.exec true` of a
+// TUI session (the real binary in a pseudo-terminal, harness-busybox, a
+// copy of this repository, --approve auto): the prompt is typed 2 s after
+// launch, the scripted model asks for the call at once, and the call's
+// time is read from the session's record, tool.call's time to
+// tool.result's (milliseconds). The TUI opens its workspace at launch, so
+// the call finds it ready. Baseline, alternating in the same run: `docker
+// exec CID true` through the CLI into a running container of the same
+// image. Target ≤ 1.2×.
+func BenchmarkTUIFirstToolCall(b *testing.B) {
+	needImage(b, "harness-busybox")
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		b.Fatalf("the docker CLI is not installed: %v", err)
+	}
+	u := benchUser(b, copyRepo)
+	script := u.home + "/s.json"
+	if err := os.WriteFile(script, []byte(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"done"}]`), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ws, err := dockerws.Open(b.Context(), dockerws.Options{Root: u.project, Image: "harness-busybox", SessionID: "sess-bench-bare"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = ws.Close(context.WithoutCancel(b.Context())) }()
+	var firsts, bares []time.Duration
+	n := 0
+	for b.Loop() {
+		n++
+		u.db = fmt.Sprintf("%s/tui-%d.db", u.home, n)
+		firsts = append(firsts, tuiFirstCall(b, u, script))
+		t0 := time.Now()
+		if out, err := exec.Command(docker, "exec", ws.ContainerID(), "true").CombinedOutput(); err != nil {
+			b.Fatalf("docker exec: %v\n%s", err, out)
+		}
+		bares = append(bares, time.Since(t0))
+	}
+	f, bare := median(firsts), median(bares)
+	b.ReportMetric(float64(f.Microseconds())/1000, "first-call-ms")
+	b.ReportMetric(float64(bare.Microseconds())/1000, "docker-exec-cli-ms")
+	b.ReportMetric(float64(f)/float64(bare), "ratio")
+}
+
+// tuiFirstCall runs one TUI session of BenchmarkTUIFirstToolCall and
+// returns its call's time.
+func tuiFirstCall(b *testing.B, u *userEnv, script string) time.Duration {
+	master, slave := openPTY(b)
+	defer master.Close()
+	cmd := exec.Command(harnessBin, "--db", u.db, "--image", "harness-busybox", "--approve", "auto", "--fake-model", script)
+	cmd.Dir = u.project
+	cmd.Env = append(u.environ(), "TERM=xterm-256color")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	go func() { _, _ = io.Copy(io.Discard, master) }()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	slave.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	quit := func() {
+		_ = cmd.Process.Kill()
+		<-done
+	}
+	time.Sleep(time.Until(start.Add(2 * time.Second)))
+	if _, err := io.WriteString(master, "run true\r"); err != nil {
+		quit()
+		b.Fatal(err)
+	}
+	// The turn's events, once it completed.
+	var call, result time.Time
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if time.Now().After(deadline) {
+			quit()
+			b.Fatal("the turn did not complete within 60 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+		call, result = firstCallTimes(b, u)
+		if !result.IsZero() {
+			break
+		}
+	}
+	if _, err := io.WriteString(master, "\x03"); err != nil { // Ctrl+C on the idle screen quits
+		quit()
+		b.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		quit()
+		b.Fatal("harness did not quit on Ctrl+C")
+	}
+	if call.IsZero() {
+		b.Fatal("no tool.call before the tool.result")
+	}
+	return result.Sub(call)
+}
+
+// firstCallTimes reads the times of the first tool.call and tool.result of
+// the session in u.db once its turn completed (zero before).
+func firstCallTimes(b *testing.B, u *userEnv) (call, result time.Time) {
+	out, err := exec.Command(harnessBin, "sessions", "--json", "--db", u.db).Output()
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		return // not created yet
+	}
+	var s struct{ ID string }
+	if err := json.Unmarshal(bytes.SplitN(out, []byte("\n"), 2)[0], &s); err != nil {
+		b.Fatalf("sessions --json: %v\n%s", err, out)
+	}
+	out, err = exec.Command(harnessBin, "events", s.ID, "--db", u.db).Output()
+	if err != nil {
+		b.Fatalf("events: %v", err)
+	}
+	var completed bool
+	for line := range bytes.Lines(out) {
+		var ev struct {
+			Type string
+			At   time.Time
+		}
+		if err := json.Unmarshal(line, &ev); err != nil {
+			b.Fatalf("events: %v\n%s", err, line)
+		}
+		switch ev.Type {
+		case "tool.call":
+			if call.IsZero() {
+				call = ev.At
+			}
+		case "tool.result":
+			if result.IsZero() {
+				result = ev.At
+			}
+		case "turn.completed":
+			completed = true
+		}
+	}
+	if !completed {
+		return time.Time{}, time.Time{}
+	}
+	return call, result
 }
