@@ -236,6 +236,30 @@ func TestMigrateFromV1(t *testing.T) {
 	if cp, err := s.LoadCheckpoint(ctx, "sess-old"); err != nil || cp.Revision != 3 || string(cp.Payload) != "\x00new" {
 		t.Fatalf("checkpoint after migration and append: %+v, %v", cp, err)
 	}
+	// Schema 5: the empty sessions are found through sessions_empty, which
+	// holds the migrated ones (last_seq -1), and only them.
+	var plan strings.Builder
+	rows, err := s.wdb.QueryContext(ctx, `EXPLAIN QUERY PLAN `+qEmptySessions, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan.String(), "SEARCH sessions USING INDEX sessions_empty") {
+		t.Errorf("plan of the empty sessions' query:\n%s", plan.String())
+	}
+	if gone, err := s.RemoveEmpty(ctx, t0.Add(time.Second)); err != nil || fmt.Sprint(gone) != "[sess-empty]" {
+		t.Fatalf("RemoveEmpty after migration = %v, %v", gone, err)
+	}
 	var v int
 	if err := s.wdb.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil || v != schemaVersion {
 		t.Fatalf("user_version = %d, %v", v, err)

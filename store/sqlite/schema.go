@@ -23,7 +23,10 @@ import (
 //	   written by every append and back-filled from the events, and the
 //	   sessions_recent index on the time it was last updated: listing the
 //	   newest sessions reads those rows only, whatever the store holds.
-const schemaVersion = 4
+//	5: the sessions_empty index on the sessions without events: removing
+//	   the empty ones at a session's start reads those rows only (it read
+//	   every session row, which stayed in the process's page cache).
+const schemaVersion = 5
 
 // migrations[v] takes a schema from version v to v+1.
 var migrations = []func(ctx context.Context, tx *sql.Tx) error{
@@ -31,6 +34,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrate1to2,
 	migrate2to3,
 	migrate3to4,
+	migrate4to5,
 }
 
 // schemaV1 is the first schema. Times are Unix microseconds (UTC); bodies
@@ -169,6 +173,11 @@ UPDATE sessions SET (last_seq, appended_at) =
 	WHERE EXISTS (SELECT 1 FROM events WHERE session_id = sessions.id);
 CREATE INDEX sessions_recent ON sessions (max(updated_at, appended_at) DESC, id);
 `)
+	return err
+}
+
+func migrate4to5(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `CREATE INDEX sessions_empty ON sessions (created_at) WHERE last_seq = -1`)
 	return err
 }
 
