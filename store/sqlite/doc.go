@@ -35,7 +35,10 @@
 // file on a full disk, every write failing with the SESS_DISK_FULL Open
 // gave. Store.Check runs PRAGMA
 // quick_check (files up to 256 MiB) so that a command about to write can
-// refuse a file with corrupt pages.
+// refuse a file with corrupt pages, unless the file is exactly as a
+// Harness process that knew it sound left it: a Store that checked the
+// file (or found it so) records its state at Close in path+".checked"
+// (the checked mark, sqlite.go).
 //
 // # Codes
 //

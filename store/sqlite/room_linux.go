@@ -18,3 +18,14 @@ func noRoom(dir string) bool {
 	}
 	return st.Bavail*uint64(st.Bsize) < lowRoom
 }
+
+// fileStamp is what identifies the state of a file without reading it:
+// its device and inode, size, and modification and change times (ns).
+// ok is false when it cannot be read.
+func fileStamp(path string) (stamp [5]int64, ok bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return stamp, false
+	}
+	return [5]int64{int64(st.Dev), int64(st.Ino), st.Size, st.Mtim.Nano(), st.Ctim.Nano()}, true
+}
