@@ -28,6 +28,7 @@ const (
 	sBegin = iota
 	sLockAppend
 	sLockRow
+	sStoredOne
 	sStored
 	sInsert
 	sUpdate
@@ -46,6 +47,8 @@ var appendStmts = [nStmts]struct {
 	sLockAppend: {sql: qLockAppend, params: []uint32{oidText}, cols: []uint32{oidVoid}},
 	sLockRow: {sql: qLockAppendRow, params: []uint32{oidText},
 		cols: []uint32{oidText, oidInt4, oidInt8, oidText, oidInt8, oidInt8, oidText, oidTimestamptz, oidInt8}},
+	sStoredOne: {sql: qStoredEvent, params: []uint32{oidText},
+		cols: []uint32{oidText, oidText, oidInt8, oidInt8, oidText, oidBytea, oidTimestamptz}},
 	sStored: {sql: qStoredEvents, params: []uint32{oidTextArray},
 		cols: []uint32{oidText, oidText, oidInt8, oidInt8, oidText, oidBytea, oidTimestamptz}},
 	sInsert: {sql: qInsertEvents, params: []uint32{oidText, oidInt8, oidTimestamptz, oidTextArray, oidTextArray, oidByteaArray},
@@ -360,12 +363,17 @@ func lockAndFind(ctx context.Context, t *wtx, op, sessionID, who string, evs []s
 	q.send(sLockAppend, id)
 	q.send(sLockRow, id)
 	p.reset()
-	p.beginArray(oidText, len(evs))
-	for _, ev := range evs {
-		p.elemString(ev.ID)
+	if len(evs) == 1 {
+		p.text(evs[0].ID)
+		q.send(sStoredOne, p.values())
+	} else {
+		p.beginArray(oidText, len(evs))
+		for _, ev := range evs {
+			p.elemString(ev.ID)
+		}
+		p.endArray()
+		q.send(sStored, p.values())
 	}
-	p.endArray()
-	q.send(sStored, p.values())
 	q.run(ctx)
 	if began {
 		q.exec()

@@ -40,7 +40,7 @@ func pgbenchScript(body []byte) string {
 	return "\\set next :next + 1\n\\startpipeline\nBEGIN;\n" +
 		sub(qLockAppend, sid) +
 		sub(qLockAppendRow, sid) +
-		sub(qStoredEvents, "ARRAY["+eid+"]") +
+		sub(qStoredEvent, eid) +
 		"\\endpipeline\n\\startpipeline\n" +
 		sub(qInsertEvents, sid, ":next", "now()", "ARRAY["+eid+"]", "ARRAY['message.delta']", `ARRAY['\x`+hex.EncodeToString(body)+`'::bytea]`) +
 		sub(qUpdateAfterAppend, sid, ":next", "now()", "''", "0", "0", "'idle'", "now() + interval '1 hour'") +

@@ -1,7 +1,10 @@
 package postgres
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/storetest"
@@ -27,7 +30,7 @@ func TestAppendIsPlannedOnce(t *testing.T) {
 		}
 	}
 	rows, err := s.pool.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
-		WHERE statement IN ($1, $2, $3, $4, $5)`, qLockAppend, qLockAppendRow, qStoredEvents, qInsertEvents, qUpdateAfterAppend)
+		WHERE statement IN ($1, $2, $3, $4, $5, $6)`, qLockAppend, qLockAppendRow, qStoredEvent, qStoredEvents, qInsertEvents, qUpdateAfterAppend)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,14 +43,64 @@ func TestAppendIsPlannedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		seen++
-		if custom > 5 || generic < 7 {
+		switch {
+		case stmt == qStoredEvent:
+			// The 8 appends of one event.
+			if custom > 5 || custom+generic != 8 {
+				t.Errorf("%d custom plans and %d generic ones after 8 one-event appends, want at most 5 and the rest generic: %.80s", custom, generic, stmt)
+			}
+		case stmt == qStoredEvents:
+			// The 4 of two: planned for each call (see qStoredEvents).
+			if custom+generic != 4 {
+				t.Errorf("%d custom plans and %d generic ones after 4 two-event appends: %.80s", custom, generic, stmt)
+			}
+		case custom > 5 || generic < 7:
 			t.Errorf("%d custom plans and %d generic ones after 12 appends, want at most 5 and the rest generic: %.80s", custom, generic, stmt)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if seen != 5 {
-		t.Errorf("%d of the append's 5 statements are prepared on the store's connection", seen)
+	if seen != 6 {
+		t.Errorf("%d of the append's 6 statements are prepared on the store's connection", seen)
+	}
+}
+
+// The append's lookup of the call's events is an index probe per ID in
+// the plan the server keeps for the connection, also when that plan is
+// made on a new, small table: a plan kept from then on must not read the
+// table whole (the earlier form's did, for every later append).
+func TestStoredEventsPlanIsAnIndexProbe(t *testing.T) {
+	dsn := freshSchema(t)
+	_ = mustOpen(t, dsn, Options{MaxConns: 1}) // creates the schema
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct{ name, sql, args string }{
+		{"one (text)", qStoredEvent, "('evt-1')"},
+		{"several (text[])", qStoredEvents, "('{evt-1,evt-2}')"},
+	} {
+		if _, err := conn.Exec(ctx, `PREPARE `+q.name+` AS `+q.sql); err != nil {
+			t.Fatal(err)
+		}
+		name, _, _ := strings.Cut(q.name, " ")
+		rows, err := conn.Query(ctx, `EXPLAIN EXECUTE `+name+q.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		if !strings.Contains(plan, "Index Scan using events_event_id_key on events") || strings.Contains(plan, "Seq Scan on events") {
+			t.Errorf("kept plan of the lookup of %s on a new table:\n%s", name, plan)
+		}
 	}
 }

@@ -214,8 +214,23 @@ func (s *Store) AppendBatch(ctx context.Context, sessionID string, who store.Own
 }
 
 const (
-	// qStoredEvents finds the events of a call already stored, in any session.
-	qStoredEvents = `SELECT event_id, session_id, seq, global_seq, type, body, stored_at FROM events WHERE event_id IN (SELECT unnest($1::text[]))`
+	// qStoredEvent and qStoredEvents find the events of a call already
+	// stored, in any session: one probe of the event_id index per ID,
+	// whatever the table's statistics say. The server keeps one plan of a
+	// prepared statement per connection. The earlier form (event_id IN
+	// (SELECT unnest($1))) was planned for ten IDs; made while the table
+	// was new and small, that plan was a hash join over a scan of the
+	// whole table, kept while the table grew: every append read every
+	// event stored since (50 pages per append in a benchmark's first
+	// seconds, the server's CPU per append 1.6 times pgbench's). A call of
+	// one event, nearly every append, looks its ID up alone, planned once;
+	// a call of several probes the index per ID through a lateral join,
+	// which the server plans for each call (a plan kept for ten IDs would
+	// look dearer than one for the call's).
+	qStoredEvent  = `SELECT event_id, session_id, seq, global_seq, type, body, stored_at FROM events WHERE event_id = $1`
+	qStoredEvents = `SELECT e.event_id, e.session_id, e.seq, e.global_seq, e.type, e.body, e.stored_at
+		FROM unnest($1::text[]) AS k (id)
+		CROSS JOIN LATERAL (SELECT * FROM events WHERE event_id = k.id OFFSET 0) AS e`
 	// qLockAppend serializes the appends to one session before anything
 	// else of theirs happens (it gives the transaction no ID). The row lock
 	// that follows gives the transaction its ID, so that of two appends to
