@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 )
@@ -42,8 +43,18 @@ func (t *turn) finish() *turn {
 	}
 	term := &terminalStatus{Status: string(t.status), ErrorCode: string(code)}
 	// The terminal checkpoint and the events after it are best effort when
-	// the store itself failed; the outcome says so.
-	if err := t.checkpoint(phaseTerminal, nil, term); err != nil && t.err == nil {
+	// the store itself failed; the outcome says so. A turn that failed
+	// between a tool call and the record of its result (a full disk) left
+	// the call open in the history, from which no request can be built: no
+	// terminal checkpoint is written then, as none would be after a crash
+	// there. Resume says the turn was interrupted, and --fork goes on from
+	// the last finished turn (a checkpoint with the open call would have
+	// made every later fold of the log fail, --fork's included).
+	if err := checkpoint.CheckMessages(s.state.messages); err != nil {
+		if t.err == nil {
+			t.err, code, msg = err, errcode.Of(err), errcode.Message(err)
+		}
+	} else if err := t.checkpoint(phaseTerminal, nil, term); err != nil && t.err == nil {
 		t.err, code, msg = err, errcode.Of(err), errcode.Message(err)
 	}
 	tc := event.TurnCompleted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Status: string(t.status),
