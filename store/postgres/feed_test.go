@@ -289,3 +289,38 @@ func TestFeedHoldsBackALaterCommit(t *testing.T) {
 		t.Fatalf("after B committed Feed listed %v, want %v", ids, want)
 	}
 }
+
+// Feed orders by transaction number, not by its text: events of
+// transactions 99 and 100 (as a store's transaction numbers cross from two
+// digits to three, and so on) come 99 first, and a cursor after 100 skips
+// nothing. Sorted as text, "100" came before "99", and the cursor then
+// passed 99's events for good.
+func TestFeedOrdersByTransactionNumber(t *testing.T) {
+	t.Parallel()
+	s := mustOpen(t, freshSchema(t), Options{})
+	ctx := t.Context()
+	storetest.Held(t, s, "sess-x", "x")
+	// Written as by transactions 100 and 99 (long committed: the feed's
+	// horizon has passed them), in that order of number.
+	for i, tx := range []int{100, 99} {
+		if _, err := s.pool.Exec(ctx, `INSERT INTO events (global_seq, session_id, seq, event_id, type, body, stored_at, tx)
+			VALUES (nextval('event_global_seq'), 'sess-x', $1, $2, 'note', '{}', now(), $3::text::xid8)`, i, fmt.Sprint("evt-tx", tx), fmt.Sprint(tx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	cur := FeedCursor{}
+	for range 3 {
+		recs, next, err := s.Feed(ctx, cur, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			got = append(got, r.ID)
+		}
+		cur = next
+	}
+	if want := []string{"evt-tx99", "evt-tx100"}; !slices.Equal(got, want) {
+		t.Fatalf("Feed one by one listed %v, want %v", got, want)
+	}
+}

@@ -256,10 +256,13 @@ type FeedCursor struct {
 // qFeed reads the events after a cursor that no running transaction can
 // still precede: those written by transactions older than the oldest one
 // running (the snapshot's xmin). A transaction below that horizon has
-// ended, so no event can appear behind the cursor later.
+// ended, so no event can appear behind the cursor later. The ORDER BY
+// names the table's column: a bare tx is the output column, tx::text,
+// and sorted the numbers as text ("100" before "99"), so that a page's
+// cursor passed for good the events of a transaction with fewer digits.
 const qFeed = `SELECT session_id, seq, global_seq, event_id, type, body, stored_at, tx::text FROM events
 	WHERE (tx, global_seq) > ($1::text::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
-	ORDER BY tx, global_seq LIMIT $3`
+	ORDER BY events.tx, events.global_seq LIMIT $3`
 
 // Feed returns up to limit events of the whole store after cursor, and the
 // cursor to pass next (cursor itself when there is nothing new). Followed
