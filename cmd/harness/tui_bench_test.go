@@ -208,7 +208,7 @@ func BenchmarkTUIFirstToolCall(b *testing.B) {
 	}
 	u := benchUser(b, copyRepo)
 	script := u.home + "/s.json"
-	if err := os.WriteFile(script, []byte(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"done"}]`), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["true"]}}]},{"content":"first-call-done"}]`), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	ws, err := dockerws.Open(b.Context(), dockerws.Options{Root: u.project, Image: "harness-busybox", SessionID: "sess-bench-bare"})
@@ -244,7 +244,31 @@ func tuiFirstCall(b *testing.B, u *userEnv, script string) time.Duration {
 	cmd.Env = append(u.environ(), "TERM=xterm-256color")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	go func() { _, _ = io.Copy(io.Discard, master) }()
+	// The screen, read as it comes: answered closes once the turn's
+	// answer was drawn after the prompt was sent, the call long over (the
+	// record is read only then, so that nothing else runs meanwhile).
+	sent, answered := make(chan struct{}), make(chan struct{})
+	go func() {
+		var screen bytes.Buffer
+		buf := make([]byte, 32<<10)
+		waiting := true
+		for {
+			n, err := master.Read(buf)
+			screen.Write(buf[:n])
+			select {
+			case <-sent:
+				if waiting && bytes.Contains(screen.Bytes(), []byte("first-call-done")) {
+					waiting = false
+					close(answered)
+				}
+			default:
+				screen.Reset() // nothing before the prompt counts
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -256,22 +280,29 @@ func tuiFirstCall(b *testing.B, u *userEnv, script string) time.Duration {
 		_ = cmd.Process.Kill()
 		<-done
 	}
-	time.Sleep(time.Until(start.Add(2 * time.Second)))
+	// The scenario: the user types 2 s after launch, whatever the screen.
+	<-time.After(time.Until(start.Add(2 * time.Second)))
+	close(sent)
 	if _, err := io.WriteString(master, "run true\r"); err != nil {
 		quit()
 		b.Fatal(err)
 	}
-	// The turn's events, once it completed.
+	select {
+	case <-answered:
+	case <-time.After(60 * time.Second):
+		quit()
+		b.Fatal("no answer within 60 s")
+	}
+	// The turn's end follows its answer: read the record until it is there.
 	var call, result time.Time
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if time.Now().After(deadline) {
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	for call, result = firstCallTimes(b, u); result.IsZero(); call, result = firstCallTimes(b, u) {
+		select {
+		case <-poll.C:
+		case <-time.After(30 * time.Second):
 			quit()
-			b.Fatal("the turn did not complete within 60 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-		call, result = firstCallTimes(b, u)
-		if !result.IsZero() {
-			break
+			b.Fatal("the turn's end was not recorded within 30 s of its answer")
 		}
 	}
 	if _, err := io.WriteString(master, "\x03"); err != nil { // Ctrl+C on the idle screen quits
