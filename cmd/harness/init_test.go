@@ -25,7 +25,7 @@ var initLine = regexp.MustCompile(`(?m)^init (\S+) @[0-9.]+ ms, [0-9.]+ ms clock
 // that starts compiling a regexp at init (5–40 KB each) fails the first.
 const (
 	maxOwnInitBytes = 96 << 10  // 87 KB at the bound's writing
-	maxInitBytes    = 1_250_000 // 1.10 MB, most of it the Docker client's image-reference regexps and openai-go
+	maxInitBytes    = 950_000 // 844 KB, most of it the Docker client's image-reference regexps
 )
 
 // TestInitAllocations runs the built binary's cheapest full start (help)

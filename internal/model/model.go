@@ -3,7 +3,7 @@
 // gets back.
 //
 // Adapters: model/fake (scripted, for tests and demos) and model/openai
-// (Chat Completions through openai-go). Tool names in this package are the
+// (Chat Completions over HTTP, with its own wire types). Tool names in this package are the
 // canonical dotted names (fs.read); an adapter that must rename them on the
 // wire does so in its own detached copy and reverses it on the way in.
 //

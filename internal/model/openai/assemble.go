@@ -1,16 +1,18 @@
 package openai
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/respjson"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/model"
@@ -62,14 +64,13 @@ const (
 // A server sending both fields sends the same text twice (vLLM's
 // compatibility); it is read once, and named reasoning, the field such a
 // server reads back. null and other shapes carry no text.
-func deltaReasoning(extra map[string]respjson.Field) (text, field string) {
-	str := func(name string) (string, bool) {
-		f, ok := extra[name]
-		var s string
-		return s, ok && json.Unmarshal([]byte(f.Raw()), &s) == nil
+func deltaReasoning(reasoningContent, reasoning json.RawMessage) (text, field string) {
+	str := func(raw json.RawMessage) (string, bool) {
+		s, ok := stringField(raw)
+		return s, len(raw) > 0 && ok
 	}
-	rc, hasRC := str(fieldReasoningContent)
-	r, hasR := str(fieldReasoning)
+	rc, hasRC := str(reasoningContent)
+	r, hasR := str(reasoning)
 	switch {
 	case hasRC && hasR:
 		return cmp.Or(r, rc), fieldReasoning
@@ -97,26 +98,170 @@ func invalidResponse(format string, args ...any) error {
 	return &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: fmt.Sprintf(format, args...)}
 }
 
-// badField reports a field that is present, not null, and of the wrong type.
-func badField(f respjson.Field) bool {
-	return !f.Valid() && f.Raw() != "" && f.Raw() != respjson.Null
+// The shapes of a chunk this adapter reads; every other field is ignored.
+// Each value stays raw until it is read, so that a field of the wrong type
+// is told apart from one that is absent or null.
+type (
+	wireChunk struct {
+		Choices json.RawMessage `json:"choices"`
+		Usage   json.RawMessage `json:"usage"`
+		XGroq   json.RawMessage `json:"x_groq"`
+	}
+	wireChoice struct {
+		Index        json.RawMessage `json:"index"`
+		Delta        json.RawMessage `json:"delta"`
+		FinishReason json.RawMessage `json:"finish_reason"`
+	}
+	wireDelta struct {
+		Content          json.RawMessage `json:"content"`
+		Refusal          json.RawMessage `json:"refusal"`
+		ToolCalls        json.RawMessage `json:"tool_calls"`
+		ReasoningContent json.RawMessage `json:"reasoning_content"`
+		Reasoning        json.RawMessage `json:"reasoning"`
+	}
+	wireUsage struct {
+		PromptTokens     json.RawMessage `json:"prompt_tokens"`
+		CompletionTokens json.RawMessage `json:"completion_tokens"`
+		TotalTokens      json.RawMessage `json:"total_tokens"`
+		Details          json.RawMessage `json:"completion_tokens_details"`
+	}
+	wireFunctionDelta struct {
+		Name      json.RawMessage `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+)
+
+// absent reports a value that is missing or null.
+func absent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// decodeAs decodes an object or array (open is '{' or '['); false when
+// raw holds another type. An absent value decodes as the zero value.
+func decodeAs(raw json.RawMessage, open byte, v any) bool {
+	if absent(raw) {
+		return true
+	}
+	return raw[0] == open && json.Unmarshal(raw, v) == nil
 }
 
-// add folds one chunk in and returns the text and the reasoning it carried.
-func (a *assembler) add(c sdk.ChatCompletionChunk) (text, reasoning string, err error) {
-	if badField(c.JSON.Choices) || badField(c.JSON.Usage) {
+// stringField reads a string; ok is false for another type. Bytes that
+// are not UTF-8 are kept as they came: a character a server cut between
+// two chunks comes back whole once the deltas are joined, and what stays
+// invalid is replaced downstream, where it is noted.
+func stringField(raw json.RawMessage) (s string, ok bool) {
+	if absent(raw) {
+		return "", true
+	}
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body), true
+	}
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i++; i == len(body) {
+			return "", false
+		}
+		switch body[i] {
+		case '"', '\\', '/':
+			out = append(out, body[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(body[i+1:])
+			if !ok {
+				return "", false
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(-1), false
+				if i+2 < len(body) && body[i+1] == '\\' && body[i+2] == 'u' {
+					r2, ok = hex4(body[i+3:])
+				}
+				if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
+					r, i = d, i+6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[:4]), 16, 32)
+	return rune(n), err == nil
+}
+
+// intField reads an integer (12.0 counts as one); set is false when the
+// field is absent or null, ok false for another type or a number out of
+// int64's range.
+func intField(raw json.RawMessage) (n int64, set, ok bool) {
+	if absent(raw) {
+		return 0, false, true
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n, true, true
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false, false
+	}
+	return int64(f), true, true
+}
+
+// add decodes one chunk (an event's JSON), folds it in and returns the
+// text and the reasoning it carried.
+func (a *assembler) add(data []byte) (text, reasoning string, err error) {
+	var c wireChunk
+	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &c) != nil {
+		return "", "", invalidResponse("read stream: an event is not a JSON object")
+	}
+	var choices []json.RawMessage
+	var usage wireUsage
+	if !decodeAs(c.Choices, '[', &choices) || !decodeAs(c.Usage, '{', &usage) {
 		return "", "", invalidResponse("read chunk: choices or usage of the wrong type")
 	}
-	if c.JSON.Usage.Valid() {
-		u, err := readUsage(c.Usage.PromptTokens, c.Usage.CompletionTokens, c.Usage.TotalTokens,
-			c.Usage.CompletionTokensDetails.ReasoningTokens,
-			badField(c.Usage.JSON.PromptTokens) || badField(c.Usage.JSON.CompletionTokens) || badField(c.Usage.JSON.TotalTokens))
+	if !absent(c.Usage) {
+		prompt, _, ok1 := intField(usage.PromptTokens)
+		completion, _, ok2 := intField(usage.CompletionTokens)
+		total, _, ok3 := intField(usage.TotalTokens)
+		var details struct {
+			ReasoningTokens json.RawMessage `json:"reasoning_tokens"`
+		}
+		var think int64
+		if decodeAs(usage.Details, '{', &details) {
+			think, _, _ = intField(details.ReasoningTokens) // informational: a wrong type reads as none
+		}
+		u, err := readUsage(prompt, completion, total, think, !ok1 || !ok2 || !ok3)
 		if err != nil {
 			return "", "", err
 		}
 		a.usage = u
-	} else if xg, ok := c.JSON.ExtraFields["x_groq"]; ok && a.usage == nil {
-		u, err := groqUsage(xg.Raw())
+	} else if len(c.XGroq) > 0 && a.usage == nil {
+		u, err := groqUsage(string(c.XGroq))
 		if err != nil {
 			return "", "", err
 		}
@@ -125,29 +270,36 @@ func (a *assembler) add(c sdk.ChatCompletionChunk) (text, reasoning string, err 
 		}
 	}
 	var out, think strings.Builder
-	for _, ch := range c.Choices {
-		if badField(ch.JSON.Index) || ch.Index != 0 {
-			return "", "", invalidResponse("read chunk: choice %d, but one choice was asked for", ch.Index)
+	for _, raw := range choices {
+		var ch wireChoice
+		var d wireDelta
+		if !decodeAs(raw, '{', &ch) || !decodeAs(ch.Delta, '{', &d) {
+			return "", "", invalidResponse("read chunk: a choice or delta that is not an object")
 		}
-		d := ch.Delta
-		if badField(ch.JSON.Delta) || badField(ch.JSON.FinishReason) || badField(d.JSON.Content) ||
-			badField(d.JSON.Refusal) || badField(d.JSON.ToolCalls) {
+		if idx, _, ok := intField(ch.Index); !ok || idx != 0 {
+			return "", "", invalidResponse("read chunk: choice %s, but one choice was asked for", truncate(string(ch.Index), 40))
+		}
+		content, ok1 := stringField(d.Content)
+		refusal, ok2 := stringField(d.Refusal)
+		finish, ok3 := stringField(ch.FinishReason)
+		var calls []json.RawMessage
+		if !ok1 || !ok2 || !ok3 || !decodeAs(d.ToolCalls, '[', &calls) {
 			return "", "", invalidResponse("read chunk: a delta field of the wrong type")
 		}
-		out.WriteString(d.Content + d.Refusal)
-		if text, field := deltaReasoning(d.JSON.ExtraFields); text != "" {
+		out.WriteString(content + refusal)
+		if text, field := deltaReasoning(d.ReasoningContent, d.Reasoning); text != "" {
 			think.WriteString(text)
 			if a.reasoningField == "" || field == fieldReasoning {
 				a.reasoningField = field
 			}
 		}
-		for _, tc := range d.ToolCalls {
+		for _, tc := range calls {
 			if err := a.addCall(tc); err != nil {
 				return "", "", err
 			}
 		}
-		if ch.FinishReason != "" {
-			a.finish = ch.FinishReason
+		if finish != "" {
+			a.finish = finish
 		}
 	}
 	a.size += out.Len() + think.Len()
@@ -204,23 +356,32 @@ const math32 = 1<<31 - 1
 
 // addCall folds one tool-call delta into the call at its index. A delta
 // without an index (some local servers) opens a new call when it brings a
-// new id and continues the latest call otherwise.
-func (a *assembler) addCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) error {
-	f := tc.Function
-	if badField(tc.JSON.Index) || badField(tc.JSON.ID) || badField(tc.JSON.Type) || badField(tc.JSON.Function) ||
-		badField(f.JSON.Name) || badField(f.JSON.Arguments) {
+// new id and continues the latest call otherwise. Fields beside index, id,
+// type and function are kept raw as the call's extra fields.
+func (a *assembler) addCall(raw json.RawMessage) error {
+	var fields map[string]json.RawMessage
+	var f wireFunctionDelta
+	if !decodeAs(raw, '{', &fields) || !decodeAs(fields["function"], '{', &f) {
 		return invalidResponse("read tool call delta: a field of the wrong type")
 	}
-	if tc.Type != "" && tc.Type != "function" {
-		return invalidResponse("read tool call delta: type %q", truncate(tc.Type, 40))
+	index, indexed, ok1 := intField(fields["index"])
+	id, ok2 := stringField(fields["id"])
+	typ, ok3 := stringField(fields["type"])
+	name, ok4 := stringField(f.Name)
+	args, ok5 := stringField(f.Arguments)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return invalidResponse("read tool call delta: a field of the wrong type")
 	}
-	idx := tc.Index
-	if !tc.JSON.Index.Valid() {
+	if typ != "" && typ != "function" {
+		return invalidResponse("read tool call delta: type %q", truncate(typ, 40))
+	}
+	idx := index
+	if !indexed {
 		prev := a.calls[a.last]
 		switch {
 		case prev == nil:
 			idx = 0
-		case tc.ID != "" && prev.id != "" && tc.ID != prev.id:
+		case id != "" && prev.id != "" && id != prev.id:
 			idx = slices.Max(keys(a.calls)) + 1
 		default:
 			idx = a.last
@@ -238,25 +399,24 @@ func (a *assembler) addCall(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) error
 		a.calls[idx] = p
 	}
 	a.last = idx
-	if tc.ID != "" {
-		if p.id != "" && p.id != tc.ID {
+	if id != "" {
+		if p.id != "" && p.id != id {
 			return invalidResponse("read tool call %d: id changed mid-call", idx)
 		}
-		p.id = tc.ID
+		p.id = id
 	}
-	p.name.WriteString(f.Name)
-	p.args.WriteString(f.Arguments)
-	a.size += len(f.Name) + len(f.Arguments)
-	for k, v := range tc.JSON.ExtraFields {
-		raw := v.Raw()
-		if raw == "" || raw == respjson.Null || !json.Valid([]byte(raw)) {
+	p.name.WriteString(name)
+	p.args.WriteString(args)
+	a.size += len(name) + len(args)
+	for k, v := range fields {
+		if absent(v) || k == "index" || slices.Contains(callFields, k) {
 			continue
 		}
 		if p.extra == nil {
 			p.extra = map[string]json.RawMessage{}
 		}
-		p.extra[k] = json.RawMessage(raw)
-		a.size += len(k) + len(raw)
+		p.extra[k] = v
+		a.size += len(k) + len(v)
 	}
 	if a.size > maxResponseBytes {
 		return invalidResponse("read response: more than %d bytes", maxResponseBytes)

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/model"
@@ -36,11 +36,7 @@ func assemble(t testing.TB, lines []string, sawDone bool) (string, model.Complet
 	a.newID = func() string { n++; return "call_gen" + itoa(n) }
 	var text, think strings.Builder
 	for _, l := range lines {
-		var c sdk.ChatCompletionChunk
-		if err := json.Unmarshal([]byte(l), &c); err != nil {
-			t.Fatalf("decode %s: %v", l, err)
-		}
-		d, r, err := a.add(c)
+		d, r, err := a.add([]byte(l))
 		if err != nil {
 			return text.String(), model.Completion{}, nil, err
 		}
@@ -211,6 +207,29 @@ func TestAssemble(t *testing.T) {
 		{name: "one id for two calls", wantCode: errcode.ModelInvalidResponse, lines: []string{
 			ch(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"bash","arguments":"{}"}},{"index":1,"id":"a","function":{"name":"bash","arguments":"{}"}}]}`, "tool_calls")}},
 		{name: "no finish reason and no [DONE]", wantCode: errcode.ModelInvalidResponse, lines: []string{ch(`{"content":"x"}`, "")}},
+		{
+			name:      "integral numbers written as decimals count",
+			lines:     []string{`{"choices":[{"index":0.0,"delta":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":7.0,"completion_tokens":1,"total_tokens":8e0}}`},
+			want:      model.Completion{Content: "x", FinishReason: model.FinishStop},
+			wantUsage: &model.Usage{PromptTokens: 7, CompletionTokens: 1, TotalTokens: 8},
+		},
+		{
+			name:  "a null choice and unknown fields are skipped",
+			lines: []string{`{"id":"x","object":"chat.completion.chunk","choices":[null,{"index":0,"delta":{"role":"assistant","content":"y","function_call":null},"logprobs":null,"finish_reason":"stop"}],"system_fingerprint":5}`},
+			want:  model.Completion{Content: "y", FinishReason: model.FinishStop},
+		},
+		{name: "an event that is an array", wantCode: errcode.ModelInvalidResponse, lines: []string{`[{"choices":[]}]`}},
+		{name: "choices of the wrong type", wantCode: errcode.ModelInvalidResponse, lines: []string{`{"choices":{"index":0}}`}},
+		{name: "usage of the wrong type", wantCode: errcode.ModelInvalidResponse, lines: []string{`{"choices":[],"usage":"12"}`}},
+		{name: "a token count of the wrong type", wantCode: errcode.ModelInvalidResponse, lines: []string{
+			`{"choices":[],"usage":{"prompt_tokens":"7","completion_tokens":1,"total_tokens":8}}`}},
+		{name: "a fractional index", wantCode: errcode.ModelInvalidResponse, lines: []string{
+			ch(`{"tool_calls":[{"index":0.5,"id":"a","function":{"name":"bash"}}]}`, "")}},
+		{name: "a choice that is not an object", wantCode: errcode.ModelInvalidResponse, lines: []string{`{"choices":[3]}`}},
+		{name: "a delta that is not an object", wantCode: errcode.ModelInvalidResponse, lines: []string{`{"choices":[{"index":0,"delta":"x"}]}`}},
+		{name: "a function of the wrong type", wantCode: errcode.ModelInvalidResponse, lines: []string{
+			ch(`{"tool_calls":[{"index":0,"id":"a","function":"bash"}]}`, "")}},
+		{name: "a finish reason of the wrong type", wantCode: errcode.ModelInvalidResponse, lines: []string{`{"choices":[{"index":0,"delta":{},"finish_reason":1}]}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,11 +316,7 @@ func FuzzAssemble(f *testing.F) {
 		a := newAssembler(names)
 		var text, think strings.Builder
 		for _, line := range strings.Split(data, "\n") {
-			var c sdk.ChatCompletionChunk
-			if json.Unmarshal([]byte(line), &c) != nil {
-				return // the stream refuses such an event before the assembler sees it
-			}
-			d, r, err := a.add(c)
+			d, r, err := a.add([]byte(line))
 			if err != nil {
 				if code := errcode.Of(err); code != errcode.ModelInvalidResponse {
 					t.Fatalf("add: code %q: %v", code, err)
@@ -351,6 +366,48 @@ func FuzzAssemble(f *testing.F) {
 		}
 		if u != nil && (u.PromptTokens < 0 || u.CompletionTokens < 0 || !u.Valid() || u.Estimated) {
 			t.Fatalf("usage %+v", *u)
+		}
+	})
+}
+
+// stringField reads JSON strings as encoding/json does, but keeps bytes
+// that are not UTF-8 as they came.
+func TestStringField(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		want string
+		ok   bool
+	}{
+		{`"plain"`, "plain", true},
+		{`"a\"b\\c\/d\b\f\n\r\t"`, "a\"b\\c/d\b\f\n\r\t", true},
+		{`"\u00e9\ud83d\ude00"`, "é😀", true},
+		{`"lone \ud83d and \ude00"`, "lone \uFFFD and \uFFFD", true},
+		{"\"cut \xe2\x82\"", "cut \xe2\x82", true},
+		{`null`, "", true},
+		{``, "", true},
+		{`5`, "", false},
+		{`"\x"`, "", false},
+		{`"\u12"`, "", false},
+		{`"open`, "", false},
+	} {
+		got, ok := stringField(json.RawMessage(tt.raw))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("stringField(%s) = %q, %v; want %q, %v", tt.raw, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func FuzzStringField(f *testing.F) {
+	for _, s := range []string{`"a\"b"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\u0000"`, `"x\\"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var want string
+		if !utf8.ValidString(raw) || json.Unmarshal([]byte(raw), &want) != nil || raw == "null" || len(raw) == 0 || raw[0] != '"' {
+			return
+		}
+		if got, ok := stringField(json.RawMessage(raw)); !ok || got != want {
+			t.Fatalf("stringField(%s) = %q, %v; encoding/json reads %q", raw, got, ok, want)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
@@ -11,15 +12,19 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/version"
 )
 
 // DefaultBaseURL is OpenAI's API.
 const DefaultBaseURL = "https://api.openai.com/v1"
+
+// userAgent names the client in its requests.
+var userAgent = func() string {
+	v, _ := version.Linked()
+	return "harness/" + cmp.Or(v, "devel")
+}()
 
 // Defaults of Config.
 const (
@@ -62,11 +67,11 @@ type Client struct {
 	maxRetries int
 	baseDelay  time.Duration
 	red        redactor
-	chat       sdk.ChatCompletionService
-	base       *url.URL     // for GET /models
-	hc         *http.Client // for GET /models
-	key        string       // for GET /models
-	refused    *refusals    // reasoning fields this server refused
+	chatURL    string // {base}/chat/completions
+	base       *url.URL
+	hc         *http.Client
+	key        string
+	refused    *refusals // reasoning fields this server refused
 }
 
 // refusals are the reasoning fields a server answered 400 to: once one is
@@ -143,17 +148,9 @@ func New(cfg Config) (*Client, error) {
 		hc = &http.Client{}
 	}
 	c.hc = hc
-	// A service of its own rather than sdk.NewClient, which would read
-	// OPENAI_* variables behind the caller's back. Retries are ours.
-	opts := []option.RequestOption{
-		option.WithBaseURL(u.String()),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	c.chat = sdk.NewChatCompletionService(opts...)
+	chat := *u
+	chat.Path = strings.TrimSuffix(chat.Path, "/") + "/chat/completions"
+	c.chatURL = chat.String()
 	return c, nil
 }
 

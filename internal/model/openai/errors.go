@@ -22,8 +22,6 @@ import (
 	"syscall"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
-
 	"github.com/harness-dev/harness/internal/errcode"
 )
 
@@ -143,12 +141,8 @@ func (r redactor) classify(actx, parent context.Context, err error, raw *http.Re
 	if raw != nil {
 		status = raw.StatusCode
 	}
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) && status == 0 {
-		status = apiErr.StatusCode
-	}
 	if status >= 400 {
-		return r.statusError(status, serverMessage(apiErr, raw), raw)
+		return r.statusError(status, serverMessage(raw), raw)
 	}
 	if errors.Is(err, bufio.ErrTooLong) {
 		return &attemptError{err: &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: "read stream: an event line is too long"}}
@@ -279,10 +273,7 @@ func contextLength(status int, server string) bool {
 }
 
 // serverMessage is the error text a server sent, if any.
-func serverMessage(apiErr *sdk.Error, raw *http.Response) string {
-	if apiErr != nil && apiErr.Message != "" {
-		return oneLine(apiErr.Message)
-	}
+func serverMessage(raw *http.Response) string {
 	if raw == nil || raw.Body == nil {
 		return ""
 	}

@@ -63,7 +63,7 @@ func (c *Client) Models(ctx context.Context) ([]ModelInfo, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
-		return nil, withOp(c.red.statusError(resp.StatusCode, serverMessage(nil, resp), resp).err)
+		return nil, withOp(c.red.statusError(resp.StatusCode, serverMessage(resp), resp).err)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelsBytes+1))
 	if err != nil {

@@ -8,9 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/model"
 )
@@ -23,14 +20,123 @@ var callFields = []string{"id", "type", "function"}
 var providerOptionKeys = []string{"temperature", "top_p", "reasoning_effort", "seed"}
 
 // wireRequest is one request translated for the wire: detached from the
-// model.Request it came from, with tool names aliased.
+// model.Request it came from, with tool names aliased, and its JSON body.
 type wireRequest struct {
-	params sdk.ChatCompletionNewParams
+	params wireParams
+	body   []byte // the JSON body, as sent
 	names  *aliases
-	size   int // bytes of the JSON body, for usage estimates
 	// sent are the reasoning fields the assistant messages carry, each
 	// with the indexes of the messages (in params.Messages) that carry it.
 	sent map[string][]int
+}
+
+// wireParams is the body of a streamed Chat Completions request: the
+// fields this adapter sets, each left out when unset.
+type wireParams struct {
+	Model               string          `json:"model"`
+	Messages            []wireMsg       `json:"messages"`
+	Tools               []wireToolDef   `json:"tools,omitempty"`
+	MaxTokens           *int64          `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int64          `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	TopP                *float64        `json:"top_p,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	Seed                *int64          `json:"seed,omitempty"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       wireStreamUsage `json:"stream_options"`
+}
+
+type wireStreamUsage struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// wireMsg is one message of any role. Content is always sent but on an
+// assistant message that only calls tools; the reasoning fields only on
+// the assistant messages that carry reasoning back.
+type wireMsg struct {
+	Role             model.Role `json:"role"`
+	Content          *string    `json:"content,omitempty"`
+	ToolCallID       string     `json:"tool_call_id,omitempty"`
+	ToolCalls        []wireCall `json:"tool_calls,omitempty"`
+	ReasoningContent *string    `json:"reasoning_content,omitempty"`
+	Reasoning        *string    `json:"reasoning,omitempty"`
+}
+
+// reasoningField points at the field of m named field.
+func (m *wireMsg) reasoningField(field string) **string {
+	if field == fieldReasoning {
+		return &m.Reasoning
+	}
+	return &m.ReasoningContent
+}
+
+// wireCall is an assistant message's tool call, with the opaque fields
+// the server sent beside id, type and function (Gemini's extra_content).
+type wireCall struct {
+	ID        string
+	Name      string
+	Arguments string
+	Extra     map[string]json.RawMessage // never holds a key of callFields
+}
+
+// MarshalJSON writes id, type and function, then the extra fields in key
+// order, their values as the server sent them.
+func (c wireCall) MarshalJSON() ([]byte, error) {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	b, err := encodeJSON(struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}{c.ID, "function", fn{c.Name, c.Arguments}})
+	if err != nil || len(c.Extra) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1]
+	for _, k := range slices.Sorted(maps.Keys(c.Extra)) {
+		key, err := encodeJSON(k)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(append(b, ','), key...), ':'), c.Extra[k]...)
+	}
+	return append(b, '}'), nil
+}
+
+// wireToolDef is one advertised function tool.
+type wireToolDef struct {
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// encodeJSON is json.Marshal without escaping <, > and & (the text goes
+// to a model, not into HTML), and without a trailing newline.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// encode sets w.body from w.params.
+func (w *wireRequest) encode() error {
+	body, err := encodeJSON(w.params)
+	if err != nil {
+		return errcode.Wrap(errcode.ModelInvalidRequest, "openai: encode request", err)
+	}
+	w.body = body
+	return nil
 }
 
 // buildRequest translates req. Reasoning goes back under the field it
@@ -38,12 +144,9 @@ type wireRequest struct {
 // it rejects is MODEL_INVALID_REQUEST.
 func buildRequest(req model.Request, defaultModel string, omit ...string) (*wireRequest, error) {
 	names := newAliases()
-	p := sdk.ChatCompletionNewParams{
-		Model:         shared.ChatModel(defaultModel),
-		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
-	}
+	p := wireParams{Model: defaultModel, Stream: true, StreamOptions: wireStreamUsage{IncludeUsage: true}}
 	if req.Model != "" {
-		p.Model = shared.ChatModel(req.Model)
+		p.Model = req.Model
 	}
 
 	// Tools first: their aliases take precedence over names seen only in
@@ -62,7 +165,7 @@ func buildRequest(req model.Request, defaultModel string, omit ...string) (*wire
 	}
 
 	if req.System != "" {
-		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
+		p.Messages = append(p.Messages, wireMsg{Role: model.RoleSystem, Content: &req.System})
 	}
 	tooled := toolTurns(req.Messages)
 	sent := map[string][]int{}
@@ -75,7 +178,7 @@ func buildRequest(req model.Request, defaultModel string, omit ...string) (*wire
 			// DeepSeek's thinking mode (and Kimi's) refuses a tool loop
 			// whose assistant messages lack their reasoning; vLLM and
 			// llama.cpp templates that interleave thinking read it.
-			msg.OfAssistant.SetExtraFields(map[string]any{field: m.Reasoning})
+			*msg.reasoningField(field) = &m.Reasoning
 			sent[field] = append(sent[field], len(p.Messages))
 		}
 		p.Messages = append(p.Messages, msg)
@@ -97,18 +200,19 @@ func buildRequest(req model.Request, defaultModel string, omit ...string) (*wire
 		// OpenAI too for its chat models; OpenAI's reasoning models refuse
 		// it and want max_completion_tokens, which a request asking for a
 		// reasoning effort is meant for.
+		n := int64(req.MaxTokens)
 		if opts.reasoningEffort != "" {
-			p.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
+			p.MaxCompletionTokens = &n
 		} else {
-			p.MaxTokens = sdk.Int(int64(req.MaxTokens))
+			p.MaxTokens = &n
 		}
 	}
 
-	body, err := p.MarshalJSON()
-	if err != nil {
-		return nil, errcode.Wrap(errcode.ModelInvalidRequest, "openai: encode request", err)
+	w := &wireRequest{params: p, names: names, sent: sent}
+	if err := w.encode(); err != nil {
+		return nil, err
 	}
-	return &wireRequest{params: p, names: names, size: len(body) + len(`,"stream":true`), sent: sent}, nil
+	return w, nil
 }
 
 // toolTurns marks the assistant messages whose reasoning goes back: those
@@ -159,113 +263,91 @@ func (w *wireRequest) without(field string) (*wireRequest, error) {
 	out := *w
 	out.params.Messages = slices.Clone(w.params.Messages)
 	for _, i := range w.sent[field] {
-		a := *out.params.Messages[i].OfAssistant
-		extra := maps.Clone(a.ExtraFields())
-		delete(extra, field)
-		a.SetExtraFields(extra)
-		out.params.Messages[i].OfAssistant = &a
+		*out.params.Messages[i].reasoningField(field) = nil
 	}
 	out.sent = maps.Clone(w.sent)
 	delete(out.sent, field)
-	body, err := out.params.MarshalJSON()
-	if err != nil {
-		return nil, errcode.Wrap(errcode.ModelInvalidRequest, "openai: encode request", err)
+	if err := out.encode(); err != nil {
+		return nil, err
 	}
-	out.size = len(body) + len(`,"stream":true`)
 	return &out, nil
 }
 
-func wireTool(t model.ToolSpec, names *aliases) (sdk.ChatCompletionToolUnionParam, error) {
+func wireTool(t model.ToolSpec, names *aliases) (wireToolDef, error) {
 	w, err := names.add(t.Name)
 	if err != nil {
-		return sdk.ChatCompletionToolUnionParam{}, err
+		return wireToolDef{}, err
 	}
-	fn := shared.FunctionDefinitionParam{Name: w}
-	desc := t.Description
+	fn := wireFunction{Name: w, Description: t.Description}
 	if w != t.Name {
 		// The alias means nothing to the model; the description carries
 		// the real name, which the system prompt uses.
-		desc = strings.TrimSpace(t.Name + ": " + desc)
-	}
-	if desc != "" {
-		fn.Description = sdk.String(desc)
+		fn.Description = strings.TrimSpace(t.Name + ": " + t.Description)
 	}
 	if len(bytes.TrimSpace(t.Parameters)) > 0 {
-		// Values stay raw, so numbers and nested key order reach the wire
-		// exactly as written.
+		// Values stay raw, so numbers and key order reach the wire exactly
+		// as written (compacted).
 		var schema map[string]json.RawMessage
 		if err := json.Unmarshal(t.Parameters, &schema); err != nil || schema == nil {
-			return sdk.ChatCompletionToolUnionParam{}, errcode.Errorf(errcode.ModelInvalidRequest,
+			return wireToolDef{}, errcode.Errorf(errcode.ModelInvalidRequest,
 				"advertise tool %q: parameters are not a JSON object", t.Name)
 		}
-		fn.Parameters = make(shared.FunctionParameters, len(schema))
-		for k, v := range schema {
-			fn.Parameters[k] = v
-		}
+		fn.Parameters = t.Parameters
 	}
-	return sdk.ChatCompletionToolUnionParam{OfFunction: &sdk.ChatCompletionFunctionToolParam{Function: fn}}, nil
+	return wireToolDef{Type: "function", Function: fn}, nil
 }
 
-func wireMessage(m model.Message, names *aliases) (sdk.ChatCompletionMessageParamUnion, error) {
+func wireMessage(m model.Message, names *aliases) (wireMsg, error) {
 	switch m.Role {
-	case model.RoleSystem:
-		return sdk.SystemMessage(m.Content), nil
-	case model.RoleUser:
-		return sdk.UserMessage(m.Content), nil
+	case model.RoleSystem, model.RoleUser:
+		return wireMsg{Role: m.Role, Content: &m.Content}, nil
 	case model.RoleTool:
 		if m.ToolCallID == "" {
-			return sdk.ChatCompletionMessageParamUnion{}, errcode.New(errcode.ModelInvalidRequest, "tool message without a tool call id")
+			return wireMsg{}, errcode.New(errcode.ModelInvalidRequest, "tool message without a tool call id")
 		}
-		return sdk.ToolMessage(m.Content, m.ToolCallID), nil
+		return wireMsg{Role: m.Role, Content: &m.Content, ToolCallID: m.ToolCallID}, nil
 	case model.RoleAssistant:
-		var a sdk.ChatCompletionAssistantMessageParam
+		a := wireMsg{Role: m.Role}
 		if m.Content != "" || len(m.ToolCalls) == 0 {
-			a.Content.OfString = sdk.String(m.Content)
+			a.Content = &m.Content
 		}
 		for _, tc := range m.ToolCalls {
 			if tc.ID == "" {
-				return sdk.ChatCompletionMessageParamUnion{}, errcode.New(errcode.ModelInvalidRequest, "assistant tool call without an id")
+				return wireMsg{}, errcode.New(errcode.ModelInvalidRequest, "assistant tool call without an id")
 			}
 			w, err := names.add(tc.Name)
 			if err != nil {
-				return sdk.ChatCompletionMessageParamUnion{}, err
+				return wireMsg{}, err
 			}
 			args := strings.TrimSpace(string(tc.Arguments))
 			if tc.BadArguments {
 				// The text the model sent, as it came: it gets to see
 				// what it got wrong.
 				if json.Unmarshal(tc.Arguments, &args) != nil {
-					return sdk.ChatCompletionMessageParamUnion{}, errcode.New(errcode.ModelInvalidRequest, "assistant tool call with bad arguments that are not a JSON string")
+					return wireMsg{}, errcode.New(errcode.ModelInvalidRequest, "assistant tool call with bad arguments that are not a JSON string")
 				}
 			}
 			if args == "" {
 				args = "{}"
 			}
-			fc := &sdk.ChatCompletionMessageFunctionToolCallParam{
-				ID:       tc.ID,
-				Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: w, Arguments: args},
-			}
+			fc := wireCall{ID: tc.ID, Name: w, Arguments: args}
 			if len(tc.Extra) > 0 {
 				var fields map[string]json.RawMessage
 				if json.Unmarshal(tc.Extra, &fields) != nil || fields == nil {
-					return sdk.ChatCompletionMessageParamUnion{}, errcode.New(errcode.ModelInvalidRequest, "assistant tool call whose extra fields are not a JSON object")
+					return wireMsg{}, errcode.New(errcode.ModelInvalidRequest, "assistant tool call whose extra fields are not a JSON object")
 				}
-				extra := make(map[string]any, len(fields))
-				for k, v := range fields {
-					if slices.Contains(callFields, k) {
-						continue // never in place of what is set here
-					}
-					extra[k] = v // raw: the bytes the server sent
+				for _, k := range callFields {
+					delete(fields, k) // never in place of what is set here
 				}
-				if len(extra) > 0 {
-					fc.SetExtraFields(extra)
+				if len(fields) > 0 {
+					fc.Extra = fields // raw: the bytes the server sent
 				}
 			}
-			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: fc})
+			a.ToolCalls = append(a.ToolCalls, fc)
 		}
-		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+		return a, nil
 	}
-	return sdk.ChatCompletionMessageParamUnion{}, errcode.Errorf(errcode.ModelInvalidRequest, "unknown role %q", m.Role)
+	return wireMsg{}, errcode.Errorf(errcode.ModelInvalidRequest, "unknown role %q", m.Role)
 }
 
 // providerOptions are the sampling settings a request may pass through.
@@ -328,17 +410,6 @@ func parseProviderOptions(raw json.RawMessage) (providerOptions, error) {
 	return o, nil
 }
 
-func (o providerOptions) apply(p *sdk.ChatCompletionNewParams) {
-	if o.temperature != nil {
-		p.Temperature = sdk.Float(*o.temperature)
-	}
-	if o.topP != nil {
-		p.TopP = sdk.Float(*o.topP)
-	}
-	if o.reasoningEffort != "" {
-		p.ReasoningEffort = shared.ReasoningEffort(o.reasoningEffort)
-	}
-	if o.seed != nil {
-		p.Seed = sdk.Int(*o.seed)
-	}
+func (o providerOptions) apply(p *wireParams) {
+	p.Temperature, p.TopP, p.ReasoningEffort, p.Seed = o.temperature, o.topP, o.reasoningEffort, o.seed
 }

@@ -447,10 +447,7 @@ func TestExtraFieldsNeverReplaceOurs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := w.params.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := w.body
 	got := decodeBody(t, body).Messages[2].ToolCalls
 	if len(got) != 1 || got[0].ID != "call_1" || got[0].Type != "function" ||
 		got[0].Function.Name != WireName("fs.read") || got[0].Function.Arguments != `{"path":"README.md"}` {
@@ -487,7 +484,7 @@ func TestReasoningGoesBackInToolTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := w.params.MarshalJSON()
+	body := w.body
 	var got struct {
 		Messages []map[string]any `json:"messages"`
 	}

@@ -20,8 +20,7 @@ type sseEvent struct {
 	errField bool
 }
 
-// sseDecoder reads text/event-stream. It differs from openai-go's decoder
-// in what real servers need: an "error:" field is an event of its own, an
+// sseDecoder reads text/event-stream, with what real servers need: an "error:" field is an event of its own, an
 // event cut off by the end of the body is still dispatched, a bare JSON
 // line is an event of its own (Ollama writes its mid-stream errors so), and
 // a body that starts like HTML is recognised.

@@ -13,9 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/model"
 )
@@ -133,17 +130,14 @@ func (s *stream) connect() error {
 	got := &atomic.Int64{}
 	got.Store(-1)
 	timer := time.AfterFunc(s.c.timeout, func() { cancel(&timeoutCause{after: s.c.timeout, got: got.Load()}) })
-	var raw *http.Response
-	_, err := s.c.chat.New(actx, s.req.params,
-		option.WithJSONSet("stream", true),
-		option.WithResponseBodyInto(&raw))
-	if err == nil && (raw == nil || raw.Body == nil) {
-		err = errors.New("no response body")
+	raw, err := s.c.post(actx, s.req.body)
+	if err == nil && raw.StatusCode >= 400 {
+		err = errStatus
 	}
 	if err != nil {
 		timer.Stop()
 		e := s.c.red.classify(actx, s.ctx, err, raw)
-		if raw != nil && raw.Body != nil {
+		if raw != nil {
 			_ = raw.Body.Close()
 		}
 		cancel(nil)
@@ -164,6 +158,26 @@ func (s *stream) connect() error {
 	s.actx = actx
 	s.asm = newAssembler(s.req.names)
 	return nil
+}
+
+// errStatus marks an answer with an error status, which classify reads.
+var errStatus = errors.New("error status")
+
+// post sends one attempt's request: the body as built, the key (if any) in
+// the Authorization header and nowhere else. The response is the caller's
+// to close.
+func (c *Client) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.chatURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("User-Agent", userAgent)
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	return c.hc.Do(req)
 }
 
 // read takes one event off the wire. ok reports a chunk for the caller.
@@ -193,12 +207,8 @@ func (s *stream) read() (model.Chunk, bool, error) {
 	if _, isErr := errorText(data); isErr {
 		return model.Chunk{}, false, s.c.red.streamError(data)
 	}
-	var chunk sdk.ChatCompletionChunk
-	if err := json.Unmarshal(data, &chunk); err != nil || len(data) == 0 || data[0] != '{' {
-		return model.Chunk{}, false, &errcode.Error{Code: errcode.ModelInvalidResponse, Op: op, Message: "read stream: an event is not a JSON object"}
-	}
 	s.chunks++
-	text, reasoning, err := s.asm.add(chunk)
+	text, reasoning, err := s.asm.add(data)
 	if err != nil {
 		return model.Chunk{}, false, err
 	}
@@ -343,7 +353,7 @@ func (s *stream) finish(sawDone bool) error {
 	} else {
 		// Conservative: about three bytes per token undercounts no real
 		// tokenizer's output by much, and overcounts English and code.
-		p, c := ceilDiv(s.req.size, 3), ceilDiv(responseBytes(comp), 3)
+		p, c := ceilDiv(len(s.req.body), 3), ceilDiv(responseBytes(comp), 3)
 		comp.Usage = model.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c, Estimated: true}
 	}
 	for i := range comp.ToolCalls {
