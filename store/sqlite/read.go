@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/harness-dev/harness/store"
@@ -31,6 +33,14 @@ const sessionCols = `id, title, metadata, created_at, ` + updatedExpr + ` AS upd
 	owner_id, owner_host, owner_pid, owner_proc, lease_acquired_at, lease_expires_at, lease_ttl`
 
 const qLoadSession = `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?`
+
+// listCols is sessionCols with the lease's seven columns as one: NULL for
+// a session nobody holds (nearly every listed row), else a JSON array of
+// them. A listed row's cost is mostly per column read (the driver takes
+// the connection's mutex for each), so the listing reads 11 instead of 17
+// (sessionRow.scanListed).
+const listCols = `id, title, metadata, created_at, ` + updatedExpr + ` AS updated, turns, tokens, status, ` + lastSeqExpr + `, epoch,
+	CASE WHEN owner_id IS NULL THEN NULL ELSE json_array(owner_id, owner_host, owner_pid, owner_proc, lease_acquired_at, lease_expires_at, lease_ttl) END`
 
 // qLoadLease is qLoadSession without the metadata (read as '{}'), for the
 // writes that do not touch it: an append need not copy a large metadata
@@ -64,6 +74,39 @@ func (r *sessionRow) scan(sc scanner) error {
 			ExpiresAt:  fromMicros(expires.Int64),
 			TTL:        time.Duration(ttl.Int64) * time.Microsecond,
 		}
+	}
+	return nil
+}
+
+// scanListed reads a row of listCols.
+func (r *sessionRow) scanListed(sc scanner) error {
+	var (
+		created, updated int64
+		lease            sql.NullString
+	)
+	if err := sc.Scan(&r.ID, &r.Sum.Title, &r.Metadata, &created, &updated, &r.Sum.Turns, &r.Sum.Tokens, &r.Sum.Status,
+		&r.LastSeq, &r.Epoch, &lease); err != nil {
+		return err
+	}
+	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
+	r.Holder = nil
+	if !lease.Valid {
+		return nil
+	}
+	var (
+		id, host, proc        string
+		pid                   int
+		acquired, expires, tl int64
+	)
+	if err := json.Unmarshal([]byte(lease.String), &[]any{&id, &host, &pid, &proc, &acquired, &expires, &tl}); err != nil {
+		return fmt.Errorf("read the lease of session %s: %w", r.ID, err)
+	}
+	r.Holder = &rules.Holder{
+		Owner:      store.Owner{ID: id, Host: host, PID: pid, Epoch: r.Epoch},
+		Identity:   proc,
+		AcquiredAt: fromMicros(acquired),
+		ExpiresAt:  fromMicros(expires),
+		TTL:        time.Duration(tl) * time.Microsecond,
 	}
 	return nil
 }
@@ -126,9 +169,9 @@ func (r *Reader) ListSessions(ctx context.Context, after store.ListCursor, limit
 		return nil, err
 	}
 	// Both forms walk sessions_recent: the ORDER BY spells its expression.
-	query, args := `SELECT `+sessionCols+` FROM sessions ORDER BY `+updatedExpr+` DESC, id LIMIT ?`, []any{limit}
+	query, args := `SELECT `+listCols+` FROM sessions ORDER BY `+updatedExpr+` DESC, id LIMIT ?`, []any{limit}
 	if after.ID != "" {
-		query = `SELECT ` + sessionCols + ` FROM sessions WHERE ` + updatedExpr + ` <= ?1 AND (` + updatedExpr + ` < ?1 OR id > ?2)
+		query = `SELECT ` + listCols + ` FROM sessions WHERE ` + updatedExpr + ` <= ?1 AND (` + updatedExpr + ` < ?1 OR id > ?2)
 			ORDER BY ` + updatedExpr + ` DESC, id LIMIT ?3`
 		args = []any{micros(after.UpdatedAt), after.ID, limit}
 	}
@@ -141,7 +184,7 @@ func (r *Reader) ListSessions(ctx context.Context, after store.ListCursor, limit
 	out := []store.Session{}
 	for rows.Next() {
 		var row sessionRow
-		if err := row.scan(rows); err != nil {
+		if err := row.scanListed(rows); err != nil {
 			return nil, atPath(r.path, translate(op, err))
 		}
 		s, err := row.View(env)

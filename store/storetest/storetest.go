@@ -306,6 +306,17 @@ func testSessions(t *testing.T, open Opener) {
 		if list[0].LastSeq != 0 || list[0].Lease == nil || list[0].Lease.Owner.ID != "lister" {
 			t.Fatalf("listed session = %+v, want LastSeq 0 held by lister", list[0])
 		}
+		// A listed row reads as the session itself, lease and all (the
+		// listing reads the lease's columns in a form of its own).
+		for _, s := range list {
+			one, err := e.s.Session(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(one, s); d != "" {
+				t.Errorf("listed %s differs from Session's (-session +listed):\n%s", s.ID, d)
+			}
+		}
 		two, err := e.s.ListSessions(ctx, store.ListCursor{}, 2)
 		if err != nil || len(two) != 2 {
 			t.Fatalf("list 2: %d sessions, %v", len(two), err)

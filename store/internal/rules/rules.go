@@ -112,11 +112,66 @@ func EncodeMetadata(md map[string]string) string {
 
 // DecodeMetadata reads stored metadata. Code: SESS_INVALID_RECORD.
 func DecodeMetadata(op, id, stored string) (map[string]string, error) {
+	if md, ok := decodePlainMetadata(stored); ok {
+		return md, nil
+	}
 	md := map[string]string{}
 	if err := json.Unmarshal([]byte(stored), &md); err != nil {
 		return nil, &errcode.Error{Code: errcode.SessInvalidRecord, Op: op, Message: "read metadata of " + id, Err: err}
 	}
 	return md, nil
+}
+
+// decodePlainMetadata reads metadata as EncodeMetadata writes it when no
+// string needs an escape: {"k":"v",...}, no spaces, valid UTF-8. It gives
+// what json.Unmarshal would; false for anything else, which json.Unmarshal
+// then reads (or refuses). Listing sessions decodes one object per row:
+// json.Unmarshal was a fifth of a listed row's cost.
+func decodePlainMetadata(s string) (map[string]string, bool) {
+	if s == "{}" {
+		return map[string]string{}, true
+	}
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' || !utf8.ValidString(s) {
+		return nil, false
+	}
+	md := make(map[string]string, strings.Count(s, `":"`))
+	rest := s[1:]
+	str := func() (string, bool) {
+		if len(rest) == 0 || rest[0] != '"' {
+			return "", false
+		}
+		for i := 1; i < len(rest); i++ {
+			switch c := rest[i]; {
+			case c == '"':
+				v := rest[1:i]
+				rest = rest[i+1:]
+				return v, true
+			case c == '\\' || c < 0x20:
+				return "", false
+			}
+		}
+		return "", false
+	}
+	for {
+		k, ok := str()
+		if !ok || len(rest) == 0 || rest[0] != ':' {
+			return nil, false
+		}
+		rest = rest[1:]
+		v, ok := str()
+		if !ok || len(rest) == 0 {
+			return nil, false
+		}
+		md[k] = v
+		switch rest[0] {
+		case ',':
+			rest = rest[1:]
+		case '}':
+			return md, len(rest) == 1
+		default:
+			return nil, false
+		}
+	}
 }
 
 // UpdateMetadata applies md to stored metadata (see MergeMetadata), checks

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -97,6 +98,39 @@ func FuzzCheckEvent(f *testing.F) {
 		}
 		if eff.Turns < 0 || eff.Tokens < 0 {
 			t.Fatalf("negative effect %+v", eff)
+		}
+	})
+}
+
+// The plain-metadata fast path reads exactly what json.Unmarshal reads,
+// and leaves every other text to it.
+func TestDecodePlainMetadata(t *testing.T) {
+	for _, s := range []string{`{}`, `{"model":"m","root":"/home/dev/project"}`, `{"a":""}`, `{"é":"ü"}`, `{"a":"1","a":"2"}`} {
+		md, ok := decodePlainMetadata(s)
+		var want map[string]string
+		if err := json.Unmarshal([]byte(s), &want); err != nil || !ok || !maps.Equal(md, want) {
+			t.Errorf("%s: fast path %v, %v; json.Unmarshal %v, %v", s, md, ok, want, err)
+		}
+	}
+	for _, s := range []string{`{"a":"\n"}`, `{"a":"x\u0041"}`, `{ "a":"b"}`, `{"a":1}`, `{"a":"b",}`, `{"a":"b"}x`, "{\"a\":\"\xff\"}", `{"a"}`, `[]`, ``} {
+		if md, ok := decodePlainMetadata(s); ok {
+			t.Errorf("%s: fast path took it: %v", s, md)
+		}
+	}
+}
+
+func FuzzDecodePlainMetadata(f *testing.F) {
+	for _, s := range []string{`{}`, `{"model":"m","root":"/p"}`, `{"a":"b",}`, `{"a":"\u0041"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		md, ok := decodePlainMetadata(s)
+		if !ok {
+			return
+		}
+		want := map[string]string{}
+		if err := json.Unmarshal([]byte(s), &want); err != nil || !maps.Equal(md, want) {
+			t.Fatalf("%q: fast path %v; json.Unmarshal %v, %v", s, md, want, err)
 		}
 	})
 }
