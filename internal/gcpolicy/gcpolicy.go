@@ -13,8 +13,9 @@
 // long TUI turn (1,000 rounds of 20 KB reads, live heap about 14 MiB)
 // otherwise let the heap reach three times its live size between
 // collections, and its resident size climb to 87–98 MiB with a live heap
-// that stayed flat; under the limit it stays at 58–60 MiB (peak about
-// 64), for about six times as many (short) collections
+// that stayed flat; under the limit it stayed at 58–60 MiB (peak about
+// 64; 49–50 MiB, peak 51, since the binary shed 18 MB of a dependency's
+// code), for about six times as many (short) collections
 // (BenchmarkTUILongTurnRSS in cmd/harness: about one a round, 6 % of the
 // CPU, against 1 %). The limit counts the runtime's own memory too
 // (about 11 MiB there), so the room left to allocate is the smallest,
