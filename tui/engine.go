@@ -62,7 +62,9 @@ type Engine interface {
 	// CheckApply checks the workspace patch against the host tree.
 	CheckApply(ctx context.Context) (ApplyPlan, error)
 	// Apply applies the patch that CheckApply checked to the host tree,
-	// checking again first; it returns what was applied.
+	// checking again first. It returns what was applied when the session's
+	// log does not say it (its patch.applied event shows on the screen),
+	// else "".
 	Apply(ctx context.Context, plan ApplyPlan) (string, error)
 	// Sessions lists recent sessions, most recent first.
 	Sessions(ctx context.Context) ([]SessionSummary, error)

@@ -306,7 +306,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case appliedMsg:
 		if msg.err != nil {
 			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "apply: "+errcode.Message(msg.err))
-		} else {
+		} else if msg.out != "" {
 			m.tr.Note(transcript.NoteInfo, "", msg.out)
 		}
 		return m, nil

@@ -138,7 +138,10 @@ func TestTUIApprovalsDiffApply(t *testing.T) {
 	tm.line("/apply")
 	tm.waitFor("Apply to "+u.project+"?", "hello.txt", "y apply to")
 	tm.keys("y")
-	tm.waitFor("applied the patch to " + u.project)
+	// Said once, by the session's log (patch.applied).
+	if scr := tm.waitFor("applied the workspace patch to " + u.project); strings.Contains(scr, "applied the patch to") {
+		t.Errorf("the apply is said twice:\n%s", scr)
+	}
 	if b, err := os.ReadFile(filepath.Join(u.project, "hello.txt")); err != nil || string(b) != "hello\n" {
 		t.Fatalf("host hello.txt after /apply: %q, %v", b, err)
 	}

@@ -498,7 +498,9 @@ func (e *Engine) CheckApply(ctx context.Context) (tui.ApplyPlan, error) {
 }
 
 // Apply checks again (the host may have changed since), applies, and
-// records patch.applied in the session's log.
+// records patch.applied in the session's log, which the screen shows as it
+// shows every event; it says what was applied only when the log does not
+// have it.
 func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) {
 	cur, err := e.current()
 	if err != nil {
@@ -517,7 +519,7 @@ func (e *Engine) Apply(ctx context.Context, plan tui.ApplyPlan) (string, error) 
 		// Applied all the same: said, with why the log does not have it.
 		return out + fmt.Sprintf(" — not recorded in the session's log (%s: %s)", errcode.Of(err), errcode.Message(err)), nil
 	}
-	return out, nil
+	return "", nil // recorded: the screen shows the log's patch.applied
 }
 
 // pickerSessions bounds the session picker to the most recently updated
