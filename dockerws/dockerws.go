@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/google/uuid"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
@@ -370,6 +371,38 @@ func (w *Workspace) OpenError() error {
 	default:
 		return nil
 	}
+}
+
+// Lost reports, with the coded error the workspace's operations now get,
+// that its container went away after the open made it: removed, or
+// stopped (a Docker daemon restart stops every container, and the files
+// of its in-memory tree go with it). Nil while the container runs, while
+// the open is not over or failed, once the workspace is closed, and when
+// the daemon cannot be asked (a stopped daemon: its own error says so).
+func (w *Workspace) Lost(ctx context.Context) error {
+	const op = "check the workspace container"
+	select {
+	case <-w.ready:
+	default:
+		return nil
+	}
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if w.openErr != nil || closed {
+		return nil
+	}
+	info, err := w.cli.ContainerInspect(ctx, w.cid, client.ContainerInspectOptions{})
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return dockerError(ctx, op, err)
+	case err != nil:
+		return nil
+	case info.Container.State != nil && !info.Container.State.Running:
+		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
+			Message: "the workspace container is not running (a Docker daemon restart stops it); " + lostContainer}
+	}
+	return nil
 }
 
 func (w *Workspace) waitReady(ctx context.Context, op string) error {

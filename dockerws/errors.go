@@ -38,7 +38,7 @@ func dockerError(ctx context.Context, op string, err error) error {
 }
 
 // lostContainer says what becomes of a session whose container went away.
-const lostContainer = "quit and resume the session (`harness resume ID`): its workspace is rebuilt from what its last finished turn recorded"
+const lostContainer = "quit and resume the session (`harness resume ID`): its workspace is rebuilt from what its last finished turn recorded (the TUI does that by itself at the next prompt when the container went away between turns)"
 
 // imageError translates a failed image inspect: a missing image is
 // WORKSPACE_NOT_FOUND with the way to get it, since nothing is pulled.

@@ -88,6 +88,7 @@ type Sent struct {
 	Kind      string // "started", "steered" or "queued"
 	RunID     string
 	MessageID string
+	Note      string // what the engine did first, for the screen (a rebuilt workspace), or ""
 }
 
 // OpenRequest names the session to open.

@@ -542,6 +542,9 @@ func (m *Model) onSent(msg sentMsg) tea.Cmd {
 		m.outbox = m.outbox[1:]
 	}
 	var cmds []tea.Cmd
+	if msg.sent.Note != "" {
+		m.tr.Note(transcript.NoteInfo, "", msg.sent.Note)
+	}
 	if msg.err != nil {
 		m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "not accepted: "+errcode.Message(msg.err))
 		if m.in.value() == "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/moby/moby/client"
+
+	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 )
@@ -432,5 +436,62 @@ func TestTUIDemoAndReadOnlyBanners(t *testing.T) {
 	tm.waitFor("Demo model", "OPENAI_API_KEY", "this session is read-only", "local · read-only", "demo")
 	tm.line("hello")
 	tm.waitFor("fs.list", "✓ completed")
+	tm.quit(1)
+}
+
+// A Docker daemon restart stops every container, and the workspace's
+// in-memory tree goes with it. Between turns the TUI notices at the next
+// prompt and rebuilds the workspace from the project and what the last
+// turn recorded, as `harness resume` would, instead of running the turn's
+// commands into a stopped container. The container is stopped here by
+// hand, as the restart does.
+func TestTUIRebuildsALostWorkspace(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("README.md", "# rebuild\n")
+	// Every open of the session reads the script from its start: the
+	// rebuilt session's turn answers with the first step again, whose
+	// command shows what the workspace holds (without the rebuild, the
+	// same session would go on with the second, into the stopped
+	// container).
+	// (A short name: the header has room for the workspace's label.)
+	script := filepath.Join(u.home, "r.json")
+	step := `{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["sh","-c","echo \"note: $(cat note.txt 2>/dev/null || echo none)\"; echo kept > note.txt"]}}]},{"content":"Step done."}`
+	if err := os.WriteFile(script, []byte("["+step+","+step+"]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--image", "harness-busybox", "--fake-model", script))
+	tm.waitFor("Ready.", "docker harness-busybox@sha256:")
+	tm.line("first")
+	tm.waitFor("note: none", "Step done.", "✓ completed")
+
+	r := u.run("", "sessions", "--json")
+	var row struct{ ID string }
+	if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &row); err != nil || row.ID == "" {
+		t.Fatalf("sessions: %v\n%s", err, r.stdout)
+	}
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(t.Context(), client.ContainerListOptions{Filters: make(client.Filters).Add("label", dockerws.LabelSession+"="+row.ID)})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("the session's running containers: %v, %v", list.Items, err)
+	}
+	timeout := 0
+	if _, err := cli.ContainerStop(t.Context(), list.Items[0].ID, client.ContainerStopOptions{Timeout: &timeout}); err != nil {
+		t.Fatal(err)
+	}
+
+	tm.line("second")
+	s := tm.waitFor("workspace is rebuilt", "note: kept")
+	if strings.Count(s, "Step done.") < 2 {
+		s = tm.waitUntil("the second turn's answer", func(s string) bool { return strings.Count(s, "Step done.") >= 2 })
+	}
+	if strings.Contains(s, "WORKSPACE_CONTAINER_FAILED") {
+		t.Errorf("a command ran into the stopped container:\n%s", s)
+	}
 	tm.quit(1)
 }

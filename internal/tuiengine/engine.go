@@ -373,7 +373,61 @@ func (e *Engine) Send(ctx context.Context, text string) (tui.Sent, error) {
 	if err != nil {
 		return tui.Sent{}, err
 	}
-	return tuiSent(cur.sess.Send(ctx, text))
+	note, err := e.rebuildLost(ctx, cur)
+	if err != nil {
+		return tui.Sent{}, err
+	}
+	if note != "" {
+		if cur, err = e.current(); err != nil {
+			return tui.Sent{Note: note}, err
+		}
+	}
+	sent, err := tuiSent(cur.sess.Send(ctx, text))
+	sent.Note = note
+	return sent, err
+}
+
+// rebuildLost reopens the open session before a prompt starts a turn when
+// the session is idle and its Docker workspace's container went away
+// since the last turn (a Docker daemon restart stops every container, and
+// the in-memory tree goes with it): the reopen rebuilds the workspace from
+// the project tree and what the session's last finished turn recorded, as
+// `harness resume` does, and the turn runs in it. It says so, or returns
+// "" when there was nothing to rebuild. It leaves the session as it is
+// when a turn runs (its tool calls fail with the container's error) and
+// when the last turn's changes could not be recorded (its diff failed:
+// the kept container held them; `harness discard` gives them up).
+func (e *Engine) rebuildLost(ctx context.Context, cur *tuiSession) (string, error) {
+	select {
+	case <-cur.sess.Idle():
+	default:
+		return "", nil
+	}
+	lost := cur.sess.WorkspaceLost(ctx)
+	if lost == nil {
+		return "", nil
+	}
+	last, _, err := runtime.LastFinished(ctx, e.a.Store, cur.id)
+	if err != nil || (last != nil && last.Workspace != nil && last.Workspace.DiffError != "") {
+		return "", nil
+	}
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	if now, _ := e.current(); now != cur {
+		return "", nil // reopened meanwhile
+	}
+	e.mu.Lock()
+	e.cur = nil
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	cur.close()
+	if _, err := e.open(ctx, tui.OpenRequest{ID: cur.id}); err != nil {
+		return "", &errcode.Error{Code: errcode.Of(err), Message: fmt.Sprintf(
+			"rebuild the workspace of session %s (%s): %s; `harness resume %s` tries again",
+			cur.id, errcode.Message(lost), errcode.Message(err), cur.id), Err: err}
+	}
+	return "the workspace's container had stopped or gone since the last turn (a Docker daemon restart stops every container): the workspace is rebuilt from the project and what the session's last finished turn recorded", nil
 }
 
 func (e *Engine) Queue(ctx context.Context, text string) (tui.Sent, error) {
