@@ -1028,7 +1028,12 @@ const KeptPrefix = "harness-kept-"
 // does, with docker rm -f -v. The workspace stays usable until Close.
 // Keeping twice returns the same name.
 //
-// Codes: WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
+// A container that stopped or went away (Lost) while its tree was in
+// memory (tmpfs storage) is not kept: its files are gone
+// (WORKSPACE_NOT_FOUND).
+//
+// Codes: WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED,
+// WORKSPACE_NOT_FOUND.
 func (w *Workspace) Keep(ctx context.Context) (string, error) {
 	const op = "keep container"
 	if w.isClosed() {
@@ -1039,6 +1044,13 @@ func (w *Workspace) Keep(ctx context.Context) (string, error) {
 	}
 	if name := w.keptName(); name != "" {
 		return name, nil
+	}
+	if err := w.Lost(ctx); err != nil && w.storage != workspace.StorageDisk {
+		// Stopped or gone: its tree lived in memory and went with it.
+		// Nothing is left to keep, and a kept container would only be
+		// taken for the turn's work.
+		return "", &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Err: err,
+			Message: "the workspace container stopped or went away during the turn (a Docker daemon restart stops every container): its files, which lived in memory, are lost"}
 	}
 	// The life the files belong to, for Adopt; a failure to mark it still
 	// keeps the files (Adopt then refuses, and docker cp copies them out).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/attest"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/workspace"
 )
 
 // A kept container can be listed, adopted again as a workspace (only by
@@ -150,4 +151,47 @@ func TestAdoptRestartedKept(t *testing.T) {
 	}
 	_, err = Adopt(ctx, opts, name, snap)
 	wantCode(t, err, errcode.WorkspaceNotFound)
+}
+
+// A container that stopped under the workspace (a Docker daemon restart
+// stops every container) is reported by Lost; with its tree in memory it
+// is not kept, as nothing of the turn's work is left in it.
+func TestLostContainerIsNotKept(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n"})
+	ctx := t.Context()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	w := open(t, root, busyboxImage, func(o *Options) { o.SessionID = "sess-lost" })
+	if err := w.WriteFile(ctx, "new.txt", []byte("work\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Lost(ctx); err != nil {
+		t.Fatalf("Lost on a running container: %v", err)
+	}
+	timeout := 0
+	if _, err := cli.ContainerStop(ctx, w.ContainerID(), client.ContainerStopOptions{Timeout: &timeout}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, w.Lost(ctx), errcode.WorkspaceContainerFailed)
+	name, err := w.Keep(ctx)
+	if w.Info().Storage == workspace.StorageDisk {
+		// On disk the files outlive the stop: kept as ever.
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = RemoveKept(context.Background(), "", name) })
+		return
+	}
+	wantCode(t, err, errcode.WorkspaceNotFound)
+	if kept, err := ListKept(ctx, "", "sess-lost"); err != nil || len(kept) != 0 {
+		t.Fatalf("kept containers of the session: %+v, %v", kept, err)
+	}
+	if _, err := cli.ContainerRemove(ctx, w.ContainerID(), client.ContainerRemoveOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, w.Lost(ctx), errcode.WorkspaceContainerFailed)
 }

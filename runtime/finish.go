@@ -134,6 +134,11 @@ func (s *Session) workspaceState(ctx context.Context) (*WorkspaceState, error) {
 			msg += "; the workspace's files are kept in Docker container " + name +
 				" (look with `docker exec " + name + " ls /workspace`, copy out with `docker cp " + name + ":/workspace DIR`)" +
 				": `harness diff " + s.id + "` with a larger --max-total-bytes (or --max-file-bytes/--exclude leaving generated files out) recovers the work, `harness discard " + s.id + "` gives up this turn's changes (what earlier turns recorded stays)"
+		} else if errcode.Of(kerr) == errcode.WorkspaceNotFound {
+			// The files are gone (a container that stopped with its tree
+			// in memory): what the diff's error advised no longer holds.
+			msg = "git.diff failed: " + errcode.Message(kerr) + "; quit, then `harness discard " + s.id +
+				"` gives up this turn's changes and `harness resume " + s.id + "` goes on from what earlier turns recorded"
 		} else {
 			msg += "; the workspace's files could not be kept: " + errcode.Message(kerr)
 		}

@@ -192,7 +192,7 @@ func (a *App) recoverKept(ctx context.Context, id string, owner store.Owner, cp 
 	}
 	if len(kept) == 0 {
 		return "", errcode.Errorf(errcode.WorkspaceNotFound,
-			"the end-of-turn diff of turn %s failed (%s) and the container its files were kept in is gone: that work is lost; `harness discard %s` lets the session go on from the project tree as it is",
+			"the end-of-turn diff of turn %s failed (%s) and the container its files were kept in is gone: that work is lost; `harness discard %s` lets the session go on from what its earlier turns recorded",
 			turn, cp.Workspace.DiffError, id)
 	}
 	k := kept[0]
