@@ -13,6 +13,7 @@ import (
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/tools"
 )
 
 // view is what the next request sends: the whole history, or after a
@@ -196,6 +197,63 @@ func (t *turn) elide() error {
 		"the system text, the pinned first request and the newest message need %d tokens plus a reserve of %d, over the window of %d, with every older tool result elided",
 		occ, p.ReserveTokens, p.WindowTokens)
 }
+
+// resultRoom is the most bytes of output one result of call may bring and
+// still fit the context window at all: beside the system text, the tools,
+// the pinned requests (the session's first, the turn's), the call itself
+// and the reserve, every other message elided or summarized away, by the
+// session's own estimate of tokens. A larger result could only end the
+// turn with RUNTIME_CONTEXT_OVERFLOW at the next request; bounded (the
+// tools refuse a file over it and cut a command's output to it, keeping
+// its exit code: tools.WithMaxOutput), the model learns it should ask for
+// less. 0 means no bound beyond the tools' own: no context policy, room
+// for the tools' own bound, or a window too small for the request's fixed
+// part, which the next request reports as an overflow anyway.
+func (t *turn) resultRoom(call model.ToolCall) int {
+	s := t.s
+	p := s.settings.Context
+	if p == (compaction.Policy{}) {
+		return 0
+	}
+	st := &s.state
+	m := st.meter.Clone()
+	m.Reset(nil)
+	if st.firstUser != nil {
+		m.Add(*st.firstUser)
+	}
+	if u := st.turnUser; u != nil && (st.firstUser == nil || u.ID != st.firstUser.ID) {
+		m.Add(*u)
+	}
+	m.Add(model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{call}})
+	fixed := m.Tokens() + resultEnvelope
+	free := p.WindowTokens - p.ReserveTokens
+	fits := func(n int) bool {
+		occ, _ := s.estimate(fixed + n)
+		return occ <= free
+	}
+	if fits(tools.MaxOutputBytes) || !fits(minResultRoom) {
+		return 0
+	}
+	lo, hi := minResultRoom, tools.MaxOutputBytes
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// resultEnvelope is room for a tool result's message around its output
+// (role, call ID, separators); minResultRoom the least bound worth giving:
+// below it the window cannot hold the request's fixed part and a
+// meaningful result.
+const (
+	resultEnvelope = 256
+	minResultRoom  = 1024
+)
 
 // measure resets m (its system text and tools kept) to the occupancy of
 // view, counting each message the state holds, unchanged, by the length of

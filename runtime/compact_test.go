@@ -253,11 +253,12 @@ func TestCompactionFailedSummary(t *testing.T) {
 	}
 }
 
-// A tail that does not fit the window cannot be fixed by compaction.
+// A tail that does not fit the window cannot be fixed by compaction: a
+// request (pinned word for word) that alone is over the window.
 func TestCompactionOverflow(t *testing.T) {
-	js := `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"big.txt"}}]},{"content":"S"}]`
+	js := `[{"content":"S"}]`
 	f := compactFixture(t, js, compaction.Policy{WindowTokens: 2000, ThresholdTokens: 1000, TailMessages: 2, ReserveTokens: 200}, 0)
-	out := f.wait(f.start("go"))
+	out := f.wait(f.start("go " + strings.Repeat("and on ", 300)))
 	if out.ErrorCode != errcode.RuntimeContextOverflow {
 		t.Fatalf("outcome = %+v", out)
 	}
@@ -709,10 +710,14 @@ func TestCompactionElidesLargeRoundResults(t *testing.T) {
 	}
 }
 
-// Elision never touches the newest message: when it alone (with the
-// system text and the first request) exceeds the window, the turn ends
-// RUNTIME_CONTEXT_OVERFLOW without another model request.
-func TestCompactionOverflowNewestMessage(t *testing.T) {
+// A tool result that could not fit the window even alone (with the
+// system text, the pinned requests and its call) never enters the
+// history, where it could only end the turn RUNTIME_CONTEXT_OVERFLOW at
+// the next request: the tool refuses it (TOOL_OUTPUT_LIMIT naming the
+// window's share) and the model goes on, as it would after any refusal.
+// A result that fits is kept, and the requests rebuild from the
+// checkpoints byte for byte.
+func TestResultOverTheWindowIsRefused(t *testing.T) {
 	js := `[
  {"toolCalls":[
   {"id":"c1","name":"fs.read","arguments":{"path":"a.txt"}},
@@ -722,11 +727,43 @@ func TestCompactionOverflowNewestMessage(t *testing.T) {
 	writeFile(t, f.root, "a.txt", strings.Repeat("a", 3000))
 	writeFile(t, f.root, "huge.txt", strings.Repeat("h", 9000))
 	out := f.wait(f.start("go"))
-	if out.ErrorCode != errcode.RuntimeContextOverflow {
+	if out.Status != runtime.StatusCompleted {
 		t.Fatalf("outcome = %+v", out)
 	}
-	if n := len(f.model.Requests()); n != 1 {
-		t.Errorf("%d model requests, want 1", n)
+	reqs := f.model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	var tool []string
+	for _, m := range reqs[1].Messages {
+		if m.Role == model.RoleTool {
+			tool = append(tool, m.ToolCallID+": "+m.Content[:min(len(m.Content), 200)])
+		}
+	}
+	if len(tool) != 2 || !strings.Contains(tool[0], `"content":"aaa`) ||
+		!strings.Contains(tool[1], "TOOL_OUTPUT_LIMIT") || !strings.Contains(tool[1], "one result may take in this session's context window") {
+		t.Fatalf("tool results sent back:\n%s", strings.Join(tool, "\n"))
+	}
+	var rebuilt [][]byte
+	for _, cp := range f.checkpoints() {
+		if cp.NextRequest == nil {
+			continue
+		}
+		req, err := runtime.ReconstructModelRequest(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := model.MarshalCanonical(req)
+		rebuilt = append(rebuilt, b)
+	}
+	received := f.model.RequestsJSON()
+	if len(rebuilt) != len(received) {
+		t.Fatalf("%d rebuilt, %d received", len(rebuilt), len(received))
+	}
+	for i := range received {
+		if !bytes.Equal(rebuilt[i], received[i]) {
+			t.Errorf("request %d differs:\n%s\n%s", i, rebuilt[i], received[i])
+		}
 	}
 }
 

@@ -773,6 +773,9 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 			out = newOutputRecorder(t, callID)
 			ctx = tools.WithOutput(ctx, out.write)
 		}
+		if n := t.resultRoom(mc); n > 0 {
+			ctx = tools.WithMaxOutput(ctx, n)
+		}
 		res, err = tools.Execute(ctx, s.cfg.Workspace, call)
 		if out != nil {
 			out.stop() // its output is recorded before its result

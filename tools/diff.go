@@ -42,14 +42,14 @@ var diffTool = &tool{
 		}
 		out := diffOutput{Patch: patch}
 		b, err := model.MarshalCanonical(out)
-		if err == nil && len(b) > MaxOutputBytes {
+		if limit := maxOutput(ctx); err == nil && len(b) > limit {
 			left := ""
 			if l := strings.Join(workspace.LeftOut(patch), "; "); l != "" {
 				left, _ = cut("; left out of the patch: "+l, 4096, true)
 			}
 			return nil, toolError(errcode.ToolOutputLimit,
-				"git.diff: the patch is %d bytes, over the limit of %d; read the changed files with fs.read instead: %s%s",
-				len(b), MaxOutputBytes, changedFiles(patch), left)
+				"git.diff: the patch is %d bytes, %s; read the changed files with fs.read instead: %s%s",
+				len(b), overWhat(limit), changedFiles(patch), left)
 		}
 		return out, nil
 	},

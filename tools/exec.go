@@ -84,23 +84,25 @@ var execTool = &tool{
 		if err != nil {
 			return nil, err
 		}
-		return fitExec(res), nil
+		return fitExec(res, maxOutput(ctx)), nil
 	},
 }
 
 // fitExec caps each stream at MaxStreamBytes and then, while the serialized
-// result is still over MaxOutputBytes (escapes can inflate a byte sixfold),
-// halves the larger stream; each cut keeps the stream's start and end
+// result is still over limit (escapes can inflate a byte sixfold), halves
+// the larger stream; each cut keeps the stream's start and end
 // (keepEnds), as the workspace's own cap does. The process ran, so its exit
 // code must reach the model even when its output cannot.
-func fitExec(r workspace.ExecResult) workspace.ExecResult {
+func fitExec(r workspace.ExecResult, limit int) workspace.ExecResult {
 	r.Stdout, r.StdoutTruncated = keepEnds(r.Stdout, MaxStreamBytes, r.StdoutTruncated)
 	r.Stderr, r.StderrTruncated = keepEnds(r.Stderr, MaxStreamBytes, r.StderrTruncated)
+	last := -1
 	for {
 		b, err := model.MarshalCanonical(r)
-		if err != nil || len(b) <= MaxOutputBytes {
-			return r
+		if err != nil || len(b) <= limit || len(b) == last {
+			return r // fits, or no cut makes it smaller (Execute then refuses it)
 		}
+		last = len(b)
 		if len(r.Stdout) >= len(r.Stderr) {
 			r.Stdout, r.StdoutTruncated = keepEnds(r.Stdout, len(r.Stdout)/2, true)
 		} else {

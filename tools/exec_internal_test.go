@@ -75,15 +75,15 @@ func TestFitExecBoundIsInclusive(t *testing.T) {
 	if b, _ := model.MarshalCanonical(r); len(b) != MaxOutputBytes {
 		t.Fatalf("the test's result is %d bytes, want %d", len(b), MaxOutputBytes)
 	}
-	if got := fitExec(r); got.Stdout != r.Stdout || got.StdoutTruncated {
+	if got := fitExec(r, MaxOutputBytes); got.Stdout != r.Stdout || got.StdoutTruncated {
 		t.Fatalf("a result of exactly MaxOutputBytes was cut to %d bytes of stdout", len(got.Stdout))
 	}
 	r.Stdout += "o"
-	if got := fitExec(r); !got.StdoutTruncated || got.StderrTruncated {
+	if got := fitExec(r, MaxOutputBytes); !got.StdoutTruncated || got.StderrTruncated {
 		t.Fatalf("one byte over: stdout truncated %v, stderr truncated %v", got.StdoutTruncated, got.StderrTruncated)
 	}
 	tie := strings.Repeat("\x01", MaxStreamBytes)
-	got := fitExec(workspace.ExecResult{Stdout: tie, Stderr: tie})
+	got := fitExec(workspace.ExecResult{Stdout: tie, Stderr: tie}, MaxOutputBytes)
 	if b, _ := model.MarshalCanonical(got); len(b) > MaxOutputBytes || len(got.Stdout) > len(got.Stderr) {
 		t.Fatalf("a tie: %d bytes, stdout %d, stderr %d; want stdout cut first", len(b), len(got.Stdout), len(got.Stderr))
 	}

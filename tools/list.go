@@ -51,19 +51,19 @@ var listTool = &tool{
 		if err != nil {
 			return nil, err
 		}
-		return fitList(p, all), nil
+		return fitList(p, all, maxOutput(ctx)), nil
 	},
 }
 
 // fitList keeps the first entries that fit both MaxListEntries and the
 // output limit, with room to spare for the envelope.
-func fitList(p string, all []string) listOutput {
+func fitList(p string, all []string, limit int) listOutput {
 	out := listOutput{Path: p, Entries: []string{}, Total: len(all)}
 	base, _ := json.Marshal(listOutput{Path: p, Entries: []string{}, Total: len(all), Truncated: true})
 	size := len(base)
 	for _, e := range all {
 		q, _ := json.Marshal(e)
-		if len(out.Entries) == MaxListEntries || size+len(q)+1 > MaxOutputBytes {
+		if len(out.Entries) == MaxListEntries || size+len(q)+1 > limit {
 			out.Truncated = true
 			break
 		}

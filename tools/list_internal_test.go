@@ -21,7 +21,7 @@ func TestFitListBoundIsInclusive(t *testing.T) {
 	}
 	size := len(base) + n*(len(`"`+all[0]+`"`)+1)
 	all[n-1] += strings.Repeat("e", MaxOutputBytes-size) // now exactly MaxOutputBytes counted
-	got := fitList(".", all)
+	got := fitList(".", all, MaxOutputBytes)
 	if len(got.Entries) != n || got.Truncated {
 		t.Fatalf("a listing of exactly MaxOutputBytes kept %d of %d entries, truncated %v", len(got.Entries), n, got.Truncated)
 	}
@@ -29,7 +29,7 @@ func TestFitListBoundIsInclusive(t *testing.T) {
 		t.Fatalf("the listing is %d bytes", len(b))
 	}
 	all[n-1] += "e"
-	if got := fitList(".", all); len(got.Entries) != n-1 || !got.Truncated || got.Total != n {
+	if got := fitList(".", all, MaxOutputBytes); len(got.Entries) != n-1 || !got.Truncated || got.Total != n {
 		t.Fatalf("one byte over: %d entries of %d, truncated %v", len(got.Entries), got.Total, got.Truncated)
 	}
 }

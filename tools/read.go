@@ -61,10 +61,10 @@ var readTool = &tool{
 		// (>= is an equivalent mutant: a file of exactly MaxOutputBytes
 		// cannot fit with its envelope either, and Execute refuses its
 		// output with the same TOOL_OUTPUT_LIMIT.)
-		if len(data) > MaxOutputBytes {
+		if limit := maxOutput(ctx); len(data) > limit {
 			return nil, toolError(errcode.ToolOutputLimit,
-				"fs.read: %s is %d bytes, over the limit of %d; read part of it with process.exec (sed -n, head, tail)",
-				p, len(data), MaxOutputBytes)
+				"fs.read: %s is %d bytes, %s; read part of it with process.exec (sed -n, head, tail)",
+				p, len(data), overWhat(limit))
 		}
 		if !utf8.Valid(data) {
 			return nil, toolError(errcode.ToolExecutionFailed,

@@ -220,8 +220,8 @@ func execute(ctx context.Context, ws workspace.Workspace, c Call) (Result, error
 	} else if b, err = model.MarshalCanonical(out); err != nil {
 		return failed(&ResultError{Code: errcode.ToolExecutionFailed, Message: t.name + ": encode output"}), nil
 	}
-	if len(b) > MaxOutputBytes {
-		return failed(outputLimit(t.name, len(b))), nil
+	if limit := maxOutput(ctx); len(b) > limit {
+		return failed(outputLimit(t.name, len(b), limit)), nil
 	}
 	res := Result{OK: true, Output: b}
 	if p, ok := out.(patcher); ok {
@@ -290,9 +290,9 @@ func canceled(name string) *ResultError {
 	return &ResultError{Code: errcode.ToolCanceled, Message: name + " was canceled"}
 }
 
-func outputLimit(name string, n int) *ResultError {
+func outputLimit(name string, n, limit int) *ResultError {
 	return &ResultError{Code: errcode.ToolOutputLimit,
-		Message: fmt.Sprintf("%s output is %d bytes, over the limit of %d", name, n, MaxOutputBytes)}
+		Message: fmt.Sprintf("%s output is %d bytes, %s", name, n, overWhat(limit))}
 }
 
 // toolError makes the *errcode.Error a tool returns from run.
