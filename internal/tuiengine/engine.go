@@ -387,6 +387,17 @@ func (e *Engine) Send(ctx context.Context, text string) (tui.Sent, error) {
 	return sent, err
 }
 
+// closeCurrent closes cur, the open session, and tells Next that no
+// session is open until the next open (openMu held).
+func (e *Engine) closeCurrent(cur *tuiSession) {
+	e.mu.Lock()
+	e.cur = nil
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	cur.close()
+}
+
 // rebuildLost reopens the open session before a prompt starts a turn when
 // the session is idle and its Docker workspace's container went away
 // since the last turn (a Docker daemon restart stops every container, and
@@ -416,12 +427,7 @@ func (e *Engine) rebuildLost(ctx context.Context, cur *tuiSession) (string, erro
 	if now, _ := e.current(); now != cur {
 		return "", nil // reopened meanwhile
 	}
-	e.mu.Lock()
-	e.cur = nil
-	close(e.changed)
-	e.changed = make(chan struct{})
-	e.mu.Unlock()
-	cur.close()
+	e.closeCurrent(cur)
 	if _, err := e.open(ctx, tui.OpenRequest{ID: cur.id}); err != nil {
 		return "", &errcode.Error{Code: errcode.Of(err), Message: fmt.Sprintf(
 			"rebuild the workspace of session %s (%s): %s; `harness resume %s` tries again",
@@ -643,12 +649,7 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 	if err := app.CheckRewind(ctx, e.a.Store, cur.id, req); err != nil {
 		return tui.Session{}, "", err
 	}
-	e.mu.Lock()
-	e.cur = nil
-	close(e.changed)
-	e.changed = make(chan struct{})
-	e.mu.Unlock()
-	cur.close()
+	e.closeCurrent(cur)
 	r, rerr := e.a.Rewind(ctx, cur.id, req)
 	s, err := e.open(ctx, tui.OpenRequest{ID: cur.id})
 	if rerr != nil {
