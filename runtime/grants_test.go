@@ -89,6 +89,12 @@ func TestSessionGrant(t *testing.T) {
 			t.Errorf("result = %+v", r)
 		}
 	}
+	// The log says why turn 2's call was not asked: the policy's answer
+	// stands, with the grant that covered it.
+	if pd := ofType[event.PolicyDecision](evs); len(pd) != 2 || pd[0].Effect != "ask" || pd[0].Reason != "" ||
+		pd[1].Effect != "ask" || pd[1].Reason != "not asked: the user allowed fs.read for this session" {
+		t.Fatalf("policy.decision = %+v", pd)
+	}
 
 	// Resumed in another runtime: turn 3 is not asked either.
 	f.sess.Close(ctx)

@@ -739,6 +739,16 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	d := s.cfg.Policy.Decide(call)
 	pd := event.PolicyDecision{CallID: callID, Action: mc.Name, Subject: call.Subject, Effect: string(d.Effect), Reason: d.Reason,
 		RuleID: d.RuleID, RunID: r.id, SessionID: s.id, TurnID: r.turnID}
+	if d.Effect == Ask && perr == nil {
+		// The log says why no question follows: the policy's answer
+		// stands, and the user's earlier grant covers it.
+		switch {
+		case r.grants[mc.Name]:
+			pd.Reason = strings.TrimPrefix(pd.Reason+"; not asked: the user allowed "+mc.Name+" for this turn", "; ")
+		case s.grantedFor(mc.Name):
+			pd.Reason = strings.TrimPrefix(pd.Reason+"; not asked: the user allowed "+mc.Name+" for this session", "; ")
+		}
+	}
 	if _, err := t.append(pd); err != nil {
 		return tools.Result{}, err
 	}

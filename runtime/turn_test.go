@@ -631,6 +631,10 @@ func TestPermissions(t *testing.T) {
 				t.Errorf("result = %+v", r)
 			}
 		}
+		if pd := ofType[event.PolicyDecision](evs); len(pd) != 2 || pd[0].Reason != "" ||
+			pd[1].Effect != "ask" || pd[1].Reason != "not asked: the user allowed fs.read for this turn" {
+			t.Errorf("policy.decision = %+v", pd)
+		}
 		// The approval's reason is steering for the next request.
 		last := m.Requests()[1].Messages
 		if got := last[len(last)-1]; got.Role != model.RoleUser || !strings.Contains(got.Content, "keep it short") {
