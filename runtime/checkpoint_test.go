@@ -40,8 +40,16 @@ func TestReconstructModelRequest(t *testing.T) {
 	})
 	f.wait(f.start("first"))
 	f.wait(f.start("second"))
+	wantRebuilt(t, f.checkpoints(), m.RequestsJSON())
+}
+
+// wantRebuilt checks that every checkpoint of cps that holds a model
+// request rebuilds it, in order, byte for byte as canonical JSON, into
+// what the model received.
+func wantRebuilt(t *testing.T, cps []*runtime.Checkpoint, received [][]byte) {
+	t.Helper()
 	var rebuilt [][]byte
-	for _, cp := range f.checkpoints() {
+	for _, cp := range cps {
 		if cp.NextRequest == nil {
 			continue
 		}
@@ -52,13 +60,12 @@ func TestReconstructModelRequest(t *testing.T) {
 		b, _ := model.MarshalCanonical(req)
 		rebuilt = append(rebuilt, b)
 	}
-	got := m.RequestsJSON()
-	if len(rebuilt) != len(got) {
-		t.Fatalf("%d reconstructed, %d received", len(rebuilt), len(got))
+	if len(rebuilt) != len(received) {
+		t.Fatalf("%d reconstructed, %d received", len(rebuilt), len(received))
 	}
-	for i := range got {
-		if !bytes.Equal(rebuilt[i], got[i]) {
-			t.Errorf("request %d differs:\nrebuilt  %s\nreceived %s", i, rebuilt[i], got[i])
+	for i := range received {
+		if !bytes.Equal(rebuilt[i], received[i]) {
+			t.Errorf("request %d differs:\nrebuilt  %s\nreceived %s", i, rebuilt[i], received[i])
 		}
 	}
 }

@@ -93,26 +93,7 @@ func TestCompactionView(t *testing.T) {
 	if len(last.History.Messages) != 8 {
 		t.Errorf("history keeps %d messages, want all 8", len(last.History.Messages))
 	}
-	var rebuilt [][]byte
-	for _, cp := range cps {
-		if cp.NextRequest != nil {
-			req, err := runtime.ReconstructModelRequest(cp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := model.MarshalCanonical(req)
-			rebuilt = append(rebuilt, b)
-		}
-	}
-	received := f.model.RequestsJSON()
-	if len(rebuilt) != len(received) {
-		t.Fatalf("%d rebuilt, %d received", len(rebuilt), len(received))
-	}
-	for i := range received {
-		if !bytes.Equal(rebuilt[i], received[i]) {
-			t.Errorf("request %d differs:\n%s\n%s", i, rebuilt[i], received[i])
-		}
-	}
+	wantRebuilt(t, cps, f.model.RequestsJSON())
 }
 
 // A summary whose usage exhausts the budget is charged (110 in the
@@ -161,22 +142,8 @@ func TestCompactionKeepsTheTurnsRequest(t *testing.T) {
 		got[2].Role != model.RoleUser || got[3].ToolCalls[0].ID != "c3" || got[4].ToolCallID != "c3" {
 		t.Fatalf("compacted view in turn 2 = %+v", got)
 	}
-	received := f.model.RequestsJSON()
-	i := 0
 	cps := f.checkpoints()
-	for _, cp := range cps {
-		if cp.NextRequest == nil {
-			continue
-		}
-		req, err := runtime.ReconstructModelRequest(cp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := model.MarshalCanonical(req); !bytes.Equal(b, received[i]) {
-			t.Errorf("request %d rebuilt:\n%s\nsent:\n%s", i+1, b, received[i])
-		}
-		i++
-	}
+	wantRebuilt(t, cps, f.model.RequestsJSON())
 	if last := cps[len(cps)-1]; last.Context.TurnRequest == "" || last.TurnMessage().Content != task {
 		t.Errorf("terminal checkpoint's turn request = %q", last.Context.TurnRequest)
 	}
@@ -688,26 +655,7 @@ func TestCompactionElidesLargeRoundResults(t *testing.T) {
 	if last.Context.Compaction.ElideBefore == 0 {
 		t.Errorf("checkpoint compaction state = %+v", last.Context.Compaction)
 	}
-	var rebuilt [][]byte
-	for _, cp := range cps {
-		if cp.NextRequest != nil {
-			req, err := runtime.ReconstructModelRequest(cp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := model.MarshalCanonical(req)
-			rebuilt = append(rebuilt, b)
-		}
-	}
-	received := f.model.RequestsJSON()
-	if len(rebuilt) != len(received) {
-		t.Fatalf("%d rebuilt, %d received", len(rebuilt), len(received))
-	}
-	for i := range received {
-		if !bytes.Equal(rebuilt[i], received[i]) {
-			t.Errorf("request %d differs:\n%s\n%s", i, rebuilt[i], received[i])
-		}
-	}
+	wantRebuilt(t, cps, f.model.RequestsJSON())
 }
 
 // A tool result that could not fit the window even alone (with the
@@ -744,27 +692,7 @@ func TestResultOverTheWindowIsRefused(t *testing.T) {
 		!strings.Contains(tool[1], "TOOL_OUTPUT_LIMIT") || !strings.Contains(tool[1], "one result may take in this session's context window") {
 		t.Fatalf("tool results sent back:\n%s", strings.Join(tool, "\n"))
 	}
-	var rebuilt [][]byte
-	for _, cp := range f.checkpoints() {
-		if cp.NextRequest == nil {
-			continue
-		}
-		req, err := runtime.ReconstructModelRequest(cp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := model.MarshalCanonical(req)
-		rebuilt = append(rebuilt, b)
-	}
-	received := f.model.RequestsJSON()
-	if len(rebuilt) != len(received) {
-		t.Fatalf("%d rebuilt, %d received", len(rebuilt), len(received))
-	}
-	for i := range received {
-		if !bytes.Equal(rebuilt[i], received[i]) {
-			t.Errorf("request %d differs:\n%s\n%s", i, rebuilt[i], received[i])
-		}
-	}
+	wantRebuilt(t, f.checkpoints(), f.model.RequestsJSON())
 }
 
 // Text sent while a compaction turn runs is not steering (that turn sends

@@ -24,8 +24,8 @@ var initLine = regexp.MustCompile(`(?m)^init (\S+) @[0-9.]+ ms, [0-9.]+ ms clock
 // uses. The bounds are today's figures with a little room: a package
 // that starts compiling a regexp at init (5–40 KB each) fails the first.
 const (
-	maxOwnInitBytes = 96 << 10  // 87 KB at the bound's writing
-	maxInitBytes    = 950_000 // 844 KB, most of it the Docker client's image-reference regexps
+	maxOwnInitBytes = 96 << 10 // 87 KB at the bound's writing
+	maxInitBytes    = 950_000  // 844 KB, most of it the Docker client's image-reference regexps
 )
 
 // TestInitAllocations runs the built binary's cheapest full start (help)
