@@ -53,60 +53,49 @@ type sessionRow struct{ rules.Row }
 
 type scanner interface{ Scan(dest ...any) error }
 
-func (r *sessionRow) scan(sc scanner) error {
-	var (
-		created, updated              int64
-		ownerID, ownerHost, ownerProc sql.NullString
-		ownerPID, acquired, expires   sql.NullInt64
-		ttl                           sql.NullInt64
-	)
-	if err := sc.Scan(&r.ID, &r.Sum.Title, &r.Metadata, &created, &updated, &r.Sum.Turns, &r.Sum.Tokens, &r.Sum.Status,
-		&r.LastSeq, &r.Epoch, &ownerID, &ownerHost, &ownerPID, &ownerProc, &acquired, &expires, &ttl); err != nil {
-		return err
-	}
-	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
-	r.Holder = nil
-	if ownerID.Valid {
-		r.Holder = &rules.Holder{
-			Owner:      store.Owner{ID: ownerID.String, Host: ownerHost.String, PID: int(ownerPID.Int64), Epoch: r.Epoch},
-			Identity:   ownerProc.String,
-			AcquiredAt: fromMicros(acquired.Int64),
-			ExpiresAt:  fromMicros(expires.Int64),
-			TTL:        time.Duration(ttl.Int64) * time.Microsecond,
-		}
-	}
-	return nil
-}
+func (r *sessionRow) scan(sc scanner) error { return r.scanRow(sc, false) }
 
 // scanListed reads a row of listCols.
-func (r *sessionRow) scanListed(sc scanner) error {
-	var (
-		created, updated int64
-		lease            sql.NullString
-	)
-	if err := sc.Scan(&r.ID, &r.Sum.Title, &r.Metadata, &created, &updated, &r.Sum.Turns, &r.Sum.Tokens, &r.Sum.Status,
-		&r.LastSeq, &r.Epoch, &lease); err != nil {
+func (r *sessionRow) scanListed(sc scanner) error { return r.scanRow(sc, true) }
+
+// scanRow reads a row of sessionCols, or of listCols when packed (the
+// lease's columns as one JSON array).
+func (r *sessionRow) scanRow(sc scanner, packed bool) error {
+	// One value for every column's destination: scanning through an
+	// interface moves them to the heap, one allocation rather than nine.
+	var v struct {
+		created, updated            int64
+		id, host, proc, lease       sql.NullString
+		pid, acquired, expires, ttl sql.NullInt64
+	}
+	dest := append(make([]any, 0, 17), &r.ID, &r.Sum.Title, &r.Metadata, &v.created, &v.updated, &r.Sum.Turns, &r.Sum.Tokens,
+		&r.Sum.Status, &r.LastSeq, &r.Epoch)
+	if packed {
+		dest = append(dest, &v.lease)
+	} else {
+		dest = append(dest, &v.id, &v.host, &v.pid, &v.proc, &v.acquired, &v.expires, &v.ttl)
+	}
+	if err := sc.Scan(dest...); err != nil {
 		return err
 	}
-	r.CreatedAt, r.UpdatedAt = fromMicros(created), fromMicros(updated)
+	if v.lease.Valid {
+		err := json.Unmarshal([]byte(v.lease.String),
+			&[]any{&v.id.String, &v.host.String, &v.pid.Int64, &v.proc.String, &v.acquired.Int64, &v.expires.Int64, &v.ttl.Int64})
+		if err != nil {
+			return fmt.Errorf("read the lease of session %s: %w", r.ID, err)
+		}
+		v.id.Valid = true
+	}
+	r.CreatedAt, r.UpdatedAt = fromMicros(v.created), fromMicros(v.updated)
 	r.Holder = nil
-	if !lease.Valid {
-		return nil
-	}
-	var (
-		id, host, proc        string
-		pid                   int
-		acquired, expires, tl int64
-	)
-	if err := json.Unmarshal([]byte(lease.String), &[]any{&id, &host, &pid, &proc, &acquired, &expires, &tl}); err != nil {
-		return fmt.Errorf("read the lease of session %s: %w", r.ID, err)
-	}
-	r.Holder = &rules.Holder{
-		Owner:      store.Owner{ID: id, Host: host, PID: pid, Epoch: r.Epoch},
-		Identity:   proc,
-		AcquiredAt: fromMicros(acquired),
-		ExpiresAt:  fromMicros(expires),
-		TTL:        time.Duration(tl) * time.Microsecond,
+	if v.id.Valid {
+		r.Holder = &rules.Holder{
+			Owner:      store.Owner{ID: v.id.String, Host: v.host.String, PID: int(v.pid.Int64), Epoch: r.Epoch},
+			Identity:   v.proc.String,
+			AcquiredAt: fromMicros(v.acquired.Int64),
+			ExpiresAt:  fromMicros(v.expires.Int64),
+			TTL:        time.Duration(v.ttl.Int64) * time.Microsecond,
+		}
 	}
 	return nil
 }
