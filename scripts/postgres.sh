@@ -2,7 +2,9 @@
 # scripts/postgres.sh: make sure the Postgres test database answers. Idempotent.
 #
 #   - the DSN already answers (a query succeeds as its role, in its
-#     database): do nothing;
+#     database): do nothing, unless the server, on this machine, allows
+#     fewer than 200 connections: then, as root, raise max_connections to
+#     200 and restart its cluster (the same after creating one);
 #   - otherwise, as root, on this machine (the DSN's host is loopback,
 #     localhost or a unix-socket directory): install Debian's postgresql when
 #     pg_ctlcluster is missing; pick the newest installed major version (or
@@ -71,8 +73,46 @@ if ! command -v pgbench >/dev/null 2>&1; then
 	fi
 fi
 
+# BenchmarkAppendVsPgbench holds pgbench's 64 connections and the store's 64
+# at once: a server of this machine allowing fewer than MIN_CONNECTIONS is
+# raised to that (ALTER SYSTEM, then a restart of its cluster).
+MIN_CONNECTIONS=200
+ensure_connections() {
+	local have v c
+	have=$(PGCONNECT_TIMEOUT=3 psql "$DSN" -Atqc 'SHOW max_connections' 2>/dev/null) || return 0
+	[ "${have:-0}" -lt "$MIN_CONNECTIONS" ] || return 0
+	local short="max_connections is $have, and BenchmarkAppendVsPgbench needs $MIN_CONNECTIONS"
+	case $PGHOST_ in
+	127.0.0.1 | localhost | ::1 | "" | /*) ;;
+	*)
+		log "warning: $short; raise it on $PGHOST_"
+		return 0
+		;;
+	esac
+	if [ "$(id -u)" -ne 0 ] || ! command -v pg_lsclusters >/dev/null 2>&1; then
+		log "warning: $short; run 'sudo scripts/postgres.sh' or raise it"
+		return 0
+	fi
+	read -r v c < <(pg_lsclusters -h | awk -v p="$PGPORT_" '$3 == p { print $1, $2; exit }') || true
+	if [ -z "${v:-}" ]; then
+		log "warning: $short; no cluster of this machine serves port $PGPORT_"
+		return 0
+	fi
+	log "raising max_connections of cluster $v/$c from $have to $MIN_CONNECTIONS (a restart)"
+	su postgres -c "psql -p $PGPORT_ -X -q -v ON_ERROR_STOP=1 -d postgres -c 'ALTER SYSTEM SET max_connections = $MIN_CONNECTIONS'" ||
+		die "ALTER SYSTEM SET max_connections failed"
+	pg_ctlcluster "$v" "$c" restart ||
+		die "pg_ctlcluster $v $c restart failed; see /var/log/postgresql/postgresql-$v-$c.log"
+	local deadline=$((SECONDS + WAIT_SECONDS))
+	until answers; do
+		[ "$SECONDS" -lt "$deadline" ] || die "the server does not answer within ${WAIT_SECONDS}s of its restart"
+		sleep 0.1
+	done
+}
+
 if answers; then
-	log "$(describe) answers; nothing to do"
+	ensure_connections
+	log "$(describe) answers; nothing else to do"
 	exit 0
 fi
 
@@ -150,4 +190,5 @@ until answers; do
 	[ "$SECONDS" -lt "$deadline" ] || die "the server runs but the DSN does not answer within ${WAIT_SECONDS}s (authentication? pg_hba.conf?)"
 	sleep 0.1
 done
+ensure_connections
 log "$(describe) answers"
