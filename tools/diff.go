@@ -15,7 +15,8 @@ const diffDescription = `Show every change made in the workspace so far, as one 
 	`Returns {patch}; an empty patch means nothing changed. Binary and large files are carried whole ` +
 	`("GIT binary patch"). Lines starting "` + workspace.LeftOutPrefix + `" come first and name, with why, ` +
 	`files that changed but that the patch cannot carry (they will not reach the user's project). A patch ` +
-	`over 128 KiB fails with TOOL_OUTPUT_LIMIT, naming the changed files: read those with fs.read instead.`
+	`over 128 KiB, or over the share of the context window one result may take, fails with TOOL_OUTPUT_LIMIT, ` +
+	`naming the changed files: read those with fs.read instead.`
 
 // DiffInput is the input of git.diff: always {}.
 type DiffInput struct{}

@@ -37,7 +37,9 @@
 // path and cwd 1..4096 bytes ("." only for fs.list and cwd); fs.write
 // contents UTF-8 of at most 131072 bytes; argv 1..128 strings of at most
 // 8192 bytes, no NUL; timeoutMs 1..600000, default 120000. Any serialized
-// output over 128 KiB is TOOL_OUTPUT_LIMIT. Within that, the tools choose:
+// output over 128 KiB, or over the smaller bound the runtime passes for a
+// small context window (WithMaxOutput), is TOOL_OUTPUT_LIMIT. Within that,
+// the tools choose:
 // fs.list returns at most 2000 entries (with total and truncated, so a large
 // tree still yields a useful answer); process.exec asks the workspace for
 // at most 48 KiB per stream and, should escaping still push the result over

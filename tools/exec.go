@@ -18,7 +18,7 @@ const execDescription = `Run one program in the workspace, an isolated copy of t
 	`cwd is a directory relative to the workspace root (default: the root). ` +
 	`timeoutMs is 1..600000 (default 120000: enough for most builds and test runs); a process still running then is killed and timedOut is true. ` +
 	`Returns {exitCode, stdout, stderr, timedOut?, stdoutTruncated?, stderrTruncated?}; each stream keeps ` +
-	`at most 48 KiB. A non-zero exit code is a normal result. Needs the isolated Docker workspace: on a ` +
+	`at most 48 KiB, its start and its end (less when the context window is small). A non-zero exit code is a normal result. Needs the isolated Docker workspace: on a ` +
 	`read-only workspace it fails with WORKSPACE_ISOLATION_REQUIRED and nothing runs.`
 
 // ExecInput is the input of process.exec. Parse fills TimeoutMs with the

@@ -11,7 +11,7 @@ const listDescription = `List the regular files under a directory of the workspa
 	`path is relative to the workspace root; "." lists the whole tree. ` +
 	`Returns {path, entries, total, truncated?}: entries are sorted file paths relative to the root ` +
 	`(pass them to fs.read as they are), total counts every file found. ` +
-	`At most 2000 entries fit; when truncated is true, list a subdirectory. ` +
+	`At most 2000 entries fit (fewer when the context window is small); when truncated is true, list a subdirectory. ` +
 	`.git, directories themselves and symlinks are not listed.`
 
 // ListInput is the input of fs.list.

@@ -15,7 +15,8 @@ import (
 const readDescription = `Read one UTF-8 text file of the workspace, an isolated copy of the project. ` +
 	`path is relative to the workspace root and slash-separated, with no "..", "." or empty segments and no .git. ` +
 	`Returns {path, content, size} (size in bytes). Fails for a directory (use fs.list), a binary file, ` +
-	`a file over 128 KiB (TOOL_OUTPUT_LIMIT; read part of it with process.exec, e.g. ["sed","-n","1,200p",path]), ` +
+	`a file over 128 KiB or over the share of the context window one result may take ` +
+	`(TOOL_OUTPUT_LIMIT, naming the bound; read part of it with process.exec, e.g. ["sed","-n","1,200p",path]), ` +
 	`and a symlink or hard link that may lead outside the workspace (WORKSPACE_SCOPE).`
 
 // ReadInput is the input of fs.read.

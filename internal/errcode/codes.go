@@ -66,7 +66,8 @@ const (
 	ToolCanceled Code = "TOOL_CANCELED"
 	// ToolExecutionFailed: tools; the tool could not do its work (a missing file).
 	ToolExecutionFailed Code = "TOOL_EXECUTION_FAILED"
-	// ToolOutputLimit: tools; the serialized output passed 128 KiB.
+	// ToolOutputLimit: tools; the serialized output passed 128 KiB, or the
+	// share of the context window one result may take (tools.WithMaxOutput).
 	ToolOutputLimit Code = "TOOL_OUTPUT_LIMIT"
 	// WorkspaceIsolationRequired: tools, workspace; a write or a process was
 	// asked of a workspace that is not an attested Docker workspace. Nothing ran.
