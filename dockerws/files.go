@@ -28,7 +28,7 @@ const readScript = `cd ` + WorkDir + ` || exit 97
 [ -d "./$1" ] && exit 96
 [ -p "./$1" ] && exit 93
 [ -f "./$1" ] || exit 93
-[ -r "./$1" ] || exit 92
+[ -r "./$1" ] || { [ -f "./$1" ] && exit 92; exit 98; }
 exec 3< "./$1" || exit 98
 r=$(readlink "/proc/$$/fd/3") || exit 97
 case "$r" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac

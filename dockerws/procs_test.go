@@ -280,7 +280,10 @@ func TestNoRaceThroughAParent(t *testing.T) {
 			t.Fatalf("read through the swapped parent returned %.60q", b)
 		case err == nil:
 			reads++
-		case errcode.Of(err) != errcode.WorkspaceNotFound && errcode.Of(err) != errcode.WorkspaceScope:
+		case errcode.Of(err) != errcode.WorkspaceNotFound && errcode.Of(err) != errcode.WorkspaceScope &&
+			errcode.Of(err) != errcode.WorkspacePermission:
+			// A parent swapped between the script's checks can make one
+			// of them look at another file (none was read through it).
 			t.Fatalf("read: %v", err)
 		}
 		err = w.WriteFile(t.Context(), "flip/w.txt", []byte("w\n"))
