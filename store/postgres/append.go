@@ -70,6 +70,9 @@ const appendConnKey = "harness.appendConn"
 type appendConn struct {
 	sds [nStmts]*pgconn.StatementDescription
 	p   params
+	out []byte // a round trip's messages (trip)
+	in  []byte // its answer
+	q   trip
 }
 
 // appendConnOf returns pc's appendConn, preparing the statements in one
@@ -130,6 +133,14 @@ func appendConnOf(ctx context.Context, pc *pgconn.PgConn) (*appendConn, error) {
 
 func stmtName(i int) string { return "harness_append_" + strconv.Itoa(i) }
 
+// stmtNames are the append's statements' names, by index.
+var stmtNames = func() (n [nStmts]string) {
+	for i := range n {
+		n[i] = stmtName(i)
+	}
+	return n
+}()
+
 // checkTypes refuses a prepared statement whose parameter or column types
 // are not the ones the append encodes and decodes (a schema that differs
 // from this code's).
@@ -168,90 +179,6 @@ func forget(pc *pgconn.PgConn, err error) {
 func stale(err error) bool {
 	pe, ok := errors.AsType[*pgconn.PgError](err)
 	return ok && (pe.Code == "26000" || pe.Code == "0A000")
-}
-
-// trip is one round trip of the append's statements: queued into a
-// batch, sent with one Sync, then their results read in order. The first
-// failure is kept; the rest is drained by finish.
-type trip struct {
-	ac  *appendConn
-	pc  *pgconn.PgConn
-	b   pgconn.Batch
-	mrr *pgconn.MultiResultReader
-	err error
-}
-
-func (q *trip) send(stmt int, params [][]byte) {
-	q.b.ExecStatement(q.ac.sds[stmt], params, binaryFormat, binaryFormat)
-}
-
-// run sends the queued statements.
-func (q *trip) run(ctx context.Context) { q.mrr = q.pc.ExecBatch(ctx, &q.b) }
-
-// next returns the next statement's results, nil after a failure.
-func (q *trip) next() *pgconn.ResultReader {
-	if q.err != nil {
-		return nil
-	}
-	if !q.mrr.NextResult() {
-		if q.err = q.mrr.Close(); q.err == nil {
-			q.err = contractError("read the append's results: fewer than its statements")
-		}
-		return nil
-	}
-	return q.mrr.ResultReader()
-}
-
-// close finishes reading rr and returns its command tag.
-func (q *trip) close(rr *pgconn.ResultReader) pgconn.CommandTag {
-	tag, err := rr.Close()
-	if err != nil && q.err == nil {
-		q.err = err
-	}
-	return tag
-}
-
-func (q *trip) fail(err error) {
-	if q.err == nil {
-		q.err = err
-	}
-}
-
-// exec reads a statement without rows.
-func (q *trip) exec() pgconn.CommandTag {
-	if rr := q.next(); rr != nil {
-		return q.close(rr)
-	}
-	return pgconn.CommandTag{}
-}
-
-// finish reads the rest of the answer and returns the first failure.
-func (q *trip) finish() error {
-	if err := q.mrr.Close(); q.err == nil {
-		q.err = err
-	}
-	if q.err != nil {
-		forget(q.pc, q.err)
-	}
-	return q.err
-}
-
-// startTrip starts a round trip on t's connection, with BEGIN first when
-// the transaction has not begun (began).
-func startTrip(ctx context.Context, t *wtx) (q *trip, began bool, err error) {
-	pc := t.conn.Conn().PgConn()
-	ac, err := appendConnOf(ctx, pc)
-	if err != nil {
-		forget(pc, err)
-		return nil, false, err
-	}
-	q = &trip{ac: ac, pc: pc}
-	began = !t.begun
-	if began {
-		q.send(sBegin, nil)
-		t.begun = true
-	}
-	return q, began, nil
 }
 
 // appendRow is what an append reads of its session's row (qLockAppendRow).
@@ -381,9 +308,9 @@ func lockAndFind(ctx context.Context, t *wtx, op, sessionID, who string, evs []s
 	q.exec()
 	var row *appendRow
 	if rr := q.next(); rr != nil {
-		if rr.NextRow() {
+		if rr.nextRow() {
 			row = &appendRow{id: sessionID}
-			q.fail(row.decode(rr.Values(), who))
+			q.fail(row.decode(rr.values(), who))
 		}
 		q.close(rr)
 		if row == nil {
@@ -392,8 +319,8 @@ func lockAndFind(ctx context.Context, t *wtx, op, sessionID, who string, evs []s
 	}
 	var stored map[string]store.Record
 	if rr := q.next(); rr != nil {
-		for q.err == nil && rr.NextRow() {
-			rec, err := decodeStored(rr.Values())
+		for q.err == nil && rr.nextRow() {
+			rec, err := decodeStored(rr.values())
 			if err != nil {
 				q.fail(err)
 				break
@@ -527,7 +454,7 @@ func appendIn(ctx context.Context, t *wtx, op string, row *appendRow, stored map
 	}
 	q.exec()
 	if tag := q.exec(); q.err == nil {
-		if tag.String() != "COMMIT" {
+		if tag != "COMMIT" {
 			q.fail(pgx.ErrTxCommitRollback)
 		} else {
 			t.committed = true
@@ -550,10 +477,10 @@ func appendIn(ctx context.Context, t *wtx, op string, row *appendRow, stored map
 // seq - from, and checks the statement's contract: one row per event,
 // numbers growing with seq (doc.go). Failing a check is a server that
 // broke it, reported as an error of the append.
-func readGlobals(rr *pgconn.ResultReader, from int64, globals []int64) error {
+func readGlobals(rr *result, from int64, globals []int64) error {
 	n := 0
-	for rr.NextRow() {
-		v := rr.Values()
+	for rr.nextRow() {
+		v := rr.values()
 		if len(v) != 2 {
 			return fieldError("the inserted events", len(v))
 		}

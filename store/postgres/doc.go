@@ -56,7 +56,9 @@
 // The append, the write a session makes most, speaks the wire protocol
 // itself (append.go): its seven statements are prepared once per
 // connection, their parameters and answers in binary, without pgx's
-// per-value plans; the other writes go through pgx batches.
+// per-value plans, and its two round trips are written to and read from
+// the connection's socket itself while pgx holds the connection idle
+// (trip.go); the other writes go through pgx batches.
 // A call whose context ends asks the server to cancel its statement; if
 // that was the COMMIT, the write may have been committed all the same, and
 // an identical retry answers which.

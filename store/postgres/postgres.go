@@ -166,6 +166,7 @@ type wtx struct {
 	conn      *pgxpool.Conn
 	begun     bool // BEGIN has been sent: the transaction must end
 	committed bool
+	drop      bool // close the connection when the write ends (trip.finish)
 }
 
 // send sends b, after BEGIN when it is the transaction's first batch and
@@ -214,6 +215,11 @@ func (s *Store) write(ctx context.Context, op string, fn func(t *wtx) error) err
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_, _ = conn.Exec(rctx, "ROLLBACK")
+	}
+	if t.drop {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = conn.Conn().Close(cctx)
 	}
 	return translate(op, err)
 }

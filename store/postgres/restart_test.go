@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/store"
@@ -50,6 +51,65 @@ func TestAppendRidesOutDroppedConnections(t *testing.T) {
 	recs, err := s.ReadEvents(context.WithoutCancel(t.Context()), "sess-restart", -1, 10)
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("%d events stored (%v), want 2", len(recs), err)
+	}
+}
+
+// A connection dropped while its append waits inside its first round
+// trip (here for a row lock another transaction holds) is ridden out as
+// well: the append, tried again on a new connection once the lock is
+// free, stores its event once.
+func TestAppendRidesOutAConnectionDroppedMidTrip(t *testing.T) {
+	t.Parallel()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	app := "harness-midtrip-" + hex.EncodeToString(b[:])
+	dsn := freshSchema(t)
+	s := mustOpen(t, withParam(dsn, "application_name", app), Options{LockTimeout: time.Minute})
+	who := storetest.Held(t, s, "sess-mid", "me")
+	ctx := t.Context()
+	blocker := mustConnect(t, dsn)
+	tx, err := blocker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = 'sess-mid' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		rec store.Record
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rec, err := s.Append(ctx, "sess-mid", who, storetest.Note("evt-1", 1))
+		done <- result{rec, err}
+	}()
+	// Wait until the append's backend waits on the lock, then drop it.
+	for {
+		var killed int
+		if err := server(t).QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE application_name = $1 AND wait_event_type = 'Lock'`, app).Scan(&killed); err != nil {
+			t.Fatal(err)
+		}
+		if killed > 0 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the append returned before it waited on the lock: %v, %v", r.rec, r.err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("append whose connection was dropped mid-trip: %v (%s)", r.err, errcode.Of(r.err))
+	}
+	recs, err := s.ReadEvents(ctx, "sess-mid", -1, 10)
+	if err != nil || len(recs) != 1 || recs[0].ID != "evt-1" || r.rec.Seq != recs[0].Seq {
+		t.Fatalf("stored %v (%v), returned %v; want evt-1 once", recs, err, r.rec)
 	}
 }
 
