@@ -335,8 +335,12 @@ func commandTag(b []byte) string {
 		return "COMMIT"
 	case "ROLLBACK":
 		return "ROLLBACK"
+	case "SELECT 0":
+		return "SELECT 0"
 	case "SELECT 1":
 		return "SELECT 1"
+	case "INSERT 0 1":
+		return "INSERT 0 1"
 	case "UPDATE 1":
 		return "UPDATE 1"
 	}
