@@ -57,9 +57,6 @@ var appendStmts = [nStmts]struct {
 	sCommit: {sql: "COMMIT"},
 }
 
-// binaryFormat asks for every parameter or column in binary.
-var binaryFormat = []int16{1}
-
 // appendConnKey keys a connection's appendConn in its CustomData.
 const appendConnKey = "harness.appendConn"
 
