@@ -57,7 +57,6 @@ type trip struct {
 	ac     *appendConn
 	pc     *pgconn.PgConn
 	t      *wtx
-	sent   int // statements sent
 	at     int // where reading ac.in has got to
 	end    int // where the answer's complete messages end
 	err    error
@@ -121,7 +120,6 @@ func (q *trip) send(stmt int, params [][]byte) {
 	binary.BigEndian.PutUint32(b[at+1:], uint32(len(b)-at-1))
 	b = append(b, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0) // the unnamed portal, every row
 	q.ac.out = b
-	q.sent++
 }
 
 // run sends the queued statements with a Sync and reads the whole answer.
