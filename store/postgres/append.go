@@ -70,6 +70,7 @@ type appendConn struct {
 	out []byte // a round trip's messages (trip)
 	in  []byte // its answer
 	q   trip
+	w   watch
 }
 
 // appendConnOf returns pc's appendConn, preparing the statements in one
@@ -90,6 +91,7 @@ func appendConnOf(ctx context.Context, pc *pgconn.PgConn) (*appendConn, error) {
 		return nil, err
 	}
 	ac := &appendConn{}
+	ac.w.init(pc)
 	var err error
 	for i, st := range appendStmts {
 		if _, err = p.GetResults(); err != nil {

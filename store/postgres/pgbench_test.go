@@ -54,7 +54,7 @@ func pgbenchScript(body []byte) string {
 // the same statements (pgbenchScript) from N clients to the same schema
 // (target: store/pgbench ≥ 0.9 at both).
 //
-// The two take turns, ten windows of a second each per level, which goes
+// The two take turns, sixteen windows of a second each per level, which goes
 // first alternating: the machines this runs on are shared, and the
 // server's CPU per append moved from 312 to 828 µs between phases of ten
 // seconds in one run, so that phases taken seconds apart compared the
@@ -82,7 +82,7 @@ func BenchmarkAppendVsPgbench(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(gcpolicy.Percent))
 	const (
 		window = time.Second
-		pairs  = 10
+		pairs  = 16
 	)
 	levels := []int{16, 64}
 	dsn := freshSchema(b)

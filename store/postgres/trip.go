@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -132,33 +134,15 @@ func (q *trip) run(ctx context.Context) {
 		return
 	}
 	q.ac.out = append(q.ac.out, 'S', 0, 0, 0, 4)
+	q.ac.w.start(ctx, q.t)
 	nc := q.pc.Conn()
-	var stop func() bool
-	var fired chan struct{}
-	if ctx.Done() != nil {
-		fired = make(chan struct{})
-		pc := q.pc
-		stop = context.AfterFunc(ctx, func() {
-			defer close(fired)
-			_ = nc.SetDeadline(time.Now().Add(cancelGrace))
-			go func() {
-				cctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
-				defer cancel()
-				_ = pc.CancelRequest(cctx)
-			}()
-		})
-	}
 	_, err := nc.Write(q.ac.out)
 	if err == nil {
 		err = q.readAnswer(nc)
 	}
-	if stop != nil && !stop() {
-		<-fired
-		_ = nc.SetDeadline(time.Time{})
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			err = fmt.Errorf("%w (the server did not answer the cancellation within %s)", ctx.Err(), cancelGrace)
-		}
+	var ne net.Error
+	if q.ac.w.fired.Load() && errors.As(err, &ne) && ne.Timeout() {
+		err = fmt.Errorf("%w (the server did not answer the cancellation within %s)", ctx.Err(), cancelGrace)
 	}
 	if err != nil {
 		q.broken = true
@@ -166,6 +150,62 @@ func (q *trip) run(ctx context.Context) {
 		// administrator's shutdown, a crash): its error is the trip's.
 		q.fail(q.fatal(err))
 	}
+}
+
+// watch is the one context watch a write's round trips share: when the
+// write's context ends, it asks the server to cancel the statement running
+// and gives the socket cancelGrace to answer, as pgx's
+// CancelRequestContextWatcherHandler (Open) does. Its parts are made once
+// per connection, so that starting it costs no allocation of its own.
+type watch struct {
+	pc       *pgconn.PgConn
+	onCancel func()
+	onEnd    func()         // end, as t.unwatch takes it
+	done     sync.WaitGroup // the cancellation's part is over
+	fired    atomic.Bool
+	stop     func() bool // the running watch's, nil when none runs
+}
+
+func (w *watch) init(pc *pgconn.PgConn) {
+	w.pc = pc
+	w.onEnd = w.end
+	w.onCancel = func() {
+		defer w.done.Done()
+		w.fired.Store(true)
+		_ = pc.Conn().SetDeadline(time.Now().Add(cancelGrace))
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+			defer cancel()
+			_ = pc.CancelRequest(ctx)
+		}()
+	}
+}
+
+// start starts the watch for t's write, unless it runs already or ctx
+// cannot end; t.unwatch ends it.
+func (w *watch) start(ctx context.Context, t *wtx) {
+	if w.stop != nil || ctx.Done() == nil {
+		return
+	}
+	w.done.Add(1)
+	w.stop = context.AfterFunc(ctx, w.onCancel)
+	t.unwatch = w.onEnd
+}
+
+// end ends the watch: once a cancellation that began has done its part,
+// the socket's deadline is taken off again.
+func (w *watch) end() {
+	if w.stop == nil {
+		return
+	}
+	if w.stop() {
+		w.done.Done()
+	} else {
+		w.done.Wait()
+		_ = w.pc.Conn().SetDeadline(time.Time{})
+	}
+	w.stop = nil
+	w.fired.Store(false)
 }
 
 // readAnswer reads into ac.in until its complete messages end with a
