@@ -228,12 +228,14 @@ func (m *measured) perOp(d time.Duration) float64 {
 	return float64(d.Microseconds()) / float64(max(m.ops, 1))
 }
 
-// measure counts what count adds over d, with the CPU that clientCPU and
-// the server's processes spend meanwhile.
+// measure counts what count adds over the window d (the measurement's
+// own length, not a wait for something to happen), with the CPU that
+// clientCPU and the server's processes spend meanwhile.
 func measure(d time.Duration, count func() int64, clientCPU func() time.Duration) measured {
 	srv0, cli0, n0 := postgresCPU(), clientCPU(), count()
 	t0 := time.Now()
-	time.Sleep(d)
+	window := time.NewTimer(d)
+	<-window.C
 	n1 := count()
 	elapsed := time.Since(t0)
 	return measured{ops: n1 - n0, time: elapsed, cli: clientCPU() - cli0, srv: postgresCPU() - srv0}
@@ -298,19 +300,18 @@ func runPgbench(b *testing.B, pgbench, script, schema string, n, runID int, setu
 	}
 	kill()
 	// Its backends roll back what it had begun when they see the
-	// connections close; the other side runs once they have.
-	for {
-		var left int
-		if err := setup.pool.QueryRow(ctx, `SELECT count(*)::int FROM pg_stat_activity WHERE application_name = 'harness-pgbench'`).Scan(&left); err != nil {
-			b.Fatal(err)
-		}
-		if left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of pgbench's backends still run a minute after it was killed", left)
-		}
-		time.Sleep(5 * time.Millisecond)
+	// connections close; the other side runs once they have ended: the
+	// server waits for each (pg_terminate_backend with a timeout returns
+	// once the backend is gone; one that ended already is no error here).
+	if _, err := setup.pool.Exec(ctx, `SELECT pg_terminate_backend(pid, 60000) FROM pg_stat_activity WHERE application_name = 'harness-pgbench'`); err != nil {
+		b.Fatal(err)
+	}
+	var left int
+	if err := setup.pool.QueryRow(ctx, `SELECT count(*)::int FROM pg_stat_activity WHERE application_name = 'harness-pgbench'`).Scan(&left); err != nil {
+		b.Fatal(err)
+	}
+	if left != 0 {
+		b.Fatalf("%d of pgbench's backends still run a minute after it was killed", left)
 	}
 	return m
 }
