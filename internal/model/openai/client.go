@@ -71,7 +71,23 @@ type Client struct {
 	base       *url.URL
 	hc         *http.Client
 	key        string
+	echoKey    string    // the key as replies are redacted of it (echoKeyOf)
 	refused    *refusals // reasoning fields this server refused
+}
+
+// minEchoKeyBytes is the least length of a key that replies are redacted
+// of. A shorter one is a placeholder that a local server (llama.cpp,
+// Ollama) accepts whatever it says, such as "ollama" or "x", and no
+// secret: replacing it in the model's text and tool arguments would change
+// every file the model writes that holds the word. Error messages are
+// redacted of any key.
+const minEchoKeyBytes = 16
+
+func echoKeyOf(key string) string {
+	if len(key) < minEchoKeyBytes {
+		return ""
+	}
+	return key
 }
 
 // refusals are the reasoning fields a server answered 400 to: once one is
@@ -129,6 +145,7 @@ func New(cfg Config) (*Client, error) {
 		red:        redactor{key: cfg.APIKey, base: displayURL(u)},
 		base:       u,
 		key:        cfg.APIKey,
+		echoKey:    echoKeyOf(cfg.APIKey),
 		refused:    &refusals{},
 	}
 	if c.timeout <= 0 {

@@ -99,3 +99,34 @@ func TestEchoedKeyIsRedacted(t *testing.T) {
 func holdsKey(raw json.RawMessage) bool {
 	return strings.Contains(string(raw), testKey) || strings.Contains(string(raw), `u0073k`)
 }
+
+// A short placeholder key (what local servers take, whatever it says) is
+// not redacted from replies: the model's text and a file it writes keep
+// the word. Only keys of minEchoKeyBytes and more are.
+func TestPlaceholderKeyIsNotRedactedFromReplies(t *testing.T) {
+	args, _ := json.Marshal(`{"path":"main.go","contents":"package main // uses ollama\n"}`)
+	body := "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-test\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"package main and ollama\"},\"finish_reason\":null}]}\n\n" +
+		fmt.Sprintf("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-test\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_0\",\"type\":\"function\",\"function\":{\"name\":\"fs_write\",\"arguments\":%s}}]},\"finish_reason\":null}]}\n\n", args) +
+		"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-test\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"
+	for _, key := range []string{"k", "ollama"} {
+		srv := newServer(t, reply{status: http.StatusOK, body: body})
+		c := newClient(t, srv, func(cfg *Config) { cfg.APIKey = key })
+		chunks, err := drain(t, mustStream(t, c, t.Context(), baseRequest()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var comp *model.Completion
+		for _, ch := range chunks {
+			if ch.Kind == model.ChunkCompletion {
+				comp = ch.Completion
+			}
+		}
+		if comp == nil || comp.Content != "package main and ollama" || len(comp.ToolCalls) != 1 ||
+			!strings.Contains(string(comp.ToolCalls[0].Arguments), "package main // uses ollama") {
+			t.Fatalf("key %q: completion %+v, want the text and the file as the model wrote them", key, comp)
+		}
+	}
+	if echoKeyOf(testKey) != testKey {
+		t.Fatalf("a key of %d bytes is not redacted from replies", len(testKey))
+	}
+}

@@ -255,7 +255,7 @@ func htmlAnswer(status int) error {
 // delta or at the end. The completion's content and reasoning are redacted
 // the same way, so the deltas still add up to them.
 func (s *stream) keyText(held *string, text string) string {
-	key := s.c.key
+	key := s.c.echoKey
 	if key == "" {
 		return text
 	}
@@ -327,7 +327,7 @@ func (s *stream) finish(sawDone bool) error {
 		return err
 	}
 	s.release(nil)
-	if key := s.c.key; key != "" {
+	if key := s.c.echoKey; key != "" {
 		if s.heldThink != "" {
 			s.emitted = true
 			s.pending = append(s.pending, model.Chunk{Kind: model.ChunkReasoning, Delta: s.heldThink})
