@@ -646,7 +646,7 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 		return tui.Session{}, "", errcode.New(errcode.SessBusy, "a turn is running: /rewind works between turns (esc cancels the turn)")
 	}
 	req := app.RewindRequest{Turn: turnID, Undo: undo}
-	if err := app.CheckRewind(ctx, e.a.Store, cur.id, req); err != nil {
+	if err := e.a.CheckRewind(ctx, cur.id, req); err != nil {
 		return tui.Session{}, "", err
 	}
 	e.closeCurrent(cur)
@@ -662,8 +662,8 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 	if r.Event.Undo {
 		out = fmt.Sprintf("undid the last rewind: back at the end of turn %d", r.Event.ToTurn)
 	}
-	for _, p := range r.OnHost {
-		out += fmt.Sprintf(" · the host's files are not rewound: a patch of this session is applied to %s (`harness apply %s --reverse` reverts it)", p.Root, cur.id)
+	if line := r.HostLine(cur.id); line != "" {
+		out += " · " + line
 	}
 	return s, out, nil
 }
