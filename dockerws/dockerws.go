@@ -210,8 +210,8 @@ type Workspace struct {
 	// baseFiles is what Diff compares with: base's files, moved along
 	// with the host tree by Rebase (guarded by lock once scanned is
 	// closed); baseDigest (guarded by mu) names it once moved.
-	baseFiles  map[string]*entry
-	baseDigest string
+	baseFiles   map[string]*entry
+	baseDigest  string
 	initial     map[string]*entry
 	initialDirs map[string]bool
 
