@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/errcode"
@@ -84,5 +85,57 @@ func TestPendingRefusesALink(t *testing.T) {
 	_, err := Pending(t.Context(), root, p, []HostChange{{Patch: p, Reverse: true}}, 0)
 	if errcode.Of(err) != errcode.WorkspaceScope {
 		t.Fatalf("got %v, want WORKSPACE_SCOPE", err)
+	}
+}
+
+// A live workspace follows the host: after Rebase with what the host
+// received, Diff shows only later work, and Snapshot names the moved base;
+// a workspace rebuilt for the earlier patch with that host change taken
+// back (Options.HostChanges) holds the same files, and diffs as the live
+// one does.
+func TestRebaseAndRebuildFollowTheHost(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"keep.txt": "keep\n"})
+	w := open(t, root, busyboxImage)
+	start := w.Snapshot()
+	mustExec(t, w, "sh", "-c", "echo one > a.txt")
+	p1, err := w.Diff(t.Context())
+	if err != nil || !strings.Contains(p1, "a.txt") {
+		t.Fatalf("first diff: %v\n%s", err, p1)
+	}
+	// The user applies it to the host.
+	writeTree(t, root, map[string]string{"a.txt": "one\n"})
+	if err := w.Rebase(t.Context(), HostChange{Patch: p1}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := w.Diff(t.Context()); err != nil || d != "" {
+		t.Fatalf("diff after the rebase: %v\n%s", err, d)
+	}
+	if w.Snapshot() == start {
+		t.Fatal("the snapshot did not move with the base")
+	}
+	mustExec(t, w, "sh", "-c", "echo bee > b.txt && echo two > a.txt")
+	p2, err := w.Diff(t.Context())
+	if err != nil || strings.Contains(p2, "+one") || !strings.Contains(p2, "b.txt") || !strings.Contains(p2, "-one") {
+		t.Fatalf("diff of later work: %v\n%s", err, p2)
+	}
+	if err := w.Rebase(t.Context(), HostChange{Patch: "not a patch"}); errcode.Of(err) != errcode.ToolBadInput {
+		t.Fatalf("Rebase with a bad patch: %v", err)
+	}
+
+	// Rebuilt for the first patch, the host change taken back: turn 1's
+	// files, nothing pending.
+	r := open(t, root, busyboxImage, func(o *Options) { o.Patch, o.HostChanges = p1, []HostChange{{Patch: p1}} })
+	if r.Origin() != start {
+		t.Errorf("origin %s, want the tree the patch was made on %s", r.Origin(), start)
+	}
+	if d, err := r.Diff(t.Context()); err != nil || d != "" {
+		t.Fatalf("untouched rebuilt diff: %v\n%s", err, d)
+	}
+	if res := mustExec(t, r, "cat", "a.txt"); res.Stdout != "one\n" {
+		t.Fatalf("a.txt in the rebuilt workspace: %q", res.Stdout)
+	}
+	if d, err := r.Diff(t.Context()); err != nil || d != "" {
+		t.Fatalf("rebuilt diff: %v\n%s", err, d)
 	}
 }
