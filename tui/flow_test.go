@@ -488,6 +488,27 @@ func TestApplyRefusedWhenHostChanged(t *testing.T) {
 	s.wantText("WORKSPACE_SCOPE", "nothing was applied")
 }
 
+// A refusal longer than the screen is wide is wrapped, every word of it
+// on the screen, not cut with an ellipsis; and the header does not blame
+// a changed tree for every refusal.
+func TestApplyRefusalIsWrappedWhole(t *testing.T) {
+	eng := idleEngine()
+	why := "the patch creates notes/a-rather-long-file-name.txt, which exists in /src/app: made there after the session copied the tree, or left out of the copy (a credential-like name, an --exclude pattern, a file over --max-file-bytes); nothing was applied; move the host file aside and apply again"
+	eng.plan = ApplyPlan{Root: "/src/app", Patch: samplePatch, Conflict: why}
+	s := newScreen(t, eng, Options{}, 80, 30)
+	s.typeText("/apply")
+	s.key("enter")
+	s.wantText("WORKSPACE_SCOPE", "apply again")
+	txt := s.text()
+	_, body, _ := strings.Cut(txt, "Apply the workspace patch") // the status line shortens the session ID with …
+	if strings.Contains(body, "…") || strings.Contains(txt, "changed under this patch") {
+		t.Errorf("the refusal is cut or misblamed:\n%s", txt)
+	}
+	if got := strings.Join(strings.Fields(txt), " "); !strings.Contains(got, why) {
+		t.Errorf("the refusal is not on the screen whole:\n%s", txt)
+	}
+}
+
 // A write of the file's own contents says so, and ctrl+o has nothing
 // more to show.
 func TestApprovalOfAnUnchangedWrite(t *testing.T) {

@@ -88,17 +88,25 @@ func diffLines(patch string, width int, th *theme.Theme) []string {
 func applyLines(plan ApplyPlan, width int, th *theme.Theme) []string {
 	switch {
 	case plan.Applied:
-		return []string{" " + th.OK.Render("✓ Already applied:") + " " + th.Text.Render(ansi.Truncate("the host tree at "+plan.Root+" already holds these changes; nothing is left to apply.", width-22, "…"))}
+		out := []string{" " + th.OK.Render("✓ Already applied:")}
+		for _, l := range wrapped("the host tree at "+plan.Root+" already holds these changes; nothing is left to apply.", width-1) {
+			out = append(out, " "+th.Text.Render(l))
+		}
+		return out
 	case plan.Conflict != "":
-		out := []string{" " + th.ErrCode.Render("WORKSPACE_SCOPE") + " " + th.Err.Render("the host tree changed under this patch; nothing was applied"), ""}
-		for _, l := range strings.Split(strings.TrimRight(plan.Conflict, "\n"), "\n") {
-			out = append(out, " "+th.Muted.Render(ansi.Truncate(l, width-1, "…")))
+		// The refusal says why in its own words (a changed file, a
+		// symbolic link, a file that exists), whole: wrapped, never cut.
+		out := []string{" " + th.ErrCode.Render("WORKSPACE_SCOPE") + " " + th.Err.Render("the host tree refused this patch; nothing was applied"), ""}
+		for _, l := range wrapped(plan.Conflict, width-1) {
+			out = append(out, " "+th.Muted.Render(l))
 		}
 		return out
 	}
 	var out []string
 	for _, w := range plan.Warnings {
-		out = append(out, " "+th.Err.Render(ansi.Truncate("warning: "+w, width-1, "…")))
+		for _, l := range wrapped("warning: "+w, width-1) {
+			out = append(out, " "+th.Err.Render(l))
+		}
 	}
 	if len(out) > 0 {
 		out = append(out, "")
@@ -319,4 +327,14 @@ func age(now, t time.Time) string {
 	default:
 		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 	}
+}
+
+// wrapped splits text into its lines, each wrapped at width (words kept
+// whole where they fit, a longer one broken).
+func wrapped(text string, width int) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		out = append(out, strings.Split(ansi.Wrap(l, max(width, 10), ""), "\n")...)
+	}
+	return out
 }
