@@ -83,6 +83,7 @@ type appendConn struct {
 	ids    []string // the new events' IDs, types and bodies: the insert's arrays
 	types  []string
 	bodies [][]byte
+	r      round // the round trip under way
 }
 
 // appendConnOf returns conn's appendConn, preparing the statements in one
@@ -330,7 +331,8 @@ func startRound(ctx context.Context, t *wtx) (q *round, began bool, err error) {
 		forget(conn.PgConn(), err)
 		return nil, false, err
 	}
-	q = &round{ac: ac, pc: conn.PgConn()}
+	q = &ac.r
+	*q = round{ac: ac, pc: conn.PgConn()}
 	began = !t.begun
 	if began {
 		q.send(sBegin, nil)
