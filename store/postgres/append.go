@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/store"
@@ -37,46 +38,59 @@ const (
 )
 
 // appendStmts are the append's statements with the types of their
-// parameters and columns, which the binary encoding (wire.go) assumes and
-// the preparation checks.
+// parameters and columns, which the append's encoding and scan plans
+// assume and the preparation checks.
 var appendStmts = [nStmts]struct {
 	sql          string
 	params, cols []uint32
 }{
 	sBegin:      {sql: "BEGIN"},
-	sLockAppend: {sql: qLockAppend, params: []uint32{oidText}, cols: []uint32{oidVoid}},
-	sLockRow: {sql: qLockAppendRow, params: []uint32{oidText},
-		cols: []uint32{oidText, oidInt4, oidInt8, oidText, oidInt8, oidInt8, oidText, oidTimestamptz, oidInt8}},
-	sStoredOne: {sql: qStoredEvent, params: []uint32{oidText},
-		cols: []uint32{oidText, oidText, oidInt8, oidInt8, oidText, oidBytea, oidTimestamptz}},
-	sStored: {sql: qStoredEvents, params: []uint32{oidTextArray},
-		cols: []uint32{oidText, oidText, oidInt8, oidInt8, oidText, oidBytea, oidTimestamptz}},
-	sInsert: {sql: qInsertEvents, params: []uint32{oidText, oidInt8, oidTimestamptz, oidTextArray, oidTextArray, oidByteaArray},
-		cols: []uint32{oidInt8, oidInt8}},
-	sUpdate: {sql: qUpdateAfterAppend, params: []uint32{oidText, oidInt8, oidTimestamptz, oidText, oidInt4, oidInt8, oidText, oidTimestamptz}},
+	sLockAppend: {sql: qLockAppend, params: []uint32{pgtype.TextOID}, cols: []uint32{oidVoid}},
+	sLockRow: {sql: qLockAppendRow, params: []uint32{pgtype.TextOID},
+		cols: []uint32{pgtype.TextOID, pgtype.Int4OID, pgtype.Int8OID, pgtype.TextOID, pgtype.Int8OID, pgtype.Int8OID,
+			pgtype.TextOID, pgtype.TimestamptzOID, pgtype.Int8OID}},
+	sStoredOne: {sql: qStoredEvent, params: []uint32{pgtype.TextOID}, cols: storedCols},
+	sStored:    {sql: qStoredEvents, params: []uint32{pgtype.TextArrayOID}, cols: storedCols},
+	sInsert: {sql: qInsertEvents,
+		params: []uint32{pgtype.TextOID, pgtype.Int8OID, pgtype.TimestamptzOID, pgtype.TextArrayOID, pgtype.TextArrayOID, pgtype.ByteaArrayOID},
+		cols:   []uint32{pgtype.Int8OID, pgtype.Int8OID}},
+	sUpdate: {sql: qUpdateAfterAppend, params: []uint32{pgtype.TextOID, pgtype.Int8OID, pgtype.TimestamptzOID, pgtype.TextOID,
+		pgtype.Int4OID, pgtype.Int8OID, pgtype.TextOID, pgtype.TimestamptzOID}},
 	sCommit: {sql: "COMMIT"},
 }
+
+// storedCols are the columns of qStoredEvent and qStoredEvents.
+var storedCols = []uint32{pgtype.TextOID, pgtype.TextOID, pgtype.Int8OID, pgtype.Int8OID, pgtype.TextOID, pgtype.ByteaOID, pgtype.TimestamptzOID}
+
+// oidVoid is the type of pg_advisory_xact_lock's result (pgtype names
+// no constant for it).
+const oidVoid = 2278
+
+// binaryFormat asks for every parameter or column in binary.
+var binaryFormat = []int16{pgtype.BinaryFormatCode}
 
 // appendConnKey keys a connection's appendConn in its CustomData.
 const appendConnKey = "harness.appendConn"
 
 // appendConn is one connection's append machinery: the statements,
-// prepared on it once (named harness_append_N), and the parameter buffer
-// reused by every append on it. The connection is used by one caller at a
-// time, and so is its appendConn.
+// prepared on it once (named harness_append_N), the parameters' buffer
+// reused by every append on it, and the plans that scan the columns. The
+// connection is used by one caller at a time, and so is its appendConn.
 type appendConn struct {
-	sds [nStmts]*pgconn.StatementDescription
-	p   params
-	out []byte // a round trip's messages (trip)
-	in  []byte // its answer
-	q   trip
-	w   watch
+	sds    [nStmts]*pgconn.StatementDescription
+	p      params
+	scan   scanPlans
+	ids    []string // the new events' IDs, types and bodies: the insert's arrays
+	types  []string
+	bodies [][]byte
+	r      round // the round trip under way
 }
 
-// appendConnOf returns pc's appendConn, preparing the statements in one
+// appendConnOf returns conn's appendConn, preparing the statements in one
 // round trip on the connection's first append (and again after the server
 // lost them: forget).
-func appendConnOf(ctx context.Context, pc *pgconn.PgConn) (*appendConn, error) {
+func appendConnOf(ctx context.Context, conn *pgx.Conn) (*appendConn, error) {
+	pc := conn.PgConn()
 	if ac, ok := pc.CustomData()[appendConnKey].(*appendConn); ok {
 		return ac, nil
 	}
@@ -90,8 +104,8 @@ func appendConnOf(ctx context.Context, pc *pgconn.PgConn) (*appendConn, error) {
 	if err := p.Sync(); err != nil {
 		return nil, err
 	}
-	ac := &appendConn{}
-	ac.w.init(pc)
+	m := conn.TypeMap()
+	ac := &appendConn{p: params{m: m}, scan: newScanPlans(m)}
 	var err error
 	for i, st := range appendStmts {
 		if _, err = p.GetResults(); err != nil {
@@ -132,16 +146,8 @@ func appendConnOf(ctx context.Context, pc *pgconn.PgConn) (*appendConn, error) {
 
 func stmtName(i int) string { return "harness_append_" + strconv.Itoa(i) }
 
-// stmtNames are the append's statements' names, by index.
-var stmtNames = func() (n [nStmts]string) {
-	for i := range n {
-		n[i] = stmtName(i)
-	}
-	return n
-}()
-
 // checkTypes refuses a prepared statement whose parameter or column types
-// are not the ones the append encodes and decodes (a schema that differs
+// are not the ones the append encodes and scans (a schema that differs
 // from this code's).
 func checkTypes(sql string, params, cols []uint32, sd *pgconn.StatementDescription) error {
 	same := len(sd.ParamOIDs) == len(params) && len(sd.Fields) == len(cols)
@@ -180,6 +186,235 @@ func stale(err error) bool {
 	return ok && (pe.Code == "26000" || pe.Code == "0A000")
 }
 
+// params are a statement's parameters, encoded in binary by the
+// connection's type map into one buffer reused by every statement.
+type params struct {
+	m    *pgtype.Map
+	buf  []byte
+	ends []int // where each parameter's bytes end in buf; -1: NULL
+	vals [][]byte
+	err  error // the first failure to encode
+}
+
+func (p *params) reset() {
+	if p.buf == nil {
+		// Never nil: the type map's nil answer means NULL, and an
+		// empty string appended to a nil buffer would look like one.
+		p.buf = make([]byte, 0, 1024)
+	}
+	p.buf, p.ends = p.buf[:0], p.ends[:0]
+}
+
+// add encodes v as a value of type oid.
+func (p *params) add(oid uint32, v any) {
+	if p.err != nil {
+		return
+	}
+	buf, err := p.m.Encode(oid, pgtype.BinaryFormatCode, v, p.buf)
+	switch {
+	case err != nil:
+		p.err = &errcode.Error{Code: errcode.SessInvalidRecord, Op: "postgres.Append", Message: "encode a parameter of the append", Err: err}
+	case buf == nil:
+		p.ends = append(p.ends, -1)
+	default:
+		p.buf = buf
+		p.ends = append(p.ends, len(buf))
+	}
+}
+
+// values returns the parameters as the batch takes them (it copies them
+// at once): they alias p's buffer, valid until the next reset.
+func (p *params) values() [][]byte {
+	p.vals = p.vals[:0]
+	start := 0
+	for _, e := range p.ends {
+		if e < 0 {
+			p.vals = append(p.vals, nil)
+			continue
+		}
+		p.vals = append(p.vals, p.buf[start:e:e])
+		start = e
+	}
+	return p.vals
+}
+
+// scanPlans are the type map's plans for the column types the append
+// reads, made once per connection: each is the same for every target of
+// its Go type.
+type scanPlans struct {
+	text, int4, int8, time, bytea pgtype.ScanPlan
+}
+
+func newScanPlans(m *pgtype.Map) scanPlans {
+	var (
+		s  string
+		i4 int32
+		i8 int64
+		t  time.Time
+		b  []byte
+	)
+	bin := int16(pgtype.BinaryFormatCode)
+	return scanPlans{
+		text:  m.PlanScan(pgtype.TextOID, bin, &s),
+		int4:  m.PlanScan(pgtype.Int4OID, bin, &i4),
+		int8:  m.PlanScan(pgtype.Int8OID, bin, &i8),
+		time:  m.PlanScan(pgtype.TimestamptzOID, bin, &t),
+		bytea: m.PlanScan(pgtype.ByteaOID, bin, &b),
+	}
+}
+
+// scanner scans a row's columns in order, keeping the first failure.
+type scanner struct {
+	v    [][]byte
+	i    int
+	what string // the row's name, for the failure
+	err  error
+}
+
+// null reports whether the next column is NULL (and skips it then).
+func (r *scanner) null() bool {
+	if r.i < len(r.v) && r.v[r.i] == nil {
+		r.i++
+		return true
+	}
+	return false
+}
+
+// next scans the next column with plan into dst.
+func (r *scanner) next(plan pgtype.ScanPlan, dst any) {
+	if r.err != nil {
+		return
+	}
+	if r.i >= len(r.v) {
+		r.err = fieldError(r.what, fmt.Errorf("%d columns", len(r.v)))
+		return
+	}
+	if err := plan.Scan(r.v[r.i], dst); err != nil {
+		r.err = fieldError(r.what, fmt.Errorf("column %d: %w", r.i+1, err))
+	}
+	r.i++
+}
+
+// done returns the first failure, or one for columns left over.
+func (r *scanner) done() error {
+	if r.err == nil && r.i != len(r.v) {
+		r.err = fieldError(r.what, fmt.Errorf("%d columns", len(r.v)))
+	}
+	return r.err
+}
+
+// fieldError is an answer the append could not scan: the server's tables
+// are not the ones this code reads.
+func fieldError(what string, err error) error {
+	return &errcode.Error{Code: errcode.SessSchemaVersion, Op: "postgres.Append",
+		Message: fmt.Sprintf("read %s: not the expected values: the schema differs from this Harness's", what), Err: err}
+}
+
+// round is one round trip of the append's statements: queued into a
+// pgconn batch, which pgx sends with one Sync (ExecBatch), then their
+// results read in order. The first failure is kept; the rest is drained
+// by finish.
+type round struct {
+	ac  *appendConn
+	pc  *pgconn.PgConn
+	b   pgconn.Batch
+	mrr *pgconn.MultiResultReader
+	err error
+}
+
+// startRound starts a round trip on t's connection, with BEGIN first when
+// the transaction has not begun (began).
+func startRound(ctx context.Context, t *wtx) (q *round, began bool, err error) {
+	conn := t.conn.Conn()
+	ac, err := appendConnOf(ctx, conn)
+	if err != nil {
+		forget(conn.PgConn(), err)
+		return nil, false, err
+	}
+	q = &ac.r
+	*q = round{ac: ac, pc: conn.PgConn()}
+	began = !t.begun
+	if began {
+		q.send(sBegin, nil)
+		t.begun = true
+	}
+	return q, began, nil
+}
+
+// send queues statement stmt with params (binary), its columns asked for
+// in binary.
+func (q *round) send(stmt int, params [][]byte) {
+	var formats []int16
+	if len(params) > 0 {
+		formats = binaryFormat
+	}
+	q.b.ExecStatement(q.ac.sds[stmt], params, formats, binaryFormat)
+}
+
+// sendParams queues stmt with the parameters encoded in q.ac.p, or fails
+// the round with their encoding's failure.
+func (q *round) sendParams(stmt int) {
+	if p := &q.ac.p; p.err != nil {
+		q.fail(p.err)
+		p.err = nil
+		return
+	}
+	q.send(stmt, q.ac.p.values())
+}
+
+// run sends the queued statements, unless the round failed already.
+func (q *round) run(ctx context.Context) {
+	if q.err == nil {
+		q.mrr = q.pc.ExecBatch(ctx, &q.b)
+	}
+}
+
+// next returns the next statement's results, nil after a failure.
+func (q *round) next() *pgconn.ResultReader {
+	if q.err != nil || q.mrr == nil {
+		return nil
+	}
+	if !q.mrr.NextResult() {
+		if q.err = q.mrr.Close(); q.err == nil {
+			q.err = contractError("read the append's results: fewer than its statements")
+		}
+		return nil
+	}
+	return q.mrr.ResultReader()
+}
+
+// close finishes reading rr and returns its command tag.
+func (q *round) close(rr *pgconn.ResultReader) pgconn.CommandTag {
+	tag, err := rr.Close()
+	q.fail(err)
+	return tag
+}
+
+func (q *round) fail(err error) {
+	if q.err == nil && err != nil {
+		q.err = err
+	}
+}
+
+// exec reads a statement without rows and returns its command tag.
+func (q *round) exec() pgconn.CommandTag {
+	if rr := q.next(); rr != nil {
+		return q.close(rr)
+	}
+	return pgconn.CommandTag{}
+}
+
+// finish reads the rest of the answer and returns the first failure.
+func (q *round) finish() error {
+	if q.mrr != nil {
+		q.fail(q.mrr.Close())
+	}
+	if q.err != nil {
+		forget(q.pc, q.err)
+	}
+	return q.err
+}
+
 // appendRow is what an append reads of its session's row (qLockAppendRow).
 type appendRow struct {
 	id      string
@@ -189,116 +424,92 @@ type appendRow struct {
 	h       rules.Holder
 }
 
-// decode reads the row's columns; who's ID is the holder's expected one
-// (its string is reused when it matches).
-func (r *appendRow) decode(v [][]byte, who string) error {
-	if len(v) != 9 || v[0] == nil || v[1] == nil || v[2] == nil || v[3] == nil || v[4] == nil || v[5] == nil {
-		return fieldError("the session row", len(v))
-	}
-	turns, err := getInt4("turns", v[1])
-	if err != nil {
-		return err
-	}
-	if r.sum.Tokens, err = getInt8("tokens", v[2]); err != nil {
-		return err
-	}
-	if r.lastSeq, err = getInt8("last_seq", v[4]); err != nil {
-		return err
-	}
-	epoch, err := getInt8("epoch", v[5])
-	if err != nil {
-		return err
-	}
-	r.sum.Title, r.sum.Turns, r.sum.Status = string(v[0]), int(turns), status(v[3])
+// decode scans the row's columns.
+func (r *appendRow) decode(sp *scanPlans, v [][]byte) error {
+	var (
+		turns int32
+		epoch int64
+		sc    = scanner{v: v, what: "the session row"}
+	)
+	sc.next(sp.text, &r.sum.Title)
+	sc.next(sp.int4, &turns)
+	sc.next(sp.int8, &r.sum.Tokens)
+	sc.next(sp.text, &r.sum.Status)
+	sc.next(sp.int8, &r.lastSeq)
+	sc.next(sp.int8, &epoch)
+	r.sum.Turns = int(turns)
 	r.holder = nil
-	if v[6] == nil || v[7] == nil {
-		return nil
+	r.h = rules.Holder{Owner: store.Owner{Epoch: epoch}}
+	held := !sc.null()
+	if held {
+		sc.next(sp.text, &r.h.Owner.ID)
 	}
-	r.h = rules.Holder{Owner: store.Owner{ID: who, Epoch: epoch}}
-	if string(v[6]) != who {
-		r.h.Owner.ID = string(v[6])
+	if sc.null() {
+		held = false
+	} else {
+		sc.next(sp.time, &r.h.ExpiresAt)
+		r.h.ExpiresAt = utc(r.h.ExpiresAt)
 	}
-	if r.h.ExpiresAt, err = getTime("lease_expires_at", v[7]); err != nil {
-		return err
-	}
-	if v[8] != nil {
-		ttl, err := getInt8("lease_ttl_us", v[8])
-		if err != nil {
-			return err
-		}
+	if !sc.null() {
+		var ttl int64
+		sc.next(sp.int8, &ttl)
 		r.h.TTL = time.Duration(ttl) * time.Microsecond
 	}
-	r.holder = &r.h
+	if err := sc.done(); err != nil {
+		return err
+	}
+	if held {
+		r.holder = &r.h
+	}
 	return nil
 }
 
-// status returns b as a string, without a copy for the statuses the store
-// writes.
-func status(b []byte) string {
-	switch string(b) {
-	case store.StatusIdle:
-		return store.StatusIdle
-	case store.StatusRunning:
-		return store.StatusRunning
-	case store.StatusCompleted:
-		return store.StatusCompleted
-	case store.StatusFailed:
-		return store.StatusFailed
-	case store.StatusCanceled:
-		return store.StatusCanceled
-	case store.StatusInterrupted:
-		return store.StatusInterrupted
-	}
-	return string(b)
-}
-
-// decodeStored reads one row of qStoredEvents.
-func decodeStored(v [][]byte) (store.Record, error) {
+// decodeStored scans one row of qStoredEvents.
+func decodeStored(sp *scanPlans, v [][]byte) (store.Record, error) {
 	var rec store.Record
-	if len(v) != 7 || v[0] == nil || v[1] == nil || v[4] == nil || v[5] == nil {
-		return rec, fieldError("a stored event", len(v))
+	sc := scanner{v: v, what: "a stored event"}
+	sc.next(sp.text, &rec.ID)
+	sc.next(sp.text, &rec.SessionID)
+	sc.next(sp.int8, &rec.Seq)
+	sc.next(sp.int8, &rec.GlobalSeq)
+	sc.next(sp.text, &rec.Type)
+	sc.next(sp.bytea, &rec.Body)
+	sc.next(sp.time, &rec.StoredAt)
+	rec.StoredAt = utc(rec.StoredAt)
+	if err := sc.done(); err != nil {
+		return store.Record{}, err
 	}
-	var err error
-	if rec.Seq, err = getInt8("seq", v[2]); err != nil {
-		return rec, err
+	if rec.Body == nil {
+		rec.Body = []byte{}
 	}
-	if rec.GlobalSeq, err = getInt8("global_seq", v[3]); err != nil {
-		return rec, err
-	}
-	if rec.StoredAt, err = getTime("stored_at", v[6]); err != nil {
-		return rec, err
-	}
-	rec.ID, rec.SessionID, rec.Type = string(v[0]), string(v[1]), string(v[4])
-	rec.Body = append([]byte{}, v[5]...)
 	return rec, nil
 }
 
 // lockAndFind sends the append's first round trip (after BEGIN when the
 // transaction has not begun): lock the session's appends and its row, and
-// look up the events of evs' IDs already stored. who is the expected
-// holder's ID.
-func lockAndFind(ctx context.Context, t *wtx, op, sessionID, who string, evs []store.EventIn) (*appendRow, map[string]store.Record, error) {
-	q, began, err := startTrip(ctx, t)
+// look up the events of evs' IDs already stored.
+func lockAndFind(ctx context.Context, t *wtx, op, sessionID string, evs []store.EventIn) (*appendRow, map[string]store.Record, error) {
+	q, began, err := startRound(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}
 	p := &q.ac.p
 	p.reset()
-	p.text(sessionID)
-	id := p.values()
-	q.send(sLockAppend, id)
-	q.send(sLockRow, id)
+	p.add(pgtype.TextOID, sessionID)
+	q.sendParams(sLockAppend)
+	q.sendParams(sLockRow)
 	p.reset()
 	if len(evs) == 1 {
-		p.text(evs[0].ID)
-		q.send(sStoredOne, p.values())
+		p.add(pgtype.TextOID, evs[0].ID)
+		q.sendParams(sStoredOne)
 	} else {
-		p.beginArray(oidText, len(evs))
+		ids := q.ac.ids[:0]
 		for _, ev := range evs {
-			p.elemString(ev.ID)
+			ids = append(ids, ev.ID)
 		}
-		p.endArray()
-		q.send(sStored, p.values())
+		q.ac.ids = ids
+		p.add(pgtype.TextArrayOID, pgtype.FlatArray[string](ids))
+		q.sendParams(sStored)
 	}
 	q.run(ctx)
 	if began {
@@ -307,9 +518,9 @@ func lockAndFind(ctx context.Context, t *wtx, op, sessionID, who string, evs []s
 	q.exec()
 	var row *appendRow
 	if rr := q.next(); rr != nil {
-		if rr.nextRow() {
+		if rr.NextRow() {
 			row = &appendRow{id: sessionID}
-			q.fail(row.decode(rr.values(), who))
+			q.fail(row.decode(&q.ac.scan, rr.Values()))
 		}
 		q.close(rr)
 		if row == nil {
@@ -318,8 +529,8 @@ func lockAndFind(ctx context.Context, t *wtx, op, sessionID, who string, evs []s
 	}
 	var stored map[string]store.Record
 	if rr := q.next(); rr != nil {
-		for q.err == nil && rr.nextRow() {
-			rec, err := decodeStored(rr.values())
+		for q.err == nil && rr.NextRow() {
+			rec, err := decodeStored(&q.ac.scan, rr.Values())
 			if err != nil {
 				q.fail(err)
 				break
@@ -399,41 +610,37 @@ func appendIn(ctx context.Context, t *wtx, op string, row *appendRow, stored map
 	h := row.holder
 	rules.Extend(h, now)
 
-	q, began, err := startTrip(ctx, t)
+	q, began, err := startRound(ctx, t)
 	if err != nil {
 		return false, err
 	}
-	p := &q.ac.p
+	ac := q.ac
+	ids, types, bodies := ac.ids[:0], ac.types[:0], ac.bodies[:0]
+	for _, i := range fresh {
+		ids, types, bodies = append(ids, evs[i].ID), append(types, evs[i].Type), append(bodies, evs[i].Body)
+	}
+	p := &ac.p
 	p.reset()
-	p.text(sessionID)
-	p.int8(row.lastSeq + 1)
-	p.time(now)
-	p.beginArray(oidText, len(fresh))
-	for _, i := range fresh {
-		p.elemString(evs[i].ID)
-	}
-	p.endArray()
-	p.beginArray(oidText, len(fresh))
-	for _, i := range fresh {
-		p.elemString(evs[i].Type)
-	}
-	p.endArray()
-	p.beginArray(oidBytea, len(fresh))
-	for _, i := range fresh {
-		p.elem(evs[i].Body)
-	}
-	p.endArray()
-	q.send(sInsert, p.values())
+	p.add(pgtype.TextOID, sessionID)
+	p.add(pgtype.Int8OID, row.lastSeq+1)
+	p.add(pgtype.TimestamptzOID, now)
+	p.add(pgtype.TextArrayOID, pgtype.FlatArray[string](ids))
+	p.add(pgtype.TextArrayOID, pgtype.FlatArray[string](types))
+	p.add(pgtype.ByteaArrayOID, pgtype.FlatArray[[]byte](bodies))
+	q.sendParams(sInsert)
+	// The bodies are in the batch now: the arrays keep no event's bytes.
+	clear(bodies)
+	ac.ids, ac.types, ac.bodies = ids[:0], types[:0], bodies[:0]
 	p.reset()
-	p.text(sessionID)
-	p.int8(next - 1)
-	p.time(now)
-	p.text(sum.Title)
-	p.int4(int32(sum.Turns))
-	p.int8(sum.Tokens)
-	p.text(sum.Status)
-	p.time(h.ExpiresAt)
-	q.send(sUpdate, p.values())
+	p.add(pgtype.TextOID, sessionID)
+	p.add(pgtype.Int8OID, next-1)
+	p.add(pgtype.TimestamptzOID, now)
+	p.add(pgtype.TextOID, sum.Title)
+	p.add(pgtype.Int4OID, int32(sum.Turns))
+	p.add(pgtype.Int8OID, sum.Tokens)
+	p.add(pgtype.TextOID, sum.Status)
+	p.add(pgtype.TimestamptzOID, h.ExpiresAt)
+	q.sendParams(sUpdate)
 	q.send(sCommit, nil)
 	q.run(ctx)
 	if began {
@@ -448,12 +655,12 @@ func appendIn(ctx context.Context, t *wtx, op string, row *appendRow, stored map
 		globals = make([]int64, len(fresh))
 	}
 	if rr := q.next(); rr != nil {
-		q.fail(readGlobals(rr, row.lastSeq+1, globals))
+		q.fail(readGlobals(&ac.scan, rr, row.lastSeq+1, globals))
 		q.close(rr)
 	}
 	q.exec()
 	if tag := q.exec(); q.err == nil {
-		if tag != "COMMIT" {
+		if tag.String() != "COMMIT" {
 			q.fail(pgx.ErrTxCommitRollback)
 		} else {
 			t.committed = true
@@ -476,19 +683,14 @@ func appendIn(ctx context.Context, t *wtx, op string, row *appendRow, stored map
 // seq - from, and checks the statement's contract: one row per event,
 // numbers growing with seq (doc.go). Failing a check is a server that
 // broke it, reported as an error of the append.
-func readGlobals(rr *result, from int64, globals []int64) error {
+func readGlobals(sp *scanPlans, rr *pgconn.ResultReader, from int64, globals []int64) error {
 	n := 0
-	for rr.nextRow() {
-		v := rr.values()
-		if len(v) != 2 {
-			return fieldError("the inserted events", len(v))
-		}
-		seq, err := getInt8("seq", v[0])
-		if err != nil {
-			return err
-		}
-		g, err := getInt8("global_seq", v[1])
-		if err != nil {
+	for rr.NextRow() {
+		var seq, g int64
+		sc := scanner{v: rr.Values(), what: "the inserted events"}
+		sc.next(sp.int8, &seq)
+		sc.next(sp.int8, &g)
+		if err := sc.done(); err != nil {
 			return err
 		}
 		k := seq - from

@@ -53,15 +53,15 @@
 //
 // A write costs two round trips: BEGIN travels with its first batch
 // (lock the row, read what the decision needs) and COMMIT with its last.
-// The append, the write a session makes most, speaks the wire protocol
-// itself (append.go): its seven statements are prepared once per
-// connection, their parameters and answers in binary, without pgx's
-// per-value plans, and its two round trips are written to and read from
-// the connection's socket itself while pgx holds the connection idle
-// (trip.go); the other writes go through pgx batches.
-// A call whose context ends asks the server to cancel its statement; if
-// that was the COMMIT, the write may have been committed all the same, and
-// an identical retry answers which.
+// pgx owns every connection and all of its protocol: the append, the write
+// a session makes most, prepares its seven statements once per connection
+// and sends each round trip as one pgconn batch of them (append.go), its
+// parameters encoded and its columns scanned in binary by the
+// connection's type map with plans made once; the other writes go
+// through pgx batches. A call whose context ends has pgx ask the server to
+// cancel its statement (and wait for that request before the connection
+// is used again); if that was the COMMIT, the write may have been
+// committed all the same, and an identical retry answers which.
 //
 // # Leases across machines
 //

@@ -166,8 +166,6 @@ type wtx struct {
 	conn      *pgxpool.Conn
 	begun     bool // BEGIN has been sent: the transaction must end
 	committed bool
-	drop      bool   // close the connection when the write ends (trip.finish)
-	unwatch   func() // ends the append's context watch (watch.start)
 }
 
 // send sends b, after BEGIN when it is the transaction's first batch and
@@ -210,20 +208,12 @@ func (s *Store) write(ctx context.Context, op string, fn func(t *wtx) error) err
 	defer conn.Release()
 	t := &wtx{conn: conn}
 	err = fn(t)
-	if t.unwatch != nil {
-		t.unwatch()
-	}
 	if t.begun && !t.committed {
 		// Roll back even when ctx has ended, so that the connection goes
 		// back to the pool clean rather than being closed.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_, _ = conn.Exec(rctx, "ROLLBACK")
-	}
-	if t.drop {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = conn.Conn().Close(cctx)
 	}
 	return translate(op, err)
 }

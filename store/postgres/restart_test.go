@@ -58,11 +58,11 @@ func TestAppendRidesOutDroppedConnections(t *testing.T) {
 // trip (here for a row lock another transaction holds) is ridden out as
 // well: the append, tried again on a new connection once the lock is
 // free, stores its event once.
-func TestAppendRidesOutAConnectionDroppedMidTrip(t *testing.T) {
+func TestAppendRidesOutAConnectionDroppedMidAppend(t *testing.T) {
 	t.Parallel()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	app := "harness-midtrip-" + hex.EncodeToString(b[:])
+	app := "harness-midappend-" + hex.EncodeToString(b[:])
 	dsn := freshSchema(t)
 	s := mustOpen(t, withParam(dsn, "application_name", app), Options{LockTimeout: time.Minute})
 	who := storetest.Held(t, s, "sess-mid", "me")
@@ -105,7 +105,7 @@ func TestAppendRidesOutAConnectionDroppedMidTrip(t *testing.T) {
 	}
 	r := <-done
 	if r.err != nil {
-		t.Fatalf("append whose connection was dropped mid-trip: %v (%s)", r.err, errcode.Of(r.err))
+		t.Fatalf("append whose connection was dropped mid-append: %v (%s)", r.err, errcode.Of(r.err))
 	}
 	recs, err := s.ReadEvents(ctx, "sess-mid", -1, 10)
 	if err != nil || len(recs) != 1 || recs[0].ID != "evt-1" || r.rec.Seq != recs[0].Seq {

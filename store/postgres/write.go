@@ -278,7 +278,7 @@ func (s *Store) appendAll(ctx context.Context, op, sessionID string, who store.O
 	// stored with the same bytes, a redelivery.
 	for attempt := 0; ; attempt++ {
 		err = s.write(ctx, op, func(t *wtx) error {
-			row, stored, err := lockAndFind(ctx, t, op, sessionID, who.ID, evs)
+			row, stored, err := lockAndFind(ctx, t, op, sessionID, evs)
 			if err != nil {
 				return err
 			}
@@ -352,7 +352,7 @@ func (s *Store) StartSession(ctx context.Context, init store.SessionInit, who st
 		if !inserted {
 			return rules.Exists(op, init.ID)
 		}
-		row, stored, err := lockAndFind(ctx, t, op, init.ID, h.Owner.ID, first)
+		row, stored, err := lockAndFind(ctx, t, op, init.ID, first)
 		if err != nil {
 			return err
 		}
