@@ -47,7 +47,8 @@ const (
 // a margin of about 10 %, so that the estimate is an upper bound: every
 // class of file and every stream lands between −2 % and +16 % of the
 // real tokens, single requests at +6 % (5th percentile) to +23 % (95th)
-// (README, "Context estimate"; scripts/tokencount reproduces the table).
+// (BENCHMARKS.md, "Context estimate"; scripts/tokencount reproduces the
+// table).
 // Dense random text (go.sum's base64 hashes) is the known exception,
 // about 30 % under.
 const (

@@ -3,8 +3,11 @@
 package deptest
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -130,9 +133,10 @@ func TestCheckpointIsPure(t *testing.T) {
 }
 
 // The top level is the design card's (DESIGN §15): its folders, internal/
-// and scripts/; dot-folders and the ignored bin/ aside.
+// and scripts/, and docs/ (the README's pages, issue 35), which holds no
+// code; dot-folders and the ignored bin/ aside.
 func TestTopLevelIsTheDesignCard(t *testing.T) {
-	card := map[string]bool{"cmd": true, "tui": true, "runtime": true, "tools": true, "dockerws": true, "store": true, "compaction": true, "testdata": true, "internal": true, "scripts": true, "bin": true}
+	card := map[string]bool{"cmd": true, "tui": true, "runtime": true, "tools": true, "dockerws": true, "store": true, "compaction": true, "testdata": true, "internal": true, "scripts": true, "docs": true, "bin": true}
 	entries, err := os.ReadDir("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -141,5 +145,17 @@ func TestTopLevelIsTheDesignCard(t *testing.T) {
 		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !card[e.Name()] {
 			t.Errorf("top-level folder %s/ is not on the design card (it belongs under internal/ or in a card folder)", e.Name())
 		}
+	}
+	err = filepath.WalkDir("../../docs", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && filepath.Ext(path) == ".go" {
+			t.Errorf("%s: docs/ holds documentation, not code", path)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
 	}
 }

@@ -1,7 +1,7 @@
 // Command tokencount measures the occupancy estimate before any usage
 // report (the meter's estimate by character mix, char-mix/v1) and the byte count
-// (utf8-upper-bound/v1) against real token counts, and prints the README's
-// estimate table:
+// (utf8-upper-bound/v1) against real token counts, and prints the estimate
+// table of BENCHMARKS.md ("Context estimate"):
 //
 //   - requests that read each file of a repository (system prompt, tools,
 //     a user message, an fs.read call and its result, as the meter counts
