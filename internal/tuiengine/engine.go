@@ -622,8 +622,8 @@ func (e *Engine) Turns(ctx context.Context) ([]tui.TurnSummary, bool, error) {
 	}
 	out := make([]tui.TurnSummary, len(tl.Turns))
 	for i, t := range tl.Turns {
-		out[i] = tui.TurnSummary{N: t.N, ID: t.ID, Prompt: t.Prompt, At: t.At, Status: t.Status, Files: len(t.Files),
-			Added: t.Added(), Deleted: t.Deleted(), Current: t.Current, Rewound: t.Rewound, Finished: t.Finished()}
+		out[i] = tui.TurnSummary{N: t.N, ID: t.ID, Prompt: t.Prompt, At: t.At, Status: t.Status, Files: t.Own.Files,
+			Added: t.Own.Added, Deleted: t.Own.Deleted, Current: t.Current, Rewound: t.Rewound, Finished: t.Finished()}
 	}
 	return out, tl.LastRewind != nil, nil
 }

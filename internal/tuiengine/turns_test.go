@@ -1,0 +1,67 @@
+package tuiengine
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/testenv"
+	"github.com/harness-dev/harness/tui"
+)
+
+// The /rewind picker's counts are each turn's own: a second write that
+// adds one line to a file counts +1, not the file's +2 since the session
+// began, and a turn that changes nothing counts nothing.
+func TestTurnsCountEachTurnsOwnLines(t *testing.T) {
+	if err := dockerws.Ping(t.Context(), ""); err != nil {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "no daemon answers: "+errcode.Message(err))
+	}
+	project := t.TempDir()
+	if err := os.WriteFile(filepath.Join(project, "keep.txt"), []byte("kept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(project)
+	write := func(id, contents string) string {
+		return `{"toolCalls":[{"id":"` + id + `","name":"fs.write","arguments":{"path":"a.txt","contents":"` + contents + `"}}]}`
+	}
+	script := writeScript(t, `[`+write("w1", `one\n`)+`,{"content":"wrote one"},`+
+		write("w2", `one\ntwo\n`)+`,{"content":"wrote two"},{"content":"nothing to do"}]`)
+	home := t.TempDir()
+	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
+	held := &Held{}
+	a, err := app.New(t.Context(), app.Options{FakeModel: script, DB: filepath.Join(home, "h.db"), Workspace: "docker",
+		Image: "harness-busybox", NoSpare: true}, e, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := New(a, held)
+	t.Cleanup(func() {
+		eng.Close()
+		a.Close()
+	})
+	if _, err := eng.Open(t.Context(), tui.OpenRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, prompt := range []string{"write one", "add two", "look"} {
+		if _, err := eng.Send(t.Context(), prompt); err != nil {
+			t.Fatal(err)
+		}
+		collect(t, eng, nil)
+	}
+	turns, _, err := eng.Turns(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][3]int{{1, 1, 0}, {1, 1, 0}, {0, 0, 0}}
+	if len(turns) != len(want) {
+		t.Fatalf("%d turns, want %d: %+v", len(turns), len(want), turns)
+	}
+	for i, w := range want {
+		if got := [3]int{turns[i].Files, turns[i].Added, turns[i].Deleted}; got != w {
+			t.Errorf("turn %d (%q): files, +, − = %v, want %v", i+1, turns[i].Prompt, got, w)
+		}
+	}
+}
