@@ -658,14 +658,13 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 	if err != nil {
 		return s, "", err
 	}
-	out := fmt.Sprintf("rewound to the end of turn %d: its files and conversation; later turns stay above, out of the model's view", r.Event.ToTurn)
-	if r.Event.Undo {
-		out = fmt.Sprintf("undid the last rewind: back at the end of turn %d", r.Event.ToTurn)
-	}
+	// Where the session now is, the reopened transcript says (its
+	// session.rewound): out adds only what the log does not.
+	var notes []string
 	for _, p := range r.OnHost {
-		out += fmt.Sprintf(" · the host's files are not rewound: a patch of this session is applied to %s (`harness apply %s --reverse` reverts it)", p.Root, cur.id)
+		notes = append(notes, fmt.Sprintf("the host's files are not rewound: a patch of this session is applied to %s (`harness apply %s --reverse` reverts it)", p.Root, cur.id))
 	}
-	return s, out, nil
+	return s, strings.Join(notes, " · "), nil
 }
 
 // unrecorded is the end of cur's open run that the store could not

@@ -8,13 +8,15 @@ import (
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/testenv"
 	"github.com/harness-dev/harness/tui"
 )
 
 // The /rewind picker's counts are each turn's own: a second write that
 // adds one line to a file counts +1, not the file's +2 since the session
-// began, and a turn that changes nothing counts nothing.
+// began, and a turn that changes nothing counts nothing. A rewind then is
+// said once, by the transcript's line for its session.rewound.
 func TestTurnsCountEachTurnsOwnLines(t *testing.T) {
 	if err := dockerws.Ping(t.Context(), ""); err != nil {
 		testenv.Unavailable(t, testenv.RequireDocker, "docker", "no daemon answers: "+errcode.Message(err))
@@ -63,5 +65,24 @@ func TestTurnsCountEachTurnsOwnLines(t *testing.T) {
 		if got := [3]int{turns[i].Files, turns[i].Added, turns[i].Deleted}; got != w {
 			t.Errorf("turn %d (%q): files, +, − = %v, want %v", i+1, turns[i].Prompt, got, w)
 		}
+	}
+
+	// The rewind's own words add nothing to the line the reopened
+	// transcript shows for its session.rewound.
+	s, out, err := eng.Rewind(t.Context(), turns[0].ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "" {
+		t.Errorf("rewind said %q besides its session.rewound", out)
+	}
+	var rewound []event.SessionRewound
+	for _, r := range s.History {
+		if d, ok := r.Event.Data.(event.SessionRewound); ok {
+			rewound = append(rewound, d)
+		}
+	}
+	if len(rewound) != 1 || rewound[0].ToTurn != 1 || rewound[0].FromTurn != 3 {
+		t.Errorf("the reopened history's session.rewound: %+v, want one, to turn 1 from 3", rewound)
 	}
 }
