@@ -196,10 +196,14 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 	}
 
 	set := sess.Settings()
-	note := strings.TrimSpace(opened.Moved + " " + opened.Note)
-	if extra := strings.TrimSpace(e.held.Take()); extra != "" {
-		note = strings.TrimSpace(note + " " + strings.ReplaceAll(strings.TrimPrefix(extra, "harness: "), "\nharness: ", " · "))
+	// One message a line: the banner shows each on its own.
+	var notes []string
+	for _, n := range []string{opened.Moved, opened.Note, strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(e.held.Take()), "harness: "), "\nharness: ", " · ")} {
+		if n = strings.TrimSpace(n); n != "" {
+			notes = append(notes, n)
+		}
 	}
+	note := strings.Join(notes, "\n")
 	return tui.Session{
 		ID:           next.id,
 		Model:        set.Model,

@@ -3,6 +3,7 @@ package tuiengine
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/dockerws"
@@ -84,5 +85,35 @@ func TestTurnsCountEachTurnsOwnLines(t *testing.T) {
 	}
 	if len(rewound) != 1 || rewound[0].ToTurn != 1 || rewound[0].FromTurn != 3 {
 		t.Errorf("the reopened history's session.rewound: %+v, want one, to turn 1 from 3", rewound)
+	}
+}
+
+// A session resumed from another directory says so, and its other banner
+// message (here: the local workspace is read-only) is a line of its own,
+// not run into the first.
+func TestMovedSessionBannerKeepsMessagesApart(t *testing.T) {
+	home, first, other := t.TempDir(), t.TempDir(), t.TempDir()
+	script := writeScript(t, `[{"content":"hello"}]`)
+	t.Chdir(first)
+	eng, _ := newEngineAt(t, home, app.Options{FakeModel: script})
+	if _, err := eng.Open(t.Context(), tui.OpenRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(t.Context(), "hi"); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, eng, nil)
+	id := eng.SessionID()
+	eng.Close()
+
+	t.Chdir(other)
+	eng2, _ := newEngineAt(t, home, app.Options{FakeModel: script})
+	s, err := eng2.Open(t.Context(), tui.OpenRequest{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(s.Note, "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "session "+id+" belongs to the project") || !strings.HasPrefix(lines[1], "--workspace local") {
+		t.Errorf("banner note = %q, want the move and the read-only workspace on two lines", s.Note)
 	}
 }
