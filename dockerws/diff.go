@@ -163,6 +163,16 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 		// Nothing changed the tree as opened (no call could, on a
 		// workspace that never opened): the recorded patch, unless the
 		// tree already held it (PatchInTree).
+		if len(w.opts.HostChanges) > 0 {
+			// The host moved since the patch was made: what it lacks
+			// of the workspace is known once the tree is scanned.
+			if err := w.waitScanned(ctx, "diff"); err != nil {
+				return "", err
+			}
+			if w.origin != "" {
+				return w.pending, nil
+			}
+		}
 		if w.PatchInTree() {
 			return "", nil
 		}
@@ -175,7 +185,7 @@ func (w *Workspace) Diff(ctx context.Context) (string, error) {
 	if err := w.refresh(ctx); err != nil {
 		return "", err
 	}
-	patch := formatPatch(w.base.files, w.withoutIgnored(ctx, w.cur.files), w.opts.MaxFileBytes)
+	patch := formatPatch(w.baseFiles, w.withoutIgnored(ctx, w.cur.files), w.opts.MaxFileBytes)
 	if n := int64(len(patch)); w.opts.MaxPatchBytes > 0 && n > w.opts.MaxPatchBytes {
 		return "", overPatch(n, w.opts.MaxPatchBytes)
 	}
@@ -211,7 +221,7 @@ func overPatch(n, max int64) error {
 func (w *Workspace) withoutIgnored(ctx context.Context, cur map[string]*entry) map[string]*entry {
 	var added []string
 	for p := range cur {
-		if _, ok := w.base.files[p]; !ok {
+		if _, ok := w.baseFiles[p]; !ok {
 			added = append(added, p)
 		}
 	}
@@ -329,14 +339,14 @@ func (w *Workspace) refreshAll(ctx context.Context) error {
 			}
 			want[f.path] = true
 			need += f.size
-			if _, ok := w.base.files[f.path]; !ok {
+			if _, ok := w.baseFiles[f.path]; !ok {
 				added[f.path] = f.size
 			}
 		}
 		// The files under a directory the sandbox user may not read were
 		// not listed: left out, never taken for deletions.
 		for _, d := range l.unreadable {
-			for _, files := range []map[string]*entry{prev.files, w.base.files} {
+			for _, files := range []map[string]*entry{prev.files, w.baseFiles} {
 				for p := range files {
 					if _, ok := next[p]; !ok && strings.HasPrefix(p, d+"/") {
 						next[p] = &entry{skip: skipUnreadable}
@@ -350,7 +360,7 @@ func (w *Workspace) refreshAll(ctx context.Context) error {
 		// What the project's git ignores is never carried: not read either.
 		var bigAdded []string
 		for _, f := range big {
-			if _, ok := w.base.files[f.path]; !ok {
+			if _, ok := w.baseFiles[f.path]; !ok {
 				bigAdded = append(bigAdded, f.path)
 			}
 		}

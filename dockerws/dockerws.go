@@ -97,6 +97,13 @@ type Options struct {
 	// session's work) and, until something else changes the tree, Diff
 	// answers it. A patch that no longer applies fails the open.
 	Patch string
+	// HostChanges are the patches the host tree received after Patch was
+	// made (applied there, or taken back), oldest first (rebase.go): the
+	// open takes them back from the scanned tree, replays Patch on the
+	// tree that gives, and diffs against the tree as scanned. When they
+	// no longer fit the tree (its files were edited since), Patch is
+	// replayed on the tree as it is.
+	HostChanges []HostChange
 	// Defer holds the background open until Begin is called or a call
 	// needs the workspace (harness exec begins it with its first model
 	// request, so that the open never competes with what comes before).
@@ -194,7 +201,17 @@ type Workspace struct {
 	scanned     chan struct{}
 	scanErr     error
 	patchInTree bool // the recorded patch was already in the tree (PatchInTree)
-	base        *snapshot
+	// origin is the digest of the tree the recorded patch was replayed on:
+	// the scanned tree with Options.HostChanges taken back ("" when none
+	// were, or they no longer fitted the tree); pending is the patch from
+	// the scanned tree to initial when HostChanges were taken back.
+	origin, pending string
+	base            *snapshot
+	// baseFiles is what Diff compares with: base's files, moved along
+	// with the host tree by Rebase (guarded by lock once scanned is
+	// closed); baseDigest (guarded by mu) names it once moved.
+	baseFiles   map[string]*entry
+	baseDigest  string
 	initial     map[string]*entry
 	initialDirs map[string]bool
 
@@ -582,6 +599,13 @@ func (w *Workspace) scanInto(ctx context.Context, pf []*gitdiff.File) []item {
 	for _, p := range pf {
 		touched[p.OldName], touched[p.NewName] = true, true
 	}
+	changes, err := parseChanges("replay the session's patch", w.opts.HostChanges)
+	if err != nil {
+		w.scanErr = openFailed(err)
+		close(w.scanned)
+		return nil
+	}
+	touchedPaths(touched, changes...)
 	var items []item
 	snap, err := readTree(ctx, w.opts, w.excl, func(it item) {
 		if it.e == nil || !touched[it.path] {
@@ -591,18 +615,63 @@ func (w *Workspace) scanInto(ctx context.Context, pf []*gitdiff.File) []item {
 	initial := map[string]*entry(nil)
 	if err == nil {
 		initial = snap.files
-		if len(pf) > 0 {
-			var writes []item
-			initial, writes, w.patchInTree, err = replay(w.opts.Root, snap.files, pf)
-			items = append(items, writes...)
+		if len(pf) > 0 || len(changes) > 0 {
+			initial, items, err = w.rebuild(snap, pf, changes, touched, items)
 		}
 	}
 	if err == nil {
-		w.base, w.initial, w.initialDirs = snap, initial, dirsOf(snap.dirs, initial)
+		w.base, w.baseFiles, w.initial, w.initialDirs = snap, snap.files, initial, dirsOf(snap.dirs, initial)
 	}
 	w.scanErr = openFailed(err)
 	close(w.scanned)
 	return items
+}
+
+// rebuild is the tree a resumed workspace starts from: the recorded patch
+// pf replayed on the scanned tree, once the host changes made since it
+// was (changes) are taken back from it. items, what the copy gets of the
+// scan, gains the files the patches touch as they are to be written.
+func (w *Workspace) rebuild(snap *snapshot, pf []*gitdiff.File, changes [][]*gitdiff.File, touched map[string]bool, items []item) (map[string]*entry, []item, error) {
+	start := snap.files
+	if len(changes) > 0 {
+		if undone, err := undoChanges(snap.files, changes, true); err == nil {
+			start = undone
+			w.origin = (&snapshot{files: undone}).computeDigest()
+		}
+	}
+	var (
+		initial map[string]*entry
+		err     error
+	)
+	initial, _, w.patchInTree, err = replay(w.opts.Root, start, pf)
+	if err != nil {
+		return nil, nil, err
+	}
+	if w.origin != "" {
+		w.pending = formatPatch(snap.files, initial, w.opts.MaxFileBytes)
+	}
+	now := time.Now()
+	for _, p := range slices.Sorted(maps.Keys(touched)) {
+		if e := initial[p]; p != "" && e != nil {
+			items = append(items, item{path: p, e: e, mtime: now})
+		}
+	}
+	return initial, items, nil
+}
+
+// Origin is the identity (as Snapshot) of the tree the recorded patch was
+// replayed on, once the tree is scanned: the scanned tree itself, or,
+// when Options.HostChanges were taken back from it, the tree that gave.
+func (w *Workspace) Origin() string {
+	select {
+	case <-w.scanned:
+	default:
+		return ""
+	}
+	if w.origin != "" {
+		return w.origin
+	}
+	return w.Snapshot()
 }
 
 // ErrReplayConflict is in the error of an open whose Options.Patch no
@@ -994,10 +1063,16 @@ func (w *Workspace) Info() workspace.Info {
 // session records it so a resumed workspace can be checked against its
 // origin. It is "" until the tree is scanned, and when it was refused.
 func (w *Workspace) Snapshot() string {
-	if b := w.scannedBase(); b != nil {
-		return b.digest
+	b := w.scannedBase()
+	if b == nil {
+		return ""
 	}
-	return ""
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.baseDigest != "" {
+		return w.baseDigest // moved with the host (Rebase)
+	}
+	return b.digest
 }
 
 // scannedBase is the scanned host tree, or nil while it is being read or

@@ -173,7 +173,7 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 		return fail(err)
 	}
 	w.opts.Image = c.Config.Image
-	w.base, w.initial, w.initialDirs = snap, snap.files, dirsOf(snap.dirs, snap.files)
+	w.base, w.baseFiles, w.initial, w.initialDirs = snap, snap.files, snap.files, dirsOf(snap.dirs, snap.files)
 	w.cur = &tree{mark: firstMark, files: map[string]*entry{}}
 	w.touched, w.wide, w.kept = true, true, strings.TrimPrefix(c.Name, "/")
 	close(w.scanned)

@@ -36,9 +36,8 @@ func (a *cli) rewind(ctx context.Context, pos []string) int {
 	}
 	fmt.Fprintf(a.stderr, "harness: %s; its workspace holds that turn's changes (%d file(s), +%d −%d: `harness diff %s`); later turns stay in the log, out of the model's view\n",
 		what, len(files), added, deleted, id)
-	for _, p := range r.OnHost {
-		fmt.Fprintf(a.stderr, "harness: the host's files are not rewound: turn %s's patch is applied to %s; `harness apply %s --reverse` reverts it\n",
-			p.TurnID, p.Root, id)
+	if line := r.HostLine(id); line != "" {
+		fmt.Fprintf(a.stderr, "harness: %s\n", line)
 	}
 	return 0
 }

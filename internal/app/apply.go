@@ -238,7 +238,7 @@ func refusal(ctx context.Context, plan ApplyPlan, out string, err error) (Refusa
 	for _, f := range files {
 		if f.IsNew && f.NewName != "" {
 			if _, serr := os.Lstat(filepath.Join(root, filepath.FromSlash(f.NewName))); serr == nil {
-				return RefusedExists, fmt.Sprintf("the patch creates %s, which exists in %s but was not in the workspace (the copy left it out: a credential-like name, an --exclude pattern, or a file over --max-file-bytes); nothing was applied; move the host file aside and apply again", f.NewName, root)
+				return RefusedExists, fmt.Sprintf("the patch creates %s, which exists in %s: made there after the session copied the tree, or left out of the copy (a credential-like name, an --exclude pattern, a file over --max-file-bytes); nothing was applied; move the host file aside and apply again", f.NewName, root)
 			}
 		}
 	}

@@ -165,16 +165,18 @@ func (s *Session) WorkspaceErr() error {
 	return s.wsErr
 }
 
-// Patch returns the workspace patch recorded at the session's last
-// finished turn: what its end-of-turn diff found, read back from the
-// store, so no second diff of the workspace runs (a diff that failed, or
-// ran out of time, does not run again). A failed diff is its coded error.
+// Patch returns the session's pending patch (host.go): the workspace
+// patch recorded at its last finished turn — what its end-of-turn diff
+// found, read back from the store, so no second diff of the workspace
+// runs (a diff that failed, or ran out of time, does not run again) —
+// less what the host received since. A failed diff is its coded error.
 func (s *Session) Patch(ctx context.Context) (string, error) {
 	rp, err := runtime.LatestTerminal(ctx, s.a.Store, s.ID())
 	if err != nil {
 		return "", err
 	}
-	return patchOf(rp.Checkpoint)
+	patch, _, err := s.a.pendingPatch(ctx, s.ID(), s.Root, rp.Checkpoint)
+	return patch, err
 }
 
 // Diff is the workspace's diff against the project tree, now.
@@ -282,40 +284,59 @@ func (s *Session) close(ctx context.Context) error {
 	return err
 }
 
-// ApplyPatch is the patch /apply applies to the host tree (lastPatch: the
-// one recorded at the session's last finished turn, as for harness apply)
-// and that turn's ID ("" before the first). A diff that failed is its
-// coded error: this process holds the session, so its kept work is
-// recovered by `harness diff` once the session is closed.
+// ApplyPatch is the patch /apply applies to the host tree (pendingPatch:
+// the one recorded at the session's last finished turn less what the host
+// received since, as for harness apply) and that turn's ID ("" before the
+// first). A diff that failed is its coded error: this process holds the
+// session, so its kept work is recovered by `harness diff` once the
+// session is closed.
 func (s *Session) ApplyPatch(ctx context.Context) (patch, turn string, err error) {
 	last, _, err := runtime.LastFinished(ctx, s.a.Store, s.ID())
 	if err != nil {
 		return "", "", err
 	}
-	return lastPatch(last)
+	return s.a.pendingPatch(ctx, s.ID(), s.Root, last)
 }
 
 // CheckApply checks ApplyPatch against the session's host tree (Root),
 // as `harness apply` does.
+// A session whose work the host already has in full (applied since) is
+// RefusedApplied, not a session with no change.
 func (s *Session) CheckApply(ctx context.Context) (ApplyPlan, error) {
-	patch, _, err := s.ApplyPatch(ctx)
+	last, _, err := runtime.LastFinished(ctx, s.a.Store, s.ID())
 	if err != nil {
 		return ApplyPlan{}, err
 	}
-	return CheckApply(ctx, s.Root, patch, s.a.SecretEnv()), nil
+	plan, _, err := s.a.checkPending(ctx, s.ID(), s.Root, last)
+	return plan, err
 }
 
 // Apply applies plan's patch to plan.Root (checked again: the host may
-// have changed since CheckApply) and records patch.applied against the
-// session's last finished turn. turn is that turn ("": none finished,
-// nothing recorded); recErr says why the record failed, the patch applied
-// all the same.
+// have changed since CheckApply), records patch.applied against the
+// session's last finished turn and moves the Docker workspace's base
+// with the host (host.go): its diff, and the next turn's patch, then
+// carry only what the host does not have. turn is that turn ("": none
+// finished, nothing recorded); recErr says why the record or the move
+// failed, the patch applied all the same.
 func (s *Session) Apply(ctx context.Context, plan ApplyPlan) (turn string, recErr, err error) {
+	last, _, err := runtime.LastFinished(ctx, s.a.Store, s.ID())
+	if err != nil {
+		return "", nil, err
+	}
 	if err := Apply(ctx, ApplyPlan{Root: plan.Root, Patch: plan.Patch, SecretEnv: s.a.SecretEnv()}); err != nil {
 		return "", nil, err
 	}
-	if _, turn, _ = s.ApplyPatch(ctx); turn == "" {
+	if last == nil {
 		return "", nil, nil
 	}
-	return turn, s.rt.RecordApplied(ctx, Applied(s.ID(), turn, plan.Root, plan.Patch, false)), nil
+	turn = last.Identity.TurnID
+	if err := s.rt.RecordApplied(ctx, Applied(s.ID(), turn, plan.Root, plan.Patch, false)); err != nil {
+		return turn, err, nil
+	}
+	if ws, ok := s.Workspace.(*dockerws.Workspace); ok {
+		if err := ws.Rebase(ctx, dockerws.HostChange{Patch: plan.Patch}); err != nil {
+			return turn, err, nil
+		}
+	}
+	return turn, nil, nil
 }

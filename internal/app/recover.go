@@ -56,8 +56,9 @@ func (a *App) wsOptions(root, id string) dockerws.Options {
 // the end-of-turn diff's own deadline.
 const recoverTimeout = 2 * time.Minute
 
-// RecoverPatch is the patch of harness diff and apply (lastPatch: the one
-// recorded at the last finished turn); root is the session's HostRoot.
+// RecoverPatch is the patch of harness diff and apply (pendingPatch: the
+// one recorded at the last finished turn less what the host received
+// since); root is the session's HostRoot.
 // When that turn's diff failed, it first recovers the work from the kept container,
 // taking the session's lease to record it (SESS_BUSY when another process
 // holds the session).
@@ -72,7 +73,7 @@ func (a *App) RecoverPatch(ctx context.Context, id string) (patch, root string, 
 		return "", "", err
 	}
 	if last == nil || last.Workspace == nil || last.Workspace.DiffError == "" {
-		patch, _, err = lastPatch(last)
+		patch, _, err = a.pendingPatch(ctx, id, root, last)
 		return patch, root, err
 	}
 	err = a.withLease(ctx, id, func(owner store.Owner) error {
@@ -80,7 +81,10 @@ func (a *App) RecoverPatch(ctx context.Context, id string) (patch, root string, 
 		if last, _, err = runtime.LastFinished(ctx, a.Store, id); err != nil {
 			return err
 		}
-		patch, err = a.recoverKept(ctx, id, owner, last, root)
+		if _, err = a.recoverKept(ctx, id, owner, last, root); err != nil {
+			return err
+		}
+		patch, _, err = a.pendingPatch(ctx, id, root, last)
 		return err
 	})
 	return patch, root, err
@@ -96,16 +100,26 @@ func (a *App) PlanApply(ctx context.Context, id string, reverse bool) (plan Appl
 		p, applied, err := a.RevertPlan(ctx, id)
 		return p, applied.TurnID, false, err
 	}
-	patch, root, err := a.RecoverPatch(ctx, id)
-	if err != nil || patch == "" {
-		return ApplyPlan{}, "", err == nil, err
+	// A kept container's work is recovered (and recorded) first.
+	if _, _, err := a.RecoverPatch(ctx, id); err != nil {
+		return ApplyPlan{}, "", false, err
+	}
+	row, err := a.Store.Session(ctx, id)
+	if err != nil {
+		return ApplyPlan{}, "", false, err
 	}
 	last, _, err := runtime.LastFinished(ctx, a.Store, id)
 	if err != nil {
 		return ApplyPlan{}, "", false, err
 	}
-	_, turn, _ = lastPatch(last)
-	return CheckApply(ctx, root, patch, a.SecretEnv()), turn, false, nil
+	plan, turn, err = a.checkPending(ctx, id, a.HostRoot(row.Metadata), last)
+	if err != nil {
+		return ApplyPlan{}, "", false, err
+	}
+	if plan.Patch == "" && plan.Refused == "" && len(plan.LeftOut) == 0 {
+		return ApplyPlan{}, "", true, nil
+	}
+	return plan, turn, false, nil
 }
 
 // Discard gives up the kept work of session id's last finished turn: its

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
@@ -215,6 +216,9 @@ type Rewound struct {
 	// OnHost lists the patches applied to the host tree that the rewind
 	// does not touch: the host's files are not rewound.
 	OnHost []event.PatchApplied
+	// Pending is the session's pending patch at the turn it is now at
+	// (host.go): what apply would change on the host to match its files.
+	Pending string
 }
 
 // Rewind brings session id back to the end of one of its finished turns
@@ -247,6 +251,10 @@ func (a *App) Rewind(ctx context.Context, id string, req RewindRequest) (Rewound
 		if err != nil {
 			return err
 		}
+		pending, err := a.checkRebuild(ctx, id, cp, data)
+		if err != nil {
+			return err
+		}
 		log, err := store.NewSessionLog(ctx, a.Store, id, owner)
 		if err != nil {
 			return err
@@ -254,7 +262,7 @@ func (a *App) Rewind(ctx context.Context, id string, req RewindRequest) (Rewound
 		if err := runtime.Rewind(ctx, log, cp, data, time.Now); err != nil {
 			return err
 		}
-		out = Rewound{Event: data, OnHost: tl.OnHost}
+		out = Rewound{Event: data, OnHost: tl.OnHost, Pending: pending}
 		return nil
 	})
 	return out, err
@@ -395,13 +403,46 @@ func appendUser(ctx context.Context, st store.Store, id string, owner store.Owne
 // CheckRewind says whether Rewind would go ahead for session id, without
 // taking its lease or writing anything: the refusals of Rewind that its
 // log decides (SESS_TURN_NOT_FOUND, SESS_TURN_UNFINISHED, SESS_KEPT_WORK,
-// a target turn's diff failure), for a front end that must close the
-// session it holds before the rewind proper.
-func CheckRewind(ctx context.Context, r store.Reader, id string, req RewindRequest) error {
-	tl, err := ReadTimeline(ctx, r, id)
+// a target turn's diff failure) and the host tree (SESS_PATCH_CONFLICT:
+// the turn's files cannot be rebuilt on it), for a front end that must
+// close the session it holds before the rewind proper.
+func (a *App) CheckRewind(ctx context.Context, id string, req RewindRequest) error {
+	tl, err := ReadTimeline(ctx, a.Store, id)
 	if err != nil {
 		return err
 	}
-	_, _, err = tl.plan(id, req)
+	cp, data, err := tl.plan(id, req)
+	if err != nil {
+		return err
+	}
+	_, err = a.checkRebuild(ctx, id, cp, data)
 	return err
+}
+
+// checkRebuild checks, on the host's files, that the workspace of session
+// id can be rebuilt at cp, the turn a rewind (data) goes to, as the next
+// open rebuilds it (host.go): that turn's patch replayed on the base it
+// was made on, once what the host received since that turn ended is taken
+// back. It returns the session's pending patch there. Codes:
+// SESS_PATCH_CONFLICT saying what to do; those of hostChanges.
+func (a *App) checkRebuild(ctx context.Context, id string, cp *runtime.Checkpoint, data event.SessionRewound) (string, error) {
+	row, err := a.Store.Session(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	root := a.HostRoot(row.Metadata)
+	changes, err := hostChanges(ctx, a.Store, id, cp.Identity.TurnID)
+	if err != nil {
+		return "", err
+	}
+	if err := dockerws.CheckReplay(ctx, root, data.Patch, changes); err != nil {
+		undo := ""
+		if len(changes) > 0 {
+			undo = fmt.Sprintf("; a patch of this session applied to the host since then may have been edited there: `harness apply %s --reverse` takes the last apply back", id)
+		}
+		return "", &errcode.Error{Code: errcode.SessPatchConflict, Err: err, Message: fmt.Sprintf(
+			"turn %d's files cannot be rebuilt on the project tree at %s (%s); nothing changed, the session stays where it is%s",
+			data.ToTurn, root, errcode.Message(err), undo)}
+	}
+	return dockerws.Pending(ctx, root, data.Patch, changes, a.Opts.MaxFileBytes)
 }

@@ -316,7 +316,7 @@ func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace,
 			fail(err)
 			return
 		}
-		if got := ws.Snapshot(); want != "" && got != want && !ws.PatchInTree() {
+		if got := ws.Origin(); want != "" && got != want && !ws.PatchInTree() {
 			// (A patch already in the tree is not replayed: Note says so.)
 			fmt.Fprintf(a.Warn, "harness: warning: the project tree at %s changed since this session started; replaying its patch on the current tree\n", s.Root)
 		}
@@ -484,6 +484,13 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		if err == nil {
 			o := a.wsOptions(s.Root, sessionID)
 			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, req.Defer
+			if cp != nil {
+				// What the host received since that turn ended is taken
+				// back before its patch is replayed (host.go).
+				if o.HostChanges, err = hostChanges(ctx, a.Store, cp.Identity.SessionID, cp.Identity.TurnID); err != nil {
+					return err
+				}
+			}
 			o.Spare = req.Spare && a.Conf.Spares
 			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
 				s.Note = strings.Join(missing, "\n")

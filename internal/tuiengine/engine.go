@@ -650,7 +650,7 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 		return tui.Session{}, "", errcode.New(errcode.SessBusy, "a turn is running: /rewind works between turns (esc cancels the turn)")
 	}
 	req := app.RewindRequest{Turn: turnID, Undo: undo}
-	if err := app.CheckRewind(ctx, e.a.Store, cur.id, req); err != nil {
+	if err := e.a.CheckRewind(ctx, cur.id, req); err != nil {
 		return tui.Session{}, "", err
 	}
 	e.closeCurrent(cur)
@@ -663,12 +663,9 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 		return s, "", err
 	}
 	// Where the session now is, the reopened transcript says (its
-	// session.rewound): out adds only what the log does not.
-	var notes []string
-	for _, p := range r.OnHost {
-		notes = append(notes, fmt.Sprintf("the host's files are not rewound: a patch of this session is applied to %s (`harness apply %s --reverse` reverts it)", p.Root, cur.id))
-	}
-	return s, strings.Join(notes, " · "), nil
+	// session.rewound): out adds only what the log does not, what the
+	// host tree has.
+	return s, r.HostLine(cur.id), nil
 }
 
 // unrecorded is the end of cur's open run that the store could not
