@@ -47,7 +47,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			// A draft goes first (kept in the history: ↑ brings it back);
 			// the next ctrl+c quits.
 			m.in.take()
-			m.flash = "Draft cleared (↑ brings it back) · ctrl+c again quits."
+			m.flash = draftClearedFlash
 			return nil
 		}
 		return m.quit()
@@ -87,7 +87,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+u":
 		if m.in.ta.Value() != "" {
 			m.in.clear()
-			m.flash = "Input cleared (↑ brings it back)."
+			m.flash = inputClearedFlash
 		}
 		return nil
 	case "ctrl+r":

@@ -49,6 +49,12 @@ func (m *Model) editDraft() tea.Cmd {
 		if err != nil {
 			return editorReadyMsg{err: errcode.Wrap(errcode.Internal, "edit the draft", err)}
 		}
+		// A text file ends with a newline, as the editor will leave it
+		// (readEdited takes it off): without one, some editors show
+		// "no newline at end of file" or add one at the first write.
+		if draft != "" {
+			draft += "\n"
+		}
 		_, err = f.WriteString(draft)
 		if cerr := f.Close(); err == nil {
 			err = cerr

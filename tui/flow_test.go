@@ -1306,8 +1306,9 @@ func TestInputKeys(t *testing.T) {
 	s.wantCalls("withdraw msg-q")
 }
 
-// ctrl+g: the draft goes to a file for the editor, and what the editor
-// left there (less the newline editors add) is the draft; the file goes.
+// ctrl+g: the draft goes to a file for the editor, ending with a newline
+// as text files do, and what the editor left there (less that final
+// newline) is the draft; the file goes.
 func TestEditorRoundTrip(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	s.typeText("a draft")
@@ -1316,8 +1317,17 @@ func TestEditorRoundTrip(t *testing.T) {
 		t.Fatalf("editDraft: %+v", ready)
 	}
 	b, err := os.ReadFile(ready.path)
-	if err != nil || string(b) != "a draft" {
+	if err != nil || string(b) != "a draft\n" {
 		t.Fatalf("the editor's file holds %q (%v)", b, err)
+	}
+	// Left as it was, the draft comes back as it was.
+	same, ok := s.m.editDraft()().(editorReadyMsg)
+	if !ok || same.err != nil {
+		t.Fatalf("editDraft: %+v", same)
+	}
+	s.send(readEdited(same.path, nil))
+	if v := s.m.in.value(); v != "a draft" {
+		t.Errorf("the draft after an editor that changed nothing = %q", v)
 	}
 	if err := os.WriteFile(ready.path, []byte("an edited draft\nof two lines\n"), 0o600); err != nil {
 		t.Fatal(err)

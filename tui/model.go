@@ -27,6 +27,32 @@ const cancelFlash = "Canceling the turn… ctrl+c again quits without waiting."
 // compaction turn has ended (after).
 const compactingFlash = "Compacting the conversation now…"
 
+// Hints true for a while only: dropStaleFlash takes them off once they
+// are not.
+const (
+	inputClearedFlash = "Input cleared (↑ brings it back)."
+	draftClearedFlash = "Draft cleared (↑ brings it back) · ctrl+c again quits."
+	// compactAskedFlash: /compact during a turn, until the compaction
+	// begins or the turn ends.
+	compactAskedFlash = "Compaction asked: it runs before the turn's next model request."
+)
+
+// dropStaleFlash takes a hint off once it is no longer true: a cleared
+// input that holds text again (a paste, say), a compaction asked for
+// that has begun or whose turn has ended.
+func (m *Model) dropStaleFlash() {
+	switch m.flash {
+	case inputClearedFlash, draftClearedFlash:
+		if m.in.value() != "" {
+			m.flash = ""
+		}
+	case compactAskedFlash:
+		if m.tr.ActiveRun() != m.compactFrom || m.tr.Compacting() {
+			m.flash = ""
+		}
+	}
+}
+
 // outgoing is a message typed but not yet accepted by the session.
 type outgoing struct {
 	text string
@@ -177,6 +203,7 @@ func (m *Model) busy() bool {
 
 // Update routes one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer m.dropStaleFlash()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -294,7 +321,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case msg.err != nil:
 			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "compact: "+errcode.Message(msg.err))
 		case m.busy():
-			m.flash = "Compaction asked: it runs before the turn's next model request."
+			m.flash = compactAskedFlash
 		default:
 			// Idle: the session runs a compaction turn now; its events and
 			// the note it ends with show what it did.

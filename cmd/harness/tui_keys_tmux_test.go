@@ -91,8 +91,9 @@ func TestTUIEscCollapsesThenDenies(t *testing.T) {
 func TestTUIInputKeysInATerminal(t *testing.T) {
 	u := newUser(t)
 	u.write("notes/日本語.txt", "こんにちは from the notes\n")
+	// The editor edits the first line in place: the file ends with a newline.
 	editor := filepath.Join(u.home, "edit.sh")
-	if err := os.WriteFile(editor, []byte("#!/bin/sh\nprintf ' and more from the editor' >> \"$1\"\n"), 0o755); err != nil {
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nsed -i '1s/$/ and more from the editor/' \"$1\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	script := u.script(`[{"content": "First answer."}, {"content": "Second answer."}, {"content": "Third answer."}, {"content": "Fourth answer."}, {"content": "Fifth answer."}]`)

@@ -30,6 +30,11 @@ type Turn struct {
 	Rewound bool // after the point the session is at: kept in the log, out of the model's view
 	Current bool // the turn whose end the session is at
 
+	// Own is what the turn itself changed: its patch's difference from
+	// the patch of the finished turn it continued from (Files, Added and
+	// Deleted count the whole patch, against the session's start).
+	Own TurnLines
+
 	cp *runtime.Checkpoint // its terminal checkpoint, whole; nil: nothing to return to
 }
 
@@ -141,9 +146,34 @@ func ReadTimeline(ctx context.Context, r store.Reader, id string) (*Timeline, er
 		t.Current = tl.current != nil && tl.current.Identity.TurnID == t.ID
 		if t.cp != nil && t.cp.Workspace != nil {
 			t.Files = PatchFiles(t.cp.Workspace.Patch)
+			t.Own = PatchDelta(tl.startPatch(t, byID), t.cp.Workspace.Patch)
 		}
 	}
 	return tl, nil
+}
+
+// startPatch is the workspace patch turn t started from: that of the
+// last finished turn before it among its session's turns ("" for none,
+// and for one whose patch is against another snapshot).
+func (tl *Timeline) startPatch(t *Turn, byID map[string]int) string {
+	ids := t.cp.Identity.SessionTurns
+	for i := len(ids) - 1; i >= 0; i-- {
+		if ids[i] != t.ID {
+			continue
+		}
+		for j := i - 1; j >= 0; j-- {
+			k, ok := byID[ids[j]]
+			if !ok || tl.Turns[k].cp == nil {
+				continue
+			}
+			if w := tl.Turns[k].cp.Workspace; w != nil && w.Snapshot == t.cp.Workspace.Snapshot {
+				return w.Patch
+			}
+			return ""
+		}
+		break
+	}
+	return ""
 }
 
 // number returns the number of turn id (0 when it is not in the log).

@@ -46,7 +46,7 @@ func (a *App) buildModel() (built, error) {
 		if r.Model == "" {
 			return built{}, usageErr("a provider is configured but no model: pass --model or set HARNESS_MODEL")
 		}
-		return provider(r.Model, r.BaseURL, r.APIKey, r.ProviderTimeout)
+		return provider(r.Model, r.BaseURL, r.APIKey, r.KeyEnv, r.ProviderTimeout)
 	default:
 		return built{model: fake.NewDemo(), id: demoModelName, demo: true}, nil
 	}
@@ -72,7 +72,7 @@ func (a *App) rebuildModel(sessionID string, md map[string]string, o Options) (b
 		if base == "" {
 			base = savedBase // --model alone switches the model on the same provider
 		}
-		return provider(name, base, a.Conf.APIKey, a.Conf.ProviderTimeout)
+		return provider(name, base, a.Conf.APIKey, a.Conf.KeyEnv, a.Conf.ProviderTimeout)
 	}
 	switch {
 	case saved == "" || saved == demoModelName:
@@ -81,7 +81,7 @@ func (a *App) rebuildModel(sessionID string, md map[string]string, o Options) (b
 		return built{}, errcode.Errorf(errcode.ModelInvalidConfig,
 			"session %s ran on the scripted model %s: pass --fake-model with that file again (or --model NAME to switch models)", sessionID, strings.TrimPrefix(saved, "fake:"))
 	}
-	b, err := provider(saved, savedBase, a.Conf.APIKey, a.Conf.ProviderTimeout)
+	b, err := provider(saved, savedBase, a.Conf.APIKey, a.Conf.KeyEnv, a.Conf.ProviderTimeout)
 	if err != nil {
 		where := savedBase
 		if where == "" {
@@ -101,12 +101,12 @@ func loadFake(file string) (built, error) {
 	return built{model: m, id: "fake:" + filepath.Base(file)}, nil
 }
 
-func provider(name, baseURL, key string, timeout time.Duration) (built, error) {
+func provider(name, baseURL, key, keyEnv string, timeout time.Duration) (built, error) {
 	base := baseURL
 	if base == "" {
 		base = openai.DefaultBaseURL
 	}
-	m, err := openai.New(openai.Config{BaseURL: base, APIKey: key, Model: name, Timeout: timeout})
+	m, err := openai.New(openai.Config{BaseURL: base, APIKey: key, KeyEnv: keyEnv, Model: name, Timeout: timeout})
 	if err != nil {
 		return built{}, err
 	}

@@ -196,10 +196,14 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 	}
 
 	set := sess.Settings()
-	note := strings.TrimSpace(opened.Moved + " " + opened.Note)
-	if extra := strings.TrimSpace(e.held.Take()); extra != "" {
-		note = strings.TrimSpace(note + " " + strings.ReplaceAll(strings.TrimPrefix(extra, "harness: "), "\nharness: ", " · "))
+	// One message a line: the banner shows each on its own.
+	var notes []string
+	for _, n := range []string{opened.Moved, opened.Note, strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(e.held.Take()), "harness: "), "\nharness: ", " · ")} {
+		if n = strings.TrimSpace(n); n != "" {
+			notes = append(notes, n)
+		}
 	}
+	note := strings.Join(notes, "\n")
 	return tui.Session{
 		ID:           next.id,
 		Model:        set.Model,
@@ -622,8 +626,8 @@ func (e *Engine) Turns(ctx context.Context) ([]tui.TurnSummary, bool, error) {
 	}
 	out := make([]tui.TurnSummary, len(tl.Turns))
 	for i, t := range tl.Turns {
-		out[i] = tui.TurnSummary{N: t.N, ID: t.ID, Prompt: t.Prompt, At: t.At, Status: t.Status, Files: len(t.Files),
-			Added: t.Added(), Deleted: t.Deleted(), Current: t.Current, Rewound: t.Rewound, Finished: t.Finished()}
+		out[i] = tui.TurnSummary{N: t.N, ID: t.ID, Prompt: t.Prompt, At: t.At, Status: t.Status, Files: t.Own.Files,
+			Added: t.Own.Added, Deleted: t.Own.Deleted, Current: t.Current, Rewound: t.Rewound, Finished: t.Finished()}
 	}
 	return out, tl.LastRewind != nil, nil
 }
@@ -658,14 +662,10 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 	if err != nil {
 		return s, "", err
 	}
-	out := fmt.Sprintf("rewound to the end of turn %d: its files and conversation; later turns stay above, out of the model's view", r.Event.ToTurn)
-	if r.Event.Undo {
-		out = fmt.Sprintf("undid the last rewind: back at the end of turn %d", r.Event.ToTurn)
-	}
-	if line := r.HostLine(cur.id); line != "" {
-		out += " · " + line
-	}
-	return s, out, nil
+	// Where the session now is, the reopened transcript says (its
+	// session.rewound): out adds only what the log does not, what the
+	// host tree has.
+	return s, r.HostLine(cur.id), nil
 }
 
 // unrecorded is the end of cur's open run that the store could not

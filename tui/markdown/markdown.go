@@ -12,8 +12,8 @@
 // is what a reader of raw Markdown expects anyway. Fenced code is coloured by its language
 // (package syntax), on a background of its own where the palette has one.
 // Pipe tables are drawn as tables: columns as wide as their cells (the
-// widest cut with "…" when the table would not fit), the header in bold,
-// rules in the faint colour.
+// widest narrowed, its cells wrapped, when the table would not fit), the
+// header in bold, rules in the faint colour.
 package markdown
 
 import (
@@ -555,7 +555,9 @@ func splitRow(t string) []string {
 
 // table draws rows (the first is the header) in columns that fit the
 // width: a column is as wide as its widest cell, and while the table is
-// too wide the widest column gives up a cell (its cells cut with "…").
+// too wide the widest column gives up a cell; a cell wider than its
+// column wraps onto more lines of its row, so that nothing is cut (only
+// a table too wide for columns of three cells each is cut at the width).
 func (r *renderer) table(rows [][]string, aligns []int) {
 	cols := len(rows[0])
 	styled := make([][]string, len(rows))
@@ -590,31 +592,48 @@ func (r *renderer) table(rows [][]string, aligns []int) {
 		widths[k]--
 	}
 	for i, row := range styled {
-		var b strings.Builder
+		// The row's cells as lines of their column's width.
+		cells := make([][]string, cols)
+		height := 1
 		for j, cell := range row {
-			if j > 0 {
-				b.WriteString(sep)
-			}
 			if ansi.StringWidth(cell) > widths[j] {
-				cell = ansi.Truncate(cell, widths[j], "…")
+				cells[j] = strings.Split(Wrap(cell, widths[j]), "\n")
+			} else {
+				cells[j] = []string{cell}
 			}
-			pad := widths[j] - ansi.StringWidth(cell)
-			a := alignLeft
-			if j < len(aligns) {
-				a = aligns[j]
-			}
-			switch {
-			case j == len(row)-1 && a == alignLeft:
-				b.WriteString(cell) // no trailing blanks
-			case a == alignRight:
-				b.WriteString(strings.Repeat(" ", pad) + cell)
-			case a == alignCenter:
-				b.WriteString(strings.Repeat(" ", pad/2) + cell + strings.Repeat(" ", pad-pad/2))
-			default:
-				b.WriteString(cell + strings.Repeat(" ", pad))
-			}
+			height = max(height, len(cells[j]))
 		}
-		r.emit(ansi.Truncate(strings.TrimRight(b.String(), " "), r.width, "…"))
+		for k := range height {
+			var b strings.Builder
+			for j := range cols {
+				if j > 0 {
+					b.WriteString(sep)
+				}
+				cell := ""
+				if k < len(cells[j]) {
+					cell = cells[j][k]
+				}
+				if ansi.StringWidth(cell) > widths[j] {
+					cell = ansi.Truncate(cell, widths[j], "") // a wrapped line's trailing blank
+				}
+				pad := widths[j] - ansi.StringWidth(cell)
+				a := alignLeft
+				if j < len(aligns) {
+					a = aligns[j]
+				}
+				switch {
+				case j == cols-1 && a == alignLeft:
+					b.WriteString(cell) // no trailing blanks
+				case a == alignRight:
+					b.WriteString(strings.Repeat(" ", pad) + cell)
+				case a == alignCenter:
+					b.WriteString(strings.Repeat(" ", pad/2) + cell + strings.Repeat(" ", pad-pad/2))
+				default:
+					b.WriteString(cell + strings.Repeat(" ", pad))
+				}
+			}
+			r.emit(ansi.Truncate(strings.TrimRight(b.String(), " "), r.width, "…"))
+		}
 		if i == 0 {
 			parts := make([]string, cols)
 			for j, w := range widths {

@@ -115,6 +115,9 @@ func (t *Transcript) Model() string { return t.model }
 // ActiveRun is the run of the open turn, "" when idle.
 func (t *Transcript) ActiveRun() string { return t.runID }
 
+// Compacting reports whether a compaction's summary request is under way.
+func (t *Transcript) Compacting() bool { return t.compacting >= 0 }
+
 // LastRun is the most recent run seen, running or not.
 func (t *Transcript) LastRun() string { return t.lastRun }
 

@@ -43,6 +43,9 @@ type Config struct {
 	BaseURL string // default DefaultBaseURL; http:// only for loopback hosts
 	APIKey  string // may be empty only for a loopback server
 	Model   string // required; a request's own Model wins
+	// KeyEnv is the variable APIKey was read from, named in what a
+	// missing or refused key says. Default DefaultKeyEnv.
+	KeyEnv string
 	// Timeout bounds each attempt until the first byte of the response
 	// body, and then every silence between two bytes (a stalled stream).
 	// Default DefaultTimeout.
@@ -59,6 +62,10 @@ type Config struct {
 	// wins. Default DefaultRetryBaseDelay.
 	RetryBaseDelay time.Duration
 }
+
+// DefaultKeyEnv is the variable the API key is read from unless the
+// configuration names another.
+const DefaultKeyEnv = "OPENAI_API_KEY"
 
 // Client is an OpenAI-compatible Chat Completions model.
 type Client struct {
@@ -130,9 +137,13 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	keyEnv := cfg.KeyEnv
+	if keyEnv == "" {
+		keyEnv = DefaultKeyEnv
+	}
 	loopback := isLoopback(u.Hostname())
 	if cfg.APIKey == "" && !loopback {
-		return bad("set OPENAI_API_KEY: only a loopback server may go without a key")
+		return bad("set " + keyEnv + ": only a loopback server may go without a key")
 	}
 	if strings.ContainsFunc(cfg.APIKey, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		return bad("read the API key: it holds spaces or control characters")
@@ -142,7 +153,7 @@ func New(cfg Config) (*Client, error) {
 		timeout:    cfg.Timeout,
 		maxRetries: cfg.MaxRetries,
 		baseDelay:  cfg.RetryBaseDelay,
-		red:        redactor{key: cfg.APIKey, base: displayURL(u)},
+		red:        redactor{key: cfg.APIKey, base: displayURL(u), keyEnv: keyEnv},
 		base:       u,
 		key:        cfg.APIKey,
 		echoKey:    echoKeyOf(cfg.APIKey),

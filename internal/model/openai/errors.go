@@ -64,8 +64,9 @@ func byteCount(n int64) string {
 // the configured key, anything shaped like an OpenAI key, bearer tokens,
 // Authorization headers and URL query values.
 type redactor struct {
-	key  string
-	base string // the base URL, credentials and query removed: named in transport and timeout errors
+	key    string
+	base   string // the base URL, credentials and query removed: named in transport and timeout errors
+	keyEnv string // the variable the key comes from: named when the server refuses it
 }
 
 // displayURL is u without user information, query or fragment, for
@@ -237,6 +238,11 @@ func (r redactor) statusError(status int, server string, raw *http.Response) *at
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		code = errcode.ModelAuthError
+		if r.key == "" {
+			msg += "; no API key was sent: set " + r.keyEnv
+		} else {
+			msg += "; check the API key in " + r.keyEnv
+		}
 	case status == http.StatusTooManyRequests:
 		code = errcode.ModelRateLimited
 		e.retryable = true
