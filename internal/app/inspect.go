@@ -60,18 +60,11 @@ func Request(ctx context.Context, r store.Reader, id string) (model.Request, err
 	return runtime.ReconstructModelRequest(cp)
 }
 
-// patchOf is the workspace patch of last, a session's last finished turn
-// (nil for none): "" when it recorded none; a failed diff is refused with
-// its code, never shown as no change.
-func patchOf(last *runtime.Checkpoint) (string, error) {
-	patch, _, err := lastPatch(last)
-	return patch, err
-}
-
-// lastPatch is the patch a session's changes are applied from, decided
-// here once for harness diff, harness apply and the TUI's /apply: the one
-// recorded at the end of its last finished turn, last (nil: none), with
-// that turn's ID. Not a fresh diff of the workspace: patch.applied names
+// lastPatch is the patch a session's changes are applied from (less what
+// the host received since: pendingPatch, host.go), decided here once for
+// harness diff, harness apply and the TUI's /apply: the one recorded at
+// the end of its last finished turn, last (nil: none), with that turn's
+// ID; a failed diff is refused with its code, never shown as no change. Not a fresh diff of the workspace: patch.applied names
 // that turn, rewind and `apply --reverse` read it back, so what is applied
 // is what is recorded, and a turn running meanwhile adds nothing
 // half-done; and a diff that failed or ran out of time does not run again
