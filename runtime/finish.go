@@ -16,7 +16,7 @@ import (
 func (t *turn) finish() *turn {
 	s, r := t.s, t.r
 	s.mu.Lock()
-	s.setState(StateEnding)
+	s.transition(cmdFinish)
 	if s.changed != nil {
 		// Recorded while the turn ran: the terminal checkpoint carries it.
 		s.settings, s.changed = *s.changed, nil

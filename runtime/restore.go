@@ -189,7 +189,15 @@ func (rt *Runtime) Fork(ctx context.Context, log EventLog, cfg SessionConfig, fr
 }
 
 // RecordWorkspace appends workspace.lifecycle for the session's workspace.
+// It is the one write a closed session still takes: the workspace outlives
+// the session's commands, and its opening (in the background) and its
+// disposal are recorded as they happen, the disposal after Close.
+// Codes: RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) RecordWorkspace(ctx context.Context, phase string) error {
+	if _, err := s.lockDecide(ctx, cmdRecordWorkspace, nil); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
 	info := s.cfg.Workspace.Info()
 	data := event.WorkspaceLifecycle{WorkspaceID: info.ID, Backend: info.Backend, Phase: phase}
 	data.ImageID = info.ImageID

@@ -65,8 +65,13 @@ func Rewind(ctx context.Context, log EventLog, cp *Checkpoint, data event.Sessio
 }
 
 // RecordApplied appends patch.applied: the user applied (or reverted) a
-// workspace patch on the host tree. Codes: RUNTIME_EVENT_APPEND_FAILED.
+// workspace patch on the host tree. Codes: SESS_CLOSED (the session is
+// closed: nothing is recorded), RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) RecordApplied(ctx context.Context, d event.PatchApplied) error {
+	if _, err := s.lockDecide(ctx, cmdRecordApplied, nil); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
 	_, err := s.append(ctx, d)
 	return err
 }

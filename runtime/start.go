@@ -66,9 +66,6 @@ func (s *Session) Start(ctx context.Context, req StartRequest) (string, error) {
 // running turn wait on r.admitted.
 func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, error) {
 	rt := s.rt
-	if s.owner == StateClosed {
-		return nil, errClosed(s.id)
-	}
 	if req.RunID == "" {
 		req.RunID = rt.cfg.NewID("run")
 	}
@@ -96,8 +93,9 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 		cancel(nil)
 		return nil, err
 	}
-	// Cancel never takes mu: the turn's state is told of it as soon as
-	// its context ends (a no-op once the turn has released the session).
+	// Cancel never takes mu: the owner decides on it as soon as the
+	// turn's context ends (a no-op once the turn has released the
+	// session).
 	context.AfterFunc(runCtx, func() {
 		s.mu.Lock()
 		s.stateLocked()
@@ -139,11 +137,11 @@ func (t *turn) admitNow() error {
 	s.mu.Lock()
 	// A compaction turn takes no steering (text sent while it runs waits
 	// for its end and starts a turn); a failed admission ends the turn.
+	c := cmdAdmitted
 	if err != nil || t.compactOnly != nil {
-		s.setState(StateEnding)
-	} else {
-		s.setState(StateRunning)
+		c = cmdAdmittedNoInput
 	}
+	s.transition(c)
 	s.mu.Unlock()
 	close(t.r.admitted) // after the state: a waiter woken decides on the new one
 	return err

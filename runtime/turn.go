@@ -145,13 +145,14 @@ func (t *turn) run() {
 			// the answer (another round) or the turn is completing and no
 			// more steering is accepted.
 			s.mu.Lock()
-			more := len(s.pending) > 0
-			if !more {
-				s.setState(StateEnding)
+			c := cmdFinalAnswer
+			if len(s.pending) > 0 {
+				c = cmdSteeredAnswer
 			}
+			d := s.transition(c)
 			s.mu.Unlock()
-			if more {
-				continue
+			if d.act != actEnd {
+				continue // another round takes the steering
 			}
 			t.outputID = asst.ID
 			t.status = StatusCompleted
