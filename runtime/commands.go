@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/store"
@@ -263,9 +264,9 @@ func (s *Session) enqueueLocked(ctx context.Context, r *run, text string, next b
 		return "", err
 	}
 	if next {
-		s.next = append(s.next, input{MessageID: id, Content: text})
+		s.next = append(s.next, checkpoint.Input{MessageID: id, Content: text})
 	} else {
-		s.pending = append(s.pending, input{MessageID: id, Content: text})
+		s.pending = append(s.pending, checkpoint.Input{MessageID: id, Content: text})
 	}
 	return id, nil
 }
@@ -310,7 +311,7 @@ func (s *Session) Withdraw(ctx context.Context, messageID string) error {
 }
 
 func (s *Session) withdrawLocked(ctx context.Context, messageID string) error {
-	drop := func(q []input) ([]input, bool) {
+	drop := func(q []checkpoint.Input) ([]checkpoint.Input, bool) {
 		for i, in := range q {
 			if in.MessageID == messageID {
 				return slices.Delete(slices.Clone(q), i, i+1), true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -75,7 +76,7 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 	if slices.Contains(s.state.turns, req.TurnID) {
 		return nil, errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: turn id %s was already used", req.TurnID)
 	}
-	var in input
+	var in checkpoint.Input
 	switch {
 	case req.compact != nil:
 	case req.FromQueue:
@@ -84,7 +85,7 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 		}
 		in = s.next[0]
 	default:
-		in = input{MessageID: rt.cfg.NewID("msg"), Content: req.Input}
+		in = checkpoint.Input{MessageID: rt.cfg.NewID("msg"), Content: req.Input}
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{sess: s, id: req.RunID, turnID: req.TurnID, agentID: rt.cfg.NewID("agent"), cancel: cancel,
@@ -160,7 +161,7 @@ func (t *turn) drive() {
 	}
 }
 
-func (t *turn) admit(in input) error {
+func (t *turn) admit(in checkpoint.Input) error {
 	s, r := t.s, t.r
 	s.state.turns = append(s.state.turns, r.turnID)
 	clear(s.state.warned) // steps and tool calls are per turn; tokens re-warn only past a new 50 %
