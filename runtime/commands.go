@@ -589,24 +589,17 @@ func (s *Session) Events(ctx context.Context, afterSeq int64) (*Subscription, er
 		return nil, errcode.Errorf(errcode.RuntimeInvalidInput, "events of session %s: its log cannot be read back", s.id)
 	}
 	var backlog []Published
-	for after := afterSeq; ; {
-		recs, err := rd.ReadEvents(ctx, after, store.MaxPage)
+	err := store.Each(ctx, logPages{rd}, s.id, afterSeq, func(rec store.Record) error {
+		ev, err := event.Decode(rec.Body)
 		if err != nil {
-			sub.Close()
-			return nil, err
+			return err
 		}
-		for _, rec := range recs {
-			ev, err := event.Decode(rec.Body)
-			if err != nil {
-				sub.Close()
-				return nil, err
-			}
-			backlog = append(backlog, Published{Seq: rec.Seq, Event: ev, Body: rec.Body})
-			after = rec.Seq
-		}
-		if len(recs) < store.MaxPage {
-			break
-		}
+		backlog = append(backlog, Published{Seq: rec.Seq, Event: ev, Body: rec.Body})
+		return nil
+	})
+	if err != nil {
+		sub.Close()
+		return nil, err
 	}
 	sub.prepend(backlog)
 	return sub, nil
@@ -616,6 +609,13 @@ func (s *Session) Events(ctx context.Context, afterSeq int64) (*Subscription, er
 // (store.SessionLog).
 type logReader interface {
 	ReadEvents(ctx context.Context, afterSeq int64, limit int) ([]store.Record, error)
+}
+
+// logPages reads a log's own events as store.Each reads a store's.
+type logPages struct{ log logReader }
+
+func (p logPages) ReadEvents(ctx context.Context, _ string, afterSeq int64, limit int) ([]store.Record, error) {
+	return p.log.ReadEvents(ctx, afterSeq, limit)
 }
 
 // Idle returns a channel closed when no turn is active: at once when the
