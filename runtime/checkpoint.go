@@ -11,34 +11,14 @@ import (
 	"github.com/harness-dev/harness/internal/model"
 )
 
-// The checkpoint format lives in package checkpoint; these names keep the
-// runtime's API.
+// The checkpoint format lives in package checkpoint, whose types the
+// runtime's API takes as they are. Checkpoint and Settings keep a name
+// here: every front end and the application open sessions with them.
 type (
 	// Checkpoint is the runtime.checkpoint payload, version 1.
 	Checkpoint = checkpoint.Checkpoint
-	// WorkspaceState identifies a workspace's initial snapshot and its patch.
-	WorkspaceState = checkpoint.Workspace
-	// Identity names the turn a checkpoint belongs to.
-	Identity = checkpoint.Identity
-	// MessageState is a checkpoint's history.
-	MessageState = checkpoint.History
-	// Accounting is the session's cumulative counters.
-	Accounting = checkpoint.Accounting
-	// Control is the state that decides what happens next.
-	Control = checkpoint.Control
-	// ContextState is the compaction state and the pinned first request.
-	ContextState = checkpoint.Context
-	// Chain folds the delta checkpoints of a log into whole ones.
-	Chain = checkpoint.Chain
 	// Settings are a session's defaults, recorded in each checkpoint.
 	Settings = checkpoint.Settings
-	// Budget bounds a turn and a session.
-	Budget = checkpoint.Budget
-
-	input          = checkpoint.Input
-	compactState   = checkpoint.Compaction
-	nextRequest    = checkpoint.NextRequest
-	terminalStatus = checkpoint.TerminalStatus
 )
 
 // Checkpoint phases.
@@ -61,17 +41,17 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // snapshot builds the payload of the session as it is now. Caller holds s.mu.
-func (t *turn) snapshot(phase string, next *nextRequest, term *terminalStatus) Checkpoint {
+func (t *turn) snapshot(phase string, next *checkpoint.NextRequest, term *checkpoint.TerminalStatus) Checkpoint {
 	s, r := t.s, t.r
 	st := &s.state
 	return Checkpoint{
 		Version:  1,
-		Identity: Identity{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Phase: phase, SessionTurns: slices.Clone(st.turns)},
+		Identity: checkpoint.Identity{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Phase: phase, SessionTurns: slices.Clone(st.turns)},
 		History:  checkpoint.NewHistory(st.revision, st.messages, st.rawMsgs),
 		Settings: s.settings,
-		Accounting: Accounting{Usage: st.usage, ModelRequests: st.modelRequests, ToolCalls: st.toolCalls,
+		Accounting: checkpoint.Accounting{Usage: st.usage, ModelRequests: st.modelRequests, ToolCalls: st.toolCalls,
 			TranscriptBytes: st.transcript},
-		Control: Control{
+		Control: checkpoint.Control{
 			SeenModelCallIDs: nonNil(st.seenExtra), // the rest are the history's (Checkpoint.SeenCalls)
 			RunGrants:        sortedKeys(r.grants),
 			SessionGrants:    sessionGrants(s.granted),
@@ -79,7 +59,7 @@ func (t *turn) snapshot(phase string, next *nextRequest, term *terminalStatus) C
 			PendingSteering:  nonNil(s.pending),
 			QueuedInputs:     nonNil(s.next),
 		},
-		Context:        ContextState{Compaction: st.compact, FirstUser: st.firstUser, TurnRequest: st.turnRequest()},
+		Context:        checkpoint.Context{Compaction: st.compact, FirstUser: st.firstUser, TurnRequest: st.turnRequest()},
 		NextRequest:    next,
 		TerminalStatus: term,
 		Workspace:      t.wsState,
@@ -104,7 +84,7 @@ func nonNil[T any](s []T) []T {
 // checkpoint appends runtime.checkpoint and saves it through the store's
 // checkpoint CAS. s.mu is held so that pending steering in the payload and
 // the log order agree.
-func (t *turn) checkpoint(phase string, next *nextRequest, term *terminalStatus) error {
+func (t *turn) checkpoint(phase string, next *checkpoint.NextRequest, term *checkpoint.TerminalStatus) error {
 	s, r := t.s, t.r
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -139,7 +119,7 @@ func (t *turn) checkpoint(phase string, next *nextRequest, term *terminalStatus)
 // for a checkpoint of phase model or summary. It is pure.
 func ReconstructModelRequest(cp *Checkpoint) (model.Request, error) {
 	if cp.History.Base != 0 {
-		return model.Request{}, errcode.New(errcode.RuntimeInvalidInput, "reconstruct request: a partial checkpoint; fold it with Chain first")
+		return model.Request{}, errcode.New(errcode.RuntimeInvalidInput, "reconstruct request: a partial checkpoint; fold it with checkpoint.Chain first")
 	}
 	if cp.NextRequest == nil {
 		return model.Request{}, errcode.Errorf(errcode.RuntimeInvalidInput, "reconstruct request: checkpoint of phase %s has no next request", cp.Identity.Phase)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -16,7 +17,7 @@ import (
 func (f *fixture) checkpoints() []*runtime.Checkpoint {
 	f.t.Helper()
 	var out []*runtime.Checkpoint
-	var chain runtime.Chain
+	var chain checkpoint.Chain
 	for _, d := range ofType[event.RuntimeCheckpoint](f.events()) {
 		cp, err := chain.Next(d.Payload)
 		if err != nil {

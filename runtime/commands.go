@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/store"
@@ -55,7 +56,7 @@ func closedChan() chan struct{} {
 }
 
 func errClosed(id string) error {
-	return errcode.Errorf(errcode.RuntimeInvalidInput, "session %s is closed", id)
+	return errcode.Errorf(errcode.SessClosed, "session %s is closed", id)
 }
 
 // Send delivers text from the user. While a turn runs, it is steering for
@@ -67,8 +68,8 @@ func errClosed(id string) error {
 // new one. It returns once the event that records text is durable.
 //
 // Codes: RUNTIME_INVALID_INPUT (empty, too long or invalid UTF-8 text, a
-// full queue, a closed session), RUNTIME_EVENT_APPEND_FAILED, and the
-// context's error when ctx ends while waiting.
+// full queue), SESS_CLOSED (a closed session), RUNTIME_EVENT_APPEND_FAILED,
+// and the context's error when ctx ends while waiting.
 func (s *Session) Send(ctx context.Context, text string) (Sent, error) {
 	return s.submit(ctx, text, false)
 }
@@ -164,14 +165,30 @@ func (s *Session) refusal(c command, st SessionState, code errcode.Code) error {
 }
 
 // stateLocked returns the session's state. Cancel never takes mu (it
-// must not wait behind an append), so a cancel of the running turn that
-// no one has published yet is published here, through setState: a
-// canceled turn takes no more input.
+// must not wait behind an append), so a cancel of the active turn that
+// no one has decided on yet is decided here (cmdCanceled), and its
+// change of state published through setState.
 func (s *Session) stateLocked() SessionState {
-	if s.owner == StateRunning && s.active.canceled.Load() {
-		s.setState(StateEnding)
+	if s.active != nil && s.active.canceled.Load() {
+		s.carryOut(decide(s.owner, cmdCanceled))
 	}
 	return s.owner
+}
+
+// transition decides a step c of the active turn's life in the session's
+// state and makes the change of state it implies; the caller carries out
+// the rest of the decision. Caller holds mu.
+func (s *Session) transition(c command) decision {
+	d := decide(s.stateLocked(), c)
+	s.carryOut(d)
+	return d
+}
+
+// carryOut makes the change of state a decision implies, if any.
+func (s *Session) carryOut(d decision) {
+	if to, ok := d.act.moves(); ok {
+		s.setState(to)
+	}
 }
 
 // setState is the one place the session's state changes; it publishes
@@ -247,9 +264,9 @@ func (s *Session) enqueueLocked(ctx context.Context, r *run, text string, next b
 		return "", err
 	}
 	if next {
-		s.next = append(s.next, input{MessageID: id, Content: text})
+		s.next = append(s.next, checkpoint.Input{MessageID: id, Content: text})
 	} else {
-		s.pending = append(s.pending, input{MessageID: id, Content: text})
+		s.pending = append(s.pending, checkpoint.Input{MessageID: id, Content: text})
 	}
 	return id, nil
 }
@@ -257,7 +274,7 @@ func (s *Session) enqueueLocked(ctx context.Context, r *run, text string, next b
 // StartQueued starts a turn with the oldest queued input while the session
 // is idle: the queue waits after a turn that did not complete (canceled,
 // failed, over budget). Codes: RUNTIME_INVALID_INPUT (a turn is active,
-// nothing is queued, the session is closed), RUNTIME_EVENT_APPEND_FAILED.
+// nothing is queued), SESS_CLOSED, RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) StartQueued(ctx context.Context) (Sent, error) {
 	if _, err := s.lockDecide(ctx, cmdStart, nil); err != nil {
 		return Sent{}, err
@@ -284,7 +301,7 @@ func (s *Session) Queued() []string {
 // Withdraw removes pending steering or a queued input before it is used
 // (input.withdrawn). While the active turn is ending it waits for the end.
 // Codes: RUNTIME_INVALID_INPUT (not pending: already applied, or unknown;
-// a closed session), RUNTIME_EVENT_APPEND_FAILED.
+// SESS_CLOSED (a closed session), RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) Withdraw(ctx context.Context, messageID string) error {
 	if _, err := s.lockDecide(ctx, cmdWithdraw, nil); err != nil {
 		return err
@@ -294,7 +311,7 @@ func (s *Session) Withdraw(ctx context.Context, messageID string) error {
 }
 
 func (s *Session) withdrawLocked(ctx context.Context, messageID string) error {
-	drop := func(q []input) ([]input, bool) {
+	drop := func(q []checkpoint.Input) ([]checkpoint.Input, bool) {
 		for i, in := range q {
 			if in.MessageID == messageID {
 				return slices.Delete(slices.Clone(q), i, i+1), true
@@ -336,7 +353,7 @@ func (s *Session) Cancel() bool {
 // in the tool's result, with an approval as steering for the next request.
 // Codes: RUNTIME_INVALID_INPUT (no such question waits: unknown, already
 // answered, or its turn ended; a note or reason that is too long or not
-// UTF-8; a closed session).
+// UTF-8), SESS_CLOSED (a closed session).
 func (s *Session) Answer(ctx context.Context, permissionID string, a PermissionAnswer) error {
 	for what, text := range map[string]string{"note": a.Note, "reason": a.Reason} {
 		if text != "" {
@@ -386,7 +403,8 @@ type SettingsChange struct {
 // While the active turn is ending it waits for the end. A change that
 // changes nothing records nothing. It returns the settings now in force.
 // Codes: RUNTIME_INVALID_INPUT (an empty model, a negative limit, an
-// invalid context policy, a closed session), RUNTIME_EVENT_APPEND_FAILED.
+// invalid context policy), SESS_CLOSED (a closed session),
+// RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) SetSettings(ctx context.Context, c SettingsChange) (Settings, error) {
 	d, err := s.lockDecide(ctx, cmdSetSettings, nil)
 	if err != nil {
@@ -510,7 +528,8 @@ func (s *Session) takeSettingsLocked() {
 // ending, Compact waits and decides again.
 //
 // Codes: RUNTIME_INVALID_INPUT (no context policy, a focus that is not
-// valid text, a closed session), RUNTIME_EVENT_APPEND_FAILED, and the
+// valid text), SESS_CLOSED (a closed session), RUNTIME_EVENT_APPEND_FAILED,
+// and the
 // context's error when ctx ends while waiting.
 func (s *Session) Compact(ctx context.Context, focus string) (Sent, error) {
 	if focus != "" {
@@ -570,24 +589,17 @@ func (s *Session) Events(ctx context.Context, afterSeq int64) (*Subscription, er
 		return nil, errcode.Errorf(errcode.RuntimeInvalidInput, "events of session %s: its log cannot be read back", s.id)
 	}
 	var backlog []Published
-	for after := afterSeq; ; {
-		recs, err := rd.ReadEvents(ctx, after, store.MaxPage)
+	err := store.Each(ctx, logPages{rd}, s.id, afterSeq, func(rec store.Record) error {
+		ev, err := event.Decode(rec.Body)
 		if err != nil {
-			sub.Close()
-			return nil, err
+			return err
 		}
-		for _, rec := range recs {
-			ev, err := event.Decode(rec.Body)
-			if err != nil {
-				sub.Close()
-				return nil, err
-			}
-			backlog = append(backlog, Published{Seq: rec.Seq, Event: ev, Body: rec.Body})
-			after = rec.Seq
-		}
-		if len(recs) < store.MaxPage {
-			break
-		}
+		backlog = append(backlog, Published{Seq: rec.Seq, Event: ev, Body: rec.Body})
+		return nil
+	})
+	if err != nil {
+		sub.Close()
+		return nil, err
 	}
 	sub.prepend(backlog)
 	return sub, nil
@@ -597,6 +609,13 @@ func (s *Session) Events(ctx context.Context, afterSeq int64) (*Subscription, er
 // (store.SessionLog).
 type logReader interface {
 	ReadEvents(ctx context.Context, afterSeq int64, limit int) ([]store.Record, error)
+}
+
+// logPages reads a log's own events as store.Each reads a store's.
+type logPages struct{ log logReader }
+
+func (p logPages) ReadEvents(ctx context.Context, _ string, afterSeq int64, limit int) ([]store.Record, error) {
+	return p.log.ReadEvents(ctx, afterSeq, limit)
 }
 
 // Idle returns a channel closed when no turn is active: at once when the
@@ -626,12 +645,12 @@ func (s *Session) Wait(ctx context.Context) (Outcome, error) {
 
 // Close cancels the active turn, waits (bounded by ctx) until it has
 // ended, so that the session stays resumable, and closes the session:
-// later commands fail with RUNTIME_INVALID_INPUT and queued inputs are not
+// later commands fail with SESS_CLOSED and queued inputs are not
 // started. The session leaves its Runtime's registry, so its ID may be
 // opened again there. The log itself belongs to the caller.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
-	s.setState(StateClosed)
+	s.transition(cmdClose)
 	s.mu.Unlock()
 	s.Cancel()
 	_, err := s.Wait(ctx)
@@ -639,8 +658,8 @@ func (s *Session) Close(ctx context.Context) error {
 	return err
 }
 
-// releaseLocked ends t's hold on the session. After a completed turn, with
-// an input queued, it starts the next turn and returns it (to be admitted
+// releaseLocked ends t's hold on the session. When decide says so (after
+// a completed turn) and an input is queued, it starts the next turn and returns it (to be admitted
 // and driven by the caller once mu is released).
 func (s *Session) releaseLocked(t *turn) *turn {
 	s.active = nil
@@ -652,18 +671,18 @@ func (s *Session) releaseLocked(t *turn) *turn {
 			delete(s.questions, id)
 		}
 	}
-	if s.owner == StateClosed {
-		close(s.idle)
-		return nil
+	c := cmdRelease
+	if t.status == StatusCompleted && t.compactOnly == nil {
+		c = cmdReleaseCompleted
 	}
-	if t.status == StatusCompleted && len(s.next) > 0 && t.compactOnly == nil {
-		// Straight from ending to admitting: the busy spell goes on.
-		next, err := s.startLocked(t.ctx, StartRequest{FromQueue: true})
-		if err == nil {
-			return next
+	if d := s.transition(c); d.act == actNext {
+		if len(s.next) > 0 {
+			if next, err := s.startLocked(t.ctx, StartRequest{FromQueue: true}); err == nil {
+				return next
+			}
 		}
+		s.setState(StateIdle) // nothing is queued, or its turn could not be made
 	}
-	s.setState(StateIdle)
 	close(s.idle)
 	return nil
 }

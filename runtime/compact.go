@@ -328,7 +328,7 @@ func (t *turn) compact(focus string) error {
 	// would otherwise count its next request in bytes).
 	s.calibrate(reqBytes, comp.Usage)
 	tailStart := s.state.compact.TailStart + (b - head)
-	next := compactState{
+	next := checkpoint.Compaction{
 		Summary:          comp.Content,
 		SummaryMessageID: summaryID,
 		TailStart:        tailStart,

@@ -2,14 +2,16 @@ package runtime
 
 import "github.com/harness-dev/harness/internal/errcode"
 
-// The session owner's decision core. What a command does to a session
-// depends on one thing only, the session's state, and is decided by
-// decide, a pure function (no lock, no I/O, no clock) held to an
-// exhaustive table test, as store/internal/rules decides for the stores.
-// The commands (commands.go) only carry the decision out: lockDecide
-// reads the state under mu, asks decide, waits when told to and asks
-// again; every change of the state goes through setState, which also
-// tells the front ends (State).
+// The session owner's decision core. What a command does to a session,
+// and where each step of a turn's life takes it, depends on one thing
+// only, the session's state, and is decided by decide, a pure function
+// (no lock, no I/O, no clock) held to an exhaustive table test, as
+// store/internal/rules decides for the stores. The owner only carries
+// the decision out: the commands (commands.go) take it with lockDecide,
+// which reads the state under mu, asks decide, waits when told to and
+// asks again; the turn reports each step of its life with transition.
+// Every change of the state goes through setState, which also tells the
+// front ends (State).
 
 // SessionState is where a session's owner stands: what it does with the
 // next command. Front ends read it with Session.State instead of guessing
@@ -33,9 +35,10 @@ const (
 	// wait for its end, then decide again (on the turn the session may
 	// have started from its queue, or on an idle session).
 	StateEnding
-	// StateClosed: Close was called; every command is refused. A turn
-	// that was active may still be ending (Session.Idle says when it
-	// has).
+	// StateClosed: Close was called; every command is refused with
+	// SESS_CLOSED, and every write but the workspace's own record. A
+	// turn that was active may still be ending (Session.Idle says when
+	// it has). Closed is final.
 	StateClosed
 
 	numStates = iota
@@ -57,27 +60,44 @@ func (s SessionState) Busy() bool {
 	return s == StateAdmitting || s == StateRunning || s == StateEnding
 }
 
-// command is what a session command asks of the owner. Cancel and Close
-// are not commands of the table: Cancel never takes the owner's lock (it
-// must not wait behind an append; the flag it sets is folded into the
-// state by stateLocked), and Close always succeeds (it moves the session
-// to StateClosed).
+// command is what is asked of the owner: a session command (a front end's
+// or the application's), or a step of the active turn's life (the turn's
+// own report, which the owner never refuses). Cancel is not a command of
+// the table: it never takes the owner's lock (it must not wait behind an
+// append); the flag it sets is folded into the state as cmdCanceled by
+// stateLocked.
 type command uint8
 
 const (
-	cmdSend           command = iota // Send: text from the user
-	cmdQueue                         // Queue: text for the turn after the running one
-	cmdStart                         // Start, StartQueued: a turn, only while idle
-	cmdCompact                       // Compact: compact the context now
-	cmdWithdraw                      // Withdraw: drop pending steering or a queued input
-	cmdSetSettings                   // SetSettings: settings of the following requests
-	cmdChangeSettings                // ChangeSettings: the application's recorded change, between turns
-	cmdAnswer                        // Answer: a permission question's answer
+	cmdSend            command = iota // Send: text from the user
+	cmdQueue                          // Queue: text for the turn after the running one
+	cmdStart                          // Start, StartQueued: a turn, only while idle
+	cmdCompact                        // Compact: compact the context now
+	cmdWithdraw                       // Withdraw: drop pending steering or a queued input
+	cmdSetSettings                    // SetSettings: settings of the following requests
+	cmdChangeSettings                 // ChangeSettings: the application's recorded change, between turns
+	cmdAnswer                         // Answer: a permission question's answer
+	cmdRevoke                         // Revoke: take a session grant back (permission.revoked)
+	cmdRecordApplied                  // RecordApplied: the user applied a patch to the host tree (patch.applied)
+	cmdRecordWorkspace                // RecordWorkspace: the workspace's lifecycle (workspace.lifecycle)
+	cmdClose                          // Close: the session takes no more commands
+
+	// The active turn's life, reported by the turn itself.
+	cmdAdmitted         // its admission is durable; it takes input
+	cmdAdmittedNoInput  // its admission ended without taking input: a compaction turn, or a failed admission
+	cmdCanceled         // Cancel was called (folded in by stateLocked)
+	cmdFinalAnswer      // the model answered without a tool call and no steering is pending
+	cmdSteeredAnswer    // the model answered without a tool call, but steering is pending
+	cmdFinish           // the turn ends: its terminal events are written next
+	cmdReleaseCompleted // the turn's terminal events are written; it completed (not a compaction turn)
+	cmdRelease          // the turn's terminal events are written; it did not complete, or it compacted
 
 	numCommands = iota
 )
 
-var commandNames = [numCommands]string{"send", "queue", "start", "compact", "withdraw", "set settings", "change settings", "answer"}
+var commandNames = [numCommands]string{"send", "queue", "start", "compact", "withdraw", "set settings", "change settings", "answer",
+	"revoke", "record applied", "record workspace", "close",
+	"admitted", "admitted without input", "canceled", "final answer", "steered answer", "finish", "release completed", "release"}
 
 func (c command) String() string {
 	if int(c) < len(commandNames) {
@@ -85,6 +105,10 @@ func (c command) String() string {
 	}
 	return "invalid"
 }
+
+// lifecycle reports whether c is a step of the active turn's life rather
+// than a command someone sends.
+func (c command) lifecycle() bool { return c >= cmdAdmitted && c < numCommands }
 
 // action is what the owner does with a command.
 type action uint8
@@ -98,17 +122,41 @@ const (
 	actCompact                   // the running turn compacts before its next request
 	actApply                     // take effect now (between turns, or on the owner's queues)
 	actNextRequest               // recorded now; the running turn takes it at its next request
+	actRun                       // the turn runs: StateRunning
+	actEnd                       // the turn takes no more input and ends: StateEnding
+	actIdle                      // no turn is active: StateIdle
+	actNext                      // the turn after it starts from the queue (StateAdmitting); idle when nothing is queued
+	actClose                     // StateClosed
+	actKeep                      // the state stays as it is (a step of another turn's life, another round, a closed session)
 
 	numActions = iota
 )
 
-var actionNames = [numActions]string{"refuse", "wait", "start", "steer", "queue", "compact", "apply", "next-request"}
+var actionNames = [numActions]string{"refuse", "wait", "start", "steer", "queue", "compact", "apply", "next-request",
+	"run", "end", "idle", "next", "close", "keep"}
 
 func (a action) String() string {
 	if int(a) < len(actionNames) {
 		return actionNames[a]
 	}
 	return "invalid"
+}
+
+// moves returns the state a lifecycle action moves the session to.
+// Starting a turn (actStart, actNext) moves it to StateAdmitting where the
+// turn is made (startLocked).
+func (a action) moves() (SessionState, bool) {
+	switch a {
+	case actRun:
+		return StateRunning, true
+	case actEnd:
+		return StateEnding, true
+	case actIdle:
+		return StateIdle, true
+	case actClose:
+		return StateClosed, true
+	}
+	return 0, false
 }
 
 // decision is decide's answer: an action, and for actRefuse the code.
@@ -119,17 +167,33 @@ type decision struct {
 
 func refuse(c errcode.Code) decision { return decision{act: actRefuse, code: c} }
 
+var (
+	keep = decision{act: actKeep}
+	end  = decision{act: actEnd}
+)
+
 // decide is the owner's rule: what command c does in state st. It is the
-// whole of it; the commands carry it out. Text never interleaves two
+// whole of it; the owner carries it out. Text never interleaves two
 // turns' events: while a turn is admitted or ending, text waits and is
-// decided again; a closed session refuses everything with
-// RUNTIME_INVALID_INPUT.
+// decided again. A closed session refuses every command with SESS_CLOSED
+// but the workspace's record: the workspace outlives the session's
+// commands (the application records a background open that completes
+// while the session closes, then its disposal, after Close). A queued
+// input starts only after a completed turn; steering that arrives during
+// the final answer makes another round.
 func decide(st SessionState, c command) decision {
 	switch {
 	case st >= numStates:
 		return refuse(errcode.Internal)
+	case c == cmdClose:
+		return decision{act: actClose}
+	case c.lifecycle():
+		return decideLifecycle(st, c)
 	case st == StateClosed:
-		return refuse(errcode.RuntimeInvalidInput)
+		if c == cmdRecordWorkspace {
+			return decision{act: actApply}
+		}
+		return refuse(errcode.SessClosed)
 	}
 	switch c {
 	case cmdSend, cmdQueue:
@@ -182,6 +246,59 @@ func decide(st SessionState, c command) decision {
 		// dropped) whatever the turn is doing; an unknown one is refused
 		// by Answer itself.
 		return decision{act: actApply}
+	case cmdRevoke, cmdRecordApplied, cmdRecordWorkspace:
+		// Records of the session, not of a turn: restore folds
+		// permission.revoked wherever it stands (after a terminal
+		// checkpoint too) and passes over patch.applied and
+		// workspace.lifecycle, so they never wait for a turn.
+		return decision{act: actApply}
 	}
 	return refuse(errcode.Internal)
+}
+
+// decideLifecycle is decide for a step of the active turn's life. The
+// turn reports facts, which are never refused; a step that does not
+// concern the state (a cancel of a turn already ending, any step once
+// the session is closed) keeps it.
+func decideLifecycle(st SessionState, c command) decision {
+	switch c {
+	case cmdAdmitted:
+		if st == StateAdmitting {
+			return decision{act: actRun}
+		}
+	case cmdAdmittedNoInput:
+		if st == StateAdmitting {
+			return end
+		}
+	case cmdCanceled:
+		// A canceled turn takes no more input.
+		if st == StateRunning {
+			return end
+		}
+	case cmdFinalAnswer:
+		// The turn completes (canceled during the answer, or with the
+		// session closed, too: the answer is whole); atomically with
+		// Send, which steers only a running turn.
+		return end
+	case cmdSteeredAnswer:
+		// Another round takes the steering.
+		return keep
+	case cmdFinish:
+		if st.Busy() {
+			return end
+		}
+	case cmdReleaseCompleted:
+		// Straight from ending to admitting: the busy spell goes on
+		// with the queued input, if one waits.
+		if st != StateClosed {
+			return decision{act: actNext}
+		}
+	case cmdRelease:
+		// The queue waits after a turn that did not complete (or a
+		// compaction turn): StartQueued or the next text starts it.
+		if st != StateClosed {
+			return decision{act: actIdle}
+		}
+	}
+	return keep
 }

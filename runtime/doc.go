@@ -144,7 +144,7 @@
 // a first MODEL_CONTEXT_LENGTH in a turn, answered by one compaction and
 // the request once more. Text sent to an ending turn waits and starts (or
 // steers) the next one; a closed session refuses every command with
-// RUNTIME_INVALID_INPUT.
+// SESS_CLOSED.
 //
 // The runtime never imports the TUI, Bubble Tea, dockerws or a concrete
 // store (internal/deptest checks it): package app opens the store and

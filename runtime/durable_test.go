@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -76,7 +77,7 @@ func TestDurableReplaySQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rebuilt [][]byte
-	var chain runtime.Chain
+	var chain checkpoint.Chain
 	for _, r := range recs {
 		if r.Type != string(event.TypeRuntimeCheckpoint) {
 			continue

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/model"
 )
 
@@ -112,7 +113,7 @@ func TestMeasureEqualsOccupancy(t *testing.T) {
 	check("whole", set.System, set.Tools, st.view())
 	st.compact.ElideBefore = 30
 	check("elided", set.System, set.Tools, st.view())
-	st.compact = compactState{Summary: "the files so far are Go sources", SummaryMessageID: "msg-sum", TailStart: 41,
+	st.compact = checkpoint.Compaction{Summary: "the files so far are Go sources", SummaryMessageID: "msg-sum", TailStart: 41,
 		ThroughRevision: st.revision, Compactions: 1, ElideBefore: 60}
 	st.firstUser = &st.messages[0]
 	check("compacted", set.System, set.Tools, st.view())

@@ -16,7 +16,7 @@ import (
 func (t *turn) finish() *turn {
 	s, r := t.s, t.r
 	s.mu.Lock()
-	s.setState(StateEnding)
+	s.transition(cmdFinish)
 	if s.changed != nil {
 		// Recorded while the turn ran: the terminal checkpoint carries it.
 		s.settings, s.changed = *s.changed, nil
@@ -41,7 +41,7 @@ func (t *turn) finish() *turn {
 		code = errcode.Of(t.err)
 		msg = errcode.Message(t.err)
 	}
-	term := &terminalStatus{Status: string(t.status), ErrorCode: string(code)}
+	term := &checkpoint.TerminalStatus{Status: string(t.status), ErrorCode: string(code)}
 	// The terminal checkpoint and the events after it are best effort when
 	// the store itself failed; the outcome says so. A turn that failed
 	// between a tool call and the record of its result (a full disk) left
@@ -106,9 +106,9 @@ var diffTimeout = 2 * time.Minute
 // patch is unknown, not empty. The workspace's files are then kept (the
 // Docker workspace's container outlives the process, under a name the
 // message gives) so that the work can still be reviewed or recovered.
-func (s *Session) workspaceState(ctx context.Context) (*WorkspaceState, error) {
+func (s *Session) workspaceState(ctx context.Context) (*checkpoint.Workspace, error) {
 	ws := s.cfg.Workspace
-	st := &WorkspaceState{Backend: ws.Info().Backend}
+	st := &checkpoint.Workspace{Backend: ws.Info().Backend}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), diffTimeout)
 	defer cancel()
 	patch, err := ws.Diff(dctx)

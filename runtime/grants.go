@@ -50,9 +50,12 @@ func (s *Session) Grants() []string {
 // recorded as permission.revoked: its next call is asked about again,
 // in the running turn too unless that turn's own grant (scope run) allows
 // it. Codes: RUNTIME_INVALID_INPUT (tool is not granted for the session;
-// nothing is recorded), RUNTIME_EVENT_APPEND_FAILED.
+// nothing is recorded), SESS_CLOSED (the session is closed),
+// RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) Revoke(ctx context.Context, tool string) error {
-	s.mu.Lock()
+	if _, err := s.lockDecide(ctx, cmdRevoke, nil); err != nil {
+		return err
+	}
 	defer s.mu.Unlock()
 	if !s.granted[tool] {
 		return errcode.Errorf(errcode.RuntimeInvalidInput, "revoke %q: not allowed for this session (allowed: %v)", tool, sortedKeys(s.granted))

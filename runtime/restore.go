@@ -19,23 +19,20 @@ type History interface {
 	LoadCheckpoint(ctx context.Context, sessionID string) (store.Checkpoint, error)
 }
 
-// RestorePoint is a session's last finished state.
-type RestorePoint = checkpoint.Restored
-
 // LatestTerminal returns the session's committed terminal checkpoint,
 // matched by its turn.completed, or RUNTIME_CHECKPOINT_INTERRUPTED saying
 // what was interrupted. A session with no turn yet yields a nil Checkpoint.
-func LatestTerminal(ctx context.Context, h History, sessionID string) (RestorePoint, error) {
+func LatestTerminal(ctx context.Context, h History, sessionID string) (checkpoint.Restored, error) {
 	cpRec, err := h.LoadCheckpoint(ctx, sessionID)
 	if err != nil && errcode.Of(err) != errcode.SessNotFound {
-		return RestorePoint{}, err
+		return checkpoint.Restored{}, err
 	}
 	after := int64(-1)
 	var cp *Checkpoint
 	if err == nil {
 		cp, _, err = checkpoint.Load(cpRec.Payload)
 		if err != nil {
-			return RestorePoint{}, err
+			return checkpoint.Restored{}, err
 		}
 		after = cpRec.AfterSeq
 		if cp.Identity.Phase != phaseTerminal {
@@ -52,7 +49,7 @@ func LatestTerminal(ctx context.Context, h History, sessionID string) (RestorePo
 		return nil
 	})
 	if err != nil {
-		return RestorePoint{}, err
+		return checkpoint.Restored{}, err
 	}
 	return checkpoint.Restore(cp, after, tail)
 }
@@ -121,8 +118,8 @@ func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cfg Session
 	// it whole; the first save after this one writes the row whole anyway.
 	st.stubPrefix()
 	st.meter = st.measure(compaction.NewMeter(settings.System, settings.Tools), st.view())
-	s.pending = append([]input(nil), cp.Control.PendingSteering...)
-	s.next = append([]input(nil), cp.Control.QueuedInputs...)
+	s.pending = append([]checkpoint.Input(nil), cp.Control.PendingSteering...)
+	s.next = append([]checkpoint.Input(nil), cp.Control.QueuedInputs...)
 	s.lastIDs = [2]string{cp.Identity.RunID, cp.Identity.TurnID}
 	for _, tool := range cp.Control.SessionGrants {
 		s.grant(tool)
@@ -181,7 +178,7 @@ func (rt *Runtime) Fork(ctx context.Context, log EventLog, cfg SessionConfig, fr
 	// one), so that it resumes like any finished session.
 	s.state.checkpointMsgs = 0
 	t := &turn{s: s, r: &run{sess: s, id: cp.Identity.RunID, turnID: cp.Identity.TurnID, grants: map[string]bool{}}, ctx: ctx, wsState: cp.Workspace}
-	if err := t.checkpoint(phaseTerminal, nil, &terminalStatus{Status: cp.TerminalStatus.Status, ErrorCode: cp.TerminalStatus.ErrorCode}); err != nil {
+	if err := t.checkpoint(phaseTerminal, nil, &checkpoint.TerminalStatus{Status: cp.TerminalStatus.Status, ErrorCode: cp.TerminalStatus.ErrorCode}); err != nil {
 		rt.closeSession(s)
 		return nil, err
 	}
@@ -189,7 +186,15 @@ func (rt *Runtime) Fork(ctx context.Context, log EventLog, cfg SessionConfig, fr
 }
 
 // RecordWorkspace appends workspace.lifecycle for the session's workspace.
+// It is the one write a closed session still takes: the workspace outlives
+// the session's commands, and its opening (in the background) and its
+// disposal are recorded as they happen, the disposal after Close.
+// Codes: RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) RecordWorkspace(ctx context.Context, phase string) error {
+	if _, err := s.lockDecide(ctx, cmdRecordWorkspace, nil); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
 	info := s.cfg.Workspace.Info()
 	data := event.WorkspaceLifecycle{WorkspaceID: info.ID, Backend: info.Backend, Phase: phase}
 	data.ImageID = info.ImageID

@@ -26,7 +26,7 @@ func Rewind(ctx context.Context, log EventLog, cp *Checkpoint, data event.Sessio
 	case cp == nil || cp.Identity.Phase != phaseTerminal || cp.TerminalStatus == nil:
 		return errcode.New(errcode.RuntimeInvalidInput, "rewind: not a terminal checkpoint")
 	case cp.History.Base != 0:
-		return errcode.New(errcode.RuntimeInvalidInput, "rewind: a partial checkpoint; fold it with Chain first")
+		return errcode.New(errcode.RuntimeInvalidInput, "rewind: a partial checkpoint; fold it with checkpoint.Chain first")
 	case cp.Identity.SessionID != log.SessionID() || data.SessionID != log.SessionID():
 		return errcode.Errorf(errcode.RuntimeInvalidInput, "rewind: checkpoint of session %s given for %s", cp.Identity.SessionID, log.SessionID())
 	case data.ToTurnID != cp.Identity.TurnID:
@@ -65,8 +65,13 @@ func Rewind(ctx context.Context, log EventLog, cp *Checkpoint, data event.Sessio
 }
 
 // RecordApplied appends patch.applied: the user applied (or reverted) a
-// workspace patch on the host tree. Codes: RUNTIME_EVENT_APPEND_FAILED.
+// workspace patch on the host tree. Codes: SESS_CLOSED (the session is
+// closed: nothing is recorded), RUNTIME_EVENT_APPEND_FAILED.
 func (s *Session) RecordApplied(ctx context.Context, d event.PatchApplied) error {
+	if _, err := s.lockDecide(ctx, cmdRecordApplied, nil); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
 	_, err := s.append(ctx, d)
 	return err
 }

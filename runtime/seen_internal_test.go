@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/store"
@@ -54,7 +55,7 @@ func sessionWithCalls(b *testing.B, calls int) *turn {
 		}
 	}
 	t := &turn{s: s, r: &run{sess: s, id: "run-1", turnID: "turn-1", grants: map[string]bool{}}, ctx: ctx}
-	if err := t.checkpoint(phaseModel, &nextRequest{RequestID: "req-0"}, nil); err != nil {
+	if err := t.checkpoint(phaseModel, &checkpoint.NextRequest{RequestID: "req-0"}, nil); err != nil {
 		b.Fatal(err)
 	}
 	return t
@@ -71,7 +72,7 @@ func BenchmarkCheckpointSeenCalls(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		for _, t := range []*turn{small, large} {
 			t0 := time.Now()
-			if err := t.checkpoint(phaseModel, &nextRequest{RequestID: fmt.Sprintf("req-%d", i+1)}, nil); err != nil {
+			if err := t.checkpoint(phaseModel, &checkpoint.NextRequest{RequestID: fmt.Sprintf("req-%d", i+1)}, nil); err != nil {
 				b.Fatal(err)
 			}
 			d := time.Since(t0)
@@ -79,7 +80,7 @@ func BenchmarkCheckpointSeenCalls(b *testing.B) {
 				ds += d
 			} else {
 				dl += d
-				listed = len(t.snapshot(phaseModel, &nextRequest{RequestID: "req"}, nil).Control.SeenModelCallIDs)
+				listed = len(t.snapshot(phaseModel, &checkpoint.NextRequest{RequestID: "req"}, nil).Control.SeenModelCallIDs)
 			}
 		}
 	}

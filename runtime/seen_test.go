@@ -43,12 +43,12 @@ func longSession(t testing.TB, sessionID string, turns, calls int, legacy []stri
 	}
 	cp := &runtime.Checkpoint{
 		Version:        1,
-		Identity:       runtime.Identity{RunID: "run-last", SessionID: sessionID, TurnID: turnIDs[len(turnIDs)-1], Phase: checkpoint.PhaseTerminal, SessionTurns: turnIDs},
+		Identity:       checkpoint.Identity{RunID: "run-last", SessionID: sessionID, TurnID: turnIDs[len(turnIDs)-1], Phase: checkpoint.PhaseTerminal, SessionTurns: turnIDs},
 		History:        checkpoint.NewHistory(len(msgs), msgs, nil),
 		Settings:       runtime.Settings{Model: "fake", System: "you are a test", Tools: tools.ModelSpecs()},
-		Control:        runtime.Control{SeenModelCallIDs: legacy, RunGrants: []string{}, WarnedBudgets: []string{}, PendingSteering: []checkpoint.Input{}, QueuedInputs: []checkpoint.Input{}},
+		Control:        checkpoint.Control{SeenModelCallIDs: legacy, RunGrants: []string{}, WarnedBudgets: []string{}, PendingSteering: []checkpoint.Input{}, QueuedInputs: []checkpoint.Input{}},
 		TerminalStatus: &checkpoint.TerminalStatus{Status: checkpoint.StatusCompleted},
-		Workspace:      &runtime.WorkspaceState{Backend: "local"},
+		Workspace:      &checkpoint.Workspace{Backend: "local"},
 	}
 	b, err := checkpoint.Marshal(cp)
 	if err != nil {

@@ -40,8 +40,8 @@ type Session struct {
 	mu        sync.Mutex
 	owner     SessionState         // guarded by mu: changed only by setState (decide.go)
 	active    *run                 // guarded by mu: the turn being admitted, running or ending, or nil
-	pending   []input              // guarded by mu: steering for the next model request, FIFO
-	next      []input              // guarded by mu: inputs queued for the next turn, FIFO
+	pending   []checkpoint.Input   // guarded by mu: steering for the next model request, FIFO
+	next      []checkpoint.Input   // guarded by mu: inputs queued for the next turn, FIFO
 	questions map[string]*question // guarded by mu: permission questions awaiting Answer, by ID
 	changed   *Settings            // guarded by mu: recorded settings the running turn has not taken yet
 	idle      chan struct{}        // guarded by mu: closed while no turn is active
@@ -81,7 +81,7 @@ type state struct {
 	seenCalls      map[string]bool // model tool-call IDs seen in this session: those of the history, and seenExtra
 	seenExtra      []string        // seen IDs an old checkpoint listed that the history does not hold (sorted), checkpointed
 	warned         map[string]bool // budget metrics warned about
-	compact        compactState
+	compact        checkpoint.Compaction
 	firstUser      *model.Message // the session's first user request, pinned after compaction
 	turnUser       *model.Message // the current turn's request, pinned after compaction too; nil: none
 	turnAt         int            // turnUser's index in messages

@@ -11,8 +11,9 @@ import (
 // request on (Settings.WithChange); SetSettings is the command that
 // builds the event from a change. The session must be idle: with a turn
 // active it fails with RUNTIME_RUN_EXISTS and changes nothing. A policy
-// that does not validate, or a closed session, is RUNTIME_INVALID_INPUT. The settings it starts
-// from are read under mu, like every other command's.
+// that does not validate is RUNTIME_INVALID_INPUT, a closed session
+// SESS_CLOSED. The settings it starts from are read under mu, like every
+// other command's.
 func (s *Session) ChangeSettings(ctx context.Context, d event.SettingsChanged) error {
 	if _, err := s.lockDecide(ctx, cmdChangeSettings, nil); err != nil {
 		return err

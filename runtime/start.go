@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -66,9 +67,6 @@ func (s *Session) Start(ctx context.Context, req StartRequest) (string, error) {
 // running turn wait on r.admitted.
 func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, error) {
 	rt := s.rt
-	if s.owner == StateClosed {
-		return nil, errClosed(s.id)
-	}
 	if req.RunID == "" {
 		req.RunID = rt.cfg.NewID("run")
 	}
@@ -78,7 +76,7 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 	if slices.Contains(s.state.turns, req.TurnID) {
 		return nil, errcode.Errorf(errcode.RuntimeInvalidInput, "start turn: turn id %s was already used", req.TurnID)
 	}
-	var in input
+	var in checkpoint.Input
 	switch {
 	case req.compact != nil:
 	case req.FromQueue:
@@ -87,7 +85,7 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 		}
 		in = s.next[0]
 	default:
-		in = input{MessageID: rt.cfg.NewID("msg"), Content: req.Input}
+		in = checkpoint.Input{MessageID: rt.cfg.NewID("msg"), Content: req.Input}
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{sess: s, id: req.RunID, turnID: req.TurnID, agentID: rt.cfg.NewID("agent"), cancel: cancel,
@@ -96,8 +94,9 @@ func (s *Session) startLocked(ctx context.Context, req StartRequest) (*turn, err
 		cancel(nil)
 		return nil, err
 	}
-	// Cancel never takes mu: the turn's state is told of it as soon as
-	// its context ends (a no-op once the turn has released the session).
+	// Cancel never takes mu: the owner decides on it as soon as the
+	// turn's context ends (a no-op once the turn has released the
+	// session).
 	context.AfterFunc(runCtx, func() {
 		s.mu.Lock()
 		s.stateLocked()
@@ -139,11 +138,11 @@ func (t *turn) admitNow() error {
 	s.mu.Lock()
 	// A compaction turn takes no steering (text sent while it runs waits
 	// for its end and starts a turn); a failed admission ends the turn.
+	c := cmdAdmitted
 	if err != nil || t.compactOnly != nil {
-		s.setState(StateEnding)
-	} else {
-		s.setState(StateRunning)
+		c = cmdAdmittedNoInput
 	}
+	s.transition(c)
 	s.mu.Unlock()
 	close(t.r.admitted) // after the state: a waiter woken decides on the new one
 	return err
@@ -162,7 +161,7 @@ func (t *turn) drive() {
 	}
 }
 
-func (t *turn) admit(in input) error {
+func (t *turn) admit(in checkpoint.Input) error {
 	s, r := t.s, t.r
 	s.state.turns = append(s.state.turns, r.turnID)
 	clear(s.state.warned) // steps and tool calls are per turn; tokens re-warn only past a new 50 %

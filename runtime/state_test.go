@@ -22,7 +22,7 @@ func mustState(t *testing.T, s *runtime.Session, want runtime.SessionState) {
 // The owner publishes its state: idle, running while the turn runs, no
 // longer running as soon as Cancel is called (told through the change
 // channel, with no command asking), idle after the end, closed after
-// Close, which refuses every command with RUNTIME_INVALID_INPUT.
+// Close, which refuses every command with SESS_CLOSED.
 func TestStatePublished(t *testing.T) {
 	inner := script(t, `[{"content":"never sent"}]`)
 	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{1: true}}
@@ -55,10 +55,75 @@ func TestStatePublished(t *testing.T) {
 	}
 	mustState(t, f.sess, runtime.StateClosed)
 	_, err := f.sess.Send(ctx, "after close")
-	mustCode(t, err, errcode.RuntimeInvalidInput)
-	mustCode(t, f.sess.Withdraw(ctx, "msg-x"), errcode.RuntimeInvalidInput)
+	mustCode(t, err, errcode.SessClosed)
+	mustCode(t, f.sess.Withdraw(ctx, "msg-x"), errcode.SessClosed)
 	_, err = f.sess.SetSettings(ctx, runtime.SettingsChange{})
-	mustCode(t, err, errcode.RuntimeInvalidInput)
+	mustCode(t, err, errcode.SessClosed)
+}
+
+// A closed session takes no more writes: the application's records of
+// what the user did (patch.applied, permission.revoked) are refused with
+// SESS_CLOSED like the commands, and nothing reaches the log. The
+// workspace's own record is the one write it still takes, for the
+// application records the workspace's disposal after Close.
+func TestWritesAfterClose(t *testing.T) {
+	m := script(t, `[{"content":"done"}]`)
+	f := newFixture(t, m, m, nil)
+	ctx := t.Context()
+	sent, err := f.sess.Send(ctx, "task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := f.wait(sent.RunID); out.Status != runtime.StatusCompleted {
+		t.Fatalf("turn: %+v", out)
+	}
+	applied := event.PatchApplied{SessionID: f.sess.ID(), TurnID: sent.TurnID, Root: f.root,
+		SHA256: strings.Repeat("0", 64), Files: []event.PatchFile{{Path: "a.txt", Added: 1}}, Patch: "+a\n"}
+	if err := f.sess.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.events())
+	mustCode(t, f.sess.RecordApplied(ctx, applied), errcode.SessClosed)
+	mustCode(t, f.sess.Revoke(ctx, "fs.read"), errcode.SessClosed)
+	_, err = f.sess.Queue(ctx, "after close")
+	mustCode(t, err, errcode.SessClosed)
+	if evs := f.events(); len(evs) != before {
+		t.Fatalf("writes after close reached the log: %v", types(evs[before:]))
+	}
+	if err := f.sess.RecordWorkspace(ctx, event.PhaseDisposed); err != nil {
+		t.Fatal(err)
+	}
+	if wl := ofType[event.WorkspaceLifecycle](f.events()); len(wl) != 1 || wl[0].Phase != event.PhaseDisposed {
+		t.Fatalf("workspace.lifecycle after close = %+v", wl)
+	}
+}
+
+// The same records while the session is open are taken in any state of
+// its turn, a running one's too (restore folds or passes over them
+// wherever they stand).
+func TestRecordAppliedWhileRunning(t *testing.T) {
+	inner := script(t, `[{"content":"done"}]`)
+	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{1: true}}
+	f := newFixture(t, gm, inner, nil)
+	ctx := t.Context()
+	sent, err := f.sess.Send(ctx, "task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-gm.started
+	mustState(t, f.sess, runtime.StateRunning)
+	applied := event.PatchApplied{SessionID: f.sess.ID(), TurnID: sent.TurnID, Root: f.root,
+		SHA256: strings.Repeat("0", 64), Files: []event.PatchFile{{Path: "a.txt", Added: 1}}, Patch: "+a\n"}
+	if err := f.sess.RecordApplied(ctx, applied); err != nil {
+		t.Fatal(err)
+	}
+	close(gm.release)
+	if out := f.wait(sent.RunID); out.Status != runtime.StatusCompleted {
+		t.Fatalf("turn: %+v", out)
+	}
+	if pa := ofType[event.PatchApplied](f.events()); len(pa) != 1 {
+		t.Fatalf("patch.applied = %+v", pa)
+	}
 }
 
 // A reader that reads the state and then drains its subscription, as

@@ -81,7 +81,7 @@ func TestCompactedPrefixLeavesTheCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var whole *runtime.Checkpoint // the chain of the log's events: every message whole
-	var chain runtime.Chain
+	var chain checkpoint.Chain
 	for _, d := range ofType[event.RuntimeCheckpoint](f.events()) {
 		if whole, err = chain.Next(d.Payload); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -28,7 +29,7 @@ type turn struct {
 	ctx context.Context
 	// input is the user's message the turn was admitted with; compactOnly,
 	// for a compaction turn (Session.Compact), its focus instead.
-	input       input
+	input       checkpoint.Input
 	compactOnly *string
 
 	status    Status
@@ -48,7 +49,7 @@ type turn struct {
 	loops           repeats                 // the model's latest identical tool calls
 	lengthRetried   bool                    // a context-length refusal was answered by a compaction in this turn
 	lastRequestID   string                  // the latest model or summary request sent
-	wsState         *WorkspaceState         // set for the terminal checkpoint
+	wsState         *checkpoint.Workspace   // set for the terminal checkpoint
 }
 
 func (t *turn) append(data event.Data) (store.Record, error) {
@@ -145,13 +146,14 @@ func (t *turn) run() {
 			// the answer (another round) or the turn is completing and no
 			// more steering is accepted.
 			s.mu.Lock()
-			more := len(s.pending) > 0
-			if !more {
-				s.setState(StateEnding)
+			c := cmdFinalAnswer
+			if len(s.pending) > 0 {
+				c = cmdSteeredAnswer
 			}
+			d := s.transition(c)
 			s.mu.Unlock()
-			if more {
-				continue
+			if d.act != actEnd {
+				continue // another round takes the steering
 			}
 			t.outputID = asst.ID
 			t.status = StatusCompleted
@@ -208,7 +210,7 @@ func (t *turn) applySteering() error {
 
 // takeSteering records and moves pending steering into the history and
 // returns it.
-func (t *turn) takeSteering() ([]input, error) {
+func (t *turn) takeSteering() ([]checkpoint.Input, error) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -261,7 +263,7 @@ func (st *state) pushEncoded(m model.Message, frame []byte, d event.MessageCompl
 	if raw == nil {
 		var err error
 		if raw, err = model.MarshalCanonical(m); err != nil {
-			raw = nil // MessageState falls back to a full encode
+			raw = nil // checkpoint.History falls back to a full encode
 		}
 	}
 	st.messages = append(st.messages, m)
@@ -384,7 +386,7 @@ func (t *turn) stream(req model.Request, phase string) (*model.Completion, strin
 		RunID: r.id, SessionID: s.id, TurnID: r.turnID, Step: t.steps, ContextVersion: 1, MessageRevision: s.state.revision}); err != nil {
 		return nil, "", err
 	}
-	if err := t.checkpoint(phase, &nextRequest{RequestID: req.RequestID, MaxTokens: req.MaxTokens, Step: t.steps, Boundary: t.summaryBoundary, Focus: t.summaryFocus}, nil); err != nil {
+	if err := t.checkpoint(phase, &checkpoint.NextRequest{RequestID: req.RequestID, MaxTokens: req.MaxTokens, Step: t.steps, Boundary: t.summaryBoundary, Focus: t.summaryFocus}, nil); err != nil {
 		return nil, "", err
 	}
 	msgID := s.rt.cfg.NewID("msg")

@@ -1479,3 +1479,20 @@ func TestEnterWhileOpeningSendsOnceOpen(t *testing.T) {
 		}
 	}
 }
+
+// Options.Prompt (harness "PROMPT") is the first message: it stands in
+// the input while the session opens and is sent once it is open, as an
+// enter pressed then is.
+func TestPromptOptionSentOnceOpen(t *testing.T) {
+	eng := idleEngine()
+	s := &screen{t: t, m: New(t.Context(), eng, Options{Now: func() time.Time { return base }, Prompt: "fix the bug"}), eng: eng, seq: -1}
+	s.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	open := s.m.Init()
+	s.wantText(sendOnOpenFlash, "fix the bug")
+	s.wantCalls()
+	s.run(open, 0)
+	s.wantCalls(`open "" fork=false`, `send "fix the bug"`)
+	if s.m.in.value() != "" {
+		t.Errorf("the sent prompt stayed in the input: %q", s.m.in.value())
+	}
+}

@@ -61,9 +61,13 @@ type outgoing struct {
 
 // Options configure a Model.
 type Options struct {
-	Open OpenRequest      // the session to open at start
-	Pick bool             // start with the session picker instead
-	Now  func() time.Time // the clock (picker ages); nil: time.Now
+	Open OpenRequest // the session to open at start
+	Pick bool        // start with the session picker instead
+	// Prompt is the first message (harness "PROMPT"): it stands in the
+	// input and is sent as soon as the session is open, as an enter
+	// pressed while it opens is.
+	Prompt string
+	Now    func() time.Time // the clock (picker ages); nil: time.Now
 	// Profile is the terminal's colour profile until the program reports
 	// it (tea.ColorProfileMsg); 0: true colour.
 	Profile colorprofile.Profile
@@ -157,6 +161,10 @@ func New(ctx context.Context, eng Engine, opts Options) *Model {
 		m.picker = &picker{loading: true, startup: true}
 	} else {
 		m.opening = true
+		if opts.Prompt != "" {
+			m.in.setValue(opts.Prompt)
+			m.sendOnOpen, m.flash = new(bool), sendOnOpenFlash
+		}
 	}
 	return m
 }

@@ -21,7 +21,7 @@ func TestExecLineAfterInterruptStartsNextTurn(t *testing.T) {
 	s := u.script(`[{"content":"thinking","hang":true},{"content":"done instead"}]`)
 	home := t.TempDir()
 	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
-	o := options{Options: app.Options{DB: filepath.Join(home, "h.db"), FakeModel: s, Workspace: "local"}, JSON: true}
+	o := app.Flags{Options: app.Options{DB: filepath.Join(home, "h.db"), FakeModel: s, Workspace: "local"}, JSON: true}
 	outR, outW := io.Pipe()
 	a, err := newCLI(t.Context(), o, e, outW, io.Discard)
 	if err != nil {
@@ -102,7 +102,7 @@ func TestExecTextCanceledAnswerEndsItsLine(t *testing.T) {
 	s := u.script(`[{"content":"thinking","hang":true},{"content":"done instead"}]`)
 	home := t.TempDir()
 	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
-	o := options{Options: app.Options{DB: filepath.Join(home, "h.db"), FakeModel: s, Workspace: "local"}}
+	o := app.Flags{Options: app.Options{DB: filepath.Join(home, "h.db"), FakeModel: s, Workspace: "local"}}
 	outR, outW := io.Pipe()
 	a, err := newCLI(t.Context(), o, e, outW, io.Discard)
 	if err != nil {

@@ -63,7 +63,7 @@ func TestTUIForkAfterModelSwitch(t *testing.T) {
 	defer hs.Close()
 	home := t.TempDir()
 	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
-	o := options{Options: app.Options{DB: filepath.Join(home, "h.db"), BaseURL: hs.URL + "/v1", Model: "launch-model", Workspace: "local"}}
+	o := app.Flags{Options: app.Options{DB: filepath.Join(home, "h.db"), BaseURL: hs.URL + "/v1", Model: "launch-model", Workspace: "local"}}
 	held := &tuiengine.Held{}
 	a, err := newCLI(t.Context(), o, e, io.Discard, held)
 	if err != nil {

@@ -28,7 +28,7 @@ func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 	home := t.TempDir()
 	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
 	db := filepath.Join(home, "h.db")
-	o := options{Options: app.Options{DB: db, BaseURL: hs.URL + "/v1", Model: "first-model", Workspace: "local"}}
+	o := app.Flags{Options: app.Options{DB: db, BaseURL: hs.URL + "/v1", Model: "first-model", Workspace: "local"}}
 	held := &tuiengine.Held{}
 	a, err := newCLI(t.Context(), o, e, io.Discard, held)
 	if err != nil {
@@ -95,7 +95,7 @@ func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 
 	// A scripted session cannot switch.
 	script := u.script(`[{"content":"hi"}]`)
-	fo := options{Options: app.Options{DB: filepath.Join(home, "f.db"), FakeModel: script, Workspace: "local"}}
+	fo := app.Flags{Options: app.Options{DB: filepath.Join(home, "f.db"), FakeModel: script, Workspace: "local"}}
 	fa, err := newCLI(t.Context(), fo, e, io.Discard, held)
 	if err != nil {
 		t.Fatal(err)

@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/sqlite"
 	"github.com/harness-dev/harness/store/storetest"
 )
 
-// `harness sessions` lists the sessionsShown most recently updated
+// `harness sessions` lists the app.SessionsShown most recently updated
 // sessions and says on stderr that --all lists every one; --all lists
 // them all and says nothing.
 func TestSessionsListsTheNewestUnlessAll(t *testing.T) {
@@ -19,7 +20,7 @@ func TestSessionsListsTheNewestUnlessAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := sessionsShown + 1
+	n := app.SessionsShown + 1
 	for i := range n {
 		id := fmt.Sprintf("sess-list-%03d", i)
 		who, _, err := st.StartSession(t.Context(), store.SessionInit{ID: id}, storetest.Me("fill"),
@@ -45,7 +46,7 @@ func TestSessionsListsTheNewestUnlessAll(t *testing.T) {
 	}
 	r := u.run("", "sessions")
 	got := rows(r.stdout)
-	if r.code != 0 || len(got) != sessionsShown || got[0] != fmt.Sprintf("sess-list-%03d", n-1) || strings.Contains(r.stdout, "sess-list-000") {
+	if r.code != 0 || len(got) != app.SessionsShown || got[0] != fmt.Sprintf("sess-list-%03d", n-1) || strings.Contains(r.stdout, "sess-list-000") {
 		t.Fatalf("sessions: exit %d, %d rows (first %v)\n%s", r.code, len(got), got[:min(1, len(got))], r.stderr)
 	}
 	if r.stderr == "" {

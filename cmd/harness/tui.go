@@ -19,7 +19,8 @@ const afterQuitLines = 2000
 // without an ID) on one picked from a list. On the way out it cancels a
 // running turn, closes the session and prints how to resume it. held is
 // where the app's warnings go (newCLI) while the TUI owns the terminal.
-func runTUI(ctx context.Context, a *cli, held *tuiengine.Held, resume bool, id string) int {
+// prompt, when set, is the new session's first message.
+func runTUI(ctx context.Context, a *cli, held *tuiengine.Held, resume bool, id, prompt string) int {
 	if resume && id != "" {
 		// A bad ID fails before the screen opens, like every other command.
 		if _, err := a.Store.Session(ctx, id); err != nil {
@@ -35,7 +36,7 @@ func runTUI(ctx context.Context, a *cli, held *tuiengine.Held, resume bool, id s
 		held.Release(realErr)
 	}()
 
-	opts := tui.Options{Open: tui.OpenRequest{ID: id, Fork: a.opts.Fork}, Pick: resume && id == ""}
+	opts := tui.Options{Open: tui.OpenRequest{ID: id, Fork: a.opts.Fork}, Pick: resume && id == "", Prompt: prompt}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := tui.New(pctx, eng, opts)

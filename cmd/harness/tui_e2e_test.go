@@ -495,3 +495,20 @@ func TestTUIRebuildsALostWorkspace(t *testing.T) {
 	}
 	tm.quit(1)
 }
+
+// harness "fix the bug", as other coding agents take it: the TUI opens
+// with the argument as its first message, sent as soon as the session is
+// open, and the session records it as the turn's user message.
+func TestTUIPromptArgument(t *testing.T) {
+	u := newUser(t)
+	u.write("README.md", "# prompt\n")
+	tm := newTerminal(t, u)
+	s := u.script(`[{"content":"Fixed: the bug is gone."}]`)
+	tm.line(harnessCmd(u, "fix the bug", "--workspace", "local", "--fake-model", s))
+	tm.waitFor("you  fix the bug", "Fixed: the bug is gone.", "✓ completed")
+	id := tm.quit(1)
+	ev := u.run("", "events", id, "--db", u.db)
+	if ev.code != 0 || !strings.Contains(ev.stdout, `"role":"user"`) || !strings.Contains(ev.stdout, `"content":"fix the bug"`) {
+		t.Fatalf("the first message is not recorded: exit %d\n%s%s", ev.code, ev.stdout, ev.stderr)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/runtime"
@@ -237,7 +238,7 @@ func (a *App) recoverKept(ctx context.Context, id string, owner store.Owner, cp 
 	if err := dockerws.RemoveKept(context.WithoutCancel(ctx), "", k.Name); err != nil {
 		fmt.Fprintf(a.Warn, "harness: the work is recovered, but its kept container %s could not be removed (%s); `harness doctor` lists it\n", k.Name, errcode.Message(err))
 	}
-	cp.Workspace = &runtime.WorkspaceState{Backend: cp.Workspace.Backend, Snapshot: cp.Workspace.Snapshot, Patch: patch}
+	cp.Workspace = &checkpoint.Workspace{Backend: cp.Workspace.Backend, Snapshot: cp.Workspace.Snapshot, Patch: patch}
 	return patch, nil
 }
 

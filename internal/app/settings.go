@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -125,7 +126,7 @@ func freshSettings(r Resolved, modelID string) (runtime.Settings, error) {
 		MaxTokens:      r.MaxTokens,
 		ModelTimeoutMs: defaultModelTimeout.Milliseconds(),
 		Tools:          tools.ModelSpecs(),
-		Budget:         runtime.Budget{MaxModelTokens: r.Budget},
+		Budget:         checkpoint.Budget{MaxModelTokens: r.Budget},
 		Context:        policy,
 	}, nil
 }

@@ -49,6 +49,9 @@ func TestDependencyDirection(t *testing.T) {
 		// plays it through its own driver.
 		{"internal/apptest", []string{mod + "internal/tuiengine", mod + "internal/headless", mod + "cmd", mod + "tui", "charm.land/", "github.com/charmbracelet/"}},
 		{"internal/doctor", []string{mod + "tui", mod + "internal/tuiengine", mod + "internal/headless", mod + "cmd", "charm.land/bubbletea", "github.com/charmbracelet"}},
+		// The commands on stored sessions print for a terminal without a
+		// screen of their own.
+		{"internal/inspect", []string{mod + "tui", mod + "internal/tuiengine", mod + "internal/doctor", mod + "cmd", "charm.land/", "github.com/charmbracelet/"}},
 	}
 	for _, r := range rules {
 		t.Run(r.pkg, func(t *testing.T) {

@@ -102,7 +102,8 @@ const (
 	// SessInvalidRecord: store; a record is malformed, too large, or names a
 	// cursor past the last committed event. Not retryable.
 	SessInvalidRecord Code = "SESS_INVALID_RECORD"
-	// SessClosed: store; the store or session is closed.
+	// SessClosed: store, runtime; the store or session is closed (the
+	// runtime: a command or record after Session.Close). Open it again.
 	SessClosed Code = "SESS_CLOSED"
 	// SessEventConflict: store; an event ID already stored with other bytes or
 	// in another session. Not retryable.

@@ -1,48 +1,49 @@
-package main
+package app
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"strings"
 
-	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/errcode"
 )
 
-// options are the common flags of every command (DESIGN §12), which the
-// app layer takes, plus the command-specific ones. Flags win over the
-// environment, which wins over the config file.
-type options struct {
-	app.Options
+// The command line's flags, defined here beside the configuration they
+// fill (Options, Resolve): cmd/harness parses the process's arguments
+// with them and only wires what they say.
 
-	// Command-specific.
-	JSON   bool
-	Resume string
-	Fork   bool
-	Yes    bool
+// Flags are the command line's flags: the common ones of every command
+// (Options, which the app takes) and those of one command.
+type Flags struct {
+	Options
+
+	JSON   bool   // exec, sessions: JSON lines
+	Resume string // exec: the session a follow-up continues
+	Fork   bool   // exec, resume: a new session from the last finished turn
+	Yes    bool   // apply: without asking
 	// AllowMassDelete lets apply --yes apply a patch that deletes most of
 	// the project.
 	AllowMassDelete bool
-	Here            bool
-	Clean           bool
-	All             bool
-	// rewind --undo, apply --reverse
-	Undo    bool
-	Reverse bool
+	Here            bool // sessions: of this directory's project
+	Clean           bool // doctor: remove the project's build cache too
+	All             bool // sessions: every one
+	Undo            bool // rewind --undo
+	Reverse         bool // apply --reverse
 }
 
-// readEnv reads the process environment, only in main.
-func readEnv() app.Env {
-	e := app.Env{}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		e[k] = v
-	}
-	return e
-}
+// SessionsShown is how many sessions `harness sessions` lists without
+// --all: the listing then reads that many rows whatever the store holds.
+const SessionsShown = 100
 
-func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
+// NewFlagSet defines the flags of command name (DESIGN §12) on a new
+// flag set writing its messages to out: the common flags, which fill
+// o.Options, and those of the command. Flags win over the environment,
+// which wins over the config file (Resolve).
+func NewFlagSet(name string, o *Flags, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.StringVar(&o.DB, "db", "", "session store: a SQLite file path or a postgres:// URL (env HARNESS_DB)")
@@ -82,7 +83,7 @@ func newFlagSet(name string, o *options, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.Fork, "fork", false, "with --resume: continue an interrupted session in a new session from its last finished turn")
 	case "sessions":
 		fs.BoolVar(&o.Here, "here", false, "only the sessions of this directory's project (the nearest directory holding .git upward)")
-		fs.BoolVar(&o.All, "all", false, fmt.Sprintf("every session, not only the %d most recently updated", sessionsShown))
+		fs.BoolVar(&o.All, "all", false, fmt.Sprintf("every session, not only the %d most recently updated", SessionsShown))
 	case "resume":
 		fs.BoolVar(&o.Fork, "fork", false, "start a new session from the last finished turn of an interrupted one")
 	case "apply":
@@ -105,12 +106,88 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-// splitCommand takes the command word out of args: the first argument
+// CommandLine is what the process's arguments ask for.
+type CommandLine struct {
+	// Cmd is the command word: "" is the TUI on a new session, "help"
+	// the usage.
+	Cmd string
+	// Prompt is the first message: exec's PROMPT, or the TUI's when its
+	// one argument is no command (harness "fix the bug").
+	Prompt string
+	Pos    []string // the command's other arguments
+	Flags  Flags
+}
+
+// commands are the command words; any other first argument is the TUI's
+// first prompt.
+var commands = []string{"resume", "exec", "sessions", "events", "request", "diff", "apply", "discard", "rewind", "doctor", "help"}
+
+// ParseCommandLine parses args (the process's, without its name). A
+// wrong flag is told on out with the usage and returned; --help prints
+// the usage and returns flag.ErrHelp; a misused command or prompt is a
+// *UsageError.
+func ParseCommandLine(args []string, out io.Writer) (CommandLine, error) {
+	var cl CommandLine
+	cl.Cmd, args = SplitCommand(args)
+	if cl.Cmd != "" && !slices.Contains(commands, cl.Cmd) {
+		// harness "fix the bug": the TUI with its first message, as
+		// other coding agents take it.
+		cl.Cmd, cl.Prompt = "", cl.Cmd
+	}
+	fs := NewFlagSet(cl.Cmd, &cl.Flags, out)
+	fs.Usage = func() { PrintUsage(out) }
+	pos, err := ParseArgs(fs, args)
+	if err != nil {
+		return cl, err
+	}
+	cl.Pos = pos
+	switch cl.Cmd {
+	case "":
+		if cl.Prompt == "" && len(pos) > 0 { // after --
+			cl.Prompt, pos = pos[0], pos[1:]
+		}
+		if len(pos) > 0 {
+			return cl, usageErr("unexpected argument %q: the TUI takes one PROMPT, its first message: quote it (harness \"fix the bug\")", pos[0])
+		}
+		cl.Pos = nil
+		if cl.Prompt == "" {
+			return cl, nil
+		}
+	case "exec":
+		if cl.Flags.Fork && cl.Flags.Resume == "" {
+			return cl, usageErr("exec --fork continues an earlier session: pass --resume ID with it")
+		}
+		if len(pos) != 1 {
+			return cl, usageErr("exec takes one PROMPT argument")
+		}
+		cl.Prompt, cl.Pos = pos[0], nil
+	default:
+		return cl, nil
+	}
+	return cl, CheckPrompt(cl.Prompt)
+}
+
+// CheckPrompt applies the runtime's own rule for a prompt before anything
+// is opened, and refuses one of whitespace only: a *UsageError.
+func CheckPrompt(p string) error {
+	if err := checkpoint.CheckText("the prompt", p); err != nil {
+		return usageErr("%s", errcode.Message(err))
+	}
+	if strings.TrimSpace(p) == "" {
+		return usageErr("the prompt is only whitespace: say what the turn should do")
+	}
+	return nil
+}
+
+// IsHelp reports whether err is ParseCommandLine's answer to --help.
+func IsHelp(err error) bool { return errors.Is(err, flag.ErrHelp) }
+
+// SplitCommand takes the command word out of args: the first argument
 // that is neither a flag nor the value of one of the common flags, so
 // that `harness --db F resume ID` resumes as `harness resume ID --db F`
 // does. Without one the command is "" (the TUI, new session).
-func splitCommand(args []string) (string, []string) {
-	common := newFlagSet("", &options{}, io.Discard)
+func SplitCommand(args []string) (string, []string) {
+	common := NewFlagSet("", &Flags{}, io.Discard)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -130,8 +207,8 @@ func splitCommand(args []string) (string, []string) {
 	return "", args
 }
 
-// parseArgs parses flags before and after positional arguments.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+// ParseArgs parses flags before and after positional arguments.
+func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -152,7 +229,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 const usageText = `harness — a terminal coding agent whose writes and commands run in an isolated Docker copy of your project.
 
 Usage:
-  harness [flags]                       the TUI, new session on the current directory
+  harness [flags] [PROMPT]              the TUI, new session on the current directory (PROMPT: its first message)
   harness resume [ID] [--fork]          the TUI on an existing session (no ID: pick one)
   harness exec [--resume ID [--fork]] [--json] PROMPT
                                         one turn headless; stdin lines steer it (">>" queues for the next turn)
@@ -180,10 +257,11 @@ Exit codes of exec: 0 completed, 1 failed, 2 usage, 3 budget exceeded, 130 cance
 Flags (accepted by every command, before or after its arguments):
 `
 
-func printUsage(w io.Writer) {
+// PrintUsage writes the command line's usage: the commands, then every
+// flag.
+func PrintUsage(w io.Writer) {
 	fmt.Fprint(w, usageText)
-	var o options
-	printFlags(w, newFlagSet("exec", &o, w))
+	printFlags(w, NewFlagSet("exec", &Flags{}, w))
 }
 
 // printFlags lists fs's flags as flag.PrintDefaults does, but spelled
