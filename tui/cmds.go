@@ -48,6 +48,13 @@ type (
 		name string
 		err  error
 	}
+	// promptsMsg: the prompts of the project's other sessions, listed
+	// for the session sessionID.
+	promptsMsg struct {
+		sessionID string
+		prompts   []string
+		err       error
+	}
 	sessionsMsg struct {
 		list []SessionSummary
 		now  time.Time
@@ -73,6 +80,19 @@ func (m *Model) open(req OpenRequest) tea.Cmd {
 	return func() tea.Msg {
 		s, err := eng.Open(ctx, req)
 		return openedMsg{req: req, sess: s, err: err}
+	}
+}
+
+// prompts loads the project's input history, when the engine keeps one.
+func (m *Model) prompts() tea.Cmd {
+	ph, ok := m.eng.(PromptHistory)
+	if !ok {
+		return nil
+	}
+	ctx := m.ctx
+	return func() tea.Msg {
+		id, list, err := ph.Prompts(ctx)
+		return promptsMsg{sessionID: id, prompts: list, err: err}
 	}
 }
 

@@ -317,6 +317,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case rewoundMsg:
 		return m, m.onRewound(msg)
+	case promptsMsg:
+		// The project's history is a convenience: a store that cannot
+		// list it leaves ↑ with the open session's own prompts.
+		if msg.err == nil && m.sess != nil && msg.sessionID == m.sess.ID {
+			m.in.setPast(msg.prompts)
+		}
+		return m, nil
 	case sessionsMsg:
 		if m.picker != nil {
 			m.picker.loading = false
@@ -493,10 +500,11 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 		m.in.setValue(request)
 		m.flash = "The interrupted request is back in the input: enter sends it again."
 	}
+	load := m.prompts() // ↑ and ctrl+r reach the project's other sessions, once read
 	if pressed != nil && strings.TrimSpace(m.in.value()) != "" {
-		return m.submit(*pressed)
+		return tea.Batch(load, m.submit(*pressed))
 	}
-	return nil
+	return load
 }
 
 // sendOnOpenFlash says that an enter pressed while the session opens was
