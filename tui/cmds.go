@@ -55,6 +55,12 @@ type (
 		prompts   []string
 		err       error
 	}
+	// startWarningMsg: StartChecker's warning for the session sessionID.
+	startWarningMsg struct {
+		sessionID string
+		warning   string
+		err       error
+	}
 	sessionsMsg struct {
 		list []SessionSummary
 		now  time.Time
@@ -93,6 +99,20 @@ func (m *Model) prompts() tea.Cmd {
 	return func() tea.Msg {
 		id, list, err := ph.Prompts(ctx)
 		return promptsMsg{sessionID: id, prompts: list, err: err}
+	}
+}
+
+// startCheck asks what in the project will stop the workspace, when the
+// engine can say.
+func (m *Model) startCheck() tea.Cmd {
+	sc, ok := m.eng.(StartChecker)
+	if !ok {
+		return nil
+	}
+	ctx := m.ctx
+	return func() tea.Msg {
+		id, warning, err := sc.StartWarning(ctx)
+		return startWarningMsg{sessionID: id, warning: warning, err: err}
 	}
 }
 

@@ -95,6 +95,17 @@ type PromptHistory interface {
 	Prompts(ctx context.Context) (sessionID string, prompts []string, err error)
 }
 
+// StartChecker is an Engine that can say, once a session is open, what in
+// the project will stop its workspace and how to go on (credential-like
+// files the sandbox's copy refuses, WORKSPACE_CREDENTIAL_INPUT): the TUI
+// asks in the background and shows the answer as a banner, before the
+// first tool call fails on it.
+type StartChecker interface {
+	// StartWarning is that warning for the open session ("" for none),
+	// with the ID of the session it was made for.
+	StartWarning(ctx context.Context) (sessionID, warning string, err error)
+}
+
 // IsPrompt reports whether a user message's content is something the user
 // typed, to recall: not empty, and not the attachments message a typed
 // @path or !command adds after it (event.AttachmentsMarker).

@@ -2,6 +2,7 @@ package tuiengine
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -11,12 +12,12 @@ import (
 	"github.com/harness-dev/harness/tui"
 )
 
-// mustProject makes a project directory (a .git in it) under parent.
+// mustProject makes a project directory (a git repository) under parent.
 func mustProject(t *testing.T, parent, name string, files map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(parent, name)
-	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
-		t.Fatal(err)
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
 	}
 	for n, c := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644); err != nil {
