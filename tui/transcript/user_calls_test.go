@@ -402,4 +402,17 @@ func TestRanShowsTheEndOfALongOutput(t *testing.T) {
 	if len(got) == 0 || got[len(got)-1] != "100" || !slices.Contains(got, "1") {
 		t.Errorf("expanded, the card does not show the whole output:\n%s", strings.Join(got, "\n"))
 	}
+
+	// Past the expanded bound, a model's command too ends with its last
+	// line: the card keeps the end, not the head of the end.
+	seq.Reset()
+	for i := 1; i <= expandedLines+100; i++ {
+		fmt.Fprintf(&seq, "%d\n", i)
+	}
+	out, _ = json.Marshal(map[string]any{"exitCode": 0, "stdout": seq.String(), "stderr": ""})
+	card = &toolCard{callID: "call-2", tool: "process.exec", input: raw(`{"argv":["seq","500"]}`), status: statusDone, output: out, expanded: true}
+	got = gutterLines()
+	if want := itoa(expandedLines + 100); len(got) == 0 || got[len(got)-1] != want {
+		t.Errorf("expanded past its bound, the card does not end with line %s but %q", want, got[len(got)-1])
+	}
 }
