@@ -26,8 +26,9 @@ var _ tui.PromptHistory = (*Engine)(nil)
 // session's project (app.SessionProject: the same project root), oldest
 // first, by the time each was recorded: the ↑ and ctrl+r history of the
 // project, as the open session's own log gives its own. It reads the
-// store only, at most historySessions sessions, and keeps the newest
-// historyPrompts prompts.
+// store only, the most recently updated sessions first, at most
+// historySessions of them and no more once historyPrompts prompts are
+// read, and keeps the newest historyPrompts prompts.
 //
 // Codes: SESS_NOT_FOUND (no session is open), STORE_*.
 func (e *Engine) Prompts(ctx context.Context) (string, []string, error) {
@@ -52,9 +53,12 @@ func (e *Engine) Prompts(ctx context.Context) (string, []string, error) {
 		text string
 	}
 	var all []prompt
-	for _, s := range list {
+	for _, s := range list { // most recently updated first
 		if s.ID == cur.id {
 			continue
+		}
+		if len(all) >= historyPrompts {
+			break // older sessions' prompts would be cut anyway
 		}
 		err := store.Each(ctx, e.a.Store, s.ID, -1, func(rec store.Record) error {
 			if rec.Type != string(event.TypeMessageCompleted) && rec.Type != string(event.TypeSteeringQueued) {
