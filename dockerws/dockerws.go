@@ -412,12 +412,12 @@ func (w *Workspace) Lost(ctx context.Context) error {
 	info, err := w.cli.ContainerInspect(ctx, w.cid, client.ContainerInspectOptions{})
 	switch {
 	case cerrdefs.IsNotFound(err):
-		return dockerError(ctx, op, err)
+		return containerError(ctx, op, w.opts.SessionID, err)
 	case err != nil:
 		return nil
 	case info.Container.State != nil && !info.Container.State.Running:
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
-			Message: "the workspace container is not running (a Docker daemon restart stops it); " + lostContainer}
+			Message: "the workspace container is not running (a Docker daemon restart stops it); " + lostContainer(w.opts.SessionID)}
 	}
 	return nil
 }

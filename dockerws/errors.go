@@ -16,6 +16,12 @@ import (
 // dockerError translates an error of a Docker call. A canceled ctx wins:
 // the call failed because the caller gave up, not because Docker did.
 func dockerError(ctx context.Context, op string, err error) error {
+	return containerError(ctx, op, "", err)
+}
+
+// containerError is dockerError for an operation on session's workspace
+// ("" when unknown): a lost container's message names the session.
+func containerError(ctx context.Context, op, session string, err error) error {
 	if ctx.Err() != nil {
 		return canceled(ctx, op)
 	}
@@ -25,20 +31,28 @@ func dockerError(ctx context.Context, op string, err error) error {
 			Message: "cannot reach the Docker daemon; start it (scripts/docker.sh) or set DOCKER_HOST", Err: err}
 	case cerrdefs.IsNotFound(err):
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
-			Message: "the workspace container is gone; " + lostContainer, Err: err}
+			Message: "the workspace container is gone; " + lostContainer(session), Err: err}
 	case cerrdefs.IsConflict(err):
 		// An exec into a stopped container (a daemon restart stops every
 		// container) is refused as a conflict.
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
-			Message: "the workspace container is not running (a Docker daemon restart stops it); " + lostContainer, Err: err}
+			Message: "the workspace container is not running (a Docker daemon restart stops it); " + lostContainer(session), Err: err}
 	default:
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
 			Message: "the Docker daemon refused " + op, Err: err}
 	}
 }
 
-// lostContainer says what becomes of a session whose container went away.
-const lostContainer = "quit and resume the session (`harness resume ID`): its workspace is rebuilt from what its last finished turn recorded (the TUI does that by itself at the next prompt when the container went away between turns)"
+// lostContainer says what becomes of session ("" when unknown) when its
+// container went away.
+func lostContainer(session string) string {
+	id := "ID (the session's)"
+	if session != "" {
+		id = session
+	}
+	return "the TUI rebuilds the workspace by itself at the next prompt, from what the session's finished turns recorded (the changes of a turn the container went away in are given up, and it says so); " +
+		"elsewhere, quit and `harness resume " + id + "` does the same (after `harness discard " + id + "` when a turn's changes went with the container)"
+}
 
 // imageError translates a failed image inspect: a missing image is
 // WORKSPACE_NOT_FOUND with the way to get it, since nothing is pulled.
@@ -63,7 +77,7 @@ func (w *Workspace) opError(ctx context.Context, op string, err error) error {
 	if w.isClosed() {
 		return &errcode.Error{Code: errcode.WorkspaceDisposed, Op: op, Message: "the workspace is closed", Err: err}
 	}
-	return dockerError(ctx, op, err)
+	return containerError(ctx, op, w.opts.SessionID, err)
 }
 
 func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }

@@ -246,8 +246,16 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 		}
 		if code >= 128 {
 			// The wrapper was killed (by the command itself, or by the
-			// kernel) before its clean-up.
+			// kernel, or with its whole container: a daemon restart, a
+			// `docker kill`) before its clean-up. A container that is
+			// gone is no result of the command's: it ends the turn, with
+			// what the session does about it.
+			// (Asked after the sweep, which fails at once on a stopped
+			// container: by then the daemon knows it stopped.)
 			refused = w.sweep(ctx, nil, false)
+			if lost := w.Lost(ctx); lost != nil {
+				return workspace.ExecResult{}, lost
+			}
 		}
 	}
 	// The stream has ended: what the wrapper held back is settled.

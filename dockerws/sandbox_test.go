@@ -3,6 +3,7 @@ package dockerws
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,4 +187,52 @@ func hasCache(t *testing.T, name string) bool {
 		}
 	}
 	return false
+}
+
+// A venv made on the host by `python3 -m venv` runs in the sandbox: its
+// console scripts (pip) name their interpreter by the venv's host path,
+// which the sandbox has too, read-only; so with the project under /tmp (a
+// tmpfs in the container) as elsewhere. The venv comes from the host's
+// python3 (its interpreter mounted when it is not the image's) and from
+// /usr/bin/python3 (the image's own, as a distribution's venv has it).
+func TestSandboxRunsAHostVenvsScripts(t *testing.T) {
+	needDocker(t, sandboxImage)
+	hostPython, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("the host has no python3 to make a venv with")
+	}
+	varTmp, err := os.MkdirTemp("/var/tmp", "harness-venv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(varTmp) })
+	cases := []struct{ python, root string }{{hostPython, filepath.Join(t.TempDir(), "proj")}}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		cases = append(cases, struct{ python, root string }{"/usr/bin/python3", filepath.Join(varTmp, "proj")})
+	}
+	for _, c := range cases {
+		python, root := c.python, c.root
+		t.Run(python+" in "+root, func(t *testing.T) {
+			writeTree(t, root, map[string]string{".gitignore": ".venv/\n", "app.py": "print('app')\n"})
+			for _, argv := range [][]string{{"git", "-C", root, "init", "-q"}, {python, "-m", "venv", filepath.Join(root, ".venv")}} {
+				if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+				}
+			}
+			plan := toolchain.Detect(t.Context(), root, toolchain.Host{Env: os.Environ(), ShadowDir: t.TempDir()}).Checked(t.Context())
+			if len(plan.Missing) != 0 {
+				t.Fatalf("the plan misses: %q", plan.Missing)
+			}
+			w := open(t, root, sandboxImage, func(o *Options) { o.Toolchain = plan })
+			for _, script := range []string{"pip --version", ".venv/bin/pip3 --version", "python -c 'import sys; print(sys.prefix)'"} {
+				r := mustExec(t, w, "sh", "-c", script)
+				if r.ExitCode != 0 || !strings.Contains(r.Stdout, ".venv") {
+					t.Errorf("%s: exit %d\n%s%s", script, r.ExitCode, r.Stdout, r.Stderr)
+				}
+			}
+			if r := mustExec(t, w, "sh", "-c", "echo x > "+filepath.Join(root, ".venv", "new")); r.ExitCode == 0 {
+				t.Error("the venv at its host path can be written")
+			}
+		})
+	}
 }

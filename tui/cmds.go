@@ -48,6 +48,19 @@ type (
 		name string
 		err  error
 	}
+	// promptsMsg: the prompts of the project's other sessions, listed
+	// for the session sessionID.
+	promptsMsg struct {
+		sessionID string
+		prompts   []string
+		err       error
+	}
+	// startWarningMsg: StartChecker's warning for the session sessionID.
+	startWarningMsg struct {
+		sessionID string
+		warning   string
+		err       error
+	}
 	sessionsMsg struct {
 		list []SessionSummary
 		now  time.Time
@@ -73,6 +86,33 @@ func (m *Model) open(req OpenRequest) tea.Cmd {
 	return func() tea.Msg {
 		s, err := eng.Open(ctx, req)
 		return openedMsg{req: req, sess: s, err: err}
+	}
+}
+
+// prompts loads the project's input history, when the engine keeps one.
+func (m *Model) prompts() tea.Cmd {
+	ph, ok := m.eng.(PromptHistory)
+	if !ok {
+		return nil
+	}
+	ctx := m.ctx
+	return func() tea.Msg {
+		id, list, err := ph.Prompts(ctx)
+		return promptsMsg{sessionID: id, prompts: list, err: err}
+	}
+}
+
+// startCheck asks what in the project will stop the workspace, when the
+// engine can say.
+func (m *Model) startCheck() tea.Cmd {
+	sc, ok := m.eng.(StartChecker)
+	if !ok {
+		return nil
+	}
+	ctx := m.ctx
+	return func() tea.Msg {
+		id, warning, err := sc.StartWarning(ctx)
+		return startWarningMsg{sessionID: id, warning: warning, err: err}
 	}
 }
 

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/harness-dev/harness/internal/event"
@@ -81,6 +82,35 @@ type Engine interface {
 	// separated, relative to its root): what tab completes @path
 	// mentions and typed paths from.
 	Files(ctx context.Context) ([]string, error)
+}
+
+// PromptHistory is an Engine that also knows what the user sent in the
+// project's other sessions: the TUI loads it in the background when a
+// session opens, for ↑ and ctrl+r to recall (the open session's own
+// prompts come from its History).
+type PromptHistory interface {
+	// Prompts lists the prompts of the other sessions of the open
+	// session's project, oldest first, with the ID of the open session
+	// they were listed for.
+	Prompts(ctx context.Context) (sessionID string, prompts []string, err error)
+}
+
+// StartChecker is an Engine that can say, once a session is open, what in
+// the project will stop its workspace and how to go on (credential-like
+// files the sandbox's copy refuses, WORKSPACE_CREDENTIAL_INPUT): the TUI
+// asks in the background and shows the answer as a banner, before the
+// first tool call fails on it.
+type StartChecker interface {
+	// StartWarning is that warning for the open session ("" for none),
+	// with the ID of the session it was made for.
+	StartWarning(ctx context.Context) (sessionID, warning string, err error)
+}
+
+// IsPrompt reports whether a user message's content is something the user
+// typed, to recall: not empty, and not the attachments message a typed
+// @path or !command adds after it (event.AttachmentsMarker).
+func IsPrompt(content string) bool {
+	return strings.TrimSpace(content) != "" && !strings.HasPrefix(content, event.AttachmentsMarker)
 }
 
 // Sent says what became of text given to Send or Queue.

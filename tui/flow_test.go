@@ -1,8 +1,10 @@
 package tui
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -706,6 +708,82 @@ func TestHistorySurvivesResume(t *testing.T) {
 	s.key("up")
 	if s.m.in.value() != "first ask" {
 		t.Fatalf("↑↑ = %q", s.m.in.value())
+	}
+}
+
+// projectEngine is a fakeEngine that keeps the project's input history.
+type projectEngine struct {
+	*fakeEngine
+	id      string // the session the prompts are listed for ("": the open one)
+	prompts []string
+}
+
+func (p *projectEngine) Prompts(context.Context) (string, []string, error) {
+	p.record("prompts")
+	if p.id != "" {
+		return p.id, p.prompts, nil
+	}
+	return p.fakeEngine.sess.ID, p.prompts, nil
+}
+
+// ↑ and ctrl+r reach the prompts of the project's other sessions, older
+// than the open session's own, once the engine has listed them in the
+// background (the open does not wait for them); the attachments message
+// of an @path is never recalled; a list made for another session is
+// dropped.
+func TestHistoryIsTheProjects(t *testing.T) {
+	fake := idleEngine()
+	fake.sess.History = []Record{
+		{Seq: 0, Event: ev(0, event.TurnStarted{RunID: "run-0", SessionID: sessID, InputMessageID: "msg-u0"})},
+		{Seq: 1, Event: ev(1, event.MessageCompleted{RunID: "run-0", MessageID: "msg-u0", Role: model.RoleUser, Content: "read @a.go"})},
+		{Seq: 2, Event: ev(2, event.MessageCompleted{RunID: "run-0", MessageID: "msg-a0", Role: model.RoleUser, Content: event.AttachmentsMarker + "\n<file path=\"a.go\">x</file>"})},
+		{Seq: 3, Event: ev(3, event.TurnCompleted{RunID: "run-0", Status: event.StatusCompleted})},
+	}
+	eng := &projectEngine{fakeEngine: fake, prompts: []string{"fix the lexer", "add a test"}}
+	m := New(t.Context(), eng, Options{Open: OpenRequest{ID: sessID}, Now: func() time.Time { return base }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	s, _ := eng.Open(t.Context(), OpenRequest{ID: sessID})
+	_, load := m.Update(openedMsg{req: OpenRequest{ID: sessID}, sess: s})
+	if slices.Contains(eng.Calls(), "prompts") || len(m.in.history) != 1 {
+		t.Fatalf("the open read the project's history itself: calls %q, history %d", eng.Calls(), len(m.in.history))
+	}
+	if load == nil {
+		t.Fatal("the open loads no project history")
+	}
+	sc := &screen{t: t, m: m, eng: fake, seq: -1}
+	sc.run(load, 0)
+	for _, want := range []string{"read @a.go", "add a test", "fix the lexer", "fix the lexer"} {
+		sc.key("up")
+		if v := m.in.value(); v != want {
+			t.Fatalf("↑ = %q, want %q", v, want)
+		}
+	}
+	sc.key("down")
+	sc.key("down")
+	sc.key("down")
+	m.in.take()
+	sc.key("ctrl+r")
+	sc.typeText("lexer")
+	if v := m.in.value(); v != "fix the lexer" {
+		t.Errorf("ctrl+r lexer = %q", v)
+	}
+	sc.key("esc")
+
+	// A list made for the session open before is not this one's.
+	eng.id, eng.prompts = "sess-other", []string{"stale"}
+	sc.run(m.prompts(), 0)
+	if slices.ContainsFunc(m.in.history, func(h sent) bool { return h.text() == "stale" }) {
+		t.Error("a list for another session was taken")
+	}
+	// A second list replaces the first.
+	eng.id, eng.prompts = "", []string{"only this"}
+	sc.run(m.prompts(), 0)
+	var got []string
+	for _, h := range m.in.history {
+		got = append(got, h.text())
+	}
+	if !slices.Equal(got, []string{"only this", "read @a.go"}) {
+		t.Errorf("history after a second list: %q", got)
 	}
 }
 

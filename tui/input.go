@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -19,9 +20,12 @@ const maxInputChars = 262144
 type input struct {
 	ta      textarea.Model
 	history []sent // sent messages, oldest first
-	recall  int    // index into history while recalling, len(history) when not
-	draft   string // what was typed before recalling began
-	pastes  []paste
+	// past is how many of history's first entries are the project's other
+	// sessions' prompts (setPast), before the open session's own.
+	past   int
+	recall int    // index into history while recalling, len(history) when not
+	draft  string // what was typed before recalling began
+	pastes []paste
 	// draftPastes are the draft's pastes while recalling.
 	draftPastes []paste
 	// search is the ctrl+r history search under way, nil when none.
@@ -223,16 +227,36 @@ func (in *input) find(i int) {
 }
 
 // seed puts the messages of a resumed session in the history, oldest
-// first, before anything typed here.
+// first, before anything typed here (and after the project's other
+// sessions' prompts).
 func (in *input) seed(msgs []string) {
-	var h []sent
+	h := slices.Clone(in.history[:in.past])
 	for _, s := range msgs {
-		if strings.TrimSpace(s) != "" && (len(h) == 0 || h[len(h)-1].shown != s) {
+		if IsPrompt(s) && (len(h) == in.past || h[len(h)-1].text() != s) {
 			h = append(h, sentText(s))
 		}
 	}
-	in.history = append(h, in.history...)
+	in.history = append(h, in.history[in.past:]...)
 	in.recall = len(in.history)
+}
+
+// setPast puts the prompts of the project's other sessions (oldest first)
+// at the start of the history, in place of those put there before; a
+// recall or search under way keeps its entry.
+func (in *input) setPast(msgs []string) {
+	var h []sent
+	for _, s := range msgs {
+		if IsPrompt(s) && (len(h) == 0 || h[len(h)-1].text() != s) {
+			h = append(h, sentText(s))
+		}
+	}
+	delta := len(h) - in.past
+	in.history = append(h, in.history[in.past:]...)
+	in.past = len(h)
+	in.recall += delta
+	if in.search != nil && in.search.match >= 0 {
+		in.search.match += delta
+	}
 }
 
 // take returns the text and clears the editor, remembering the text in the

@@ -99,6 +99,9 @@ type Model struct {
 	// the session was still opening: the input is sent once it is open.
 	sendOnOpen *bool
 	openErr    error
+	// startWarning is what in the project will stop the open session's
+	// workspace (StartChecker), shown as a banner; "" for nothing.
+	startWarning string
 	// interrupted is a session that could not be opened because its last
 	// turn was interrupted: /fork continues it in a new session.
 	interrupted string
@@ -352,6 +355,20 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case rewoundMsg:
 		return m, m.onRewound(msg)
+	case startWarningMsg:
+		// Like the history, a check the store or the walk could not make
+		// leaves the screen as it is: the first tool call says it then.
+		if msg.err == nil && m.sess != nil && msg.sessionID == m.sess.ID {
+			m.startWarning = msg.warning
+		}
+		return m, nil
+	case promptsMsg:
+		// The project's history is a convenience: a store that cannot
+		// list it leaves ↑ with the open session's own prompts.
+		if msg.err == nil && m.sess != nil && msg.sessionID == m.sess.ID {
+			m.in.setPast(msg.prompts)
+		}
+		return m, nil
 	case sessionsMsg:
 		if m.picker != nil {
 			m.picker.loading = false
@@ -528,10 +545,14 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 		m.in.setValue(request)
 		m.flash = "The interrupted request is back in the input: enter sends it again."
 	}
+	m.startWarning = ""
+	// In the background: ↑ and ctrl+r reach the project's other sessions,
+	// and a banner names what would stop the workspace, once read.
+	load := tea.Batch(m.prompts(), m.startCheck())
 	if pressed != nil && strings.TrimSpace(m.in.value()) != "" {
-		return m.submit(*pressed)
+		return tea.Batch(load, m.submit(*pressed))
 	}
-	return nil
+	return load
 }
 
 // sendOnOpenFlash says that an enter pressed while the session opens was

@@ -132,7 +132,8 @@ func (m *Model) statusLine(width int) string {
 }
 
 // banners are the lines under the header: the demo model, a read-only
-// workspace, a session that could not open.
+// workspace, a session that could not open, project files that will stop
+// the workspace.
 func (m *Model) banners(width int) []string {
 	th := m.th
 	var out []string
@@ -159,6 +160,9 @@ func (m *Model) banners(width int) []string {
 		}
 		if m.sess.Note != "" {
 			add(th.Banner, th.Warn.Render("▲"), m.sess.Note)
+		}
+		if m.startWarning != "" {
+			add(th.Banner, th.Warn.Render("▲"), m.startWarning)
 		}
 	}
 	if len(out) > 0 {

@@ -68,13 +68,19 @@ func CredentialHint(paths []string) string {
 	if len(paths) == 0 {
 		return ""
 	}
+	return "the project holds credential-like files, which are never copied into the sandbox: " +
+		strings.Join(paths, ", ") + "; start again with " + ExcludeFlags(paths) +
+		" to leave them out (or add them to .gitignore)"
+}
+
+// ExcludeFlags are the flags that leave paths out of the workspace, quoted
+// for a shell: "--exclude .env --exclude 'a b/.npmrc'".
+func ExcludeFlags(paths []string) string {
 	flags := make([]string, len(paths))
 	for i, p := range paths {
 		flags[i] = "--exclude " + shellWord(p)
 	}
-	return "the project holds credential-like files, which are never copied into the sandbox: " +
-		strings.Join(paths, ", ") + "; start again with " + strings.Join(flags, " ") +
-		" to leave them out (or add them to .gitignore)"
+	return strings.Join(flags, " ")
 }
 
 // shellWord quotes p for a shell when it needs it.

@@ -404,9 +404,12 @@ func (p *Plan) planPython(root string, ignored map[string]bool) {
 		target := depsDir + "/venv"
 		p.Mounts = append(p.Mounts, workspace.Mount{What: "python venv", Source: dir, Target: target, ReadOnly: true})
 		p.Links = append(p.Links, Link{Name: workDir + "/" + name, Target: target})
-		// The venv's scripts name their interpreter by its host path.
+		// The venv's console scripts (pip, pytest…) name their
+		// interpreter by its host path: the venv is there too.
 		if reachable(dir) {
 			p.Mounts = append(p.Mounts, workspace.Mount{What: "python venv (its host path, for its scripts)", Source: dir, Target: dir, ReadOnly: true})
+		} else {
+			p.Missing = append(p.Missing, "Python: the venv's scripts (pip, pytest…) name their interpreter by its host path "+dir+", which the sandbox uses itself: run them as python -m pip, python -m pytest, or move the project")
 		}
 		venv := workDir + "/" + name
 		p.Env = append(p.Env, "VIRTUAL_ENV="+venv)
@@ -497,14 +500,16 @@ func systemPrefix(dir string) bool {
 }
 
 // reachable reports whether a host path can be mounted at the same path in
-// the container: not under a place the container uses itself.
+// the container: not under a place the container uses itself. Below /tmp
+// is fine (Docker mounts it on the container's tmpfs /tmp), /tmp itself
+// is not.
 func reachable(p string) bool {
-	for _, r := range []string{"/workspace", "/home/harness", "/tmp", "/proc", "/sys", "/dev", "/etc", Base} {
+	for _, r := range []string{"/workspace", "/home/harness", "/proc", "/sys", "/dev", "/etc", Base} {
 		if p == r || strings.HasPrefix(p, r+"/") {
 			return false
 		}
 	}
-	return !systemPrefix(p) && filepath.IsAbs(p)
+	return p != "/tmp" && !systemPrefix(p) && filepath.IsAbs(p)
 }
 
 // ignoredDirs asks the project's git which of names are ignored

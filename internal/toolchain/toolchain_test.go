@@ -213,7 +213,8 @@ func TestDetectNode(t *testing.T) {
 
 // A venv whose interpreter lives below /root gets that interpreter at its
 // own path and an empty stand-in of /root, made in the shadow directory,
-// that holds only the mount point.
+// that holds only the mount point. The venv is at its host path too, for
+// its scripts, though it is under /tmp.
 func TestDetectPythonVenv(t *testing.T) {
 	root := t.TempDir()
 	gitInit(t, root)
@@ -223,11 +224,12 @@ func TestDetectPythonVenv(t *testing.T) {
 	shadow := t.TempDir()
 	p := Detect(t.Context(), root, Host{ShadowDir: shadow})
 	got := mountList(p)
-	if len(got) != 3 || got[0] != filepath.Join(root, ".venv")+" → "+depsDir+"/venv" ||
-		got[1] != "/root/.pyenv/versions/3.11.7 → /root/.pyenv/versions/3.11.7" || !strings.HasSuffix(got[2], " → /root") {
+	venv := filepath.Join(root, ".venv")
+	if len(got) != 4 || got[0] != venv+" → "+depsDir+"/venv" || got[1] != venv+" → "+venv ||
+		got[2] != "/root/.pyenv/versions/3.11.7 → /root/.pyenv/versions/3.11.7" || !strings.HasSuffix(got[3], " → /root") {
 		t.Fatalf("mounts: %q", got)
 	}
-	skel := p.Mounts[2].Source
+	skel := p.Mounts[3].Source
 	if !strings.HasPrefix(skel, shadow) {
 		t.Errorf("the stand-in of /root is not in the shadow directory: %s", skel)
 	}
@@ -247,7 +249,7 @@ func TestDetectPythonVenv(t *testing.T) {
 	// Without a shadow directory the interpreter cannot be reached: left
 	// out, and said.
 	p = Detect(t.Context(), root, Host{})
-	if len(p.Missing) != 1 || len(p.Mounts) != 1 {
+	if len(p.Missing) != 1 || len(p.Mounts) != 2 {
 		t.Errorf("no shadow directory: missing %q, mounts %q", p.Missing, mountList(p))
 	}
 }

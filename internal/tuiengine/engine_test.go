@@ -25,11 +25,14 @@ func newTestEngine(t *testing.T, script string, approve string) (*Engine, *app.A
 }
 
 // newEngineAt is newTestEngine on the store of home, with options o (the
-// local workspace).
+// local workspace unless o names one).
 func newEngineAt(t *testing.T, home string, o app.Options) (*Engine, *app.App) {
 	t.Helper()
 	e := app.Env{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_CONFIG_HOME": filepath.Join(home, "config")}
-	o.DB, o.Workspace = filepath.Join(home, "h.db"), "local"
+	o.DB = filepath.Join(home, "h.db")
+	if o.Workspace == "" {
+		o.Workspace = "local"
+	}
 	held := &Held{}
 	a, err := app.New(t.Context(), o, e, held)
 	if err != nil {

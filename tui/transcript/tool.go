@@ -400,6 +400,12 @@ func (c *toolCard) render(x *Ctx, selected bool) []string {
 	if c.expanded {
 		limit = expandedLines
 	}
+	if _, ok := c.exec(); ok {
+		// execBody is already the output's end, bounded by its own tail
+		// (a !command's is longer than collapsedLines): cutting its head
+		// here would hide the last lines.
+		limit = len(body)
+	}
 	shown := body
 	if len(shown) > limit {
 		shown = shown[:limit]

@@ -3,6 +3,7 @@ package transcript
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -350,4 +351,68 @@ func TestRanShowsStderrWhereItCame(t *testing.T) {
 	tr.Apply(ev(9, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, Output: out, DurationMs: 30}))
 	tr.Apply(ev(10, event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, ToolCalls: 1, Usage: usage}))
 	inOrder("done")
+}
+
+// A long !command shows the end of its output, as a model's command does:
+// `!seq 1 100` ends with 100, not with lines from the middle; expanded, the
+// last line is there too.
+func TestRanShowsTheEndOfALongOutput(t *testing.T) {
+	tr := New()
+	userTurn(tr, "!seq 1 100")
+	var seq strings.Builder
+	for i := 1; i <= 100; i++ {
+		fmt.Fprintf(&seq, "%d\n", i)
+	}
+	out, _ := json.Marshal(map[string]any{"exitCode": 0, "stdout": seq.String(), "stderr": ""})
+	in, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", "seq 1 100"}})
+	tr.Apply(ev(3, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: in, ModelCallID: "user-msg-u-shell", RequestID: "msg-u", RunID: "run-1"}))
+	tr.Apply(ev(4, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, Output: out, DurationMs: 12}))
+	attachmentsMessage(tr, 5, "The user ran `seq 1 100` in the workspace:\n<command-output exit=\"0\">\n"+seq.String()+"</command-output>")
+	tr.Apply(ev(6, event.TurnCompleted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1", Status: event.StatusCompleted, ToolCalls: 1, Usage: usage}))
+
+	var card *toolCard
+	for _, b := range tr.blocks {
+		if c, ok := b.b.(*toolCard); ok {
+			card = c
+		}
+	}
+	if card == nil {
+		t.Fatal("no card for the !command")
+	}
+	gutterLines := func() []string {
+		var got []string
+		for _, l := range strings.Split(plain(card.render(ctxAt(100), false)), "\n") {
+			if _, rest, ok := strings.Cut(l, "│ "); ok {
+				got = append(got, strings.TrimSpace(rest))
+			}
+		}
+		return got
+	}
+	got := gutterLines()
+	if len(got) < 2 || got[len(got)-1] != "100" || got[len(got)-2] != "99" {
+		t.Errorf("collapsed, the card does not end with the output's last lines:\n%s", strings.Join(got, "\n"))
+	}
+	for _, l := range got {
+		if l == "80" {
+			t.Errorf("collapsed, the card shows more than its tail (line 80):\n%s", strings.Join(got, "\n"))
+		}
+	}
+	card.toggle()
+	got = gutterLines()
+	if len(got) == 0 || got[len(got)-1] != "100" || !slices.Contains(got, "1") {
+		t.Errorf("expanded, the card does not show the whole output:\n%s", strings.Join(got, "\n"))
+	}
+
+	// Past the expanded bound, a model's command too ends with its last
+	// line: the card keeps the end, not the head of the end.
+	seq.Reset()
+	for i := 1; i <= expandedLines+100; i++ {
+		fmt.Fprintf(&seq, "%d\n", i)
+	}
+	out, _ = json.Marshal(map[string]any{"exitCode": 0, "stdout": seq.String(), "stderr": ""})
+	card = &toolCard{callID: "call-2", tool: "process.exec", input: raw(`{"argv":["seq","500"]}`), status: statusDone, output: out, expanded: true}
+	got = gutterLines()
+	if want := itoa(expandedLines + 100); len(got) == 0 || got[len(got)-1] != want {
+		t.Errorf("expanded past its bound, the card does not end with line %s but %q", want, got[len(got)-1])
+	}
 }

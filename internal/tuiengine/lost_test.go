@@ -1,0 +1,146 @@
+package tuiengine
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/errcode"
+	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/testenv"
+	"github.com/harness-dev/harness/tui"
+)
+
+func needDocker(t *testing.T) {
+	t.Helper()
+	if err := dockerws.Ping(t.Context(), ""); err != nil {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "no daemon answers: "+errcode.Message(err))
+	}
+	if out, err := exec.Command("docker", "image", "inspect", "harness-busybox").CombinedOutput(); err != nil {
+		testenv.Unavailable(t, testenv.RequireDocker, "docker", "image harness-busybox is missing (scripts/images.sh builds it): "+strings.TrimSpace(string(out)))
+	}
+}
+
+// execStep is a scripted model step that runs one shell command.
+func execStep(id, script string) string {
+	b, _ := json.Marshal(map[string]any{"toolCalls": []any{map[string]any{"id": id, "name": "process.exec", "arguments": map[string]any{"argv": []string{"sh", "-c", script}}}}})
+	return string(b)
+}
+
+// A container killed during a turn (as a Docker daemon restart or `docker
+// kill` does) does not strand the TUI's session: the turn it was lost in
+// ends, and the next prompt rebuilds the workspace from what the turn
+// before recorded, giving up the lost turn's unrecorded changes
+// explicitly (workspace.recovered, discarded) and saying so; the error
+// the lost container gave names the session, never a literal "ID".
+func TestEngineRebuildsAWorkspaceLostDuringATurn(t *testing.T) {
+	needDocker(t)
+	home, parent := t.TempDir(), t.TempDir()
+	project := mustProject(t, parent, "p", map[string]string{"README.md": "# lost\n"})
+	// Every open of the session reads the script from its start: the
+	// rebuilt session's turn answers with the first step again, which
+	// shows what the workspace holds.
+	script := writeScript(t, "["+strings.Join([]string{
+		execStep("c1", `echo "a=$(cat a.txt 2>/dev/null || echo none) b=$(cat b.txt 2>/dev/null || echo none)"; echo one > a.txt`),
+		`{"content":"first done"}`,
+		execStep("c2", `echo two > b.txt; echo started; exec sleep 600`),
+		`{"content":"second done"}`,
+		`{"content":"spare"}`,
+	}, ",")+"]")
+	t.Chdir(project)
+	eng, _ := newEngineAt(t, home, app.Options{FakeModel: script, Workspace: "docker", Image: "harness-busybox", NoSpare: true})
+	ctx := t.Context()
+	s, err := eng.Open(ctx, tui.OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(ctx, "first"); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, eng, nil)
+
+	if _, err := eng.Send(ctx, "second"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var evs []event.Event
+	for started := false; !started; {
+		u, err := eng.Next(wctx)
+		if err != nil {
+			t.Fatalf("waiting for the second turn's command: %v", err)
+		}
+		for _, r := range u.Events {
+			evs = append(evs, r.Event)
+			if o, ok := r.Event.Data.(event.ToolOutput); ok && strings.Contains(o.Text, "started") {
+				started = true
+			}
+		}
+	}
+	if out, err := exec.Command("docker", "kill", "--signal", "KILL", mustContainer(t, s.ID)).CombinedOutput(); err != nil {
+		t.Fatalf("docker kill: %v\n%s", err, out)
+	}
+	rest, _ := collect(t, eng, nil)
+	evs = append(evs, rest...)
+	var lostMsg string
+	for _, ev := range evs {
+		if r, ok := ev.Data.(event.ToolResult); ok && r.Error != nil && r.Error.Code == string(errcode.WorkspaceContainerFailed) {
+			lostMsg = r.Error.Message
+		}
+	}
+	if lostMsg == "" || !strings.Contains(lostMsg, "harness resume "+s.ID) || strings.Contains(lostMsg, "resume ID") {
+		t.Errorf("the lost container's error does not name the session %s: %q", s.ID, lostMsg)
+	}
+
+	sent, err := eng.Send(ctx, "third")
+	if err != nil {
+		t.Fatalf("the prompt after the loss: %v", err)
+	}
+	if !strings.Contains(sent.Note, "discarded") || !strings.Contains(sent.Note, "rebuilt") {
+		t.Errorf("the note does not say the lost turn's changes are discarded and the workspace rebuilt: %q", sent.Note)
+	}
+	evs, _ = collect(t, eng, nil)
+	var out string
+	var recovered *event.WorkspaceRecovered
+	for _, ev := range evs {
+		if r, ok := ev.Data.(event.ToolResult); ok && r.OK {
+			var o struct{ Stdout string }
+			_ = json.Unmarshal(r.Output, &o)
+			out += o.Stdout
+		}
+	}
+	hist, err := readHistory(ctx, eng.a.Store, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range hist {
+		if d, ok := r.Event.Data.(event.WorkspaceRecovered); ok {
+			recovered = &d
+		}
+	}
+	if out != "a=one b=none\n" {
+		t.Errorf("the rebuilt workspace holds %q, want the first turn's a.txt and not the lost turn's b.txt", out)
+	}
+	if recovered == nil || !recovered.Discarded {
+		t.Errorf("the lost turn's changes were not discarded explicitly: %+v", recovered)
+	}
+	if last := evs[len(evs)-1].Data.(event.TurnCompleted); last.Status != event.StatusCompleted {
+		t.Errorf("the turn after the rebuild ended %+v", last)
+	}
+}
+
+// mustContainer is the ID of session id's running container.
+func mustContainer(t *testing.T, id string) string {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-q", "--filter", "label="+dockerws.LabelSession+"="+id).Output()
+	ids := strings.Fields(string(out))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("the session's running containers: %q, %v", ids, err)
+	}
+	return ids[0]
+}
