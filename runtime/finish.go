@@ -137,8 +137,8 @@ func (s *Session) workspaceState(ctx context.Context) (*checkpoint.Workspace, er
 		} else if errcode.Of(kerr) == errcode.WorkspaceNotFound {
 			// The files are gone (a container that stopped with its tree
 			// in memory): what the diff's error advised no longer holds.
-			msg = "git.diff failed: " + errcode.Message(kerr) + "; quit, then `harness discard " + s.id +
-				"` gives up this turn's changes and `harness resume " + s.id + "` goes on from what earlier turns recorded"
+			msg = "git.diff failed: " + errcode.Message(kerr) + "; this turn's changes are lost: the TUI's next prompt goes on from what earlier turns recorded (it says so), as do `harness discard " + s.id +
+				"` then `harness resume " + s.id + "`"
 		} else {
 			msg += "; the workspace's files could not be kept: " + errcode.Message(kerr)
 		}

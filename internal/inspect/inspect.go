@@ -267,9 +267,8 @@ func (c *Commands) rewind(ctx context.Context, pos []string) error {
 	}
 	fmt.Fprintf(c.Stderr, "harness: %s; its workspace holds that turn's changes (%d file(s), +%d −%d: `harness diff %s`); later turns stay in the log, out of the model's view\n",
 		what, len(files), added, deleted, id)
-	for _, p := range r.OnHost {
-		fmt.Fprintf(c.Stderr, "harness: the host's files are not rewound: turn %s's patch is applied to %s; `harness apply %s --reverse` reverts it\n",
-			p.TurnID, p.Root, id)
+	if line := r.HostLine(id); line != "" {
+		fmt.Fprintf(c.Stderr, "harness: %s\n", line)
 	}
 	return nil
 }
