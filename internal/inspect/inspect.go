@@ -292,7 +292,7 @@ func (c *Commands) listTurns(ctx context.Context, id string) error {
 			status += " (rewound)"
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d file(s) +%d −%d\t%s\n", t.N, t.ID, t.At.Local().Format("2006-01-02 15:04"), status,
-			len(t.Files), t.Added(), t.Deleted(), headless.Short(t.Prompt, 48))
+			t.Own.Files, t.Own.Added, t.Own.Deleted, headless.Short(t.Prompt, 48))
 	}
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(c.Stderr, "harness: write the turn list: %v\n", err)
