@@ -77,6 +77,9 @@ type Transcript struct {
 	window    int
 	pending   []Pending
 	workspace Workspace
+	// mounts is what the last notice of the sandbox's mounts named: a
+	// workspace opened again with the same ones says nothing new.
+	mounts string
 	awaiting  map[string]bool // permission IDs asked and not answered
 	version   uint64
 }
@@ -257,6 +260,10 @@ func (t *Transcript) Apply(ev event.Event) {
 	case event.WorkspaceLifecycle:
 		if d.Phase != event.PhaseDisposed {
 			t.workspace = Workspace{Backend: d.Backend, ImageID: d.ImageID}
+			if text := mountsText(d.Mounts); text != "" && text != t.mounts {
+				t.mounts = text
+				t.add(&notice{level: NoteInfo, text: text})
+			}
 		}
 	case event.SessionForked:
 		t.sessionID = d.SessionID
@@ -661,4 +668,28 @@ func (t *Transcript) Invalidate() {
 		t.blocks[i].ver++
 	}
 	t.version++
+}
+
+// mountsText says what of the host the sandbox sees besides the copy of
+// the project (its toolchains and caches), "" for nothing.
+func mountsText(ms []event.Mount) string {
+	var ro, rw []string
+	for _, m := range ms {
+		if m.ReadOnly {
+			ro = append(ro, m.What)
+		} else {
+			rw = append(rw, m.What)
+		}
+	}
+	var parts []string
+	if len(ro) > 0 {
+		parts = append(parts, strings.Join(ro, ", ")+" (read-only)")
+	}
+	if len(rw) > 0 {
+		parts = append(parts, strings.Join(rw, ", ")+" (writable)")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "the sandbox sees, besides its copy of the project: " + strings.Join(parts, "; ")
 }

@@ -465,3 +465,22 @@ func TestEmptyAnswerIsSaid(t *testing.T) {
 		t.Errorf("an empty answer is not said:\n%s", got)
 	}
 }
+
+// The user sees what of the host the sandbox has (the go toolchain, the
+// module cache): once, not again for a workspace reopened with the same.
+func TestSandboxMountsAreSaid(t *testing.T) {
+	tr := New()
+	mounts := []event.Mount{
+		{What: "go toolchain go1.26.8", Source: "/usr/local/go", Target: "/opt/harness/go", ReadOnly: true},
+		{What: "go module cache", Source: "/root/go/pkg/mod", Target: "/opt/harness/gomod", ReadOnly: true},
+		{What: "build cache volume", Source: "volume harness-cache-x", Target: "/opt/harness/cache"},
+	}
+	for i, phase := range []string{event.PhaseOpened, event.PhaseDisposed, event.PhaseRestored} {
+		tr.Apply(ev(i, event.WorkspaceLifecycle{WorkspaceID: "ws-1", Backend: "docker", Phase: phase, Mounts: mounts}))
+	}
+	text := plain(all(tr, 200))
+	want := "the sandbox sees, besides its copy of the project: go toolchain go1.26.8, go module cache (read-only); build cache volume (writable)"
+	if strings.Count(text, want) != 1 {
+		t.Fatalf("the mounts are not said once:\n%s", text)
+	}
+}
