@@ -22,7 +22,7 @@ func dockerError(ctx context.Context, op string, err error) error {
 	switch {
 	case client.IsErrConnectionFailed(err):
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
-			Message: "cannot reach the Docker daemon; start it (scripts/docker.sh) or set DOCKER_HOST", Err: err}
+			Message: "cannot reach the Docker daemon; " + StartDaemon, Err: err}
 	case cerrdefs.IsNotFound(err):
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
 			Message: "the workspace container is gone; " + lostContainer, Err: err}
@@ -38,6 +38,10 @@ func dockerError(ctx context.Context, op string, err error) error {
 }
 
 // lostContainer says what becomes of a session whose container went away.
+// StartDaemon says what a user whose Docker daemon is not reachable does,
+// on their own machine.
+const StartDaemon = "start the Docker daemon (e.g. `sudo systemctl start docker`, or `dockerd` as root), make sure your user can reach its socket, or set DOCKER_HOST"
+
 const lostContainer = "quit and resume the session (`harness resume ID`): its workspace is rebuilt from what its last finished turn recorded (the TUI does that by itself at the next prompt when the container went away between turns)"
 
 // imageError translates a failed image inspect: a missing image is

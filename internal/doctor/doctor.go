@@ -48,7 +48,7 @@ func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer)
 	r, err := app.Resolve(o, e)
 	report("configuration", err, "check the flags and "+app.DefaultConfigPath(e))
 	dockerErr := dockerws.Ping(ctx, "")
-	report("docker daemon", dockerErr, "run scripts/docker.sh (as root it installs and starts dockerd), or make sure your user can reach the Docker socket")
+	report("docker daemon", dockerErr, dockerws.StartDaemon)
 	if dockerErr == nil {
 		_, err := dockerws.ImageID(ctx, "", r.Image)
 		report("sandbox image "+r.Image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
