@@ -513,11 +513,16 @@ func (m *Model) showInterrupted(hist []Record) {
 	m.interruptedText = ""
 	var input string
 	open := false
+	requests, calls := 0, 0 // the open turn's, for its end line
 	for _, r := range hist {
 		m.tr.Apply(r.Event)
 		switch d := r.Event.Data.(type) {
 		case event.TurnStarted:
-			open, input = true, ""
+			open, input, requests, calls = true, "", 0, 0
+		case event.ModelRequest:
+			requests++
+		case event.ToolCall:
+			calls++
 		case event.MessageCompleted:
 			if d.Role == model.RoleUser && open && input == "" && !strings.HasPrefix(d.Content, event.AttachmentsMarker) {
 				input = d.Content
@@ -531,7 +536,8 @@ func (m *Model) showInterrupted(hist []Record) {
 		// Nothing runs it any more: the screen is not busy, and its
 		// cards stop their clocks.
 		at := hist[len(hist)-1].Event.At
-		m.tr.Apply(event.Event{At: at, Data: event.TurnCompleted{RunID: m.tr.ActiveRun(), SessionID: m.tr.SessionID(), Status: "interrupted"}})
+		m.tr.Apply(event.Event{At: at, Data: event.TurnCompleted{RunID: m.tr.ActiveRun(), SessionID: m.tr.SessionID(), Status: "interrupted",
+			ModelRequests: requests, ToolCalls: calls}})
 	}
 	m.tr.Note(transcript.NoteWarn, string(errcode.RuntimeCheckpointInterrupted), "this session's last turn was interrupted: /fork continues it from its last finished turn in a new session")
 }
