@@ -831,6 +831,7 @@ func (t *turn) notFound(name string) *tools.ResultError {
 type repeats struct {
 	last [sha256.Size]byte
 	n    int
+	cyc  cycles // the calls going round in a longer cycle (cycle.go)
 }
 
 // see counts one call and its result; limit identical ones in a row end
@@ -855,6 +856,9 @@ func (r *repeats) see(mc model.ToolCall, res tools.Result, limit int) error {
 	if limit > 0 && r.n >= limit {
 		return errcode.Errorf(errcode.RuntimeLoopDetected,
 			"the model called %s with the same arguments %d times in a row and got the same result each time; to go on, send a follow-up that tells it what to do differently", mc.Name, r.n)
+	}
+	if limit > 0 {
+		return r.cyc.see(mc.Name, key)
 	}
 	return nil
 }
