@@ -70,7 +70,7 @@ const (
 const (
 	LabelWorkspace = "dev.harness.workspace" // the workspace ID; marks Harness objects
 	LabelSession   = "dev.harness.session"   // the session the workspace belongs to
-	LabelOwner     = "dev.harness.owner"     // boot ID/pid/start time of the creating process
+	LabelOwner     = "dev.harness.owner"     // boot ID/pid/start time/PID namespace of the creating process
 )
 
 // Options configures Open. Zero values take the defaults above.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -806,7 +807,7 @@ func TestReap(t *testing.T) {
 	}
 	defer cli.Close()
 	// A crashed run: its owner's PID exists (1) but started at another time.
-	labels := map[string]string{LabelWorkspace: "ws-leftover-" + t.Name(), LabelOwner: bootID() + "/1/999999999"}
+	labels := map[string]string{LabelWorkspace: "ws-leftover-" + t.Name(), LabelOwner: bootID() + "/1/999999999/" + pidNS()}
 	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &container.Config{Image: busyboxImage, Cmd: []string{"sleep", "infinity"}, Labels: labels},
 		HostConfig: &container.HostConfig{NetworkMode: "none", Mounts: []mount.Mount{
@@ -847,7 +848,10 @@ func TestReap(t *testing.T) {
 
 func TestOwnerAlive(t *testing.T) {
 	self := ownerLabel()
-	boot := bootID()
+	boot, ns := bootID(), pidNS()
+	if ns == "" {
+		t.Fatal("no PID namespace in /proc/self/ns/pid")
+	}
 	for _, tc := range []struct {
 		name    string
 		owner   string
@@ -856,10 +860,13 @@ func TestOwnerAlive(t *testing.T) {
 	}{
 		{"this process", self, true, true},
 		{"this process, stopped container", self, false, true},
-		{"pid reused", boot + "/1/999999999", true, false},
-		{"no such pid", boot + "/999999999/1", true, false},
-		{"other boot, running", "other-boot/1/1", true, true},
-		{"other boot, stopped", "other-boot/1/1", false, false},
+		{"pid reused", boot + "/1/999999999/" + ns, true, false},
+		{"no such pid", boot + "/999999999/1/" + ns, true, false},
+		{"other boot, running", "other-boot/1/1/" + ns, true, true},
+		{"other boot, stopped", "other-boot/1/1/" + ns, false, false},
+		{"other PID namespace, running", boot + "/1/999999999/1", true, true},
+		{"other PID namespace, stopped", boot + "/1/999999999/1", false, false},
+		{"no namespace recorded, running", boot + "/1/999999999", true, true},
 		{"unknown, running", "unknown/5/0", true, true},
 		{"garbage, stopped", "garbage", false, false},
 	} {
@@ -1012,5 +1019,61 @@ func TestStartOpensInTheBackground(t *testing.T) {
 	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+LabelWorkspace+"="+id).Output()
 	if err != nil || strings.TrimSpace(string(out)) != "" {
 		t.Errorf("containers left for %s: %q (%v)", id, out, err)
+	}
+}
+
+// A Harness running inside a container that shares the daemon has this
+// host's boot ID but PIDs of its own PID namespace: its workspaces are
+// not judged by what its PID names here. It was: the label a Harness in a
+// container wrote ("<boot>/1/<start>", its PID 1) named this host's PID
+// 1, which started at another time, so every reaper on the host removed
+// that Harness's live workspace (and a session's idle container was
+// rebuilt under it).
+func TestReapKeepsOwnersOfAnotherPIDNamespace(t *testing.T) {
+	needDocker(t, busyboxImage)
+	ctx := t.Context()
+	cli := dockerCLI(t)
+	// The other Harness: PID 1 of a container of its own.
+	other := "harness-other-ns-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	if out, err := exec.Command("docker", "run", "-d", "--rm", "--network", "none", "--name", other, busyboxImage, "sleep", "infinity").CombinedOutput(); err != nil {
+		t.Fatalf("docker run: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", other).Run() })
+	out, err := exec.Command("docker", "exec", other, "sh", "-c",
+		"cat /proc/sys/kernel/random/boot_id; cut -d' ' -f22 /proc/1/stat; readlink /proc/self/ns/pid").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 3 || f[0] != bootID() {
+		t.Fatalf("inside the container: %q (host boot ID %s)", out, bootID())
+	}
+	ns := strings.TrimSuffix(strings.TrimPrefix(f[2], "pid:["), "]")
+	if ns == pidNS() {
+		t.Fatalf("the container shares this test's PID namespace %s", ns)
+	}
+	// Its workspaces, labeled as that Harness labels them now and as it
+	// did before the namespace was recorded.
+	for _, owner := range []string{f[0] + "/1/" + f[1] + "/" + ns, f[0] + "/1/" + f[1]} {
+		labels := map[string]string{LabelWorkspace: "ws-other-ns-" + uuid.NewString(), LabelOwner: owner}
+		res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+			Config:     &container.Config{Image: busyboxImage, Cmd: []string{"sleep", "infinity"}, Labels: labels},
+			HostConfig: &container.HostConfig{NetworkMode: "none"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = cli.ContainerRemove(context.WithoutCancel(ctx), res.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		})
+		if _, err := cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Reap(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cli.ContainerInspect(ctx, res.ID, client.ContainerInspectOptions{}); err != nil {
+			t.Errorf("the running workspace of a Harness in another PID namespace (owner %s) after Reap: %v, want kept", owner, err)
+		}
 	}
 }

@@ -21,7 +21,8 @@ import (
 // volumes that Harness labeled and whose creating process is gone: what a
 // crashed or killed run left behind. Objects of a live Harness process, on
 // this machine or another one sharing the daemon, are left alone; so is a
-// running container whose owner cannot be checked (another machine), and
+// running container whose owner cannot be checked (another machine, or
+// another PID namespace: a Harness in a container), and
 // one that Keep set aside (named KeptPrefix…). It returns how many containers and volumes it removed. Open calls it too.
 //
 // Code: WORKSPACE_CONTAINER_FAILED.
@@ -132,24 +133,31 @@ func waitRemoved(ctx context.Context, cli *client.Client, id string) bool {
 	}
 }
 
-// ownerLabel identifies this process across pid reuse and reboots:
-// "<boot id>/<pid>/<start time in clock ticks>", or "unknown/<pid>/0"
-// where /proc is missing.
+// ownerLabel identifies this process across pid reuse, reboots, hosts and
+// PID namespaces: "<boot id>/<pid>/<start time in clock ticks>/<PID
+// namespace>", or "unknown/<pid>/0" where /proc is missing. The boot ID
+// names the kernel (a host), the namespace (the inode of /proc/self/ns/pid)
+// the PID's meaning: a Harness in a container sharing the host's Docker
+// socket has the host's boot ID but PIDs of its own.
 func ownerLabel() string {
 	pid := os.Getpid()
-	boot, start := bootID(), procStart(pid)
-	if boot == "" || start == "" {
+	boot, start, ns := bootID(), procStart(pid), pidNS()
+	if boot == "" || start == "" || ns == "" {
 		return fmt.Sprintf("unknown/%d/0", pid)
 	}
-	return fmt.Sprintf("%s/%d/%s", boot, pid, start)
+	return fmt.Sprintf("%s/%d/%s/%s", boot, pid, start, ns)
 }
 
 // ownerAlive reports whether the process named by an owner label still
-// runs. An owner that cannot be checked (another machine or boot, no
-// /proc, no label) counts as alive exactly when its container runs.
+// runs. Its PID is looked up only where it means what it meant to its
+// owner: on this kernel (boot ID) and in this PID namespace. An owner that
+// cannot be checked so (another machine, boot or PID namespace — a
+// Harness in a container —, no /proc, no label, a label written before
+// the namespace was recorded) counts as alive exactly when its container
+// runs: a workspace that may be live is never removed on a guess.
 func ownerAlive(owner string, running bool) bool {
 	parts := strings.Split(owner, "/")
-	if len(parts) != 3 || parts[0] == "unknown" || parts[0] != bootID() || parts[0] == "" {
+	if len(parts) != 4 || parts[0] == "" || parts[0] != bootID() || parts[3] == "" || parts[3] != pidNS() {
 		return running
 	}
 	pid, err := strconv.Atoi(parts[1])
@@ -157,6 +165,20 @@ func ownerAlive(owner string, running bool) bool {
 		return running
 	}
 	return procStart(pid) == parts[2]
+}
+
+// pidNS is the inode of this process's PID namespace ("4026531836" of
+// "pid:[4026531836]"), or "" where it cannot be read.
+func pidNS() string {
+	l, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	ns, ok := strings.CutPrefix(l, "pid:[")
+	if !ok || !strings.HasSuffix(ns, "]") {
+		return ""
+	}
+	return strings.TrimSuffix(ns, "]")
 }
 
 func bootID() string {
