@@ -83,7 +83,11 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if cmd == "doctor" {
-		if !doctor.Run(ctx, o.Options, e, o.Clean, stdout) {
+		if len(pos) > 1 {
+			fmt.Fprintln(stderr, "harness: doctor takes at most one session ID")
+			return exitUsage
+		}
+		if !doctor.Run(ctx, o.Options, e, doctor.Scope{Clean: o.Clean, All: o.All, Session: strings.Join(pos, "")}, stdout) {
 			return exitFailed
 		}
 		return exitCompleted
