@@ -824,7 +824,7 @@ func TestPickerSearch(t *testing.T) {
 }
 
 // /model NAME switches the model for the following requests; the screen
-// says so; /model alone names the current one and asks nothing.
+// says so; /model alone names the current one and lists the server's.
 func TestModelCommand(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	s.resetCalls()
@@ -835,8 +835,8 @@ func TestModelCommand(t *testing.T) {
 	s.resetCalls()
 	s.typeText("/model")
 	s.key("enter")
-	s.wantCalls()
-	s.wantText("/model NAME switches it")
+	s.wantCalls("models")
+	s.wantText("/model NAME switches it", "models the server serves: gpt-x, gpt-y")
 }
 
 // What is sent is the whole paste in place of its marker; a short paste

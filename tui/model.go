@@ -284,10 +284,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "model: "+errcode.Message(msg.err))
 			return m, nil
 		}
+		if msg.name == "" {
+			m.tr.Note(transcript.NoteInfo, "", "models the server serves: "+strings.Join(msg.list, ", ")+" (/model NAME switches)")
+			return m, nil
+		}
 		if m.sess != nil {
 			m.sess.Model = msg.name
 		}
-		m.tr.Note(transcript.NoteInfo, "", "model: "+msg.name+" answers from the next model request on")
+		text := "model: " + msg.name + " answers from the next model request on"
+		if msg.note != "" {
+			text += " (" + msg.note + ")"
+		}
+		m.tr.Note(transcript.NoteInfo, "", text)
 		return m, nil
 	case compactMsg:
 		switch {

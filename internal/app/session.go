@@ -117,6 +117,9 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		}
 	}
 	s.Demo = b.demo
+	if c, ok := b.model.(*openai.Client); ok {
+		s.models = c
+	}
 	settings, err := freshSettings(conf, md[metaModel])
 	if err != nil {
 		return err
