@@ -82,8 +82,11 @@ func (t *turn) userCalls(text, messageID string) (done bool, err error) {
 // has it (the sandbox image does: `time`, `[[`, brace expansion), else sh.
 // Which one ran is recorded in the call's argv.
 func (t *turn) userShell() string {
-	res, err := t.s.cfg.Workspace.Exec(t.ctx, workspace.ExecRequest{Argv: []string{"bash", "-c", ":"}, Timeout: 10 * time.Second})
-	if err == nil && res.ExitCode == 0 && !res.TimedOut {
+	// Asked of sh, which every image has: an exec of a missing program
+	// may be the first command of a workspace still opening, which rides
+	// its copy-in (dockerws), and its failure would be the open's.
+	res, err := t.s.cfg.Workspace.Exec(t.ctx, workspace.ExecRequest{Argv: []string{"sh", "-c", "command -v bash"}, Timeout: 10 * time.Second})
+	if err == nil && res.ExitCode == 0 && strings.TrimSpace(res.Stdout) != "" {
 		return "bash"
 	}
 	return "sh"
