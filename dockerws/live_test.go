@@ -807,7 +807,7 @@ func TestReap(t *testing.T) {
 	}
 	defer cli.Close()
 	// A crashed run: its owner's PID exists (1) but started at another time.
-	labels := map[string]string{LabelWorkspace: "ws-leftover-" + t.Name(), LabelOwner: bootID() + "/1/999999999/" + pidNS()}
+	labels := map[string]string{LabelWorkspace: "ws-leftover-" + t.Name(), LabelOwner: bootID() + "/1/999999999", LabelOwnerNS: pidNS()}
 	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &container.Config{Image: busyboxImage, Cmd: []string{"sleep", "infinity"}, Labels: labels},
 		HostConfig: &container.HostConfig{NetworkMode: "none", Mounts: []mount.Mount{
@@ -855,23 +855,31 @@ func TestOwnerAlive(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		owner   string
+		ns      string // "": this process's labels; "-": no namespace label
 		running bool
 		want    bool
 	}{
-		{"this process", self, true, true},
-		{"this process, stopped container", self, false, true},
-		{"pid reused", boot + "/1/999999999/" + ns, true, false},
-		{"no such pid", boot + "/999999999/1/" + ns, true, false},
-		{"other boot, running", "other-boot/1/1/" + ns, true, true},
-		{"other boot, stopped", "other-boot/1/1/" + ns, false, false},
-		{"other PID namespace, running", boot + "/1/999999999/1", true, true},
-		{"other PID namespace, stopped", boot + "/1/999999999/1", false, false},
-		{"no namespace recorded, running", boot + "/1/999999999", true, true},
-		{"unknown, running", "unknown/5/0", true, true},
-		{"garbage, stopped", "garbage", false, false},
+		{"this process", self, "", true, true},
+		{"this process, stopped container", self, "", false, true},
+		{"pid reused", boot + "/1/999999999", ns, true, false},
+		{"no such pid", boot + "/999999999/1", ns, true, false},
+		{"other boot, running", "other-boot/1/1", ns, true, true},
+		{"other boot, stopped", "other-boot/1/1", ns, false, false},
+		{"other PID namespace, running", boot + "/1/999999999", "1", true, true},
+		{"other PID namespace, stopped", boot + "/1/999999999", "1", false, true},
+		{"no namespace recorded (an older Harness), pid reused", boot + "/1/999999999", "-", true, false},
+		{"unknown, running", "unknown/5/0", ns, true, true},
+		{"garbage, stopped", "garbage", ns, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ownerAlive(tc.owner, tc.running); got != tc.want {
+			labels := map[string]string{LabelOwner: tc.owner, LabelOwnerNS: tc.ns}
+			switch tc.ns {
+			case "":
+				labels = ownerLabels()
+			case "-":
+				delete(labels, LabelOwnerNS)
+			}
+			if got := ownerAlive(labels, tc.running); got != tc.want {
 				t.Errorf("ownerAlive(%q, %v) = %v, want %v", tc.owner, tc.running, got, tc.want)
 			}
 		})
@@ -1028,7 +1036,7 @@ func TestStartOpensInTheBackground(t *testing.T) {
 // container wrote ("<boot>/1/<start>", its PID 1) named this host's PID
 // 1, which started at another time, so every reaper on the host removed
 // that Harness's live workspace (and a session's idle container was
-// rebuilt under it).
+// rebuilt under it). Its namespace is now recorded beside (LabelOwnerNS).
 func TestReapKeepsOwnersOfAnotherPIDNamespace(t *testing.T) {
 	needDocker(t, busyboxImage)
 	ctx := t.Context()
@@ -1052,10 +1060,11 @@ func TestReapKeepsOwnersOfAnotherPIDNamespace(t *testing.T) {
 	if ns == pidNS() {
 		t.Fatalf("the container shares this test's PID namespace %s", ns)
 	}
-	// Its workspaces, labeled as that Harness labels them now and as it
-	// did before the namespace was recorded.
-	for _, owner := range []string{f[0] + "/1/" + f[1] + "/" + ns, f[0] + "/1/" + f[1]} {
-		labels := map[string]string{LabelWorkspace: "ws-other-ns-" + uuid.NewString(), LabelOwner: owner}
+	// Its workspace, running and stopped, labeled as that Harness labels
+	// it: its PID 1, and its namespace beside.
+	for _, start := range []bool{true, false} {
+		owner := f[0] + "/1/" + f[1]
+		labels := map[string]string{LabelWorkspace: "ws-other-ns-" + uuid.NewString(), LabelOwner: owner, LabelOwnerNS: ns}
 		res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 			Config:     &container.Config{Image: busyboxImage, Cmd: []string{"sleep", "infinity"}, Labels: labels},
 			HostConfig: &container.HostConfig{NetworkMode: "none"},
@@ -1066,14 +1075,16 @@ func TestReapKeepsOwnersOfAnotherPIDNamespace(t *testing.T) {
 		t.Cleanup(func() {
 			_, _ = cli.ContainerRemove(context.WithoutCancel(ctx), res.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 		})
-		if _, err := cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
-			t.Fatal(err)
+		if start {
+			if _, err := cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := Reap(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := cli.ContainerInspect(ctx, res.ID, client.ContainerInspectOptions{}); err != nil {
-			t.Errorf("the running workspace of a Harness in another PID namespace (owner %s) after Reap: %v, want kept", owner, err)
+			t.Errorf("the workspace (running: %v) of a Harness in another PID namespace (owner %s) after Reap: %v, want kept", start, owner, err)
 		}
 	}
 }
