@@ -71,6 +71,7 @@ const (
 	LabelWorkspace = "dev.harness.workspace" // the workspace ID; marks Harness objects
 	LabelSession   = "dev.harness.session"   // the session the workspace belongs to
 	LabelOwner     = "dev.harness.owner"     // boot ID/pid/start time of the creating process
+	LabelOwnerNS   = "dev.harness.owner.ns"  // the creating process's PID namespace (inode of /proc/self/ns/pid)
 )
 
 // Options configures Open. Zero values take the defaults above.
@@ -847,11 +848,10 @@ func (w *Workspace) create(ctx context.Context, imgEnv []string) error {
 	if w.opts.Spare && !w.spare.noClaim && w.useSpare(ctx, imgEnv) {
 		return nil
 	}
-	labels := map[string]string{
+	labels := withOwner(map[string]string{
 		LabelWorkspace: w.id,
 		LabelSession:   w.opts.SessionID,
-		LabelOwner:     ownerLabel(),
-	}
+	})
 	w.makeMu.Lock()
 	if w.isClosed() {
 		w.makeMu.Unlock()

@@ -28,7 +28,7 @@ func containerError(ctx context.Context, op, session string, err error) error {
 	switch {
 	case client.IsErrConnectionFailed(err):
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
-			Message: "cannot reach the Docker daemon; start it (scripts/docker.sh) or set DOCKER_HOST", Err: err}
+			Message: "cannot reach the Docker daemon; " + StartDaemon, Err: err}
 	case cerrdefs.IsNotFound(err):
 		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
 			Message: "the workspace container is gone; " + lostContainer(session), Err: err}
@@ -53,6 +53,10 @@ func lostContainer(session string) string {
 	return "the TUI rebuilds the workspace by itself at the next prompt, from what the session's finished turns recorded (the changes of a turn the container went away in are given up, and it says so); " +
 		"elsewhere, quit and `harness resume " + id + "` does the same (after `harness discard " + id + "` when a turn's changes went with the container)"
 }
+
+// StartDaemon says what a user whose Docker daemon is not reachable does,
+// on their own machine.
+const StartDaemon = "start the Docker daemon (e.g. `sudo systemctl start docker`, or `dockerd` as root), make sure your user can reach its socket, or set DOCKER_HOST"
 
 // imageError translates a failed image inspect: a missing image is
 // WORKSPACE_NOT_FOUND with the way to get it, since nothing is pulled.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -806,7 +807,7 @@ func TestReap(t *testing.T) {
 	}
 	defer cli.Close()
 	// A crashed run: its owner's PID exists (1) but started at another time.
-	labels := map[string]string{LabelWorkspace: "ws-leftover-" + t.Name(), LabelOwner: bootID() + "/1/999999999"}
+	labels := map[string]string{LabelWorkspace: "ws-leftover-" + t.Name(), LabelOwner: bootID() + "/1/999999999", LabelOwnerNS: pidNS()}
 	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &container.Config{Image: busyboxImage, Cmd: []string{"sleep", "infinity"}, Labels: labels},
 		HostConfig: &container.HostConfig{NetworkMode: "none", Mounts: []mount.Mount{
@@ -847,24 +848,38 @@ func TestReap(t *testing.T) {
 
 func TestOwnerAlive(t *testing.T) {
 	self := ownerLabel()
-	boot := bootID()
+	boot, ns := bootID(), pidNS()
+	if ns == "" {
+		t.Fatal("no PID namespace in /proc/self/ns/pid")
+	}
 	for _, tc := range []struct {
 		name    string
 		owner   string
+		ns      string // "": this process's labels; "-": no namespace label
 		running bool
 		want    bool
 	}{
-		{"this process", self, true, true},
-		{"this process, stopped container", self, false, true},
-		{"pid reused", boot + "/1/999999999", true, false},
-		{"no such pid", boot + "/999999999/1", true, false},
-		{"other boot, running", "other-boot/1/1", true, true},
-		{"other boot, stopped", "other-boot/1/1", false, false},
-		{"unknown, running", "unknown/5/0", true, true},
-		{"garbage, stopped", "garbage", false, false},
+		{"this process", self, "", true, true},
+		{"this process, stopped container", self, "", false, true},
+		{"pid reused", boot + "/1/999999999", ns, true, false},
+		{"no such pid", boot + "/999999999/1", ns, true, false},
+		{"other boot, running", "other-boot/1/1", ns, true, true},
+		{"other boot, stopped", "other-boot/1/1", ns, false, false},
+		{"other PID namespace, running", boot + "/1/999999999", "1", true, true},
+		{"other PID namespace, stopped", boot + "/1/999999999", "1", false, true},
+		{"no namespace recorded (an older Harness), pid reused", boot + "/1/999999999", "-", true, false},
+		{"unknown, running", "unknown/5/0", ns, true, true},
+		{"garbage, stopped", "garbage", ns, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ownerAlive(tc.owner, tc.running); got != tc.want {
+			labels := map[string]string{LabelOwner: tc.owner, LabelOwnerNS: tc.ns}
+			switch tc.ns {
+			case "":
+				labels = ownerLabels()
+			case "-":
+				delete(labels, LabelOwnerNS)
+			}
+			if got := ownerAlive(labels, tc.running); got != tc.want {
 				t.Errorf("ownerAlive(%q, %v) = %v, want %v", tc.owner, tc.running, got, tc.want)
 			}
 		})
@@ -1012,5 +1027,64 @@ func TestStartOpensInTheBackground(t *testing.T) {
 	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+LabelWorkspace+"="+id).Output()
 	if err != nil || strings.TrimSpace(string(out)) != "" {
 		t.Errorf("containers left for %s: %q (%v)", id, out, err)
+	}
+}
+
+// A Harness running inside a container that shares the daemon has this
+// host's boot ID but PIDs of its own PID namespace: its workspaces are
+// not judged by what its PID names here. It was: the label a Harness in a
+// container wrote ("<boot>/1/<start>", its PID 1) named this host's PID
+// 1, which started at another time, so every reaper on the host removed
+// that Harness's live workspace (and a session's idle container was
+// rebuilt under it). Its namespace is now recorded beside (LabelOwnerNS).
+func TestReapKeepsOwnersOfAnotherPIDNamespace(t *testing.T) {
+	needDocker(t, busyboxImage)
+	ctx := t.Context()
+	cli := dockerCLI(t)
+	// The other Harness: PID 1 of a container of its own.
+	other := "harness-other-ns-" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	if out, err := exec.Command("docker", "run", "-d", "--rm", "--network", "none", "--name", other, busyboxImage, "sleep", "infinity").CombinedOutput(); err != nil {
+		t.Fatalf("docker run: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", other).Run() })
+	out, err := exec.Command("docker", "exec", other, "sh", "-c",
+		"cat /proc/sys/kernel/random/boot_id; cut -d' ' -f22 /proc/1/stat; readlink /proc/self/ns/pid").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 3 || f[0] != bootID() {
+		t.Fatalf("inside the container: %q (host boot ID %s)", out, bootID())
+	}
+	ns := strings.TrimSuffix(strings.TrimPrefix(f[2], "pid:["), "]")
+	if ns == pidNS() {
+		t.Fatalf("the container shares this test's PID namespace %s", ns)
+	}
+	// Its workspace, running and stopped, labeled as that Harness labels
+	// it: its PID 1, and its namespace beside.
+	for _, start := range []bool{true, false} {
+		owner := f[0] + "/1/" + f[1]
+		labels := map[string]string{LabelWorkspace: "ws-other-ns-" + uuid.NewString(), LabelOwner: owner, LabelOwnerNS: ns}
+		res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+			Config:     &container.Config{Image: busyboxImage, Cmd: []string{"sleep", "infinity"}, Labels: labels},
+			HostConfig: &container.HostConfig{NetworkMode: "none"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = cli.ContainerRemove(context.WithoutCancel(ctx), res.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		})
+		if start {
+			if _, err := cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := Reap(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cli.ContainerInspect(ctx, res.ID, client.ContainerInspectOptions{}); err != nil {
+			t.Errorf("the workspace (running: %v) of a Harness in another PID namespace (owner %s) after Reap: %v, want kept", start, owner, err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +22,8 @@ import (
 // volumes that Harness labeled and whose creating process is gone: what a
 // crashed or killed run left behind. Objects of a live Harness process, on
 // this machine or another one sharing the daemon, are left alone; so is a
-// running container whose owner cannot be checked (another machine), and
+// running container whose owner cannot be checked (another machine, or
+// another PID namespace: a Harness in a container), and
 // one that Keep set aside (named KeptPrefix…). It returns how many containers and volumes it removed. Open calls it too.
 //
 // Code: WORKSPACE_CONTAINER_FAILED.
@@ -50,7 +52,7 @@ func reap(ctx context.Context, cli *client.Client, wait bool) (int, error) {
 		if slices.ContainsFunc(c.Names, func(n string) bool { return strings.HasPrefix(strings.TrimPrefix(n, "/"), KeptPrefix) }) {
 			continue // set aside by Keep: the user removes it
 		}
-		if c.State != container.StateRemoving && ownerAlive(c.Labels[LabelOwner], c.State == container.StateRunning) {
+		if c.State != container.StateRemoving && ownerAlive(c.Labels, c.State == container.StateRunning) {
 			continue
 		}
 		var err error
@@ -77,7 +79,7 @@ func reap(ctx context.Context, cli *client.Client, wait bool) (int, error) {
 		return n, dockerError(ctx, op, err)
 	}
 	for _, v := range vols.Items {
-		if ownerAlive(v.Labels[LabelOwner], false) {
+		if ownerAlive(v.Labels, false) {
 			continue
 		}
 		_, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{})
@@ -134,7 +136,7 @@ func waitRemoved(ctx context.Context, cli *client.Client, id string) bool {
 
 // ownerLabel identifies this process across pid reuse and reboots:
 // "<boot id>/<pid>/<start time in clock ticks>", or "unknown/<pid>/0"
-// where /proc is missing.
+// where /proc is missing. Its PID namespace goes beside it (ownerLabels).
 func ownerLabel() string {
 	pid := os.Getpid()
 	boot, start := bootID(), procStart(pid)
@@ -144,19 +146,62 @@ func ownerLabel() string {
 	return fmt.Sprintf("%s/%d/%s", boot, pid, start)
 }
 
-// ownerAlive reports whether the process named by an owner label still
-// runs. An owner that cannot be checked (another machine or boot, no
-// /proc, no label) counts as alive exactly when its container runs.
-func ownerAlive(owner string, running bool) bool {
-	parts := strings.Split(owner, "/")
+// withOwner adds ownerLabels to labels and returns them.
+func withOwner(labels map[string]string) map[string]string {
+	maps.Copy(labels, ownerLabels())
+	return labels
+}
+
+// ownerLabels are the labels that name this process as an object's
+// owner: LabelOwner, and LabelOwnerNS, its PID namespace (the inode of
+// /proc/self/ns/pid), which says where its PID means this process. A
+// Harness in a container sharing the host's daemon has the host's boot ID
+// but PIDs of its own. The namespace is a label of its own so that
+// LabelOwner keeps the form every Harness reads.
+func ownerLabels() map[string]string {
+	l := map[string]string{LabelOwner: ownerLabel()}
+	if ns := pidNS(); ns != "" {
+		l[LabelOwnerNS] = ns
+	}
+	return l
+}
+
+// ownerAlive reports whether the process named by an object's owner
+// labels still runs. Its PID is looked up only where it means what it
+// meant to its owner: on this kernel (the boot ID) and in this PID
+// namespace. An owner in another PID namespace on this kernel (a Harness
+// in a container, or on the host when the reaper is in one) is never
+// judged dead: a workspace that may be live is not removed on a guess.
+// One on another machine or boot, or without /proc or a label, counts as
+// alive exactly when its container runs. A label without a namespace
+// (written before it was recorded) is judged by its PID, as it was.
+func ownerAlive(labels map[string]string, running bool) bool {
+	parts := strings.Split(labels[LabelOwner], "/")
 	if len(parts) != 3 || parts[0] == "unknown" || parts[0] != bootID() || parts[0] == "" {
 		return running
+	}
+	if ns, ok := labels[LabelOwnerNS]; ok && ns != pidNS() {
+		return true
 	}
 	pid, err := strconv.Atoi(parts[1])
 	if err != nil || pid <= 0 {
 		return running
 	}
 	return procStart(pid) == parts[2]
+}
+
+// pidNS is the inode of this process's PID namespace ("4026531836" of
+// "pid:[4026531836]"), or "" where it cannot be read.
+func pidNS() string {
+	l, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	ns, ok := strings.CutPrefix(l, "pid:[")
+	if !ok || !strings.HasSuffix(ns, "]") {
+		return ""
+	}
+	return strings.TrimSuffix(ns, "]")
 }
 
 func bootID() string {

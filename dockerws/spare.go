@@ -147,7 +147,7 @@ func (w *Workspace) useSpare(ctx context.Context, imgEnv []string) bool {
 	w.spare.recorded = rec
 	go func() {
 		_, err := w.cli.VolumeCreate(context.WithoutCancel(ctx), client.VolumeCreateOptions{Name: claim, Driver: "local",
-			Labels: map[string]string{LabelWorkspace: w.id, LabelSession: w.opts.SessionID, LabelOwner: ownerLabel(), LabelSpare: w.spare.hash}})
+			Labels: withOwner(map[string]string{LabelWorkspace: w.id, LabelSession: w.opts.SessionID, LabelSpare: w.spare.hash})})
 		if err != nil {
 			err = dockerError(ctx, "record the claim of a spare container", err)
 		}
@@ -351,7 +351,7 @@ func reapSpares(ctx context.Context, cli *client.Client, mine bool) int {
 			v, err := cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{})
 			switch {
 			case err == nil:
-				if ownerAlive(v.Volume.Labels[LabelOwner], running) {
+				if ownerAlive(v.Volume.Labels, running) {
 					continue
 				}
 			case !isNotFound(err):

@@ -215,7 +215,7 @@ func TestSpareReaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: claim, Labels: map[string]string{
-		LabelWorkspace: "ws-dead", LabelOwner: bootID() + "/1/999999999", LabelSpare: w.spare.hash}}); err != nil {
+		LabelWorkspace: "ws-dead", LabelOwner: bootID() + "/1/999999999", LabelOwnerNS: pidNS(), LabelSpare: w.spare.hash}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Reap(ctx, ""); err != nil {

@@ -127,7 +127,7 @@ func DaemonStorage(ctx context.Context, dockerHost, image string) (Storage, erro
 	// process dies before it does.
 	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &container.Config{Image: image, Entrypoint: []string{"true"}, NetworkDisabled: true,
-			Labels: map[string]string{LabelWorkspace: "probe-" + uuid.NewString(), LabelOwner: ownerLabel()}},
+			Labels: withOwner(map[string]string{LabelWorkspace: "probe-" + uuid.NewString()})},
 		HostConfig: &container.HostConfig{NetworkMode: "none", StorageOpt: map[string]string{"size": "1G"}},
 	})
 	if err != nil {

@@ -122,7 +122,8 @@ type SessionConfig struct {
 	MaxRounds int
 	// LoopRepeats ends a turn with RUNTIME_LOOP_DETECTED once the same
 	// tool call (name and arguments) got the same result this many times
-	// in a row; 0: DefaultLoopRepeats, negative: no guard.
+	// in a row, or once the turn's calls go round in a cycle (cycle.go);
+	// 0: DefaultLoopRepeats, negative: no guard.
 	LoopRepeats int
 	// Estimator is the occupancy rule before a trusted usage report:
 	// compaction.AlgorithmRatio for a model whose tokens it was measured

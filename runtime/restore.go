@@ -3,11 +3,13 @@ package runtime
 import (
 	"context"
 	"slices"
+	"strconv"
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/subject"
 	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/store"
 )
@@ -36,7 +38,7 @@ func LatestTerminal(ctx context.Context, h History, sessionID string) (checkpoin
 		}
 		after = cpRec.AfterSeq
 		if cp.Identity.Phase != phaseTerminal {
-			return checkpoint.Restore(cp, after, nil)
+			return checkpoint.Restored{}, interrupted(ctx, h, sessionID, cp, after)
 		}
 	}
 	from := after
@@ -52,6 +54,80 @@ func LatestTerminal(ctx context.Context, h History, sessionID string) (checkpoin
 		return checkpoint.Restored{}, err
 	}
 	return checkpoint.Restore(cp, after, tail)
+}
+
+// interrupted is the RUNTIME_CHECKPOINT_INTERRUPTED of a session whose
+// latest checkpoint, cp (saved after event after), is not terminal: it says
+// what was running when the turn stopped (a tool call, named, or a model
+// request) and what the turn had done, read from the turn's own events.
+func interrupted(ctx context.Context, h History, sessionID string, cp *Checkpoint, after int64) error {
+	var turn []event.Event
+	err := store.Each(ctx, h, sessionID, -1, func(r store.Record) error {
+		switch event.Type(r.Type) {
+		case event.TypeTurnStarted:
+			turn = turn[:0]
+		case event.TypeModelRequest, event.TypeModelResponse, event.TypeToolCall, event.TypeToolResult:
+		default:
+			return nil
+		}
+		ev, err := event.Decode(r.Body)
+		if err != nil {
+			return err
+		}
+		turn = append(turn, ev)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return errcode.Errorf(errcode.RuntimeCheckpointInterrupted,
+		"turn %s was interrupted %s (checkpoint at seq %d); nothing is replayed: resume with --fork to continue from the last finished turn",
+		cp.Identity.TurnID, runningAt(string(cp.Identity.Phase), turn), after)
+}
+
+// runningAt says what a turn whose events (its model requests and
+// responses, tool calls and results) are evs was doing when it stopped,
+// and what it had done: "while its tool call process.exec ran (go vet),
+// after 2 model requests and 3 tool calls". phase is its latest
+// checkpoint's: the kind of its last model request.
+func runningAt(phase string, evs []event.Event) string {
+	requests, calls := 0, 0
+	open := map[string]bool{}    // model requests without a response
+	var running []event.ToolCall // tool calls without a result, in order
+	for _, ev := range evs {
+		switch d := ev.Data.(type) {
+		case event.ModelRequest:
+			requests++
+			open[d.RequestID] = true
+		case event.ModelResponse:
+			delete(open, d.RequestID)
+		case event.ToolCall:
+			calls++
+			running = append(running, d)
+		case event.ToolResult:
+			running = slices.DeleteFunc(running, func(c event.ToolCall) bool { return c.CallID == d.CallID })
+		}
+	}
+	what := "between its steps"
+	switch {
+	case len(running) > 0:
+		c := running[len(running)-1]
+		what = "while its tool call " + c.Tool + " ran"
+		if sub := subject.Of(c.Tool, c.Input); sub != "" {
+			what += " (" + sub + ")"
+		}
+	case len(open) > 0:
+		what = "during a " + phase + " request"
+	}
+	return what + ", after " + counted(requests, "model request") + " and " + counted(calls, "tool call")
+}
+
+// counted is "1 tool call", "3 tool calls".
+func counted(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 // LastFinished scans the whole log for the newest terminal checkpoint that

@@ -118,3 +118,49 @@ func TestLoopGuard(t *testing.T) {
 		}
 	})
 }
+
+// Calls that go round in a cycle end the turn with RUNTIME_LOOP_DETECTED:
+// an fs.list over eight paths, again and again, ran 200 rounds (4.3M
+// tokens) because no call was the same as the one before it. A turn that
+// lists many different paths, or the same eight twice, goes on.
+func TestLoopGuardCycle(t *testing.T) {
+	cycle := func(paths, rounds int) string {
+		var b strings.Builder
+		b.WriteString("[")
+		for i := range paths * rounds {
+			fmt.Fprintf(&b, `{"toolCalls":[{"id":"c%d","name":"fs.list","arguments":{"path":"dir%d"}}]},`, i, i%paths)
+		}
+		b.WriteString(`{"content":"done"}]`)
+		return b.String()
+	}
+	t.Run("eight paths over and over", func(t *testing.T) {
+		fm := script(t, cycle(8, 25))
+		f := newFixture(t, fm, fm, nil)
+		out := f.wait(f.start("list"))
+		if out.Status != runtime.StatusFailed || out.ErrorCode != errcode.RuntimeLoopDetected {
+			t.Fatalf("outcome = %+v, want failed with RUNTIME_LOOP_DETECTED", out)
+		}
+		if out.ToolCalls != 24 {
+			t.Errorf("%d tool calls, want 24: three rounds of the eight", out.ToolCalls)
+		}
+	})
+	t.Run("two paths in turn", func(t *testing.T) {
+		fm := script(t, cycle(2, 10))
+		f := newFixture(t, fm, fm, nil)
+		if out := f.wait(f.start("list")); out.ErrorCode != errcode.RuntimeLoopDetected || out.ToolCalls != 6 {
+			t.Fatalf("outcome = %+v, want RUNTIME_LOOP_DETECTED after 6 calls", out)
+		}
+	})
+	for name, script_ := range map[string]string{
+		"many different paths": listSteps(60, true),
+		"the same eight twice": cycle(8, 2),
+	} {
+		t.Run(name, func(t *testing.T) {
+			fm := script(t, script_)
+			f := newFixture(t, fm, fm, nil)
+			if out := f.wait(f.start("list")); out.Status != runtime.StatusCompleted {
+				t.Fatalf("outcome = %+v", out)
+			}
+		})
+	}
+}

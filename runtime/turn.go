@@ -741,10 +741,15 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 	d := s.cfg.Policy.Decide(call)
 	pd := event.PolicyDecision{CallID: callID, Action: mc.Name, Subject: call.Subject, Effect: string(d.Effect), Reason: d.Reason,
 		RuleID: d.RuleID, RunID: r.id, SessionID: s.id, TurnID: r.turnID}
+	// A !command is the user's own decision: it is recorded and passes
+	// the policy's denials and the tools' refusals, but nobody is asked.
+	typed := !toModel && mc.ID == event.UserShellCallID(requestID)
 	if d.Effect == Ask && perr == nil {
 		// The log says why no question follows: the policy's answer
 		// stands, and the user's earlier grant covers it.
 		switch {
+		case typed:
+			pd.Reason = strings.TrimPrefix(pd.Reason+"; not asked: the user typed this command", "; ")
 		case r.grants[mc.Name]:
 			pd.Reason = strings.TrimPrefix(pd.Reason+"; not asked: the user allowed "+mc.Name+" for this turn", "; ")
 		case s.grantedFor(mc.Name):
@@ -763,7 +768,7 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 		// Arguments the tool refuses: nothing would run, so no one is
 		// asked; the model sees why at once.
 		res = tools.Result{Error: perr}
-	case d.Effect == Ask && !r.grants[mc.Name] && !s.grantedFor(mc.Name):
+	case d.Effect == Ask && !typed && !r.grants[mc.Name] && !s.grantedFor(mc.Name):
 		ans, err := t.askPermission(callID, call, mc)
 		if err != nil {
 			return tools.Result{}, err
@@ -833,6 +838,7 @@ func (t *turn) notFound(name string) *tools.ResultError {
 type repeats struct {
 	last [sha256.Size]byte
 	n    int
+	cyc  cycles // the calls going round in a longer cycle (cycle.go)
 }
 
 // see counts one call and its result; limit identical ones in a row end
@@ -857,6 +863,9 @@ func (r *repeats) see(mc model.ToolCall, res tools.Result, limit int) error {
 	if limit > 0 && r.n >= limit {
 		return errcode.Errorf(errcode.RuntimeLoopDetected,
 			"the model called %s with the same arguments %d times in a row and got the same result each time; to go on, send a follow-up that tells it what to do differently", mc.Name, r.n)
+	}
+	if limit > 0 {
+		return r.cyc.see(mc.Name, key)
 	}
 	return nil
 }

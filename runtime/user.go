@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/tools"
 )
 
@@ -61,7 +63,7 @@ func ShellCommand(text string) (cmd string, ok bool) {
 // turn is done.
 func (t *turn) userCalls(text, messageID string) (done bool, err error) {
 	if cmd, ok := ShellCommand(text); ok {
-		args, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", cmd}})
+		args, _ := json.Marshal(map[string]any{"argv": []string{t.userShell(), "-c", cmd}})
 		res, err := t.callTool(model.ToolCall{ID: event.UserShellCallID(messageID), Name: "process.exec", Arguments: args}, messageID, false)
 		if err != nil {
 			return true, err
@@ -74,6 +76,20 @@ func (t *turn) userCalls(text, messageID string) (done bool, err error) {
 		return true, nil
 	}
 	return false, t.attach(text, messageID)
+}
+
+// userShell is the shell a !command runs under: bash where the workspace
+// has it (the sandbox image does: `time`, `[[`, brace expansion), else sh.
+// Which one ran is recorded in the call's argv.
+func (t *turn) userShell() string {
+	// Asked of sh, which every image has: an exec of a missing program
+	// may be the first command of a workspace still opening, which rides
+	// its copy-in (dockerws), and its failure would be the open's.
+	res, err := t.s.cfg.Workspace.Exec(t.ctx, workspace.ExecRequest{Argv: []string{"sh", "-c", "command -v bash"}, Timeout: 10 * time.Second})
+	if err == nil && res.ExitCode == 0 && strings.TrimSpace(res.Stdout) != "" {
+		return "bash"
+	}
+	return "sh"
 }
 
 // attach reads the files text mentions (@path) through callTool, as the

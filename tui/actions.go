@@ -302,8 +302,8 @@ func (m *Model) runCommand(word, args string) (tea.Cmd, bool) {
 			m.flash = "No session is open."
 			return nil, true
 		case args == "":
+			// The server's list follows, when it has one.
 			m.flash = "Model: " + m.sess.Model + ". /model NAME switches it for the following requests."
-			return nil, true
 		}
 		return m.setModel(args), true
 	case "/fork":

@@ -45,8 +45,9 @@ type (
 		err   error
 	}
 	modelMsg struct {
-		name string
-		err  error
+		name, note string
+		list       []string // /model without a name: the server's list
+		err        error
 	}
 	// promptsMsg: the prompts of the project's other sessions, listed
 	// for the session sessionID.
@@ -197,7 +198,12 @@ func (m *Model) compact(focus string) tea.Cmd {
 func (m *Model) setModel(name string) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		return modelMsg{name: name, err: eng.SetModel(ctx, name)}
+		if name == "" {
+			list, err := eng.Models(ctx)
+			return modelMsg{list: list, err: err}
+		}
+		note, err := eng.SetModel(ctx, name)
+		return modelMsg{name: name, note: note, err: err}
 	}
 }
 

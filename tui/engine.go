@@ -55,8 +55,12 @@ type Engine interface {
 	// running turn's next model request.
 	Compact(ctx context.Context, focus string) error
 	// SetModel switches the open session's model for the following
-	// requests (between turns), recorded in its log.
-	SetModel(ctx context.Context, name string) error
+	// requests (between turns), recorded in its log; a name the server's
+	// list does not hold is refused (MODEL_INVALID_CONFIG), and the note
+	// says when the server lists none (the name was not checked).
+	SetModel(ctx context.Context, name string) (note string, err error)
+	// Models lists the models the session's server serves.
+	Models(ctx context.Context) ([]string, error)
 
 	// Diff is the workspace patch against its initial snapshot.
 	Diff(ctx context.Context) (string, error)

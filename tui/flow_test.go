@@ -860,6 +860,22 @@ func TestForkOffersToContinueAnInterruptedSession(t *testing.T) {
 	}
 }
 
+// The interrupted turn's end line counts what it did: it said 0 model
+// requests and 0 tool calls after a request and a command.
+func TestInterruptedTurnCountsWhatItDid(t *testing.T) {
+	eng := idleEngine()
+	eng.openErr = errInterrupted
+	eng.errSess.History = []Record{
+		{Seq: 0, Event: ev(0, event.TurnStarted{RunID: "run-1", SessionID: sessID, TurnID: "turn-1", InputMessageID: "msg-u1"})},
+		{Seq: 1, Event: ev(1, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u1", Role: model.RoleUser, Content: "vet it"})},
+		{Seq: 2, Event: ev(2, event.ModelRequest{RequestID: "req-1", RunID: "run-1", SessionID: sessID, TurnID: "turn-1"})},
+		{Seq: 3, Event: ev(3, event.ModelResponse{RequestID: "req-1", RunID: "run-1", SessionID: sessID, TurnID: "turn-1", FinishReason: "tool_calls"})},
+		{Seq: 4, Event: ev(4, event.ToolCall{CallID: "call-1", Tool: "process.exec", Input: []byte(`{"argv":["go","vet"]}`), RunID: "run-1", SessionID: sessID, TurnID: "turn-1"})},
+	}
+	s := newScreen(t, eng, Options{Open: OpenRequest{ID: sessID}}, 120, 30)
+	s.wantText("interrupted", "1 model request · 1 tool call")
+}
+
 // A fork shows the transcript it continues before its own events, whose
 // sequence numbers start again from 0.
 func TestForkShowsItsInheritedTranscript(t *testing.T) {
@@ -907,7 +923,7 @@ func TestPickerSearch(t *testing.T) {
 }
 
 // /model NAME switches the model for the following requests; the screen
-// says so; /model alone names the current one and asks nothing.
+// says so; /model alone names the current one and lists the server's.
 func TestModelCommand(t *testing.T) {
 	s := newScreen(t, idleEngine(), Options{}, 100, 30)
 	s.resetCalls()
@@ -918,8 +934,8 @@ func TestModelCommand(t *testing.T) {
 	s.resetCalls()
 	s.typeText("/model")
 	s.key("enter")
-	s.wantCalls()
-	s.wantText("/model NAME switches it")
+	s.wantCalls("models")
+	s.wantText("/model NAME switches it", "models the server serves: gpt-x, gpt-y")
 }
 
 // What is sent is the whole paste in place of its marker; a short paste

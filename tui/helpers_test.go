@@ -113,9 +113,13 @@ func (f *fakeEngine) Compact(_ context.Context, focus string) error {
 	f.record("compact %s", focus)
 	return nil
 }
-func (f *fakeEngine) SetModel(_ context.Context, name string) error {
+func (f *fakeEngine) SetModel(_ context.Context, name string) (string, error) {
 	f.record("model %s", name)
-	return nil
+	return "", nil
+}
+func (f *fakeEngine) Models(context.Context) ([]string, error) {
+	f.record("models")
+	return []string{"gpt-x", "gpt-y"}, nil
 }
 func (f *fakeEngine) Diff(context.Context) (string, error) {
 	f.record("diff")

@@ -322,10 +322,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.tr.Note(transcript.NoteError, string(errcode.Of(msg.err)), "model: "+errcode.Message(msg.err))
 			return m, nil
 		}
+		if msg.name == "" {
+			m.tr.Note(transcript.NoteInfo, "", "models the server serves: "+strings.Join(msg.list, ", ")+" (/model NAME switches)")
+			return m, nil
+		}
 		if m.sess != nil {
 			m.sess.Model = msg.name
 		}
-		m.tr.Note(transcript.NoteInfo, "", "model: "+msg.name+" answers from the next model request on")
+		text := "model: " + msg.name + " answers from the next model request on"
+		if msg.note != "" {
+			text += " (" + msg.note + ")"
+		}
+		m.tr.Note(transcript.NoteInfo, "", text)
 		return m, nil
 	case compactMsg:
 		switch {
@@ -569,11 +577,16 @@ func (m *Model) showInterrupted(hist []Record) {
 	m.interruptedText = ""
 	var input string
 	open := false
+	requests, calls := 0, 0 // the open turn's, for its end line
 	for _, r := range hist {
 		m.tr.Apply(r.Event)
 		switch d := r.Event.Data.(type) {
 		case event.TurnStarted:
-			open, input = true, ""
+			open, input, requests, calls = true, "", 0, 0
+		case event.ModelRequest:
+			requests++
+		case event.ToolCall:
+			calls++
 		case event.MessageCompleted:
 			if d.Role == model.RoleUser && open && input == "" && !strings.HasPrefix(d.Content, event.AttachmentsMarker) {
 				input = d.Content
@@ -587,7 +600,8 @@ func (m *Model) showInterrupted(hist []Record) {
 		// Nothing runs it any more: the screen is not busy, and its
 		// cards stop their clocks.
 		at := hist[len(hist)-1].Event.At
-		m.tr.Apply(event.Event{At: at, Data: event.TurnCompleted{RunID: m.tr.ActiveRun(), SessionID: m.tr.SessionID(), Status: "interrupted"}})
+		m.tr.Apply(event.Event{At: at, Data: event.TurnCompleted{RunID: m.tr.ActiveRun(), SessionID: m.tr.SessionID(), Status: "interrupted",
+			ModelRequests: requests, ToolCalls: calls}})
 	}
 	m.tr.Note(transcript.NoteWarn, string(errcode.RuntimeCheckpointInterrupted), "this session's last turn was interrupted: /fork continues it from its last finished turn in a new session")
 }

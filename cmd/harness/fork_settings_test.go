@@ -81,7 +81,7 @@ func TestTUIForkAfterModelSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	turnEvents(t, eng)
-	if err := eng.SetModel(ctx, "switched-model"); err != nil {
+	if _, err := eng.SetModel(ctx, "switched-model"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := eng.Open(ctx, tui.OpenRequest{ID: s.ID, Fork: true}); err != nil {

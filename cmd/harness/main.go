@@ -65,7 +65,7 @@ func run(args []string, e app.Env, stdin io.Reader, stdout, stderr io.Writer) in
 		app.PrintUsage(stdout)
 		return 0
 	case cl.Cmd == "doctor":
-		if !doctor.Run(ctx, cl.Flags.Options, e, cl.Flags.Clean, stdout) {
+		if !doctor.Run(ctx, cl.Flags.Options, e, doctor.Scope{Clean: cl.Flags.Clean, All: cl.Flags.All, Session: strings.Join(cl.Pos, "")}, stdout) {
 			return exitFailed
 		}
 		return exitCompleted

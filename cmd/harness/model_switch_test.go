@@ -44,10 +44,10 @@ func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	turnEvents(t, eng)
-	if err := eng.SetModel(ctx, "bad name"); errcode.Of(err) != errcode.RuntimeInvalidInput {
+	if _, err := eng.SetModel(ctx, "bad name"); errcode.Of(err) != errcode.RuntimeInvalidInput {
 		t.Errorf("a name with a space: %v", err)
 	}
-	if err := eng.SetModel(ctx, "second-model"); err != nil {
+	if _, err := eng.SetModel(ctx, "second-model"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := eng.Send(ctx, "two"); err != nil {
@@ -106,7 +106,7 @@ func TestSetModelSwitchesFollowingRequests(t *testing.T) {
 	if _, err := feng.Open(ctx, tui.OpenRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := feng.SetModel(ctx, "gpt-5"); errcode.Of(err) != errcode.ModelInvalidConfig {
+	if _, err := feng.SetModel(ctx, "gpt-5"); errcode.Of(err) != errcode.ModelInvalidConfig {
 		t.Errorf("switching a scripted session: %v", err)
 	}
 }

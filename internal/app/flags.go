@@ -92,6 +92,7 @@ func NewFlagSet(name string, o *Flags, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&o.AllowMassDelete, "allow-mass-delete", false, "with --yes: apply a patch that deletes most of the project's files (refused otherwise)")
 	case "doctor":
 		fs.BoolVar(&o.Clean, "clean", false, "also remove this project's build cache (its Docker volume harness-cache-…)")
+		fs.BoolVar(&o.All, "all", false, "list every project's build caches and kept workspaces, not only this project's and the named session's")
 	case "rewind":
 		fs.BoolVar(&o.Undo, "undo", false, "return to where the session was before its last rewind")
 	}
@@ -161,6 +162,11 @@ func ParseCommandLine(args []string, out io.Writer) (CommandLine, error) {
 			return cl, usageErr("exec takes one PROMPT argument")
 		}
 		cl.Prompt, cl.Pos = pos[0], nil
+	case "doctor":
+		if len(pos) > 1 {
+			return cl, usageErr("doctor takes at most one session ID")
+		}
+		return cl, nil
 	default:
 		return cl, nil
 	}
@@ -248,8 +254,9 @@ Usage:
   harness rewind ID [TURN | --undo]     back to the end of turn TURN (its number from 1, or its ID):
                                         files and conversation; --undo: to before the last rewind;
                                         no TURN: list the turns
-  harness doctor [--clean]              check Docker, the sandbox image and the project's toolchains in it,
-                                        the provider and the store (--clean: remove this project's build cache)
+  harness doctor [ID] [--clean] [--all] check Docker, the sandbox image and the project's toolchains in it,
+                                        the provider and the store (--clean: remove this project's build cache;
+                                        lists this project's and session ID's caches and kept work, --all: all)
   harness --version                     the version, commit and Go toolchain of this binary
 
 Exit codes of exec: 0 completed, 1 failed, 2 usage, 3 budget exceeded, 130 canceled.

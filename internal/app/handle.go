@@ -6,6 +6,7 @@ import (
 
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/model/openai"
 	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
@@ -50,6 +51,8 @@ type Session struct {
 	Note      string // why the workspace is read-only, or what its rebuild skipped
 	Moved     string // set when Root is not the current directory: says so
 
+	models modelLister // the provider's model list; nil: the demo or a scripted model
+
 	lost   <-chan struct{}
 	lostTo string // written before lost is closed
 	before int64  // the session's last event stored before this open; -1: none
@@ -70,6 +73,12 @@ type Session struct {
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// modelLister is a provider that lists the models it serves
+// (*openai.Client).
+type modelLister interface {
+	Models(ctx context.Context) ([]openai.ModelInfo, error)
 }
 
 // Before is the sequence number of the session's last event stored
@@ -202,8 +211,8 @@ func (s *Session) WorkspaceInfo() workspace.Info { return s.Workspace.Info() }
 func (s *Session) ReadOnly() bool { return !workspace.Attested(s.Workspace) }
 
 // SwitchModel makes name the model of the session's following requests
-// (App.SwitchModel).
-func (s *Session) SwitchModel(ctx context.Context, name string) error {
+// (App.SwitchModel); the note says when the name was not checked.
+func (s *Session) SwitchModel(ctx context.Context, name string) (note string, err error) {
 	return s.a.SwitchModel(ctx, s, name)
 }
 

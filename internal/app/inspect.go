@@ -34,20 +34,45 @@ func WriteEvents(ctx context.Context, r store.Reader, id string, w io.Writer) er
 }
 
 // lastRequestCheckpoint finds the newest checkpoint that carries a next
-// request: the latest one when the session was interrupted mid-request,
-// else the last model round's.
+// request of the state the session is at: the latest one when the session
+// was interrupted mid-request, else the last model round's before the
+// terminal checkpoint it is at. A rewind (and its undo) appends a copy of
+// an earlier turn's terminal checkpoint: the request is then the one that
+// was the newest when that turn ended, not one of the turns the rewind
+// took out of the model's view.
 func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*runtime.Checkpoint, error) {
 	var scan checkpoint.Scan
+	var cur *runtime.Checkpoint
+	atEnd := map[string]*runtime.Checkpoint{} // turn ID → the request in force at its terminal checkpoint
+	rewound := false                          // the previous event was session.rewound
 	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
-		return scan.Add(checkpoint.Record{Seq: rec.Seq, Type: rec.Type, Body: rec.Body})
+		if err := scan.Add(checkpoint.Record{Seq: rec.Seq, Type: rec.Type, Body: rec.Body}); err != nil {
+			return err
+		}
+		after := rewound
+		rewound = event.Type(rec.Type) == event.TypeSessionRewound
+		if event.Type(rec.Type) != event.TypeRuntimeCheckpoint {
+			return nil
+		}
+		cp := scan.Latest
+		switch {
+		case cp.NextRequest != nil:
+			cur = cp
+		case cp.Identity.Phase != checkpoint.PhaseTerminal:
+		case after:
+			cur = atEnd[cp.Identity.TurnID]
+		default:
+			atEnd[cp.Identity.TurnID] = cur
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if scan.Request == nil {
+	if cur == nil {
 		return nil, errcode.Errorf(errcode.SessNotFound, "session %s has no model request yet", id)
 	}
-	return scan.Request, nil
+	return cur, nil
 }
 
 // Request rebuilds the session's latest model request from its stored

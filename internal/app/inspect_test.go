@@ -2,10 +2,14 @@ package app
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/memstore"
 	"github.com/harness-dev/harness/store/storetest"
@@ -60,5 +64,65 @@ func TestRecentSessions(t *testing.T) {
 		if !slices.Equal(ids(got), tc.want) || more != tc.more {
 			t.Errorf("RecentSessions(%q, %d) = %v, more %v; want %v, more %v", tc.root, tc.n, ids(got), more, tc.want, tc.more)
 		}
+	}
+}
+
+// After a rewind, harness request rebuilds the request of the turn the
+// session is back at, not the one of a turn the rewind took out of the
+// model's view.
+func TestRequestFollowsARewind(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "two.json")
+	if err := os.WriteFile(script, []byte(`[{"content":"one"},{"content":"two"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := Env{"HOME": dir, "XDG_CONFIG_HOME": filepath.Join(dir, "config")}
+	a, err := New(t.Context(), Options{DB: filepath.Join(dir, "h.db"), Workspace: "local", FakeModel: script}, e, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	s, err := a.Open(t.Context(), OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"first question", "second question"} {
+		if _, err := s.rt.Start(t.Context(), runtime.StartRequest{Input: in}); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := s.Wait(t.Context()); err != nil || out.Status != runtime.StatusCompleted {
+			t.Fatalf("turn %q: %+v, %v", in, out, err)
+		}
+	}
+	id := s.ID()
+	s.Close(t.Context())
+	users := func() []string {
+		t.Helper()
+		req, err := Request(t.Context(), a.Store, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				out = append(out, m.Content)
+			}
+		}
+		return out
+	}
+	if got := users(); !slices.Equal(got, []string{"first question", "second question"}) {
+		t.Fatalf("request before the rewind: user messages %q", got)
+	}
+	if _, err := a.Rewind(t.Context(), id, RewindRequest{Turn: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := users(); !slices.Equal(got, []string{"first question"}) {
+		t.Errorf("request after a rewind to turn 1: user messages %q, want turn 1's only", got)
+	}
+	if _, err := a.Rewind(t.Context(), id, RewindRequest{Undo: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := users(); !slices.Equal(got, []string{"first question", "second question"}) {
+		t.Errorf("request after undoing the rewind: user messages %q", got)
 	}
 }

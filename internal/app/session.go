@@ -117,6 +117,9 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		}
 	}
 	s.Demo = b.demo
+	if c, ok := b.model.(*openai.Client); ok {
+		s.models = c
+	}
 	settings, err := freshSettings(conf, md[metaModel])
 	if err != nil {
 		return err
@@ -457,6 +460,17 @@ func (a *App) project(id, root string, s *Session) error {
 	return nil
 }
 
+// readOnlyNote is the banner of a session that fell back to the read-only
+// workspace because Docker answered with msg: what the user does on their
+// own machine, never a path of Harness's repository.
+func readOnlyNote(msg string) string {
+	n := "Docker is not available (" + msg + "): this session is read-only"
+	if !strings.Contains(msg, dockerws.StartDaemon) {
+		n += "; " + dockerws.StartDaemon
+	}
+	return n + "; then quit and resume it (`harness resume`) to write and run commands"
+}
+
 // openWorkspace opens the Docker workspace on s.Root, or the read-only
 // local one when asked, or when Docker is not available and the user did
 // not insist. A resumed or forked session's workspace replays the patch
@@ -514,7 +528,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		if a.Conf.Workspace == "docker" {
 			return err
 		}
-		s.Note = "Docker is not available (" + errcode.Message(err) + "): this session is read-only; run scripts/docker.sh to start a daemon"
+		s.Note = readOnlyNote(errcode.Message(err))
 	} else {
 		s.Note = "--workspace local: this session is read-only (writes and commands need the Docker workspace)"
 	}

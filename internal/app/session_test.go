@@ -351,3 +351,32 @@ func TestOpenOfASessionOpenHere(t *testing.T) {
 	}
 	defer again.Close(ctx)
 }
+
+// Without a reachable Docker daemon a session opens read-only, and its
+// banner says what a user does on their own machine: start the daemon.
+// It named scripts/docker.sh, a path of Harness's own repository.
+func TestReadOnlyBannerSaysHowToStartDocker(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(dir, "no-daemon.sock"))
+	script := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(script, []byte(`[{"content":"hi"}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := Env{"HOME": dir, "XDG_CONFIG_HOME": filepath.Join(dir, "config")}
+	a, err := New(t.Context(), Options{DB: filepath.Join(dir, "h.db"), FakeModel: script}, e, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	s, err := a.Open(t.Context(), OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(t.Context())
+	if !strings.Contains(s.Note, "read-only") || !strings.Contains(s.Note, "start the Docker daemon") {
+		t.Errorf("banner %q does not say the session is read-only and how to start Docker", s.Note)
+	}
+	if strings.Contains(s.Note, "scripts/") {
+		t.Errorf("banner %q names a path of Harness's repository", s.Note)
+	}
+}

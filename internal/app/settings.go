@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -252,17 +253,95 @@ func approveOr(v string) string {
 // metadata, so a resume rebuilds it. A name with spaces or control
 // characters is RUNTIME_INVALID_INPUT; a session on the demo or a scripted
 // model cannot switch (MODEL_INVALID_CONFIG: start harness with --model).
-func (a *App) SwitchModel(ctx context.Context, s *Session, name string) error {
+// A server that lists its models (GET /models) is held to its list: a
+// name it does not serve is MODEL_INVALID_CONFIG naming the closest ones,
+// and nothing changes. Of a server that lists none, the name is taken
+// unchecked, and the note returned says so.
+func (a *App) SwitchModel(ctx context.Context, s *Session, name string) (note string, err error) {
 	if name == "" || len(name) > 200 || strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return errcode.Errorf(errcode.RuntimeInvalidInput, "switch model: %q is not a model name", name)
+		return "", errcode.Errorf(errcode.RuntimeInvalidInput, "switch model: %q is not a model name", name)
 	}
 	set := s.Settings()
-	if s.Demo || set.Model == demoModelName || strings.HasPrefix(set.Model, "fake:") {
-		return errcode.Errorf(errcode.ModelInvalidConfig,
+	if s.Demo || set.Model == demoModelName || strings.HasPrefix(set.Model, "fake:") || s.models == nil {
+		return "", errcode.Errorf(errcode.ModelInvalidConfig,
 			"switch model: session %s runs on %s, not a provider; start harness with --model (and --base-url) to use one", s.ID(), set.Model)
 	}
-	if _, err := s.rt.SetSettings(ctx, runtime.SettingsChange{Model: &name}); err != nil {
-		return err
+	list, lerr := s.ServerModels(ctx)
+	switch {
+	case lerr != nil:
+		note = "not checked: " + errcode.Message(lerr)
+	case !slices.Contains(list, name):
+		return "", errcode.Errorf(errcode.ModelInvalidConfig,
+			"switch model: the server does not serve %q; the closest it lists: %s (/model lists them all); the model stays %s", name, strings.Join(closest(name, list, 5), ", "), set.Model)
 	}
-	return a.Store.SetMetadata(ctx, s.ID(), s.owner, map[string]string{metaModel: name})
+	if _, err := s.rt.SetSettings(ctx, runtime.SettingsChange{Model: &name}); err != nil {
+		return "", err
+	}
+	return note, a.Store.SetMetadata(ctx, s.ID(), s.owner, map[string]string{metaModel: name})
+}
+
+// ServerModels is the list of models s's server serves (GET /models), in
+// its order. MODEL_INVALID_CONFIG for a session on no provider (the demo,
+// a scripted model) or a server that lists none; those of the request.
+func (s *Session) ServerModels(ctx context.Context) ([]string, error) {
+	if s.models == nil {
+		return nil, errcode.New(errcode.ModelInvalidConfig, "this session runs on no provider: it has no model list")
+	}
+	infos, err := s.models.Models(ctx)
+	if err != nil {
+		return nil, &errcode.Error{Code: errcode.Of(err), Err: err, Message: "the server did not list its models (GET /models: " + errcode.Message(err) + ")"}
+	}
+	if len(infos) == 0 {
+		return nil, errcode.New(errcode.ModelInvalidConfig, "the server lists no models (GET /models)")
+	}
+	out := make([]string, len(infos))
+	for i, m := range infos {
+		out[i] = m.ID
+	}
+	return out, nil
+}
+
+// closest are at most n of list nearest to name: those that hold it (or
+// that it holds) first, then by edit distance, ignoring case.
+func closest(name string, list []string, n int) []string {
+	type cand struct {
+		id   string
+		dist int
+	}
+	low := strings.ToLower(name)
+	cs := make([]cand, len(list))
+	for i, id := range list {
+		l := strings.ToLower(id)
+		d := editDistance(low, l)
+		if strings.Contains(l, low) || strings.Contains(low, l) {
+			d -= 1000
+		}
+		cs[i] = cand{id, d}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.dist - b.dist })
+	out := make([]string, 0, n)
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.id)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -43,7 +43,8 @@ func TestDependencyDirection(t *testing.T) {
 		// engine, the headless run and the checks know nothing of each other.
 		{"internal/tuiengine", []string{mod + "internal/headless", mod + "internal/doctor", mod + "cmd"}},
 		// The headless runner links no terminal UI: it shows a command
-		// (internal/argv) and a diff (internal/patchtext) without Charm.
+		// (internal/argv), a call (internal/subject) and a diff (internal/patchtext)
+		// without Charm.
 		{"internal/headless", []string{mod + "internal/tuiengine", mod + "internal/doctor", mod + "cmd", mod + "tui", "charm.land/", "github.com/charmbracelet/"}},
 		// The front-end contract knows the app only: each front end's test
 		// plays it through its own driver.

@@ -33,7 +33,12 @@ import (
 // those mounts. It lists the user's idle warm spare containers and the
 // build cache volumes; with clean it removes the spares and the current
 // project's cache (not while a running session uses it).
-func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer) bool {
+//
+// It lists the current project's caches and kept workspaces, and the
+// named session's (Scope): those of other projects and sessions only with
+// Scope.All, else it counts them.
+func Run(ctx context.Context, o app.Options, e app.Env, sc Scope, w io.Writer) bool {
+	clean := sc.Clean
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	bad := 0
@@ -48,7 +53,7 @@ func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer)
 	r, err := app.Resolve(o, e)
 	report("configuration", err, "check the flags and "+app.DefaultConfigPath(e))
 	dockerErr := dockerws.Ping(ctx, "")
-	report("docker daemon", dockerErr, "run scripts/docker.sh (as root it installs and starts dockerd), or make sure your user can reach the Docker socket")
+	report("docker daemon", dockerErr, dockerws.StartDaemon)
 	if dockerErr == nil {
 		_, err := dockerws.ImageID(ctx, "", r.Image)
 		report("sandbox image "+r.Image, err, "make sandbox-image (builds harness-sandbox offline from Debian packages), or pass --image with an image you have")
@@ -61,14 +66,23 @@ func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer)
 		if err != nil {
 			report("kept workspaces", err, "check the Docker daemon")
 		}
+		ours := sc.sessions(ctx, r)
+		others := 0
 		for _, k := range kept {
+			if !sc.All && !ours[k.SessionID] {
+				others++
+				continue
+			}
 			fmt.Fprint(w, keptLine(k))
+		}
+		if others > 0 {
+			fmt.Fprintf(w, "  (%d kept workspace(s) of other projects' sessions not listed: harness doctor --all lists them)\n", others)
 		}
 		bad += spares(ctx, clean, w)
 		if err == nil {
 			bad += toolchains(ctx, o, r, w)
 		}
-		bad += caches(ctx, clean, w)
+		bad += caches(ctx, clean, sc.All, w)
 	}
 	st, err := app.OpenStore(ctx, r.DB, r.HostID)
 	report("session store "+redactDSN(r.DB), err, "check that the directory is writable or the server reachable (scripts/postgres.sh starts a local one), or pass --db")
@@ -117,6 +131,40 @@ func Run(ctx context.Context, o app.Options, e app.Env, clean bool, w io.Writer)
 	}
 	fmt.Fprintf(w, "✓ context window: %d tokens (%s)%s\n", r.Window, windowSource(r.WindowSource), origin)
 	return bad == 0
+}
+
+// Scope is what doctor lists and cleans: the current project's caches and
+// kept workspaces, and those of Session; All lists every project's.
+type Scope struct {
+	Clean   bool   // remove the spares and the current project's cache
+	All     bool   // list every project's caches and kept workspaces
+	Session string // a session whose kept workspaces are listed too
+}
+
+// sessions is the set of sessions whose kept workspaces are listed: the
+// current project's (as the store records them) and the named one.
+func (sc Scope) sessions(ctx context.Context, r app.Resolved) map[string]bool {
+	ours := map[string]bool{}
+	if sc.Session != "" {
+		ours[sc.Session] = true
+	}
+	if sc.All {
+		return ours
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return ours
+	}
+	st, err := app.OpenStore(ctx, r.DB, r.HostID)
+	if err != nil {
+		return ours // the store's own check says why
+	}
+	defer func() { _ = st.Close() }()
+	list, _ := app.Sessions(ctx, st, app.ProjectRoot(cwd))
+	for _, s := range list {
+		ours[s.ID] = true
+	}
+	return ours
 }
 
 // storageLine says where the daemon keeps a workspace's files and why:
@@ -326,15 +374,20 @@ func toolchains(ctx context.Context, o app.Options, r app.Resolved, w io.Writer)
 // the project in the current directory (never another project's: tests
 // and other checkouts may be using theirs); it returns the number of
 // failed removals.
-func caches(ctx context.Context, clean bool, w io.Writer) int {
+func caches(ctx context.Context, clean, all bool, w io.Writer) int {
 	root, _ := os.Getwd()
+	project := app.ProjectRoot(root)
 	list, err := dockerws.ListCaches(ctx, "")
 	if err != nil {
 		fmt.Fprintf(w, "✗ build caches: %s: %s\n", errcode.Of(err), errcode.Message(err))
 		return 1
 	}
-	bad := 0
+	bad, others := 0, 0
 	for _, c := range list {
+		if mine := c.Project == root || app.ProjectRoot(c.Project) == project; !mine && !all {
+			others++
+			continue
+		}
 		size := "size unknown"
 		if c.Bytes >= 0 {
 			size = fmt.Sprintf("%.1f MiB", float64(c.Bytes)/(1<<20))
@@ -350,8 +403,11 @@ func caches(ctx context.Context, clean bool, w io.Writer) int {
 		}
 		fmt.Fprintf(w, "✓ build cache %s of %s removed (%s)\n", c.Name, c.Project, size)
 	}
-	if len(list) > 0 && !clean {
+	if len(list) > others && !clean {
 		fmt.Fprintln(w, "    (harness doctor --clean in a project removes its cache, which its next session rebuilds; a project deleted from this machine loses its cache at the next session or doctor)")
+	}
+	if others > 0 {
+		fmt.Fprintf(w, "  (%d build cache(s) of other projects not listed: harness doctor --all lists them)\n", others)
 	}
 	return bad
 }

@@ -50,8 +50,10 @@ const (
 	// is: send a follow-up to go on, or raise --max-rounds.
 	RuntimeRoundLimit Code = "RUNTIME_ROUND_LIMIT"
 	// RuntimeLoopDetected: runtime; the model made the same tool call with
-	// the same arguments and got the same result several times in a row.
-	// Not retryable as is: send a follow-up that changes its course.
+	// the same arguments and got the same result several times in a row,
+	// or its calls went round in a cycle (the same few calls with the same
+	// results over and over). Not retryable as is: send a follow-up that
+	// changes its course.
 	RuntimeLoopDetected Code = "RUNTIME_LOOP_DETECTED"
 
 	// ToolNotFound: tools; the model named a tool that does not exist.

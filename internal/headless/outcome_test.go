@@ -2,6 +2,8 @@ package headless
 
 import (
 	"bytes"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/event"
@@ -71,5 +73,28 @@ func TestEmptyAnswerIsSaid(t *testing.T) {
 	a.printEvents(&printer{}, batch, nil)
 	if !bytes.Contains(stderr.Bytes(), []byte("the model's answer was empty")) || stdout.Len() != 0 {
 		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+// exec's text mode shows a call as the TUI's card does: the command line
+// shell-quoted and whole, a path for a file tool; it printed the input's
+// raw JSON cut at about 110 characters.
+func TestCallLineIsReadable(t *testing.T) {
+	long := "go test -run 'TestSomethingLong|TestAnotherLongName|TestAThirdOne' -count=1 -race ./internal/headless/... ./internal/app/..."
+	for _, c := range []struct {
+		call event.ToolCall
+		want string
+	}{
+		{event.ToolCall{Tool: "process.exec", Input: []byte(`{"argv":["sh","-c",` + strconv.Quote(long) + `]}`)}, "▸ process.exec sh -c '" + strings.ReplaceAll(long, "'", `'\''`) + "'\n"},
+		{event.ToolCall{Tool: "fs.read", Input: []byte(`{"path":"internal/app/app.go"}`)}, "▸ fs.read internal/app/app.go\n"},
+		{event.ToolCall{Tool: "git.diff", Input: []byte(`{}`)}, "▸ git.diff\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		a := &run{Options: Options{Stdout: &stdout, Stderr: &stderr}, printedSeq: -1}
+		c.call.RunID, c.call.SessionID, c.call.TurnID, c.call.CallID = "run-1", "sess-1", "turn-1", "call-1"
+		a.printEvents(&printer{}, []runtime.Published{{Seq: 0, Event: event.Event{Type: c.call.EventType(), Data: c.call}}}, nil)
+		if got := stderr.String(); got != c.want {
+			t.Errorf("call line\n%q, want\n%q", got, c.want)
+		}
 	}
 }

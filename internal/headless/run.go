@@ -19,6 +19,7 @@ import (
 	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/subject"
 	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/runtime"
 )
@@ -282,7 +283,8 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 				p.midLine = false
 			}
 		case event.ToolCall:
-			fmt.Fprintf(a.Stderr, "▸ %s %s\n", d.Tool, Short(string(d.Input), 100))
+			// As the TUI's card shows it: a path, a command line.
+			fmt.Fprintln(a.Stderr, strings.TrimSpace("▸ "+d.Tool+" "+Short(subject.Of(d.Tool, d.Input), callWidth)))
 		case event.ToolResult:
 			switch {
 			case d.Error != nil:
@@ -417,6 +419,10 @@ func (a *run) unrecordedOutcome(o runtime.Outcome) {
 	}
 	fmt.Fprintln(a.Stderr, line+" (not in the session's log: the store could not record the turn's end)")
 }
+
+// callWidth bounds a call's line: a command line is shown whole up to
+// it, far past a terminal's width, so what runs is what is read.
+const callWidth = 2000
 
 // plural counts n of what: "1 tool call", "3 tool calls".
 func plural(n int, what string) string {

@@ -505,12 +505,21 @@ func (e *Engine) Compact(ctx context.Context, focus string) error {
 
 // SetModel switches the open session's model for the following requests
 // (/model NAME), recorded as settings.changed.
-func (e *Engine) SetModel(ctx context.Context, name string) error {
+func (e *Engine) SetModel(ctx context.Context, name string) (string, error) {
 	cur, err := e.current()
 	if err != nil {
-		return err
+		return "", err
 	}
 	return cur.sess.SwitchModel(ctx, name)
+}
+
+// Models lists the models the open session's server serves (/model).
+func (e *Engine) Models(ctx context.Context) ([]string, error) {
+	cur, err := e.current()
+	if err != nil {
+		return nil, err
+	}
+	return cur.sess.ServerModels(ctx)
 }
 
 func (e *Engine) StartQueued(ctx context.Context) (tui.Sent, error) {

@@ -644,50 +644,6 @@ func (c *toolCard) body(x *Ctx, width int) ([]string, bool) {
 	return strings.Split(pretty.String(), "\n"), false
 }
 
-// subject is the short form of a call's input: a path, a command line.
-func subject(tool string, input json.RawMessage) string {
-	switch tool {
-	case "fs.read", "fs.list", "fs.write":
-		var in struct {
-			Path *string `json:"path"`
-		}
-		if json.Unmarshal(input, &in) == nil && in.Path != nil {
-			return *in.Path
-		}
-	case "process.exec":
-		var in struct {
-			Argv []string `json:"argv"`
-			Cwd  string   `json:"cwd"`
-		}
-		if json.Unmarshal(input, &in) == nil && len(in.Argv) > 0 {
-			s := shellJoin(in.Argv)
-			if in.Cwd != "" && in.Cwd != "." {
-				s += "  (in " + in.Cwd + ")"
-			}
-			return s
-		}
-	case "git.diff":
-		return ""
-	}
-	s := strings.Join(strings.Fields(string(input)), " ")
-	if s == "{}" || s == "null" {
-		return ""
-	}
-	return s
-}
-
-// shellJoin shows argv as a shell reader would type it; it is never run.
-func shellJoin(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		parts[i] = strings.ReplaceAll(a, "\n", "⏎")
-	}
-	return strings.Join(parts, " ")
-}
-
 func entries(n int) string {
 	if n == 1 {
 		return "1 entry"

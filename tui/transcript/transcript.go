@@ -25,6 +25,7 @@ import (
 
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/subject"
 )
 
 // Pending is a message typed while a turn ran that is not applied yet:
@@ -428,7 +429,7 @@ func (t *Transcript) attachments() {
 
 func (t *Transcript) toolCall(ev event.Event, d event.ToolCall) {
 	c := &toolCard{callID: d.CallID, tool: d.Tool, input: d.Input, start: ev.At, status: statusRunning}
-	c.subject = subject(d.Tool, d.Input)
+	c.subject = subject.Of(d.Tool, d.Input)
 	c.user = event.UserCallKind(d)
 	if c.user != "" {
 		t.userCalls = append(t.userCalls, c)
