@@ -2,8 +2,6 @@ package dockerws
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -86,10 +84,14 @@ const jobGrace = 3 * time.Second
 
 // jobTable is a workspace's jobs.
 type jobTable struct {
-	mu    sync.Mutex
-	list  []*job                   // guarded by mu, oldest first
-	watch func(workspace.JobEvent) // set once by WatchJobs
-	wg    sync.WaitGroup           // the watchers
+	mu   sync.Mutex
+	list []*job // guarded by mu, oldest first
+	// started (guarded by mu) counts the jobs started: job N is "job-N",
+	// unique in the workspace (a resumed session's new workspace counts
+	// again; job.started's turnId tells two job-1 apart).
+	started int
+	watch   func(workspace.JobEvent) // set once by WatchJobs
+	wg      sync.WaitGroup           // the watchers
 }
 
 // job is one background job.
@@ -145,7 +147,7 @@ func (w *Workspace) findJob(op, id string) (*job, error) {
 			return j, nil
 		}
 	}
-	return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: fmt.Sprintf("no job %q in this workspace (process.exec with action list shows them)", id)}
+	return nil, &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Message: fmt.Sprintf("no job %q in this workspace (process.exec with action list lists them)", id)}
 }
 
 // jobSessions is the HARNESS_JOBS value for a command: the session IDs of
@@ -256,7 +258,11 @@ func (w *Workspace) StartJob(ctx context.Context, req workspace.JobRequest) (wor
 		return workspace.Job{}, w.startFailed(ctx, op, code)
 	}
 	j.e = e
-	j.info = workspace.Job{ID: newJobID(), Argv: slices.Clone(req.Argv), Cwd: req.Cwd, State: workspace.JobRunning, Started: time.Now()}
+	w.jobs.mu.Lock()
+	w.jobs.started++
+	id := "job-" + strconv.Itoa(w.jobs.started)
+	w.jobs.mu.Unlock()
+	j.info = workspace.Job{ID: id, Argv: slices.Clone(req.Argv), Cwd: req.Cwd, State: workspace.JobRunning, Started: time.Now()}
 	w.jobs.mu.Lock()
 	w.jobs.list = append(w.jobs.list, j)
 	started := j.infoLocked()
@@ -279,12 +285,6 @@ func (w *Workspace) StartJob(ctx context.Context, req workspace.JobRequest) (wor
 	w.jobs.mu.Lock()
 	defer w.jobs.mu.Unlock()
 	return j.infoLocked(), nil
-}
-
-func newJobID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "job-" + hex.EncodeToString(b[:])
 }
 
 // watchJob waits for job j's stream to end, learns how it ended and says
@@ -548,3 +548,32 @@ func (r *jobRing) tail(n int) string {
 }
 
 var _ workspace.Jobs = (*Workspace)(nil)
+
+// EndJobs ends every running job as its session closes (SIGKILL to each
+// job's session; their ends are reported with reason closed) and waits,
+// within ctx, until each has been reported. Close and Abandon end jobs
+// too, by removing the container, but Abandon does not wait for the
+// reports.
+func (w *Workspace) EndJobs(ctx context.Context) {
+	w.jobs.mu.Lock()
+	var running []*job
+	for _, j := range w.jobs.list {
+		if j.info.State == workspace.JobRunning {
+			if j.reason == "" {
+				j.reason = workspace.JobReasonClosed
+			}
+			running = append(running, j)
+		}
+	}
+	w.jobs.mu.Unlock()
+	for _, j := range running {
+		_, _, _ = w.script(ctx, "end job", jobKillScript, []string{strconv.Itoa(j.sid), "KILL", "1"}, nil, nil)
+	}
+	for _, j := range running {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -71,7 +71,7 @@ func TestJobOutlivesCommandsUntilStopped(t *testing.T) {
 	w := open(t, t.TempDir(), sandboxImage)
 	evs := watchJobs(w)
 	j := mustStartJob(t, w, "sh", "-c", `sleep 600 & i=0; while :; do echo tick $i; i=$((i+1)); sleep 0.05; done`)
-	if j.State != workspace.JobRunning || !strings.HasPrefix(j.ID, "job-") {
+	if j.State != workspace.JobRunning || j.ID != "job-1" {
 		t.Fatalf("started: %+v", j)
 	}
 	// A command that leaves a process behind: swept, the job is not.
@@ -139,7 +139,7 @@ func TestJobsEndWithTheWorkspace(t *testing.T) {
 	b := mustStartJob(t, w, "sleep", "701")
 	_, err := w.StartJob(t.Context(), workspace.JobRequest{Argv: []string{"sleep", "702"}})
 	wantCode(t, err, errcode.WorkspaceLimit)
-	_, err = w.JobOutput("job-nope", 0, 10)
+	_, err = w.JobOutput("job-3", 0, 10)
 	wantCode(t, err, errcode.WorkspaceNotFound)
 	_, err = w.StartJob(t.Context(), workspace.JobRequest{Argv: []string{"true"}, Cwd: "missing"})
 	wantCode(t, err, errcode.WorkspaceLimit) // the limit is checked first

@@ -241,6 +241,9 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 			a.warnClose("record the workspace's disposal", err)
 		}
 	})
+	// Before the disposal is recorded (closers run last first), the jobs
+	// still running end and their ends are recorded.
+	s.closers = append(s.closers, a.watchJobs(ctx, s))
 	if bg != nil {
 		want := "" // a replayed patch is checked against the tree it was made on
 		if cp != nil && cp.Workspace != nil && cp.Workspace.Patch != "" {
@@ -485,6 +488,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 			o := a.wsOptions(s.Root, sessionID)
 			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, req.Defer
 			o.Spare = req.Spare && a.Conf.Spares
+			o.MaxJobs = a.Opts.MaxJobs
 			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
 				s.Note = strings.Join(missing, "\n")
 			}

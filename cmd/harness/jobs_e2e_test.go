@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/event"
+)
+
+// containersOf lists the containers (running or not) of session id.
+func containersOf(t *testing.T, id string) []string {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+dockerws.LabelSession+"="+id).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker ps: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+// wantNoContainers waits (30 s at most) until the containers of session
+// id are removed (harness leaves the removal to the daemon as it exits)
+// and fails if any remains.
+func wantNoContainers(t *testing.T, id string) {
+	t.Helper()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	for _, c := range containersOf(t, id) {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		res := cli.ContainerWait(ctx, c, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
+		select {
+		case <-res.Result:
+		case <-res.Error: // gone already, or the 30 s passed: the list says
+		}
+		cancel()
+	}
+	if left := containersOf(t, id); len(left) > 0 {
+		t.Fatalf("containers left after the session: %v", left)
+	}
+}
+
+// fetchScript fetches the page of the server on 127.0.0.1:8000 inside the
+// sandbox, waiting (within 20 s) for it to listen.
+const fetchScript = `import time, urllib.request
+for _ in range(400):
+    try:
+        print(urllib.request.urlopen("http://127.0.0.1:8000/", timeout=5).read().decode())
+        break
+    except OSError:
+        time.sleep(0.05)
+else:
+    raise SystemExit("the server never answered")
+`
+
+// TestBackgroundServerEndToEnd: the model starts python3 -m http.server in
+// the background, a later command fetches its page over the container's
+// loopback, the model reads the job's log (the request is in it), lists
+// the jobs, stops the server and checks with ps that nothing of it is
+// left. The log holds job.started (inside the starting call) and
+// job.exited (stopped, 143: SIGTERM); harness exec says when the job
+// started and ended; no container remains after the session.
+func TestBackgroundServerEndToEnd(t *testing.T) {
+	needSandbox(t)
+	u := newUser(t)
+	u.write("index.html", "<p>hello from the job</p>\n")
+	calls := []map[string]any{
+		{"id": "start", "name": "process.exec", "arguments": map[string]any{
+			"argv": []string{"python3", "-m", "http.server", "8000", "--bind", "127.0.0.1"}, "background": true}},
+		{"id": "fetch", "name": "process.exec", "arguments": map[string]any{"argv": []string{"python3", "-c", fetchScript}}},
+		{"id": "log", "name": "process.exec", "arguments": map[string]any{"action": "output", "job": "job-1"}},
+		{"id": "list", "name": "process.exec", "arguments": map[string]any{"action": "list"}},
+		{"id": "stop", "name": "process.exec", "arguments": map[string]any{"action": "stop", "job": "job-1"}},
+		{"id": "ps", "name": "process.exec", "arguments": map[string]any{"argv": []string{"ps", "-eo", "user,args"}}},
+	}
+	var steps []any
+	for _, c := range calls {
+		steps = append(steps, map[string]any{"toolCalls": []any{c}})
+	}
+	steps = append(steps, map[string]any{"content": "served the page and stopped the server"})
+	script, err := json.Marshal(steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := u.run("", "exec", "--image", "harness-sandbox", "--fake-model", u.script(string(script)), "serve the page")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionFrom(t, r.stderr)
+	r.events = decodeLines(t, u.run("", "events", id).stdout)
+	res := resultsByModelCall(r.events)
+	for _, c := range calls {
+		if d := res[c["id"].(string)]; !d.OK {
+			t.Fatalf("%s failed: %+v", c["id"], d.Error)
+		}
+	}
+	var start struct {
+		JobID string `json:"jobId"`
+		State string `json:"state"`
+		Note  string `json:"note"`
+	}
+	if err := json.Unmarshal(res["start"].Output, &start); err != nil || start.JobID != "job-1" || start.State != "running" || !strings.Contains(start.Note, `"action":"stop"`) {
+		t.Fatalf("start = %s (%v)", res["start"].Output, err)
+	}
+	if !strings.Contains(string(res["fetch"].Output), "hello from the job") {
+		t.Fatalf("fetch = %s", res["fetch"].Output)
+	}
+	var log struct {
+		Output string `json:"output"`
+		Next   int64  `json:"next"`
+	}
+	if err := json.Unmarshal(res["log"].Output, &log); err != nil || !strings.Contains(log.Output, `"GET / HTTP/1.1" 200`) || log.Next != int64(len(log.Output)) {
+		t.Fatalf("log = %s (%v)", res["log"].Output, err)
+	}
+	if !strings.Contains(string(res["list"].Output), `"jobId":"job-1"`) || !strings.Contains(string(res["list"].Output), `"state":"running"`) {
+		t.Fatalf("list = %s", res["list"].Output)
+	}
+	var stop struct {
+		State    string `json:"state"`
+		Reason   string `json:"reason"`
+		ExitCode *int   `json:"exitCode"`
+	}
+	if err := json.Unmarshal(res["stop"].Output, &stop); err != nil || stop.State != "exited" || stop.Reason != "stopped" || stop.ExitCode == nil || *stop.ExitCode != 143 {
+		t.Fatalf("stop = %s (%v)", res["stop"].Output, err)
+	}
+	if ps := string(res["ps"].Output); strings.Contains(ps, "http.server") || !strings.Contains(ps, "ps -eo user,args") {
+		t.Fatalf("ps after the stop = %s", ps)
+	}
+
+	// On the record: the start inside its call, the end with its status.
+	var startCall string
+	for _, d := range eventsOf[event.ToolCall](r.events) {
+		if d.ModelCallID == "start" {
+			startCall = d.CallID
+		}
+	}
+	order := []string{}
+	for _, e := range r.events {
+		switch d := e.Data.(type) {
+		case event.ToolCall:
+			if d.CallID == startCall {
+				order = append(order, "call")
+			}
+		case event.ToolResult:
+			if d.CallID == startCall {
+				order = append(order, "result")
+			}
+		case event.JobStarted:
+			order = append(order, "started")
+			if d.CallID != startCall || d.TurnID == "" || d.JobID != "job-1" || d.Argv[2] != "http.server" {
+				t.Errorf("job.started = %+v", d)
+			}
+		case event.JobExited:
+			order = append(order, "exited")
+			if d.JobID != "job-1" || d.Reason != event.JobReasonStopped || d.ExitCode == nil || *d.ExitCode != 143 || !strings.Contains(d.Tail, "GET / HTTP/1.1") {
+				t.Errorf("job.exited = %+v", d)
+			}
+		}
+	}
+	if strings.Join(order, " ") != "call started result exited" {
+		t.Errorf("order = %v", order)
+	}
+	if !strings.Contains(r.stderr, "job job-1 started in the background: python3 -m http.server 8000") ||
+		!strings.Contains(r.stderr, "job job-1 ended (stopped, exit code 143)") {
+		t.Errorf("stderr does not say when the job started and ended:\n%s", r.stderr)
+	}
+	wantNoContainers(t, id)
+}
+
+// sessionFrom is the session ID harness exec names on stderr.
+func sessionFrom(t *testing.T, stderr string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(stderr, "harness resume ")
+	id, _, _ := strings.Cut(rest, ")")
+	if !ok || !strings.HasPrefix(id, "sess-") {
+		t.Fatalf("no session named on stderr:\n%s", stderr)
+	}
+	return id
+}
+
+// TestJobStillRunningEndsWithTheSession: a job the model leaves running
+// ends when harness exec ends, recorded as closed (SIGKILL: 137), and no
+// container remains.
+func TestJobStillRunningEndsWithTheSession(t *testing.T) {
+	needSandbox(t)
+	u := newUser(t)
+	script := `[{"toolCalls":[{"id":"start","name":"process.exec","arguments":{"argv":["sleep","600"],"background":true}}]},
+		{"content":"left it running"}]`
+	r := u.run("", "exec", "--json", "--image", "harness-sandbox", "--fake-model", u.script(script), "start a sleeper")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	if started := eventsOf[event.JobStarted](r.events); len(started) != 1 || started[0].JobID != "job-1" {
+		t.Fatalf("--json printed job.started %+v", started)
+	}
+	ev := u.run("", "events", id)
+	exited := eventsOf[event.JobExited](decodeLines(t, ev.stdout))
+	if len(exited) != 1 || exited[0].Reason != event.JobReasonClosed || exited[0].ExitCode == nil || *exited[0].ExitCode != 137 {
+		t.Fatalf("job.exited = %+v\n%s", exited, ev.stderr)
+	}
+	wantNoContainers(t, id)
+}
