@@ -15,7 +15,9 @@ import (
 	"github.com/harness-dev/harness/internal/event"
 )
 
-// containersOf lists the containers (running or not) of session id.
+// containersOf lists the containers (running or not) of session id. The
+// tests run with --no-spare: a claimed warm spare carries no session
+// label.
 func containersOf(t *testing.T, id string) []string {
 	t.Helper()
 	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+dockerws.LabelSession+"="+id).CombinedOutput()
@@ -91,7 +93,7 @@ func TestBackgroundServerEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := u.run("", "exec", "--image", "harness-sandbox", "--fake-model", u.script(string(script)), "serve the page")
+	r := u.run("", "exec", "--no-spare", "--image", "harness-sandbox", "--fake-model", u.script(string(script)), "serve the page")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -195,7 +197,7 @@ func TestJobStillRunningEndsWithTheSession(t *testing.T) {
 	u := newUser(t)
 	script := `[{"toolCalls":[{"id":"start","name":"process.exec","arguments":{"argv":["sleep","600"],"background":true}}]},
 		{"content":"left it running"}]`
-	r := u.run("", "exec", "--json", "--image", "harness-sandbox", "--fake-model", u.script(script), "start a sleeper")
+	r := u.run("", "exec", "--json", "--no-spare", "--image", "harness-sandbox", "--fake-model", u.script(script), "start a sleeper")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -207,6 +209,46 @@ func TestJobStillRunningEndsWithTheSession(t *testing.T) {
 	exited := eventsOf[event.JobExited](decodeLines(t, ev.stdout))
 	if len(exited) != 1 || exited[0].Reason != event.JobReasonClosed || exited[0].ExitCode == nil || *exited[0].ExitCode != 137 {
 		t.Fatalf("job.exited = %+v\n%s", exited, ev.stderr)
+	}
+	wantNoContainers(t, id)
+}
+
+// TestKilledHarnessLeavesNoJob: harness killed with SIGKILL while a job
+// runs leaves its container (nothing could remove it), the job inside;
+// the next run's reaper removes it, and the job with it; resumed (forked:
+// the turn was cut short), the session records that the job ended with the
+// old process (reason ended).
+func TestKilledHarnessLeavesNoJob(t *testing.T) {
+	needSandbox(t)
+	u := newUser(t)
+	script := `[{"toolCalls":[{"id":"start","name":"process.exec","arguments":{"argv":["sleep","600"],"background":true}}]},
+		{"toolCalls":[{"id":"hold","name":"process.exec","arguments":{"argv":["sleep","601"]}}]},
+		{"content":"never reached"}]`
+	l := u.start("exec", "--json", "--no-spare", "--image", "harness-sandbox", "--fake-model", u.script(script), "start and hold")
+	l.waitFor(`"type":"job.started"`)
+	l.waitFor(`"argv":["sleep","601"]`) // the next call runs: the job's start is over
+	l.kill9()
+	r := l.wait()
+	id := sessionOf(t, r.events)
+	// The container stays, the job in it, until a reaper runs: this
+	// machine's other harness processes reap too, so it may be gone
+	// already.
+	left := containersOf(t, id)
+	// Resumed (a fork: the turn was cut short), the open's reaper removes
+	// the dead process's container, and the log says the job ended with it.
+	done := u.script(`[{"content":"resumed"}]`)
+	again := u.run("", "exec", "--json", "--no-spare", "--image", "harness-sandbox", "--fake-model", done, "--resume", id, "--fork", "go on")
+	if again.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", again.code, again.stderr)
+	}
+	for _, c := range left {
+		if out, err := exec.Command("docker", "inspect", c).CombinedOutput(); err == nil {
+			t.Fatalf("container %s still exists after the reaper ran:\n%s", c, out)
+		}
+	}
+	exited := eventsOf[event.JobExited](again.events)
+	if len(exited) != 1 || exited[0].JobID != "job-1" || exited[0].Reason != event.JobReasonEnded || exited[0].ExitCode != nil {
+		t.Fatalf("job.exited on resume = %+v", exited)
 	}
 	wantNoContainers(t, id)
 }

@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/workspace"
+	"github.com/harness-dev/harness/store"
 )
 
 // watchJobs records the background jobs of s's workspace as they start and
@@ -33,4 +36,54 @@ func (a *App) watchJobs(ctx context.Context, s *Session) func() {
 		defer cancel()
 		ws.EndJobs(cctx)
 	}
+}
+
+// endedJobs records, as a session resumes (or is forked), the end of every
+// background job the log of session from shows started and never ended:
+// the process that ran it ended without saying (killed, crashed), and its
+// container with it (the reaper removes it). job.exited with reason ended,
+// one per such job, in the order they started, in the resumed session's
+// log (a fork's own: it continues from the session whose jobs ended).
+//
+// Codes: those of the store's ReadEvents, SESS_INVALID_RECORD,
+// RUNTIME_EVENT_APPEND_FAILED.
+func (a *App) endedJobs(ctx context.Context, s *Session, from string) error {
+	type key struct{ turn, job string }
+	var open []event.JobStarted
+	after := int64(-1)
+	for {
+		recs, err := a.Store.ReadEvents(ctx, from, after, store.MaxPage)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			after = r.Seq
+			if r.Type != string(event.TypeJobStarted) && r.Type != string(event.TypeJobExited) {
+				continue
+			}
+			ev, err := event.Decode(r.Body)
+			if err != nil {
+				return err
+			}
+			switch d := ev.Data.(type) {
+			case event.JobStarted:
+				open = append(open, d)
+			case event.JobExited:
+				open = slices.DeleteFunc(open, func(o event.JobStarted) bool {
+					return key{o.TurnID, o.JobID} == key{d.TurnID, d.JobID}
+				})
+			}
+		}
+		if len(recs) < store.MaxPage {
+			break
+		}
+	}
+	for _, o := range open {
+		ev := workspace.JobEvent{Kind: workspace.JobExited, TurnID: o.TurnID,
+			Job: workspace.Job{ID: o.JobID, Argv: o.Argv, State: workspace.JobExited, Reason: event.JobReasonEnded}}
+		if err := s.rt.RecordJob(ctx, ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -205,6 +205,11 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if err != nil {
 		return err
 	}
+	if resumeID != "" {
+		if err := a.endedJobs(ctx, s, resumeID); err != nil {
+			return err
+		}
+	}
 	if change != nil {
 		if err := s.rt.ChangeSettings(ctx, *change); err != nil {
 			return err
