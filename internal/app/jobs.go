@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/store"
@@ -86,4 +87,16 @@ func (a *App) endedJobs(ctx context.Context, s *Session, from string) error {
 		}
 	}
 	return nil
+}
+
+// StopJob stops background job id of the session's workspace; its end is
+// recorded (job.exited, reason stopped). Codes: WORKSPACE_ISOLATION_REQUIRED
+// (a workspace without jobs), and those of workspace.Jobs.StopJob.
+func (s *Session) StopJob(ctx context.Context, id string) error {
+	jw, ok := s.Workspace.(workspace.Jobs)
+	if !ok {
+		return errcode.New(errcode.WorkspaceIsolationRequired, "this workspace runs no background jobs")
+	}
+	_, err := jw.StopJob(ctx, id)
+	return err
 }
