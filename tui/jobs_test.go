@@ -53,3 +53,17 @@ func TestJobsCountAndView(t *testing.T) {
 		t.Errorf("the count stays after every job ended:\n%s", s.text())
 	}
 }
+
+// The approval of a background start says it stays running; a job's
+// action, which has no argv, shows its subject.
+func TestExecLineOfJobs(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"argv":["python3","-m","http.server"],"background":true}`: "python3 -m http.server (in the background: it stays running until stopped)",
+		`{"argv":["ls"],"background":false}`:                        "ls",
+		`{"action":"stop","job":"job-1"}`:                           "job job-1: stop",
+	} {
+		if got := execLine([]byte(in), "job job-1: stop"); got != want {
+			t.Errorf("execLine(%s) = %q, want %q", in, got, want)
+		}
+	}
+}

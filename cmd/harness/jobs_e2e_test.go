@@ -252,3 +252,21 @@ func TestKilledHarnessLeavesNoJob(t *testing.T) {
 	}
 	wantNoContainers(t, id)
 }
+
+// Under --approve ask a background start is asked about like any command,
+// and the question says that it stays running; so is its stop.
+func TestJobStartAsks(t *testing.T) {
+	needSandbox(t)
+	u := newUser(t)
+	u.write("README.md", "# ask\n")
+	s := u.script(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["sleep","600"],"background":true}}]},
+	  {"toolCalls":[{"id":"c2","name":"process.exec","arguments":{"action":"stop","job":"job-1"}}]},
+	  {"content":"Started and stopped."}]`)
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "exec", "--no-spare", "--image", "harness-sandbox", "--approve", "ask", "--fake-model", s, "go"))
+	tm.waitFor("? process.exec wants to run sleep 600 (in the background: it stays running until stopped)", "y allow once")
+	tm.line("y")
+	tm.waitFor("job job-1 started in the background: sleep 600", "? process.exec wants to run job job-1: stop")
+	tm.line("y")
+	tm.waitFor("job job-1 ended (stopped, exit code 143)", "Started and stopped.", "completed", prompt)
+}
