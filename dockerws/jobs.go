@@ -10,6 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/workspace"
 )
@@ -301,7 +304,7 @@ func (w *Workspace) watchJob(ctx context.Context, j *job) {
 		switch {
 		case state == awaitExited && err == nil:
 			code = &c
-			lost = w.Lost(ictx) != nil
+			lost = w.Lost(ictx) != nil || (c == 128+9 && w.stopping(ictx))
 		case !w.isClosed():
 			lost = true
 		}
@@ -323,6 +326,21 @@ func (w *Workspace) watchJob(ctx context.Context, j *job) {
 	close(j.done)
 	w.notifyJob(workspace.JobEvent{Kind: workspace.JobExited, Job: ended, Tail: j.log.tail(workspace.JobTailBytes),
 		TurnID: j.origin[0], CallID: j.origin[1]})
+}
+
+// stopping reports whether the container stops within 2 s: a job killed
+// with SIGKILL by nobody of ours was killed with its container (docker
+// kill, a daemon stopping), whose state may say so a moment later.
+func (w *Workspace) stopping(ctx context.Context) bool {
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	res := w.cli.ContainerWait(wctx, w.cid, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case <-res.Result:
+		return true
+	case <-res.Error:
+		return w.Lost(ctx) != nil
+	}
 }
 
 // JobOutput returns at most max bytes of job id's log from offset on.

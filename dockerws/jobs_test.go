@@ -2,6 +2,8 @@ package dockerws
 
 import (
 	"context"
+	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -105,14 +107,27 @@ func TestJobOutlivesCommandsUntilStopped(t *testing.T) {
 }
 
 // TestJobLogKeepsItsTail: a job printing 100 MB keeps only the last
-// JobLogBytes; reading from offset 0 starts at the oldest byte kept.
+// JobLogBytes, and this process's live heap does not grow with what the
+// job printed; reading from offset 0 starts at the oldest byte kept.
 func TestJobLogKeepsItsTail(t *testing.T) {
 	w := open(t, t.TempDir(), sandboxImage)
 	evs := watchJobs(w)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
 	j := mustStartJob(t, w, "sh", "-c", `head -c 100000000 /dev/zero | tr '\0' x; echo; echo last line`)
 	ev := evs.exited(t, j.ID)
 	if ev.Job.ExitCode == nil || *ev.Job.ExitCode != 0 || ev.Job.Reason != workspace.JobReasonExited {
 		t.Fatalf("exit: %+v", ev.Job)
+	}
+	if grew := int64(heap()) - int64(before); grew > 8<<20 {
+		t.Errorf("the live heap grew by %d bytes with a job that printed 100 MB", grew)
+	} else {
+		t.Logf("the live heap grew by %d bytes with a job that printed 100 MB", grew)
 	}
 	const total = int64(100000000 + len("\nlast line\n"))
 	if ev.Job.Bytes != total || !strings.HasSuffix(ev.Tail, "last line\n") {
@@ -150,5 +165,29 @@ func TestJobsEndWithTheWorkspace(t *testing.T) {
 		if ev := evs.exited(t, id); ev.Job.Reason != workspace.JobReasonClosed {
 			t.Fatalf("%s: %+v", id, ev.Job)
 		}
+	}
+}
+
+// TestJobEndsAreReported: a job that exits by itself says so with its
+// code and last lines; when the container goes away under a job, it is
+// reported lost, and it is not restarted.
+func TestJobEndsAreReported(t *testing.T) {
+	w := open(t, t.TempDir(), sandboxImage)
+	evs := watchJobs(w)
+	j := mustStartJob(t, w, "sh", "-c", "echo first; echo bye >&2; exit 3")
+	ev := evs.exited(t, j.ID)
+	if ev.Job.Reason != workspace.JobReasonExited || ev.Job.ExitCode == nil || *ev.Job.ExitCode != 3 || ev.Tail != "first\nbye\n" {
+		t.Fatalf("exit: %+v, tail %q", ev.Job, ev.Tail)
+	}
+	k := mustStartJob(t, w, "sleep", "800")
+	if out, err := exec.Command("docker", "kill", w.ContainerID()).CombinedOutput(); err != nil {
+		t.Fatalf("docker kill: %v\n%s", err, out)
+	}
+	ev = evs.exited(t, k.ID)
+	if ev.Job.Reason != workspace.JobReasonLost || ev.Job.ExitCode != nil {
+		t.Fatalf("after the container's loss: %+v", ev.Job)
+	}
+	if got := w.ListJobs(); len(got) != 2 || got[1].State != workspace.JobExited {
+		t.Fatalf("ListJobs = %+v", got)
 	}
 }
