@@ -270,3 +270,38 @@ func TestJobStartAsks(t *testing.T) {
 	tm.line("y")
 	tm.waitFor("job job-1 ended (stopped, exit code 143)", "Started and stopped.", "completed", prompt)
 }
+
+// In the TUI (tmux), the status line counts the running job; /jobs lists
+// it and /jobs stop stops it: the count goes, the view says how it ended,
+// and the log records it.
+func TestTUIJobsCountAndStop(t *testing.T) {
+	needSandbox(t)
+	u := newUser(t)
+	u.write("README.md", "# jobs\n")
+	s := u.script(`[{"toolCalls":[{"id":"c1","name":"process.exec","arguments":{"argv":["sh","-c","echo watching; exec sleep 600"],"background":true}}]},
+	  {"content":"Started the watcher."}]`)
+	tm := newTerminal(t, u)
+	tm.line(harnessCmd(u, "--no-spare", "--image", "harness-sandbox", "--fake-model", s))
+	tm.waitFor("Ready.")
+	tm.line("start a watcher")
+	tm.waitFor("Started the watcher.", "1 job running")
+	tm.line("/jobs")
+	tm.waitFor("Background jobs", "job-1  sh -c 'echo watching; exec sleep 600'  running", "/jobs stop job-1")
+	tm.keys("Escape")
+	tm.waitGone("Background jobs")
+	tm.line("/jobs stop job-1")
+	tm.waitGone("1 job running")
+	tm.line("/jobs")
+	tm.waitFor("ended (stopped, exit 143)", "│ watching")
+	tm.keys("Escape")
+	id := tm.quit(1)
+	var ended []event.JobExited
+	for _, e := range u.storedEvents(id) {
+		if d, ok := e.Data.(event.JobExited); ok {
+			ended = append(ended, d)
+		}
+	}
+	if len(ended) != 1 || ended[0].Reason != event.JobReasonStopped {
+		t.Fatalf("job.exited = %+v", ended)
+	}
+}
