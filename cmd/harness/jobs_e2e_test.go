@@ -234,16 +234,19 @@ func TestKilledHarnessLeavesNoJob(t *testing.T) {
 	// machine's other harness processes reap too, so it may be gone
 	// already.
 	left := containersOf(t, id)
-	// Resumed (a fork: the turn was cut short), the open's reaper removes
-	// the dead process's container, and the log says the job ended with it.
+	// Resumed (a fork: the turn was cut short), the log says the job ended
+	// with the old process; a reaper removes its container.
 	done := u.script(`[{"content":"resumed"}]`)
 	again := u.run("", "exec", "--json", "--no-spare", "--image", "harness-sandbox", "--fake-model", done, "--resume", id, "--fork", "go on")
 	if again.code != 0 {
 		t.Fatalf("resume: exit %d\n%s", again.code, again.stderr)
 	}
+	// The resumed open reaps in the background and need not finish before
+	// the run does; harness doctor reaps and waits.
+	u.run("", "doctor")
 	for _, c := range left {
-		if out, err := exec.Command("docker", "inspect", c).CombinedOutput(); err == nil {
-			t.Fatalf("container %s still exists after the reaper ran:\n%s", c, out)
+		if out, err := exec.Command("docker", "inspect", "-f", "{{.State.Status}}", c).CombinedOutput(); err == nil {
+			t.Fatalf("container %s still exists after the reaper ran: %s", c, out)
 		}
 	}
 	exited := eventsOf[event.JobExited](again.events)
