@@ -153,6 +153,21 @@
 // how many bytes were left out there; the rest is drained and the stream
 // flagged as truncated.
 //
+// # Background jobs
+//
+// StartJob runs argv the same way but returns once it has started
+// (workspace.Jobs, jobs.go): the job is its wrapper's session, which the
+// sweep of every later command spares (the command's wrapper gets the
+// running jobs' session IDs) while it kills everything else. A job's
+// output (stdout and stderr as one log) goes into a ring of
+// workspace.JobLogBytes in this process, its tail kept; at most
+// Options.MaxJobs run at once (WORKSPACE_LIMIT). A job ends when its
+// program exits (its wrapper then kills what is left of its session),
+// when StopJob kills its session (SIGTERM, SIGKILL after 3 s), when
+// EndJobs or Close ends the session, or when the container goes; it is
+// never restarted, and WatchJobs hears how it ended (exit code, reason,
+// last lines).
+//
 // # Diff
 //
 // Diff is computed in Go (go-udiff) from the tree as copied in to the tree

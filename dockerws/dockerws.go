@@ -132,6 +132,9 @@ type Options struct {
 	// DefaultSpareIdle).
 	Spare     bool
 	SpareIdle time.Duration
+	// MaxJobs bounds the background jobs running at once (jobs.go);
+	// default workspace.DefaultMaxJobs.
+	MaxJobs int
 }
 
 // DefaultNanoCPUs is the container's CPU limit on a host with cpus cores:
@@ -173,6 +176,9 @@ func (o *Options) defaults() {
 	}
 	if o.PidsLimit <= 0 {
 		o.PidsLimit = DefaultPidsLimit
+	}
+	if o.MaxJobs <= 0 {
+		o.MaxJobs = workspace.DefaultMaxJobs
 	}
 	if o.CacheBytes <= 0 {
 		o.CacheBytes = DefaultCacheBytes
@@ -265,6 +271,8 @@ type Workspace struct {
 	begin     sync.Once
 
 	spare spareState // Options.Spare: the claim and the replacement
+
+	jobs jobTable // the background jobs (jobs.go)
 }
 
 var _ workspace.Workspace = (*Workspace)(nil)
@@ -1163,10 +1171,12 @@ func (w *Workspace) Close(ctx context.Context) error {
 		w.stopOpen()
 		<-w.ready // the background open has finished or given up
 	}
+	w.endJobs()
 	var err error
 	if w.keptName() == "" {
 		err = w.dispose(ctx)
 	}
+	w.waitJobs(ctx)
 	w.cli.Close()
 	w.waitSpare(ctx)
 	return err
@@ -1265,6 +1275,7 @@ func (w *Workspace) Abandon(ctx context.Context) error {
 	close(w.done)
 	w.mu.Unlock()
 	attest.Revoke(w)
+	w.endJobs()
 	// The next run's spare, being made, is waited for (within ctx).
 	defer w.waitSpare(ctx)
 	if w.stopOpen != nil {

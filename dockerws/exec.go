@@ -53,7 +53,9 @@ const (
 // (the "max" count of the cgroup's pids.events: readPidsRefused, builtins
 // only) and, when the count grew, ends stderr with pidsTrailer, which the
 // host takes off and turns into the result's note.
-const execWrapper = `cd -P "$1" 2>/dev/null || exit 97
+const execWrapper = `J=$HARNESS_JOBS
+unset HARNESS_JOBS
+cd -P "$1" 2>/dev/null || exit 97
 case "$PWD/" in ` + WorkDir + `/*) ;; *) exit 99 ;; esac
 shift
 ` + pidsLeft + `
@@ -104,20 +106,35 @@ const (
 // being killed cannot fork, so the loop ends even against a fork bomb; it
 // gives up (false) after 10,000 rounds. Builtins only: it needs no new
 // process, so it works when the command took every PID.
+//
+// When J lists session IDs (the running background jobs, jobs.go), the
+// processes of those sessions are spared: the others are killed one by
+// one, as their session is read from /proc, rather than with kill -1.
 const sweepLoop = `{ n=0
 while [ $n -lt 10000 ]; do
-	kill -9 -1 2>/dev/null
+	[ -n "$J" ] || kill -9 -1 2>/dev/null
+	f=0
 	for p in /proc/[0-9]*; do
-		[ "$p" != /proc/$$ ] && [ -O "$p" ] && { n=$((n+1)); continue 2; }
+		[ "$p" != /proc/$$ ] && [ -O "$p" ] || continue
+		if [ -n "$J" ]; then
+			l=
+			read -r l < $p/stat 2>/dev/null
+			set -- ${l##*") "}
+			case " $J " in *" $4 "*) continue ;; esac
+			kill -9 ${p#/proc/} 2>/dev/null
+		fi
+		f=1
 	done
-	break
+	[ $f = 1 ] || break
+	n=$((n+1))
 done
 [ $n -lt 10000 ]; }`
 
 // sweepScript is the clean-up after a command whose wrapper could not do
 // it (timed out, canceled, or killed itself). It prints the count of
 // refused forks (readPidsRefused) and succeeds when no process is left.
-const sweepScript = sweepLoop + `
+const sweepScript = `J=$1
+` + sweepLoop + `
 ok=$?
 ` + readPidsRefused + `
 echo "$r"
@@ -205,7 +222,7 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 			return workspace.ExecResult{}, err
 		}
 		var err error
-		e, err = w.start(ctx, proc{argv: append([]string{"sh", "-c", execWrapper, "sh"}, args...), stdout: out, stderr: hdr})
+		e, err = w.start(ctx, proc{argv: append([]string{"sh", "-c", execWrapper, "sh"}, args...), env: w.jobEnv(), stdout: out, stderr: hdr})
 		if err != nil {
 			w.release()
 			return workspace.ExecResult{}, w.opError(ctx, op, err)
@@ -301,7 +318,7 @@ func (w *Workspace) sweep(ctx context.Context, e *execution, everyone bool) (ref
 	defer cancel()
 	try := func() bool {
 		var out bytes.Buffer
-		code, _, err := w.script(kctx, "kill leftover processes", sweepScript, nil, nil, &out)
+		code, _, err := w.script(kctx, "kill leftover processes", sweepScript, []string{w.jobSessions()}, nil, &out)
 		refused = strings.TrimSpace(out.String())
 		return err == nil && code == 0
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
+	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/tools"
 )
@@ -789,6 +790,7 @@ func (t *turn) callTool(mc model.ToolCall, requestID string, toModel bool) (tool
 		if call.Tool == "process.exec" {
 			out = newOutputRecorder(t, callID)
 			ctx = tools.WithOutput(ctx, out.write)
+			ctx = workspace.WithJobOrigin(ctx, t.r.turnID, callID) // a background job says what started it
 		}
 		if n := t.resultRoom(mc); n > 0 {
 			ctx = tools.WithMaxOutput(ctx, n)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -26,6 +27,7 @@ const (
 	kindString  kind = iota + 1 // a JSON string; min/max bound its length in bytes
 	kindInt                     // a JSON integer; min/max bound its value
 	kindStrings                 // a JSON array of strings; min/max bound its length, itemMax each item's bytes
+	kindBool                    // a JSON boolean (true or false)
 )
 
 // field describes one key of a tool's input object. The same table drives
@@ -36,13 +38,14 @@ type field struct {
 	kind     kind
 	required bool
 	min, max int64
-	itemMax  int    // kindStrings only
-	noNUL    bool   // kindStrings only: items may not contain a NUL byte
-	def      *int64 // kindInt only: the default when absent
+	itemMax  int      // kindStrings only
+	noNUL    bool     // kindStrings only: items may not contain a NUL byte
+	def      *int64   // kindInt only: the default when absent
+	enum     []string // kindString only: when set, the only values allowed
 	desc     string
 }
 
-// values holds the decoded fields of one call: string, int64 or []string,
+// values holds the decoded fields of one call: string, int64, bool or []string,
 // keyed by field name. An absent optional field has no entry.
 type values map[string]any
 
@@ -145,6 +148,14 @@ func decodeValue(tool string, f field, raw json.RawMessage) (any, *ResultError) 
 			return nil, rerr
 		}
 		return n, checkInt(tool, f, n)
+	case kindBool:
+		switch string(raw) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return nil, bad(tool, f.name, "must be true or false, not %s", rawKind(raw))
 	case kindStrings:
 		if raw[0] != '[' {
 			msg := "must be an array of strings, not " + rawKind(raw)
@@ -232,6 +243,9 @@ func checkString(tool string, f field, s string) *ResultError {
 		return bad(tool, f.name, "is shorter than %d bytes", f.min)
 	case int64(len(s)) > f.max:
 		return bad(tool, f.name, "is %d bytes, over the limit of %d", len(s), f.max)
+	case len(f.enum) > 0 && !slices.Contains(f.enum, s):
+		shown, _ := cut(s, 64, false)
+		return bad(tool, f.name, "is %q; it must be one of %s", shown, strings.Join(f.enum, ", "))
 	}
 	return nil
 }
@@ -386,6 +400,9 @@ func schema(fields []field) json.RawMessage {
 				p["minLength"] = f.min
 			}
 			p["maxLength"] = f.max
+			if len(f.enum) > 0 {
+				p["enum"] = f.enum
+			}
 		case kindInt:
 			p["type"] = "integer"
 			p["minimum"] = f.min
@@ -393,6 +410,8 @@ func schema(fields []field) json.RawMessage {
 			if f.def != nil {
 				p["default"] = *f.def
 			}
+		case kindBool:
+			p["type"] = "boolean"
 		case kindStrings:
 			p["type"] = "array"
 			p["items"] = map[string]any{"type": "string", "maxLength": f.itemMax}

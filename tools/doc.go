@@ -56,6 +56,8 @@
 //	fs.list       {path, entries, total, truncated?}
 //	fs.write      {path, bytes}
 //	process.exec  {exitCode, stdout, stderr, timedOut?, stdoutTruncated?, stderrTruncated?, note?}
+//	              background start, status, output, stop: {jobId, argv, cwd?, state, exitCode?, reason?,
+//	              bytes, offset, output, skipped?, next, note?}; action list: {jobs: [{jobId, argv, …}]}
 //	git.diff      {patch}
 //
 // A failed tool is a Result with a code; the model sees it. Codes:

@@ -18,26 +18,47 @@ const execDescription = `Run one program in the workspace, an isolated copy of t
 	`cwd is a directory relative to the workspace root (default: the root). ` +
 	`timeoutMs is 1..600000 (default 120000: enough for most builds and test runs); a process still running then is killed and timedOut is true. ` +
 	`Returns {exitCode, stdout, stderr, timedOut?, stdoutTruncated?, stderrTruncated?}; each stream keeps ` +
-	`at most 48 KiB, its start and its end (less when the context window is small). A non-zero exit code is a normal result. Needs the isolated Docker workspace: on a ` +
+	`at most 48 KiB, its start and its end (less when the context window is small). A non-zero exit code is a normal result. ` +
+	jobsDescription + ` Needs the isolated Docker workspace: on a ` +
 	`read-only workspace it fails with WORKSPACE_ISOLATION_REQUIRED and nothing runs.`
 
 // ExecInput is the input of process.exec. Parse fills TimeoutMs with the
 // default when the call leaves it out; Cwd "" means the workspace root.
+//
+// Background, Action, Job and Offset are the background jobs' settings
+// (jobs.go): Background starts Argv as a job; Action (with no Argv) lists,
+// reads or stops jobs, and then TimeoutMs is 0.
 type ExecInput struct {
-	Argv      []string `json:"argv"`
-	Cwd       string   `json:"cwd,omitempty"`
-	TimeoutMs int64    `json:"timeoutMs"`
+	Argv       []string `json:"argv,omitempty"`
+	Cwd        string   `json:"cwd,omitempty"`
+	TimeoutMs  int64    `json:"timeoutMs,omitempty"`
+	Background bool     `json:"background,omitempty"`
+	Action     string   `json:"action,omitempty"`
+	Job        string   `json:"job,omitempty"`
+	Offset     int64    `json:"offset,omitempty"`
 }
 
 var execFields = []field{{
-	name: "argv", kind: kindStrings, required: true, min: 1, max: MaxArgs, itemMax: MaxArgBytes, noNUL: true,
-	desc: `Program and arguments, e.g. ["go","test","./..."]; no shell is involved.`,
+	name: "argv", kind: kindStrings, min: 1, max: MaxArgs, itemMax: MaxArgBytes, noNUL: true,
+	desc: `Program and arguments, e.g. ["go","test","./..."]; no shell is involved. Required unless action is given.`,
 }, {
 	name: "cwd", kind: kindString, min: 1, max: MaxPathBytes,
 	desc: `Working directory relative to the workspace root; "." or absent for the root.`,
 }, {
 	name: "timeoutMs", kind: kindInt, min: 1, max: MaxTimeoutMs, def: ptr(DefaultTimeoutMs),
-	desc: "Milliseconds before the process is killed, 1..600000 (default 120000).",
+	desc: "Milliseconds before the process is killed, 1..600000 (default 120000); not for background jobs.",
+}, {
+	name: "background", kind: kindBool,
+	desc: "true: start argv as a background job that keeps running after this call (a server, a watcher); the call returns after about a second with its jobId and first output.",
+}, {
+	name: "action", kind: kindString, min: 1, max: 16, enum: []string{JobList, JobStatus, JobOutput, JobStop},
+	desc: "Manage background jobs instead of running argv: list (every job), status, output (its log from offset) or stop (the job named by job).",
+}, {
+	name: "job", kind: kindString, min: 1, max: MaxJobIDBytes,
+	desc: "The jobId a background start returned; for action status, output and stop.",
+}, {
+	name: "offset", kind: kindInt, min: 0, max: MaxJobOffset,
+	desc: "For action output: the byte offset of the job's log to read from (default 0; a result's next reads on).",
 }}
 
 var execTool = &tool{
@@ -46,9 +67,15 @@ var execTool = &tool{
 	mutates:     true,
 	fields:      execFields,
 	build: func(v values) any {
-		in := ExecInput{Argv: v["argv"].([]string), TimeoutMs: v["timeoutMs"].(int64)}
-		if cwd, ok := v["cwd"].(string); ok {
-			in.Cwd = cwd
+		in := ExecInput{TimeoutMs: v["timeoutMs"].(int64)}
+		in.Argv, _ = v["argv"].([]string)
+		in.Cwd, _ = v["cwd"].(string)
+		in.Background, _ = v["background"].(bool)
+		in.Action, _ = v["action"].(string)
+		in.Job, _ = v["job"].(string)
+		in.Offset, _ = v["offset"].(int64)
+		if in.Action != "" {
+			in.TimeoutMs = 0 // a job's action runs no command
 		}
 		return in
 	},
@@ -56,6 +83,15 @@ var execTool = &tool{
 		e, ok := in.(ExecInput)
 		if !ok {
 			return nil, false
+		}
+		if e.Action != "" {
+			return checkJobAction(e), true
+		}
+		if len(e.Argv) == 0 {
+			return bad("process.exec", "argv", "is missing; give the program to run as an array of strings (or action to manage background jobs)"), true
+		}
+		if rerr := checkJobStart(e); rerr != nil {
+			return rerr, true
 		}
 		if rerr := checkStrings("process.exec", execFields[0], e.Argv); rerr != nil {
 			return rerr, true
@@ -67,9 +103,12 @@ var execTool = &tool{
 		}
 		return checkInt("process.exec", execFields[2], e.TimeoutMs), true
 	},
-	subject: func(in any) string { return displayArgv(in.(ExecInput).Argv) },
+	subject: func(in any) string { return execSubject(in.(ExecInput)) },
 	run: func(ctx context.Context, ws workspace.Workspace, in any) (any, error) {
 		e := in.(ExecInput)
+		if e.Background || e.Action != "" {
+			return runJob(ctx, ws, e)
+		}
 		cwd := e.Cwd
 		if cwd == "." {
 			cwd = ""

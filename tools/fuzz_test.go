@@ -107,7 +107,10 @@ func FuzzParseWrite(f *testing.F) {
 
 func FuzzParseExec(f *testing.F) {
 	fuzzParse(f, "process.exec", `{"argv":["ls","-la"]}`, `{"argv":["ls"],"cwd":".","timeoutMs":100}`,
-		`{"argv":["a\u0000"]}`, `{"argv":[1]}`, `{"argv":["ls"],"timeoutMs":1e3}`, `{"argv":["ls"],"timeoutMs":-0}`)
+		`{"argv":["a\u0000"]}`, `{"argv":[1]}`, `{"argv":["ls"],"timeoutMs":1e3}`, `{"argv":["ls"],"timeoutMs":-0}`,
+		`{"argv":["sleep","9"],"background":true}`, `{"argv":["ls"],"background":null}`, `{"background":true}`,
+		`{"action":"list"}`, `{"action":"output","job":"job-1","offset":0}`, `{"action":"stop","job":"job-1","timeoutMs":5}`,
+		`{"action":"stop"}`, `{"action":"list","job":"j"}`, `{"argv":["ls"],"action":"list"}`, `{"action":"Stop","job":"j"}`)
 }
 
 func FuzzParseDiff(f *testing.F) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,8 +101,25 @@ type schemaDoc struct {
 }
 
 type propDoc struct {
-	Type    string `json:"type"`
-	Minimum *int64 `json:"minimum"`
+	Type    string   `json:"type"`
+	Minimum *int64   `json:"minimum"`
+	Enum    []string `json:"enum"`
+}
+
+// callShapes are the ways of calling a tool whose properties do not all go
+// together (a JSON Schema the providers take cannot say so): each shape
+// lists its properties, those it needs marked with a star, and the
+// values its sample takes where the smallest allowed value does not fit.
+// A tool not listed has one shape: all of its properties, required as the
+// schema says.
+var callShapes = map[string][]struct {
+	props  []string
+	sample map[string]any
+}{
+	"process.exec": {
+		{props: []string{"argv*", "cwd", "timeoutMs", "background"}},
+		{props: []string{"action*", "job*", "offset"}, sample: map[string]any{"action": "output"}},
+	},
 }
 
 // TestSchemasAgreeWithParse reads each advertised schema as a provider
@@ -120,7 +138,7 @@ func TestSchemasAgreeWithParse(t *testing.T) {
 			if doc.Type != "object" || doc.AdditionalProperties == nil || *doc.AdditionalProperties {
 				t.Fatalf("schema must be a closed object: %s", s.Schema)
 			}
-			obj := map[string]any{}
+			all := map[string]any{}
 			for name, raw := range doc.Properties {
 				var p propDoc
 				if err := json.Unmarshal(raw, &p); err != nil {
@@ -128,30 +146,76 @@ func TestSchemasAgreeWithParse(t *testing.T) {
 				}
 				switch p.Type {
 				case "string":
-					obj[name] = "x"
+					all[name] = "x"
+					if len(p.Enum) > 0 {
+						all[name] = p.Enum[0]
+					}
 				case "integer":
-					obj[name] = *p.Minimum
+					all[name] = *p.Minimum
 				case "array":
-					obj[name] = []string{"x"}
+					all[name] = []string{"x"}
+				case "boolean":
+					all[name] = true
 				default:
 					t.Fatalf("property %s has type %q", name, p.Type)
 				}
 			}
-			mustParse(t, s.Name, obj)
-			for _, req := range doc.Required {
-				less := maps.Clone(obj)
-				delete(less, req)
-				wantCode(t, s.Name, less, errcode.ToolBadInput)
-			}
-			more := maps.Clone(obj)
-			more["extra"] = "x"
-			wantCode(t, s.Name, more, errcode.ToolBadInput)
-			for name := range doc.Properties {
-				if !slices.Contains(doc.Required, name) {
-					less := maps.Clone(obj)
-					delete(less, name)
-					mustParse(t, s.Name, less)
+			shapes := callShapes[s.Name]
+			if shapes == nil {
+				var props []string
+				for name := range doc.Properties {
+					if slices.Contains(doc.Required, name) {
+						name += "*"
+					}
+					props = append(props, name)
 				}
+				shapes = append(shapes, struct {
+					props  []string
+					sample map[string]any
+				}{props: props})
+			}
+			seen := map[string]bool{}
+			for _, shape := range shapes {
+				obj := map[string]any{}
+				var required []string
+				for _, name := range shape.props {
+					if n, ok := strings.CutSuffix(name, "*"); ok {
+						name = n
+						required = append(required, name)
+					}
+					if _, ok := doc.Properties[name]; !ok {
+						t.Fatalf("shape names %s, which the schema lacks", name)
+					}
+					seen[name] = true
+					obj[name] = all[name]
+					if v, ok := shape.sample[name]; ok {
+						obj[name] = v
+					}
+				}
+				for _, req := range doc.Required {
+					if !slices.Contains(required, req) {
+						t.Fatalf("shape %v lacks the schema's required %s", shape.props, req)
+					}
+				}
+				mustParse(t, s.Name, obj)
+				for _, req := range required {
+					less := maps.Clone(obj)
+					delete(less, req)
+					wantCode(t, s.Name, less, errcode.ToolBadInput)
+				}
+				more := maps.Clone(obj)
+				more["extra"] = "x"
+				wantCode(t, s.Name, more, errcode.ToolBadInput)
+				for name := range obj {
+					if !slices.Contains(required, name) {
+						less := maps.Clone(obj)
+						delete(less, name)
+						mustParse(t, s.Name, less)
+					}
+				}
+			}
+			if len(seen) != len(doc.Properties) {
+				t.Fatalf("the shapes name %d of the schema's %d properties", len(seen), len(doc.Properties))
 			}
 		})
 	}

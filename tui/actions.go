@@ -337,6 +337,8 @@ func (m *Model) runCommand(word, args string) (tea.Cmd, bool) {
 		return nil, true
 	case "/permissions":
 		return m.permissions(args), true
+	case "/jobs":
+		return m.jobsCmd(args), true
 	case "/quit", "/exit":
 		return m.quit(), true
 	}

@@ -276,15 +276,19 @@ func wrapSegsMax(segs []string, sep string, width, maxRows int) (out []string, n
 // the call names one, comes first.
 func execLine(input json.RawMessage, fallback string) string {
 	var in struct {
-		Argv []string `json:"argv"`
-		Cwd  string   `json:"cwd"`
+		Argv       []string `json:"argv"`
+		Cwd        string   `json:"cwd"`
+		Background bool     `json:"background"`
 	}
 	if json.Unmarshal(input, &in) != nil || len(in.Argv) == 0 {
-		return fallback
+		return fallback // a job's action: the subject names it
 	}
 	line := argv.Line(in.Argv)
 	if in.Cwd != "" && in.Cwd != "." {
 		line = "(in " + argv.Quote(in.Cwd) + ") " + line
+	}
+	if in.Background {
+		line += " (in the background: it stays running until stopped)"
 	}
 	return line
 }

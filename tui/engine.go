@@ -49,6 +49,9 @@ type Engine interface {
 	// "for this session"), recorded in its log (permission.revoked): its
 	// calls are asked about again.
 	Revoke(ctx context.Context, tool string) error
+	// StopJob stops background job id of the open session's workspace;
+	// its end is recorded in the log (job.exited).
+	StopJob(ctx context.Context, id string) error
 	// Compact compacts the context, keeping in most detail what concerns
 	// focus (may be empty): at once when idle (a compaction turn, whose
 	// events and turn.completed note say what it did), else before the

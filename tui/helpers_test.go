@@ -105,6 +105,10 @@ func (f *fakeEngine) Answer(_ context.Context, permissionID string, a Answer) er
 	}
 	return nil
 }
+func (f *fakeEngine) StopJob(_ context.Context, id string) error {
+	f.record("stop job %s", id)
+	return nil
+}
 func (f *fakeEngine) Revoke(_ context.Context, tool string) error {
 	f.record("revoke %s", tool)
 	return nil

@@ -89,4 +89,5 @@ var slashCommands = []struct{ name, help string }{
 	{"/quit", "leave (the session can be resumed)"},
 	{"/rewind", "back to the end of a turn, files and conversation (or undo the last rewind)"},
 	{"/permissions", "what is allowed for this session; revoke TOOL (or all) takes it back"},
+	{"/jobs", "the background jobs: command, age, state, last lines; stop ID stops one"},
 }

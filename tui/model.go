@@ -113,6 +113,7 @@ type Model struct {
 	vp      *transcript.Viewport
 	last    lastAnswer // what stays in the scrollback after quitting
 	grants  grants     // what the open session allows for the session (/permissions)
+	jobs    jobs       // the open session's background jobs (status line, /jobs)
 	lastSeq int64
 	unseen  bool // events arrived below a scrolled-up window
 	// liveFrom is the first block of what this process showed live (the
@@ -408,6 +409,7 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 			m.tr.Apply(r.Event)
 			m.last.apply(r.Event)
 			m.grants.apply(r.Event)
+			m.jobs.apply(r.Event)
 			if _, ended := r.Event.Data.(event.TurnCompleted); ended {
 				cmds = append(cmds, m.refreshFiles()) // the turn may have changed the files
 			}
@@ -506,6 +508,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	m.vp.Reset()
 	m.last = lastAnswer{}
 	m.grants = grants{} // a fork asks again
+	m.jobs = jobs{}
 	m.lastSeq = -1
 	m.outbox, m.canceling, m.unseen = nil, false, false
 	m.comp = completer{} // the files of another workspace
@@ -521,6 +524,7 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 			m.tr.Apply(r.Event)
 			m.last.apply(r.Event)
 			m.grants.apply(r.Event)
+			m.jobs.apply(r.Event)
 			switch d := r.Event.Data.(type) {
 			case event.MessageCompleted:
 				if d.Role == model.RoleUser {

@@ -69,6 +69,9 @@ func (m *Model) statusLine(width int) string {
 		if n := len(m.tr.Pending()) + len(m.outbox); n > 0 {
 			segs = append(segs, seg{th.ChipQueued.Render(strconv.Itoa(n) + " queued"), 1})
 		}
+		if n := m.jobs.running(); n > 0 {
+			segs = append(segs, seg{th.Accent.Render(plural(n, "job") + " running"), 2})
+		}
 		if s.Approve {
 			segs = append(segs, seg{th.Muted.Render("approve: ask"), 4})
 		}

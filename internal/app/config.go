@@ -43,6 +43,7 @@ type Options struct {
 	MaxTotalBytes         int64
 	MaxWorkspaceBytes     int64 // the workspace's quota (dockerws.Options)
 	MaxCacheBytes         int64 // the bound of the project's build cache (dockerws.Options.CacheBytes)
+	MaxJobs               int   // background jobs running at once per session (dockerws.Options.MaxJobs); 0: the default
 	TakeOver              bool
 	HostID                string // this machine's name in leases (default store.HostID)
 	MaxTokens             int    // output tokens per model request; 0: min(8192, window/8)
@@ -154,6 +155,9 @@ func Resolve(o Options, e Env) (Resolved, error) {
 	}
 	if o.MaxCacheBytes < 0 {
 		return r, usageErr("--max-cache-bytes must be a positive number of bytes, not %d", o.MaxCacheBytes)
+	}
+	if o.MaxJobs < 0 {
+		return r, usageErr("--max-jobs must be a positive number of background jobs, not %d", o.MaxJobs)
 	}
 	if o.MaxRounds < 0 {
 		return r, usageErr("--max-rounds must be a positive number of model rounds per turn, not %d", o.MaxRounds)

@@ -66,6 +66,7 @@ func NewFlagSet(name string, o *Flags, out io.Writer) *flag.FlagSet {
 	fs.Int64Var(&o.MaxTotalBytes, "max-total-bytes", 0, "most bytes copied into the workspace in all (default 128 MiB)")
 	fs.Int64Var(&o.MaxWorkspaceBytes, "max-workspace-bytes", 0, "disk quota of the workspace, and of its $HOME apart: writes beyond it fail in the container (default 2 GiB; held in memory)")
 	fs.Int64Var(&o.MaxCacheBytes, "max-cache-bytes", 0, "bound of the project's build cache volume (Go, npm and pip caches); a fuller one is emptied when a session opens (default 4 GiB)")
+	fs.IntVar(&o.MaxJobs, "max-jobs", 0, "most background jobs (process.exec with background) running at once in a session (default 8)")
 	fs.BoolVar(&o.NoSpare, "no-spare", false, "exec: neither claim nor leave a warm spare container (env HARNESS_SPARE=0)")
 	fs.Var((*stringList)(&o.Exclude), "exclude", "leave paths matching this gitignore-style pattern out of the workspace: not copied into Docker, not read or listed by --workspace local (repeatable)")
 	fs.StringVar(&o.Config, "config", "", "config file (default $XDG_CONFIG_HOME/harness/config.json)")

@@ -208,6 +208,11 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	if err != nil {
 		return err
 	}
+	if resumeID != "" {
+		if err := a.endedJobs(ctx, s, resumeID); err != nil {
+			return err
+		}
+	}
 	if change != nil {
 		if err := s.rt.ChangeSettings(ctx, *change); err != nil {
 			return err
@@ -244,6 +249,9 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 			a.warnClose("record the workspace's disposal", err)
 		}
 	})
+	// Before the disposal is recorded (closers run last first), the jobs
+	// still running end and their ends are recorded.
+	s.closers = append(s.closers, a.watchJobs(ctx, s))
 	if bg != nil {
 		want := "" // a replayed patch is checked against the tree it was made on
 		if cp != nil && cp.Workspace != nil && cp.Workspace.Patch != "" {
@@ -506,6 +514,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 				}
 			}
 			o.Spare = req.Spare && a.Conf.Spares
+			o.MaxJobs = a.Opts.MaxJobs
 			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
 				s.Note = strings.Join(missing, "\n")
 			}

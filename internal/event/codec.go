@@ -83,6 +83,8 @@ var registry = map[Type]typeInfo{
 	TypeSessionRewound:      entry[SessionRewound](),
 	TypePatchApplied:        entry[PatchApplied](),
 	TypePermissionRevoked:   entry[PermissionRevoked](),
+	TypeJobStarted:          entry[JobStarted](),
+	TypeJobExited:           entry[JobExited](),
 }
 
 const (

@@ -231,6 +231,52 @@ type PermissionRevoked struct {
 	Action    string `json:"action"`
 }
 
+// JobStarted: job.started. Tool call CallID of turn TurnID started a
+// background job (process.exec with background true): JobID names it in
+// the session's workspace, Argv and Cwd are its command. TurnID and CallID
+// are empty when the job was not started by a tool call.
+type JobStarted struct {
+	SessionID string   `json:"sessionId"`
+	TurnID    string   `json:"turnId,omitempty"`
+	CallID    string   `json:"callId,omitempty"`
+	JobID     string   `json:"jobId"`
+	Argv      []string `json:"argv"`
+	Cwd       string   `json:"cwd,omitempty"`
+}
+
+// JobExited: job.exited. Background job JobID, started in turn TurnID,
+// ended: Reason says how (one of JobReasons), ExitCode is its program's
+// status when known (128+N: killed by signal N), Bytes how much it
+// printed in all and Tail the end of its log (at most MaxJobTailBytes).
+type JobExited struct {
+	SessionID string   `json:"sessionId"`
+	TurnID    string   `json:"turnId,omitempty"`
+	JobID     string   `json:"jobId"`
+	Argv      []string `json:"argv"`
+	Reason    string   `json:"reason"`
+	ExitCode  *int     `json:"exitCode,omitempty"`
+	Bytes     int      `json:"bytes"`
+	Tail      string   `json:"tail,omitempty"`
+}
+
+// How a background job ended (JobExited.Reason): its program exited by
+// itself, the user or model stopped it, its workspace closed with the
+// session, its container went away, or the process that ran it ended
+// without saying (found when the session resumed).
+const (
+	JobReasonExited  = "exited"
+	JobReasonStopped = "stopped"
+	JobReasonClosed  = "closed"
+	JobReasonLost    = "lost"
+	JobReasonEnded   = "ended"
+)
+
+// JobReasons are the values of JobExited.Reason.
+var JobReasons = []string{JobReasonExited, JobReasonStopped, JobReasonClosed, JobReasonLost, JobReasonEnded}
+
+// MaxJobTailBytes bounds JobExited.Tail.
+const MaxJobTailBytes = 2 << 10
+
 // ToolError is the error of a failed tool.result: a code (TOOL_*,
 // WORKSPACE_*) and a message safe to show the model.
 type ToolError struct {
@@ -479,6 +525,8 @@ func (AgentStarted) EventType() Type { return TypeAgentStarted }
 
 // EventType implements Data.
 func (PermissionRevoked) EventType() Type { return TypePermissionRevoked }
+func (JobStarted) EventType() Type        { return TypeJobStarted }
+func (JobExited) EventType() Type         { return TypeJobExited }
 
 // EventType implements Data.
 func (TurnStarted) EventType() Type { return TypeTurnStarted }

@@ -90,6 +90,12 @@
 //	permission.revoked PermissionRevoked sessionId, action: the user took back the grant of a tool for
 //	                                  the session (a permission.resolved of scope session); its calls
 //	                                  are asked about again
+//	job.started       JobStarted      sessionId, turnId?, callId?, jobId, argv, cwd?: a background job
+//	                                  started (process.exec with background true) by that call
+//	job.exited        JobExited       sessionId, turnId?, jobId, argv, reason (exited, stopped, closed,
+//	                                  lost, ended), exitCode?, bytes, tail?: a background job ended, how,
+//	                                  with its status when known, what it printed in all and its last
+//	                                  2 KiB at most; never restarted
 //
 // workspace.lifecycle also carries skipped? {count, reasons [{reason,
 // count}], paths}: what the copy left out (SkippedFiles), when anything was,

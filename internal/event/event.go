@@ -44,6 +44,8 @@ const (
 	TypeSessionRewound     Type = "session.rewound"
 	TypePatchApplied       Type = "patch.applied"
 	TypePermissionRevoked  Type = "permission.revoked"
+	TypeJobStarted         Type = "job.started"
+	TypeJobExited          Type = "job.exited"
 )
 
 var catalogue = [...]Type{
@@ -54,7 +56,7 @@ var catalogue = [...]Type{
 	TypeToolResult, TypeBudgetWarning, TypeWorkspaceLifecycle, TypeTurnCompleted,
 	TypeAgentStopped, TypeInputQueued, TypeInputWithdrawn, TypeModelRetry, TypeSessionForked,
 	TypeSettingsChanged, TypeToolOutput, TypeWorkspaceRecovered, TypeSessionRewound, TypePatchApplied,
-	TypePermissionRevoked,
+	TypePermissionRevoked, TypeJobStarted, TypeJobExited,
 }
 
 // Types returns every event type in catalogue order. The slice is a fresh

@@ -207,6 +207,16 @@ func goldenEvents() []named {
 		{"permission.revoked", ev(event.TypePermissionRevoked, event.ActorUser, event.PermissionRevoked{
 			SessionID: sess, Action: "process.exec",
 		})},
+		{"job.started", ev(event.TypeJobStarted, event.ActorKernel, event.JobStarted{
+			SessionID: sess, TurnID: turn, CallID: "call-6", JobID: "job-1a2b3c4d", Argv: []string{"python3", "-m", "http.server", "8000"},
+		})},
+		{"job.exited", ev(event.TypeJobExited, event.ActorKernel, event.JobExited{
+			SessionID: sess, TurnID: turn, JobID: "job-1a2b3c4d", Argv: []string{"python3", "-m", "http.server", "8000"},
+			Reason: event.JobReasonStopped, ExitCode: ptrInt(143), Bytes: 97, Tail: "127.0.0.1 - - \"GET / HTTP/1.1\" 200 -\n",
+		})},
+		{"job.exited closed", ev(event.TypeJobExited, event.ActorKernel, event.JobExited{
+			SessionID: sess, JobID: "job-5e6f7a8b", Argv: []string{"sleep", "600"}, Reason: event.JobReasonClosed,
+		})},
 	}
 }
 
@@ -319,7 +329,7 @@ func TestTypes(t *testing.T) {
 		"input.queued", "input.withdrawn", "model.retry", "session.forked",
 		"settings.changed",
 		"tool.output", "workspace.recovered", "session.rewound", "patch.applied",
-		"permission.revoked",
+		"permission.revoked", "job.started", "job.exited",
 	}
 	got := event.Types()
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -364,3 +374,5 @@ func TestNewID(t *testing.T) {
 		})
 	}
 }
+
+func ptrInt(n int) *int { return &n }

@@ -387,6 +387,40 @@ func (d PermissionRevoked) validate(c *checker) {
 	c.nonEmpty("data.action", d.Action)
 }
 
+func (d JobStarted) validate(c *checker) {
+	c.nonEmpty("data.sessionId", d.SessionID)
+	c.nonEmpty("data.jobId", d.JobID)
+	jobArgv(c, d.Argv)
+	c.absent("data.callId", d.CallID != "" && d.TurnID == "", "without turnId")
+}
+
+func (d JobExited) validate(c *checker) {
+	c.nonEmpty("data.sessionId", d.SessionID)
+	c.nonEmpty("data.jobId", d.JobID)
+	jobArgv(c, d.Argv)
+	c.oneOf("data.reason", d.Reason, JobReasons)
+	if c.ok() && d.Bytes < 0 {
+		c.failf(errcode.EventInvalidField, "validate data.bytes: must be at least 0")
+	}
+	if c.ok() && len(d.Tail) > MaxJobTailBytes {
+		c.failf(errcode.EventInvalidField, "validate data.tail: %d bytes, over %d", len(d.Tail), MaxJobTailBytes)
+	}
+	if c.ok() && !utf8.ValidString(d.Tail) {
+		c.failf(errcode.EventInvalidField, "validate data.tail: not UTF-8")
+	}
+}
+
+// jobArgv checks a job's command: one argument at least, none empty of
+// meaning (the first names a program).
+func jobArgv(c *checker, argv []string) {
+	if c.ok() && len(argv) == 0 {
+		c.failf(errcode.EventInvalidField, "validate data.argv: must not be empty")
+	}
+	if len(argv) > 0 {
+		c.nonEmpty("data.argv[0]", argv[0])
+	}
+}
+
 func (d ToolResult) validate(c *checker) {
 	c.nonEmpty("data.callId", d.CallID)
 	c.nonEmpty("data.tool", d.Tool)

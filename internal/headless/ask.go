@@ -48,10 +48,14 @@ func askText(q question) string {
 	what := q.subject
 	if q.tool == "process.exec" {
 		var in struct {
-			Argv []string `json:"argv"`
+			Argv       []string `json:"argv"`
+			Background bool     `json:"background"`
 		}
 		if json.Unmarshal(q.input, &in) == nil && len(in.Argv) > 0 {
 			what = argv.Line(in.Argv)
+			if in.Background {
+				what += " (in the background: it stays running until stopped)"
+			}
 		}
 	}
 	verb := "wants to run"

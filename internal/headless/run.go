@@ -308,6 +308,8 @@ func (a *run) printEvents(p *printer, batch []runtime.Published, asks chan<- que
 				why += ": " + d.Message
 			}
 			fmt.Fprintf(a.Stderr, "  (retrying model request: %s, attempt %d)\n", why, d.Attempt)
+		case event.JobStarted, event.JobExited:
+			fmt.Fprint(a.Stderr, jobLine(d))
 		case event.WorkspaceLifecycle:
 			if line := app.LeftOut(d.Skipped); line != "" {
 				fmt.Fprintln(a.Stderr, "harness: "+line)

@@ -583,6 +583,16 @@ func (e *Engine) Revoke(ctx context.Context, tool string) error {
 	return cur.sess.Revoke(ctx, tool)
 }
 
+// StopJob stops a background job of the open session's workspace
+// (app Session.StopJob).
+func (e *Engine) StopJob(ctx context.Context, id string) error {
+	cur, err := e.current()
+	if err != nil {
+		return err
+	}
+	return cur.sess.StopJob(ctx, id)
+}
+
 func (e *Engine) Diff(ctx context.Context) (string, error) {
 	cur, err := e.current()
 	if err != nil {

@@ -1,0 +1,69 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-dev/harness/internal/event"
+)
+
+// The status line counts the running background jobs (folded from
+// job.started and job.exited); /jobs lists them with command, age and
+// state, and the last lines of one that ended; /jobs stop ID asks the
+// engine to stop a running one, and an unknown or ended one is refused on
+// the screen with no call.
+func TestJobsCountAndView(t *testing.T) {
+	eng := idleEngine()
+	now := base.Add(90 * time.Second)
+	s := newScreen(t, eng, Options{Now: func() time.Time { return now }}, 120, 30)
+	s.resetCalls()
+	s.typeText("/jobs")
+	s.key("enter")
+	s.wantText("No background jobs")
+	s.key("esc")
+
+	code := 143
+	s.events(
+		ev(1, event.JobStarted{SessionID: sessID, TurnID: "turn-1", CallID: "call-1", JobID: "job-1", Argv: []string{"python3", "-m", "http.server", "8000"}}),
+		ev(2, event.JobStarted{SessionID: sessID, TurnID: "turn-1", CallID: "call-2", JobID: "job-2", Argv: []string{"npm", "run", "watch"}}),
+	)
+	s.wantText("2 jobs running")
+	s.events(ev(3, event.JobExited{SessionID: sessID, TurnID: "turn-1", JobID: "job-1", Argv: []string{"python3", "-m", "http.server", "8000"},
+		Reason: event.JobReasonStopped, ExitCode: &code, Bytes: 40, Tail: "Serving HTTP on 127.0.0.1 port 8000\n\"GET / HTTP/1.1\" 200 -\n"}))
+	s.wantText("1 job running")
+	s.typeText("/jobs")
+	s.key("enter")
+	s.wantText("job-2  npm run watch  running 1m", "/jobs stop job-2",
+		"job-1  python3 -m http.server 8000  ended (stopped, exit 143)", `│ "GET / HTTP/1.1" 200 -`)
+	if strings.Contains(s.text(), "/jobs stop job-1") {
+		t.Errorf("an ended job offers a stop:\n%s", s.text())
+	}
+	s.key("esc")
+
+	s.typeText("/jobs stop job-1")
+	s.key("enter")
+	s.wantText("No running job job-1.")
+	s.wantCalls()
+	s.typeText("/jobs stop job-2")
+	s.key("enter")
+	s.wantCalls("stop job job-2")
+	s.events(ev(4, event.JobExited{SessionID: sessID, TurnID: "turn-1", JobID: "job-2", Argv: []string{"npm", "run", "watch"}, Reason: event.JobReasonStopped}))
+	if strings.Contains(s.text(), "job running") || strings.Contains(s.text(), "jobs running") {
+		t.Errorf("the count stays after every job ended:\n%s", s.text())
+	}
+}
+
+// The approval of a background start says it stays running; a job's
+// action, which has no argv, shows its subject.
+func TestExecLineOfJobs(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"argv":["python3","-m","http.server"],"background":true}`: "python3 -m http.server (in the background: it stays running until stopped)",
+		`{"argv":["ls"],"background":false}`:                        "ls",
+		`{"action":"stop","job":"job-1"}`:                           "job job-1: stop",
+	} {
+		if got := execLine([]byte(in), "job job-1: stop"); got != want {
+			t.Errorf("execLine(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
