@@ -579,6 +579,16 @@ func (a *App) checkReplay(ctx context.Context, cp *runtime.Checkpoint, s *Sessio
 		return ctx.Err()
 	}
 	err := ws.OpenError()
+	if err == nil && ws.Origin() != ws.Snapshot() {
+		// Patches of this session were applied to the project since
+		// that turn: taken back, the turn's patch replayed (host.go).
+		if pending, derr := ws.Diff(ctx); derr == nil && pending == "" {
+			s.Note = strings.TrimSpace("the session's recorded changes are already in the project tree (applied there): the workspace holds them, and its diff shows what changes from now on\n" + s.Note)
+		} else if derr == nil {
+			s.Note = strings.TrimSpace("patches of this session are applied to the project tree: the workspace holds the session's work as its last finished turn left it, and its diff shows how the project differs from it\n" + s.Note)
+		}
+		return nil
+	}
 	if err == nil && ws.PatchInTree() {
 		s.Note = strings.TrimSpace("the session's recorded changes are already in the project tree (applied there): the workspace starts from the tree as it is, and its diff shows what changes from now on\n" + s.Note)
 		return nil
