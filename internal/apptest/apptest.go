@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,6 +66,9 @@ type Driver interface {
 	Shown() []event.Event
 	// Grew is signaled (a channel of capacity 1) when Shown grows.
 	Grew() <-chan struct{}
+	// Unrecorded is every turn's end the front end told that the store
+	// could not record (app.Unrecorded), in order.
+	Unrecorded() []event.TurnCompleted
 	// End waits until the front end has shown turns turn.completed events
 	// and is done with the session (closed it), and returns the session's
 	// ID.
@@ -98,6 +102,9 @@ type Holder interface {
 	// Told waits until the front end told the user that another process
 	// took the session over.
 	Told(t *testing.T)
+	// Notes are the notes the front end showed as it took typed lines
+	// (the one of a rebuilt workspace), in order.
+	Notes() []string
 }
 
 // Env is one case's machine: a home (the store) and a project.
@@ -275,4 +282,38 @@ func userInputs(evs []event.Event) []string {
 		}
 	}
 	return out
+}
+
+// Refuse is a store that refuses every append of one event type with an
+// error of its code, as a full disk does: the append fails, nothing is
+// written.
+type Refuse struct {
+	store.Store
+	typ event.Type
+	err error
+}
+
+// NewRefuse refuses a's appends of typ with err (a's store is replaced).
+func NewRefuse(a *app.App, typ event.Type, err error) *Refuse {
+	r := &Refuse{Store: a.Store, typ: typ, err: err}
+	a.Store = r
+	return r
+}
+
+func (r *Refuse) Append(ctx context.Context, id string, who store.Owner, ev store.EventIn) (store.Record, error) {
+	if ev.Type == string(r.typ) {
+		return store.Record{}, r.err
+	}
+	return r.Store.Append(ctx, id, who, ev)
+}
+
+// Container is the ID of session id's running Docker container.
+func Container(t *testing.T, id string) string {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "docker", "ps", "-q", "--filter", "label="+dockerws.LabelSession+"="+id).Output()
+	ids := strings.Fields(string(out))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("session %s's running containers: %q, %v", id, ids, err)
+	}
+	return ids[0]
 }
