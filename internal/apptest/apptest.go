@@ -107,6 +107,14 @@ type Holder interface {
 	Notes() []string
 }
 
+// Switcher is a front end that can leave its session for a new one (the
+// TUI's /new).
+type Switcher interface {
+	// New asks for a new session as the user does; the channel is closed
+	// once the front end took the request.
+	New() <-chan struct{}
+}
+
 // Env is one case's machine: a home (the store) and a project.
 type Env struct {
 	Home, Project string

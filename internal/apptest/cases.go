@@ -14,6 +14,7 @@ import (
 	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/store"
 )
 
 // Scripts of the cases.
@@ -71,6 +72,9 @@ func Run(t *testing.T, fe FrontEnd) {
 	if _, ok := probe.(Holder); ok {
 		t.Run("TakeOverIsToldAtOnce", func(t *testing.T) { takeOverIsToldAtOnce(t, fe) })
 		t.Run("LostWorkspaceIsRebuilt", func(t *testing.T) { lostWorkspaceIsRebuilt(t, fe) })
+	}
+	if _, ok := probe.(Switcher); ok {
+		t.Run("NewWhileBusyIsRefused", func(t *testing.T) { newWhileBusyIsRefused(t, fe) })
 	}
 	if _, ok := probe.(Rewinder); ok {
 		t.Run("Rewind", func(t *testing.T) { rewind(t, fe) })
@@ -430,5 +434,30 @@ func lostWorkspaceIsRebuilt(t *testing.T, fe FrontEnd) {
 	}
 	if rec := Of[event.WorkspaceRecovered](log); len(rec) != 0 {
 		t.Errorf("recovered %+v: nothing was lost during a turn", rec)
+	}
+}
+
+// A new session asked for while a turn runs is refused: the running turn
+// and its session stay the front end's until the turn is canceled.
+func newWhileBusyIsRefused(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, hangScript, app.Options{})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "go")
+	started := Shows[event.TurnStarted](t, d, "the turn", nil)
+	Await(t, d.(Switcher).New(), "the request taken")
+	d.Cancel()
+	id := d.End(t, 1)
+	if id != started.SessionID {
+		t.Errorf("the front end ended on session %s, want %s, whose turn was running", id, started.SessionID)
+	}
+	if ends := Of[event.TurnCompleted](Log(t, a.Store, id)); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want one, canceled", ends)
+	}
+	list, err := a.Store.ListSessions(t.Context(), store.ListCursor{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 {
+		t.Errorf("%d sessions stored, want the one whose turn ran", len(list))
 	}
 }

@@ -212,6 +212,9 @@ func (d *modelDriver) Answer(allow bool) {
 	d.keys(tea.KeyPressMsg{Code: tea.KeyTab}, tea.KeyPressMsg{Code: k, Text: string(k)})
 }
 
+// New types /new.
+func (d *modelDriver) New() <-chan struct{} { return d.Type("/new") }
+
 func (d *modelDriver) Cancel() { d.keys(tea.KeyPressMsg{Code: tea.KeyEscape}) }
 
 func (d *modelDriver) Shown() []event.Event {
