@@ -44,6 +44,9 @@ func (e seenEngine) Next(ctx context.Context) (tui.Update, error) {
 		if u.Unrecorded != nil {
 			d.told = append(d.told, *u.Unrecorded)
 		}
+		if u.Lost != "" {
+			d.lost = u.Lost
+		}
 		d.mu.Unlock()
 		signalGrew(d.grew)
 	}
@@ -73,6 +76,18 @@ func (e seenEngine) Open(ctx context.Context, req tui.OpenRequest) (tui.Session,
 	return s, err
 }
 
+// Send records the note the model shows with the sent message (a rebuilt
+// workspace's).
+func (e seenEngine) Send(ctx context.Context, text string) (tui.Sent, error) {
+	s, err := e.Engine.Send(ctx, text)
+	if s.Note != "" {
+		e.d.mu.Lock()
+		e.d.notes = append(e.d.notes, s.Note)
+		e.d.mu.Unlock()
+	}
+	return s, err
+}
+
 func signalGrew(c chan struct{}) {
 	select {
 	case c <- struct{}{}:
@@ -98,6 +113,8 @@ type modelDriver struct {
 	shown  []event.Event         // guarded by mu
 	told   []event.TurnCompleted // guarded by mu
 	asked  int                   // guarded by mu: questions shown
+	lost   string                // guarded by mu: the take-over told
+	notes  []string              // guarded by mu: the notes of sent messages
 	answrd int                   // questions answered (the case's goroutine)
 }
 
@@ -141,6 +158,36 @@ func (d *modelDriver) run(cmd tea.Cmd) {
 }
 
 func (d *modelDriver) Start(req app.OpenRequest, prompt string) {
+	d.start(req)
+	d.Type(prompt) // typed ahead of the open: sent once it is open
+}
+
+// Hold starts the model on req's session and types nothing.
+func (d *modelDriver) Hold(req app.OpenRequest) string {
+	d.start(req)
+	apptest.Until(d.t, d.grew, "the session open", func() bool { return d.eng.SessionID() != "" }, func() string { return "" })
+	return d.eng.SessionID()
+}
+
+// Told waits for the update that says the session was taken over.
+func (d *modelDriver) Told(t *testing.T) {
+	t.Helper()
+	apptest.Until(t, d.grew, "the take-over told", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.lost != ""
+	}, func() string { return "" })
+}
+
+func (d *modelDriver) Notes() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.notes...)
+}
+
+// start starts the model on req's session: Init, a window size, and the
+// update loop.
+func (d *modelDriver) start(req app.OpenRequest) {
 	d.m = tui.New(d.ctx, seenEngine{d.eng, d}, tui.Options{Open: tui.OpenRequest{ID: req.ResumeID, Fork: req.Fork}})
 	init := d.m.Init()
 	d.loop.Add(1)
@@ -161,7 +208,6 @@ func (d *modelDriver) Start(req app.OpenRequest, prompt string) {
 	}()
 	d.run(init)
 	d.keys(tea.WindowSizeMsg{Width: 100, Height: 40})
-	d.Type(prompt) // typed ahead of the open: sent once it is open
 }
 
 // keys hands msgs to Update in order; the channel is closed once Update
