@@ -45,6 +45,16 @@ const (
 	// catWriteScript's turn shows b.txt, then writes it; every open of
 	// the session reads the script from its start, so that a turn after a
 	// reopen shows what the workspace was rebuilt with.
+	// lostScript's first turn shows and writes a.txt; its second writes
+	// b.txt and hangs in a command until the container goes; a turn after a
+	// reopen (the script read from its start) shows what the workspace
+	// was rebuilt with.
+	lostScript = `[
+		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "echo \"a=$(cat a.txt) b=$(cat b.txt 2>/dev/null || echo none)\"; echo one > a.txt"]}}]},
+		{"content": "first done"},
+		{"toolCalls": [{"id": "c2", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "echo two > b.txt; echo started; exec sleep 600"]}}]},
+		{"content": "second done"}
+	]`
 	catWriteScript = `[
 		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "cat b.txt 2>/dev/null || echo none; echo beta > b.txt"]}}]},
 		{"content": "done"}
@@ -72,6 +82,7 @@ func Run(t *testing.T, fe FrontEnd) {
 	if _, ok := probe.(Holder); ok {
 		t.Run("TakeOverIsToldAtOnce", func(t *testing.T) { takeOverIsToldAtOnce(t, fe) })
 		t.Run("LostWorkspaceIsRebuilt", func(t *testing.T) { lostWorkspaceIsRebuilt(t, fe) })
+		t.Run("LostDuringATurnIsDiscarded", func(t *testing.T) { lostDuringATurnIsDiscarded(t, fe) })
 	}
 	if _, ok := probe.(Switcher); ok {
 		t.Run("NewWhileBusyIsRefused", func(t *testing.T) { newWhileBusyIsRefused(t, fe) })
@@ -459,5 +470,52 @@ func newWhileBusyIsRefused(t *testing.T, fe FrontEnd) {
 	}
 	if len(list) != 1 {
 		t.Errorf("%d sessions stored, want the one whose turn ran", len(list))
+	}
+}
+
+// A front end holding a session whose Docker container went away during a
+// turn (its end-of-turn diff failed: the turn's changes were not
+// recorded, and no container kept them) gives up that turn's changes
+// explicitly before the next prompt's turn (workspace.recovered,
+// discarded), rebuilds the workspace from what the turn before recorded,
+// and says so.
+func lostDuringATurnIsDiscarded(t *testing.T, fe FrontEnd) {
+	NeedDocker(t)
+	a := NewEnv(t).App(t, lostScript, app.Options{Workspace: "docker", Image: DockerImage, NoSpare: true})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "first")
+	first := Shows[event.TurnCompleted](t, d, "the first turn's end", nil)
+	Await(t, d.Type("second"), "the line taken")
+	Shows(t, d, "the second turn's command", func(v event.ToolOutput) bool { return strings.Contains(v.Text, "started") })
+	if out, err := exec.CommandContext(t.Context(), "docker", "kill", "--signal", "KILL", Container(t, first.SessionID)).CombinedOutput(); err != nil {
+		t.Fatalf("docker kill: %v\n%s", err, out)
+	}
+	Until(t, d.Grew(), "the second turn's end", func() bool { return len(Of[event.TurnCompleted](d.Shown())) >= 2 },
+		func() string { return "shown: " + types(d.Shown()) })
+	Await(t, d.Type("third"), "the line taken")
+	id := d.End(t, 3)
+	notes := d.(Holder).Notes()
+	if len(notes) != 1 || !strings.Contains(notes[0], "discarded") || !strings.Contains(notes[0], "rebuilt") {
+		t.Errorf("notes %q, want one saying the lost turn's changes are discarded and the workspace rebuilt", notes)
+	}
+	var outs []string
+	for _, r := range Of[event.ToolResult](d.Shown()) {
+		var o struct{ Stdout string }
+		_ = json.Unmarshal(r.Output, &o)
+		if r.OK {
+			outs = append(outs, o.Stdout)
+		}
+	}
+	// The rebuilt workspace holds the first turn's a.txt, not the lost
+	// turn's b.txt.
+	if len(outs) != 2 || outs[1] != "a=one b=none\n" {
+		t.Errorf("the turns' commands showed %q, want the first turn's a.txt and no b.txt after the rebuild", outs)
+	}
+	log := Log(t, a.Store, id)
+	if rec := Of[event.WorkspaceRecovered](log); len(rec) != 1 || !rec[0].Discarded {
+		t.Errorf("recovered %+v, want the lost turn's changes discarded", rec)
+	}
+	if ends := Of[event.TurnCompleted](log); len(ends) != 3 || ends[2].Status != event.StatusCompleted {
+		t.Errorf("turns ended: %+v, want the turn after the rebuild completed", ends)
 	}
 }
