@@ -1,10 +1,14 @@
 // Package apptest is the front-end contract suite: what every front end
-// that drives an app.Session (the TUI's engine, internal/tuiengine; the
-// headless runner of harness exec, internal/headless) must do the same
-// way, run against each of them as store/storetest runs against the
-// stores. A front end's test supplies a FrontEnd that plays a user at it
-// (typing, queueing, answering, canceling) and reports what it showed;
-// Run plays the cases.
+// that drives an app.Session (the TUI's engine, internal/tuiengine, alone
+// and under the TUI's model, whose outbox and busy() guards stand between
+// the keys and the engine; the headless runner of harness exec,
+// internal/headless) must do the same way, run against each of them as
+// store/storetest runs against the stores. A front end's test supplies a
+// FrontEnd that plays a user at it (typing, queueing, answering,
+// canceling) and reports what it showed; Run plays the cases. The kernel
+// decisions the front ends share are app's (app.Rebuild for a lost
+// workspace, app.Unrecorded for a turn's end the store could not record):
+// the cases hold each front end to them.
 //
 // Everything is real but the model: a SQLite file under a temporary home,
 // the local workspace on a temporary project (--workspace local) where the
