@@ -1,10 +1,14 @@
 // Package apptest is the front-end contract suite: what every front end
-// that drives an app.Session (the TUI's engine, internal/tuiengine; the
-// headless runner of harness exec, internal/headless) must do the same
-// way, run against each of them as store/storetest runs against the
-// stores. A front end's test supplies a FrontEnd that plays a user at it
-// (typing, queueing, answering, canceling) and reports what it showed;
-// Run plays the cases.
+// that drives an app.Session (the TUI's engine, internal/tuiengine, alone
+// and under the TUI's model, whose outbox and busy() guards stand between
+// the keys and the engine; the headless runner of harness exec,
+// internal/headless) must do the same way, run against each of them as
+// store/storetest runs against the stores. A front end's test supplies a
+// FrontEnd that plays a user at it (typing, queueing, answering,
+// canceling) and reports what it showed; Run plays the cases. The kernel
+// decisions the front ends share are app's (app.Rebuild for a lost
+// workspace, app.Unrecorded for a turn's end the store could not record):
+// the cases hold each front end to them.
 //
 // Everything is real but the model: a SQLite file under a temporary home,
 // the local workspace on a temporary project (--workspace local) where the
@@ -22,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,6 +70,9 @@ type Driver interface {
 	Shown() []event.Event
 	// Grew is signaled (a channel of capacity 1) when Shown grows.
 	Grew() <-chan struct{}
+	// Unrecorded is every turn's end the front end told that the store
+	// could not record (app.Unrecorded), in order.
+	Unrecorded() []event.TurnCompleted
 	// End waits until the front end has shown turns turn.completed events
 	// and is done with the session (closed it), and returns the session's
 	// ID.
@@ -98,6 +106,17 @@ type Holder interface {
 	// Told waits until the front end told the user that another process
 	// took the session over.
 	Told(t *testing.T)
+	// Notes are the notes the front end showed as it took typed lines
+	// (the one of a rebuilt workspace), in order.
+	Notes() []string
+}
+
+// Switcher is a front end that can leave its session for a new one (the
+// TUI's /new).
+type Switcher interface {
+	// New asks for a new session as the user does; the channel is closed
+	// once the front end took the request.
+	New() <-chan struct{}
 }
 
 // Env is one case's machine: a home (the store) and a project.
@@ -275,4 +294,38 @@ func userInputs(evs []event.Event) []string {
 		}
 	}
 	return out
+}
+
+// Refuse is a store that refuses every append of one event type with an
+// error of its code, as a full disk does: the append fails, nothing is
+// written.
+type Refuse struct {
+	store.Store
+	typ event.Type
+	err error
+}
+
+// NewRefuse refuses a's appends of typ with err (a's store is replaced).
+func NewRefuse(a *app.App, typ event.Type, err error) *Refuse {
+	r := &Refuse{Store: a.Store, typ: typ, err: err}
+	a.Store = r
+	return r
+}
+
+func (r *Refuse) Append(ctx context.Context, id string, who store.Owner, ev store.EventIn) (store.Record, error) {
+	if ev.Type == string(r.typ) {
+		return store.Record{}, r.err
+	}
+	return r.Store.Append(ctx, id, who, ev)
+}
+
+// Container is the ID of session id's running Docker container.
+func Container(t *testing.T, id string) string {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "docker", "ps", "-q", "--filter", "label="+dockerws.LabelSession+"="+id).Output()
+	ids := strings.Fields(string(out))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("session %s's running containers: %q, %v", id, ids, err)
+	}
+	return ids[0]
 }

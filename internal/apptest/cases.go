@@ -5,13 +5,16 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/app"
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/store"
 )
 
 // Scripts of the cases.
@@ -39,6 +42,23 @@ const (
 	// okScript answers every process's first request (a resumed session's
 	// process starts the script again).
 	okScript = `[{"content": "ok"}]`
+	// catWriteScript's turn shows b.txt, then writes it; every open of
+	// the session reads the script from its start, so that a turn after a
+	// reopen shows what the workspace was rebuilt with.
+	// lostScript's first turn shows and writes a.txt; its second writes
+	// b.txt and hangs in a command until the container goes; a turn after a
+	// reopen (the script read from its start) shows what the workspace
+	// was rebuilt with.
+	lostScript = `[
+		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "echo \"a=$(cat a.txt) b=$(cat b.txt 2>/dev/null || echo none)\"; echo one > a.txt"]}}]},
+		{"content": "first done"},
+		{"toolCalls": [{"id": "c2", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "echo two > b.txt; echo started; exec sleep 600"]}}]},
+		{"content": "second done"}
+	]`
+	catWriteScript = `[
+		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "cat b.txt 2>/dev/null || echo none; echo beta > b.txt"]}}]},
+		{"content": "done"}
+	]`
 )
 
 // Run plays every case against the front end fe.
@@ -52,6 +72,7 @@ func Run(t *testing.T, fe FrontEnd) {
 	t.Run("WriteAnsweredOnDocker", func(t *testing.T) { writeAnsweredOnDocker(t, fe) })
 	t.Run("TakeOverTellsTheHolder", func(t *testing.T) { takeOverTellsTheHolder(t, fe) })
 	t.Run("SettingsOnResume", func(t *testing.T) { settingsOnResume(t, fe) })
+	t.Run("UnrecordedEndIsTold", func(t *testing.T) { unrecordedEndIsTold(t, fe) })
 	// What only some front ends offer is played where offered: the suite
 	// starts one driver to ask.
 	probe := fe(t, NewEnv(t).App(t, okScript, app.Options{}))
@@ -60,6 +81,11 @@ func Run(t *testing.T, fe FrontEnd) {
 	}
 	if _, ok := probe.(Holder); ok {
 		t.Run("TakeOverIsToldAtOnce", func(t *testing.T) { takeOverIsToldAtOnce(t, fe) })
+		t.Run("LostWorkspaceIsRebuilt", func(t *testing.T) { lostWorkspaceIsRebuilt(t, fe) })
+		t.Run("LostDuringATurnIsDiscarded", func(t *testing.T) { lostDuringATurnIsDiscarded(t, fe) })
+	}
+	if _, ok := probe.(Switcher); ok {
+		t.Run("NewWhileBusyIsRefused", func(t *testing.T) { newWhileBusyIsRefused(t, fe) })
 	}
 	if _, ok := probe.(Rewinder); ok {
 		t.Run("Rewind", func(t *testing.T) { rewind(t, fe) })
@@ -353,5 +379,143 @@ func rewind(t *testing.T, fe FrontEnd) {
 	}
 	if !strings.Contains(string(b), "first input") || !strings.Contains(string(b), "third input") || strings.Contains(string(b), "second input") {
 		t.Errorf("the request after the rewind: %s", b)
+	}
+}
+
+// A turn whose end the store could not record (its disk full) is still
+// told as ended, from the owner's outcome (app.Unrecorded): its turn, its
+// status, the failed append's code naming the store's, and that the log
+// does not hold it; the log holds no turn.completed.
+func unrecordedEndIsTold(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, okScript, app.Options{})
+	NewRefuse(a, event.TypeTurnCompleted, errcode.New(errcode.SessDiskFull, "the case's full disk"))
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "go")
+	started := Shows[event.TurnStarted](t, d, "the turn", nil)
+	Until(t, d.Grew(), "the unrecorded end told", func() bool { return len(d.Unrecorded()) > 0 },
+		func() string { return "shown: " + types(d.Shown()) })
+	ends := d.Unrecorded()
+	if len(ends) != 1 || ends[0].TurnID != started.TurnID || ends[0].Status != event.StatusCompleted ||
+		ends[0].ErrorCode != string(errcode.RuntimeEventAppendFailed) || !strings.Contains(ends[0].Note, string(errcode.SessDiskFull)) ||
+		!strings.Contains(ends[0].Note, app.UnrecordedNote) {
+		t.Errorf("told %+v, want turn %s's end, completed with %s naming %s, not in the log",
+			ends, started.TurnID, errcode.RuntimeEventAppendFailed, errcode.SessDiskFull)
+	}
+	id := d.End(t, 0)
+	if n := len(Of[event.TurnCompleted](Log(t, a.Store, id))); n != 0 {
+		t.Errorf("%d turn.completed in the log: the store recorded the end it refused", n)
+	}
+}
+
+// A front end holding a session whose Docker container went away between
+// turns (a Docker daemon restart, a `docker kill`) rebuilds its
+// workspace before the next prompt's turn (app.Rebuild), from the project
+// and what the last turn recorded, and says so.
+func lostWorkspaceIsRebuilt(t *testing.T, fe FrontEnd) {
+	NeedDocker(t)
+	a := NewEnv(t).App(t, catWriteScript, app.Options{Workspace: "docker", Image: DockerImage, NoSpare: true})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "first")
+	first := Shows[event.TurnCompleted](t, d, "the first turn's end", nil)
+	if first.Status != event.StatusCompleted {
+		t.Fatalf("the first turn ended %+v", first)
+	}
+	if out, err := exec.CommandContext(t.Context(), "docker", "kill", "--signal", "KILL", Container(t, first.SessionID)).CombinedOutput(); err != nil {
+		t.Fatalf("docker kill: %v\n%s", err, out)
+	}
+	Await(t, d.Type("second"), "the line taken")
+	id := d.End(t, 2)
+	notes := d.(Holder).Notes()
+	if len(notes) != 1 || !strings.Contains(notes[0], "rebuilt") {
+		t.Errorf("notes %q, want one saying the workspace is rebuilt", notes)
+	}
+	var outs []string
+	for _, r := range Of[event.ToolResult](d.Shown()) {
+		var o struct{ Stdout string }
+		_ = json.Unmarshal(r.Output, &o)
+		outs = append(outs, o.Stdout)
+	}
+	// The rebuilt workspace holds the first turn's b.txt.
+	if !slices.Equal(outs, []string{"none\n", "beta\n"}) {
+		t.Errorf("the turns' commands showed %q, want none, then the first turn's b.txt in the rebuilt workspace", outs)
+	}
+	log := Log(t, a.Store, id)
+	if ends := Of[event.TurnCompleted](log); len(ends) != 2 || ends[1].Status != event.StatusCompleted {
+		t.Errorf("turns ended: %+v, want two, completed", ends)
+	}
+	if rec := Of[event.WorkspaceRecovered](log); len(rec) != 0 {
+		t.Errorf("recovered %+v: nothing was lost during a turn", rec)
+	}
+}
+
+// A new session asked for while a turn runs is refused: the running turn
+// and its session stay the front end's until the turn is canceled.
+func newWhileBusyIsRefused(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, hangScript, app.Options{})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "go")
+	started := Shows[event.TurnStarted](t, d, "the turn", nil)
+	Await(t, d.(Switcher).New(), "the request taken")
+	d.Cancel()
+	id := d.End(t, 1)
+	if id != started.SessionID {
+		t.Errorf("the front end ended on session %s, want %s, whose turn was running", id, started.SessionID)
+	}
+	if ends := Of[event.TurnCompleted](Log(t, a.Store, id)); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want one, canceled", ends)
+	}
+	list, err := a.Store.ListSessions(t.Context(), store.ListCursor{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 {
+		t.Errorf("%d sessions stored, want the one whose turn ran", len(list))
+	}
+}
+
+// A front end holding a session whose Docker container went away during a
+// turn (its end-of-turn diff failed: the turn's changes were not
+// recorded, and no container kept them) gives up that turn's changes
+// explicitly before the next prompt's turn (workspace.recovered,
+// discarded), rebuilds the workspace from what the turn before recorded,
+// and says so.
+func lostDuringATurnIsDiscarded(t *testing.T, fe FrontEnd) {
+	NeedDocker(t)
+	a := NewEnv(t).App(t, lostScript, app.Options{Workspace: "docker", Image: DockerImage, NoSpare: true})
+	d := fe(t, a)
+	d.Start(app.OpenRequest{}, "first")
+	first := Shows[event.TurnCompleted](t, d, "the first turn's end", nil)
+	Await(t, d.Type("second"), "the line taken")
+	Shows(t, d, "the second turn's command", func(v event.ToolOutput) bool { return strings.Contains(v.Text, "started") })
+	if out, err := exec.CommandContext(t.Context(), "docker", "kill", "--signal", "KILL", Container(t, first.SessionID)).CombinedOutput(); err != nil {
+		t.Fatalf("docker kill: %v\n%s", err, out)
+	}
+	Until(t, d.Grew(), "the second turn's end", func() bool { return len(Of[event.TurnCompleted](d.Shown())) >= 2 },
+		func() string { return "shown: " + types(d.Shown()) })
+	Await(t, d.Type("third"), "the line taken")
+	id := d.End(t, 3)
+	notes := d.(Holder).Notes()
+	if len(notes) != 1 || !strings.Contains(notes[0], "discarded") || !strings.Contains(notes[0], "rebuilt") {
+		t.Errorf("notes %q, want one saying the lost turn's changes are discarded and the workspace rebuilt", notes)
+	}
+	var outs []string
+	for _, r := range Of[event.ToolResult](d.Shown()) {
+		var o struct{ Stdout string }
+		_ = json.Unmarshal(r.Output, &o)
+		if r.OK {
+			outs = append(outs, o.Stdout)
+		}
+	}
+	// The rebuilt workspace holds the first turn's a.txt, not the lost
+	// turn's b.txt.
+	if len(outs) != 2 || outs[1] != "a=one b=none\n" {
+		t.Errorf("the turns' commands showed %q, want the first turn's a.txt and no b.txt after the rebuild", outs)
+	}
+	log := Log(t, a.Store, id)
+	if rec := Of[event.WorkspaceRecovered](log); len(rec) != 1 || !rec[0].Discarded {
+		t.Errorf("recovered %+v, want the lost turn's changes discarded", rec)
+	}
+	if ends := Of[event.TurnCompleted](log); len(ends) != 3 || ends[2].Status != event.StatusCompleted {
+		t.Errorf("turns ended: %+v, want the turn after the rebuild completed", ends)
 	}
 }

@@ -88,6 +88,25 @@ func (d *execDriver) Shown() []event.Event { return d.out.events() }
 
 func (d *execDriver) Grew() <-chan struct{} { return d.out.grew }
 
+// Unrecorded reads the outcome lines on stderr of turns whose end the
+// store could not record: "turn ID: STATUS · … · CODE: NOTE".
+func (d *execDriver) Unrecorded() []event.TurnCompleted {
+	var out []event.TurnCompleted
+	for _, l := range strings.Split(d.errOut.String(), "\n") {
+		head, rest, ok := strings.Cut(strings.TrimPrefix(l, "turn "), ": ")
+		if !strings.HasPrefix(l, "turn ") || !ok || !strings.Contains(l, app.UnrecordedNote) {
+			continue
+		}
+		parts := strings.Split(rest, " · ")
+		tc := event.TurnCompleted{TurnID: head, Status: parts[0], Note: parts[len(parts)-1]}
+		if code, note, ok := strings.Cut(tc.Note, ": "); ok && code == strings.ToUpper(code) && !strings.Contains(code, " ") {
+			tc.ErrorCode, tc.Note = code, note
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
 // End waits for Run to return (it returns once the session is idle, and
 // closes it).
 func (d *execDriver) End(t *testing.T, turns int) string {

@@ -120,7 +120,10 @@ func Run(ctx context.Context, sess *app.Session, from int64, prompt string, o Op
 	flush <- done // the turns' outcome lines come before what follows
 	<-done
 	if out.TurnID != "" && out.TurnID != a.endedTurn {
-		a.unrecordedOutcome(out)
+		// The store could not record the turn's end (its disk full, its
+		// server gone): it is told from the runtime's outcome, on stderr in
+		// both modes, so that the end is never silent.
+		a.printOutcome(app.Unrecorded(sess.ID(), out.RunID, out))
 	}
 	fmt.Fprintf(a.Stderr, "harness: session %s (harness resume %s)\n", sess.ID(), sess.ID())
 	// The patch the last turn's diff recorded: the workspace is not diffed
@@ -409,17 +412,6 @@ func (a *run) printOutcome(d event.TurnCompleted) {
 	if d.Truncated {
 		fmt.Fprintln(a.Stderr, "harness: the answer was cut (finish reason length: the output limit, or a stream the server ended without saying it was finished): ask it to continue, or raise --max-tokens (or maxTokens in the config file)")
 	}
-}
-
-// unrecordedOutcome tells how a turn ended whose turn.completed the store
-// could not record (its disk full, its server gone): the runtime's outcome,
-// on stderr in both modes, so that the end is never silent.
-func (a *run) unrecordedOutcome(o runtime.Outcome) {
-	line := fmt.Sprintf("turn %s: %s · %s · %s", o.TurnID, o.Status, plural(o.ModelRequests, "model request"), plural(o.ToolCalls, "tool call"))
-	if o.ErrorCode != "" {
-		line += fmt.Sprintf(" · %s: %s", o.ErrorCode, o.Message)
-	}
-	fmt.Fprintln(a.Stderr, line+" (not in the session's log: the store could not record the turn's end)")
 }
 
 // callWidth bounds a call's line: a command line is shown whole up to

@@ -32,9 +32,11 @@ type tuiDriver struct {
 
 	mu       sync.Mutex
 	sid      string
-	shown    []event.Event // guarded by mu
-	approval *tui.Approval // guarded by mu: the last question shown
-	lost     string        // guarded by mu
+	shown    []event.Event         // guarded by mu
+	approval *tui.Approval         // guarded by mu: the last question shown
+	lost     string                // guarded by mu
+	told     []event.TurnCompleted // guarded by mu: the unrecorded ends
+	notes    []string              // guarded by mu: the notes of sent lines
 }
 
 func newTUIDriver(t *testing.T, a *app.App) *tuiDriver {
@@ -95,6 +97,9 @@ func (d *tuiDriver) open(req app.OpenRequest) {
 			if u.Lost != "" {
 				d.lost = u.Lost
 			}
+			if u.Unrecorded != nil {
+				d.told = append(d.told, *u.Unrecorded)
+			}
 			d.mu.Unlock()
 			select {
 			case d.grew <- struct{}{}:
@@ -125,7 +130,27 @@ func (d *tuiDriver) Start(req app.OpenRequest, prompt string) {
 }
 
 func (d *tuiDriver) Type(line string) <-chan struct{} {
-	return d.background("send", func() error { _, err := d.eng.Send(d.ctx, line); return err })
+	return d.background("send", func() error {
+		s, err := d.eng.Send(d.ctx, line)
+		if s.Note != "" {
+			d.mu.Lock()
+			d.notes = append(d.notes, s.Note)
+			d.mu.Unlock()
+		}
+		return err
+	})
+}
+
+func (d *tuiDriver) Notes() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.notes...)
+}
+
+func (d *tuiDriver) Unrecorded() []event.TurnCompleted {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]event.TurnCompleted(nil), d.told...)
 }
 
 func (d *tuiDriver) Queue(line string) <-chan struct{} {

@@ -402,85 +402,25 @@ func (e *Engine) closeCurrent(cur *tuiSession) {
 	cur.close()
 }
 
-// rebuildLost reopens the open session before a prompt starts a turn when
-// the session is idle and its Docker workspace's container went away (a
-// Docker daemon restart stops every container, and the in-memory tree goes
-// with it; a `docker kill`): the reopen rebuilds the workspace from the
-// project tree and what the session's last finished turn recorded, as
-// `harness resume` does, and the turn runs in it. It says so, or returns
-// "" when there was nothing to rebuild. It leaves the session as it is
-// while a turn runs (its tool calls fail with the container's error).
-//
-// When the container went away during the last turn, that turn's
-// end-of-turn diff failed and its changes were not recorded: they are
-// recovered from the container the turn's end kept, when there is one
-// (app.RecoverPatch, as `harness diff` does), else given up explicitly
-// (app.Discard, as `harness discard` does: workspace.recovered with
-// discarded set), and the note says which.
+// rebuildLost rebuilds the open session's workspace before a prompt
+// starts a turn when its container went away (app.Rebuild decides, and
+// says how in the note it returns; "" when there was nothing to rebuild):
+// the engine closes the session and opens it again.
 func (e *Engine) rebuildLost(ctx context.Context, cur *tuiSession) (string, error) {
-	if st, _ := cur.sess.State(); st == runtime.StateEnding {
-		// A prompt typed as the turn ends (the screen shows its end):
-		// whether the workspace is lost is known once it has ended.
-		select {
-		case <-cur.sess.Idle():
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
+	r, err := cur.sess.LostWorkspace(ctx)
+	if r == nil || err != nil {
+		return "", err
 	}
-	select {
-	case <-cur.sess.Idle():
-	default:
-		return "", nil
-	}
-	lost := cur.sess.WorkspaceLost(ctx)
-	if lost == nil {
-		return "", nil
-	}
-	last, _, err := runtime.LastFinished(ctx, e.a.Store, cur.id)
-	if err != nil {
-		return "", nil
-	}
-	unrecorded := last != nil && last.Workspace != nil && last.Workspace.DiffError != ""
 	e.openMu.Lock()
 	defer e.openMu.Unlock()
 	if now, _ := e.current(); now != cur {
 		return "", nil // reopened meanwhile
 	}
-	// The session's lease goes with it: recovering or discarding takes it.
 	e.closeCurrent(cur)
-	note := "the workspace's container had stopped or gone since the last turn (a Docker daemon restart stops every container): the workspace is rebuilt from the project and what the session's last finished turn recorded"
-	if unrecorded {
-		turn := last.Identity.TurnID
-		_, _, rerr := e.a.RecoverPatch(ctx, cur.id)
-		switch {
-		case rerr == nil:
-			note = fmt.Sprintf("the workspace's container went away during turn %s, whose changes could not be recorded then: they are recovered from the container its end kept, and the workspace is rebuilt with them", turn)
-		case errcode.Of(rerr) == errcode.WorkspaceNotFound:
-			// No container kept the files: the turn's changes are gone.
-			if _, derr := e.a.Discard(ctx, cur.id); derr != nil {
-				return "", e.reopenAfter(ctx, cur.id, lost, derr)
-			}
-			note = fmt.Sprintf("the workspace's container went away during turn %s (a Docker daemon restart, a `docker kill`), with the changes that turn made: they are discarded (recorded as such), and the workspace is rebuilt from the project and what the turns before it recorded", turn)
-		default:
-			return "", e.reopenAfter(ctx, cur.id, lost, rerr)
-		}
-	}
-	if _, err := e.open(ctx, tui.OpenRequest{ID: cur.id}); err != nil {
-		return "", &errcode.Error{Code: errcode.Of(err), Message: fmt.Sprintf(
-			"rebuild the workspace of session %s (%s): %s; `harness resume %s` tries again",
-			cur.id, errcode.Message(lost), errcode.Message(err), cur.id), Err: err}
-	}
-	return note, nil
-}
-
-// reopenAfter is rebuildLost's error when the lost turn's changes could be
-// neither recovered nor discarded (cause): the session is opened again as
-// it is, so the screen keeps it, and the error says what to do.
-func (e *Engine) reopenAfter(ctx context.Context, id string, lost, cause error) error {
-	_, _ = e.open(ctx, tui.OpenRequest{ID: id}) // its own failure adds nothing to cause's
-	return &errcode.Error{Code: errcode.Of(cause), Err: cause, Message: fmt.Sprintf(
-		"rebuild the workspace of session %s (%s): %s; quit, then `harness discard %s` and `harness resume %s`",
-		id, errcode.Message(lost), errcode.Message(cause), id, id)}
+	return r.Run(ctx, func(ctx context.Context) error {
+		_, err := e.open(ctx, tui.OpenRequest{ID: cur.id})
+		return err
+	})
 }
 
 func (e *Engine) Queue(ctx context.Context, text string) (tui.Sent, error) {
@@ -731,14 +671,9 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 }
 
 // unrecorded is the end of cur's open run that the store could not
-// record, built from the owner's outcome of its last turn.
+// record (app.Unrecorded), from the owner's outcome of its last turn.
 func unrecorded(cur *tuiSession) *event.TurnCompleted {
 	out, _ := cur.sess.Wait(context.WithoutCancel(cur.ctx)) // idle: at once
-	tc := &event.TurnCompleted{RunID: cur.open, SessionID: cur.id, TurnID: out.TurnID, Status: string(runtime.StatusFailed),
-		ModelRequests: out.ModelRequests, ToolCalls: out.ToolCalls, Usage: out.Usage}
-	if out.RunID == cur.open {
-		tc.Status, tc.ErrorCode, tc.Note = string(out.Status), string(out.ErrorCode), out.Message
-	}
-	tc.Note = strings.TrimSpace(tc.Note + " (not in the session's log: the store could not record the turn's end)")
-	return tc
+	tc := app.Unrecorded(cur.id, cur.open, out)
+	return &tc
 }
