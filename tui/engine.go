@@ -257,7 +257,7 @@ type TurnSummary struct {
 	Prompt   string
 	At       time.Time
 	Status   string // "" when it did not finish
-	Files    int // what the turn itself changed, not its whole patch
+	Files    int    // what the turn itself changed, not its whole patch
 	Added    int
 	Deleted  int
 	Current  bool // the session is at its end

@@ -80,9 +80,9 @@ type Transcript struct {
 	workspace Workspace
 	// mounts is what the last notice of the sandbox's mounts named: a
 	// workspace opened again with the same ones says nothing new.
-	mounts string
-	awaiting  map[string]bool // permission IDs asked and not answered
-	version   uint64
+	mounts   string
+	awaiting map[string]bool // permission IDs asked and not answered
+	version  uint64
 }
 
 // New returns an empty transcript.
