@@ -547,6 +547,10 @@ func (m *Model) pagerKey(k tea.KeyPressMsg) tea.Cmd {
 			return m.apply(p.plan)
 		}
 		return nil
+	case "1", "2", "3", "4", "5", "6", "7", "8", "9":
+		if p.kind == pagerJobs {
+			return m.stopKey(k.String())
+		}
 	}
 	return p.update(k)
 }

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +52,30 @@ func (j *jobs) running() int {
 	return n
 }
 
+// stoppable lists the running jobs the /jobs view numbers, as it shows
+// them (the newest first), at most nine: the digit keys stop them.
+func (j *jobs) stoppable() []string {
+	var out []string
+	for i := len(j.list) - 1; i >= 0 && len(out) < 9; i-- {
+		if j.list[i].ended.IsZero() {
+			out = append(out, j.list[i].id)
+		}
+	}
+	return out
+}
+
+// stopKey is a digit pressed in the /jobs view: it stops the running job
+// that digit numbers.
+func (m *Model) stopKey(key string) tea.Cmd {
+	ids := m.jobs.stoppable()
+	n := int(key[0] - '1')
+	if len(key) != 1 || key[0] < '1' || key[0] > '9' || n >= len(ids) {
+		return nil
+	}
+	m.pager = nil
+	return m.jobsCmd("stop " + ids[n])
+}
+
 // jobsCmd is /jobs: with no argument, the view of the session's jobs;
 // "stop ID" stops one (its end is recorded; the view follows the log).
 func (m *Model) jobsCmd(args string) tea.Cmd {
@@ -60,7 +86,7 @@ func (m *Model) jobsCmd(args string) tea.Cmd {
 	fields := strings.Fields(args)
 	switch {
 	case len(fields) == 0:
-		m.pager = newPager(pagerHelp, "Background jobs", jobLines(m), m.width, m.bodyHeight())
+		m.pager = newPager(pagerJobs, "Background jobs", jobLines(m), m.width, m.bodyHeight())
 		return nil
 	case len(fields) == 2 && fields[0] == "stop":
 		id := fields[1]
@@ -93,9 +119,13 @@ func jobLines(m *Model) []string {
 		if !r.ended.IsZero() {
 			state = th.Muted.Render("ended (" + r.how + ") after " + transcript.Duration(r.ended.Sub(r.started)))
 		}
-		out = append(out, " "+th.Key.Render(r.id)+"  "+th.Text.Render(r.command)+"  "+state)
+		key := "   "
+		if n := slices.Index(m.jobs.stoppable(), r.id); n >= 0 {
+			key = th.Key.Render(fmt.Sprintf("%d", n+1)) + "  "
+		}
+		out = append(out, " "+key+th.Key.Render(r.id)+"  "+th.Text.Render(r.command)+"  "+state)
 		if r.ended.IsZero() {
-			out = append(out, "   "+th.Muted.Render("/jobs stop "+r.id))
+			out = append(out, "      "+th.Muted.Render("/jobs stop "+r.id))
 		}
 		lines := strings.Split(strings.TrimRight(r.tail, "\n"), "\n")
 		for _, l := range lines[max(len(lines)-3, 0):] {

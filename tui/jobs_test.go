@@ -67,3 +67,26 @@ func TestExecLineOfJobs(t *testing.T) {
 		}
 	}
 }
+
+// In the /jobs view a digit stops the running job it numbers; the view
+// says which key does what, and an ended job has no number.
+func TestJobsViewStopsWithAKey(t *testing.T) {
+	eng := idleEngine()
+	s := newScreen(t, eng, Options{}, 120, 30)
+	code := 0
+	s.events(
+		ev(1, event.JobStarted{SessionID: sessID, TurnID: "turn-1", CallID: "call-1", JobID: "job-1", Argv: []string{"python3", "-m", "http.server"}}),
+		ev(2, event.JobStarted{SessionID: sessID, TurnID: "turn-1", CallID: "call-2", JobID: "job-2", Argv: []string{"sleep", "100"}}),
+		ev(3, event.JobStarted{SessionID: sessID, TurnID: "turn-1", CallID: "call-3", JobID: "job-3", Argv: []string{"true"}}),
+		ev(4, event.JobExited{SessionID: sessID, TurnID: "turn-1", JobID: "job-3", Argv: []string{"true"}, Reason: event.JobReasonExited, ExitCode: &code}),
+	)
+	s.resetCalls()
+	s.typeText("/jobs")
+	s.key("enter")
+	s.wantText("1–9 stop that running job", "1  job-2  sleep 100", "2  job-1  python3 -m http.server")
+	s.key("3") // numbers no running job
+	s.wantCalls()
+	s.key("2")
+	s.wantCalls("stop job job-1")
+	s.wantText("Stopping job-1")
+}

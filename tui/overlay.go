@@ -23,6 +23,7 @@ const (
 	pagerDiff pagerKind = iota
 	pagerApply
 	pagerHelp
+	pagerJobs // /jobs: a digit stops the running job it numbers
 )
 
 // pager is a scrollable full-body overlay: /diff, the /apply confirmation
@@ -65,6 +66,8 @@ func (p *pager) footer() string {
 	switch {
 	case p.kind == pagerApply && p.plan.Conflict == "" && p.plan.Patch != "":
 		return "y apply to " + p.plan.Root + " · n/esc cancel · ↑/↓ pgup/pgdn scroll"
+	case p.kind == pagerJobs:
+		return "1–9 stop that running job · esc close · ↑/↓ pgup/pgdn scroll"
 	default:
 		return "esc close · ↑/↓ pgup/pgdn scroll"
 	}
