@@ -78,10 +78,14 @@ func assertOneEndPerTurn(t *testing.T, evs []event.Event) {
 func TestSendWhileAdmitting(t *testing.T) {
 	// The steering lands in the first request, or (when it arrives while
 	// that answer streams) causes a second one.
+	// The first request is held until the typed message is in, so the
+	// turn cannot end before it arrives (a loaded machine may schedule
+	// the second Send after a quick turn's end).
 	m := script(t, `[{"content":"done"},{"content":"done again"}]`)
+	gm := &gatedModel{inner: m, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{1: true}}
 	f := newFixture(t, m, m, nil)
 	g := newOnceGate(f.log, event.TypeTurnStarted)
-	f.swapLog(g, m)
+	f.swapLog(g, gm)
 	ctx := t.Context()
 	first := make(chan runtime.Sent)
 	go func() {
@@ -101,7 +105,10 @@ func TestSendWhileAdmitting(t *testing.T) {
 		second <- sent
 	}()
 	close(g.release)
-	a, b := <-first, <-second
+	a := <-first
+	<-gm.started
+	b := <-second
+	close(gm.release)
 	if a.Kind != runtime.SentStarted || b.Kind != runtime.SentSteered || b.RunID != a.RunID {
 		t.Fatalf("sent = %+v then %+v; want a start, then steering of that run", a, b)
 	}
