@@ -133,7 +133,7 @@ func replayStored(t *testing.T, st *sqlite.Store, path string) (string, string) 
 	}
 	rt := runtime.New(runtime.Config{})
 	cp := rp.Checkpoint
-	if _, err := rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: script(t, `[]`), Workspace: mustLocal(t, t.TempDir())}, cp, runtime.Settings{Model: "fake", Tools: []model.ToolSpec{}}); err != nil {
+	if _, err := rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: script(t, `[]`), Workspace: mustLocal(t, t.TempDir())}, cp, checkpoint.Settings{Model: "fake", Tools: []model.ToolSpec{}}); err != nil {
 		return string(errcode.Of(err)), ""
 	}
 	if cp == nil {
