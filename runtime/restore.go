@@ -134,15 +134,33 @@ func counted(n int, what string) string {
 // its turn.completed follows: the point a fork continues from. It also
 // returns the turn that was abandoned after it, if any.
 func LastFinished(ctx context.Context, h History, sessionID string) (*checkpoint.Checkpoint, string, error) {
-	var scan checkpoint.Scan
-	err := store.Each(ctx, h, sessionID, -1, func(r store.Record) error {
-		return scan.Add(checkpoint.Record{Seq: r.Seq, Type: r.Type, Body: r.Body})
-	})
+	scan, err := ScanLog(ctx, h, sessionID, nil)
 	if err != nil {
 		return nil, "", err
 	}
-	scan.Done()
 	return scan.Finished, scan.Abandoned, nil
+}
+
+// ScanLog reads session sessionID's whole log into a checkpoint.Scan and
+// ends the scan (Scan.Done). each, unless nil, is called with every
+// record once the scan has taken it in. Codes: those of the store and of
+// Scan.Add, and each's errors as they are.
+func ScanLog(ctx context.Context, r store.EventReader, sessionID string, each func(store.Record, *checkpoint.Scan) error) (*checkpoint.Scan, error) {
+	scan := &checkpoint.Scan{}
+	err := store.Each(ctx, r, sessionID, -1, func(rec store.Record) error {
+		if err := scan.Add(checkpoint.Record{Seq: rec.Seq, Type: rec.Type, Body: rec.Body}); err != nil {
+			return err
+		}
+		if each == nil {
+			return nil
+		}
+		return each(rec, scan)
+	})
+	if err != nil {
+		return nil, err
+	}
+	scan.Done()
+	return scan, nil
 }
 
 // RestoreSession opens a session in this runtime, run with cfg, with the

@@ -41,14 +41,10 @@ func WriteEvents(ctx context.Context, r store.Reader, id string, w io.Writer) er
 // was the newest when that turn ended, not one of the turns the rewind
 // took out of the model's view.
 func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*checkpoint.Checkpoint, error) {
-	var scan checkpoint.Scan
 	var cur *checkpoint.Checkpoint
 	atEnd := map[string]*checkpoint.Checkpoint{} // turn ID → the request in force at its terminal checkpoint
 	rewound := false                             // the previous event was session.rewound
-	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
-		if err := scan.Add(checkpoint.Record{Seq: rec.Seq, Type: rec.Type, Body: rec.Body}); err != nil {
-			return err
-		}
+	_, err := runtime.ScanLog(ctx, r, id, func(rec store.Record, scan *checkpoint.Scan) error {
 		after := rewound
 		rewound = event.Type(rec.Type) == event.TypeSessionRewound
 		if event.Type(rec.Type) != event.TypeRuntimeCheckpoint {

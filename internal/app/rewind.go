@@ -79,15 +79,13 @@ func ReadTimeline(ctx context.Context, r store.Reader, id string) (*Timeline, er
 		return nil, err
 	}
 	tl := &Timeline{}
-	var scan checkpoint.Scan
 	byID := map[string]int{}
-	inputs := map[string]int{} // input message ID → turn index
-	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
-		before := scan.Finished
-		if err := scan.Add(checkpoint.Record{Seq: rec.Seq, Type: rec.Type, Body: rec.Body}); err != nil {
-			return err
-		}
-		if f := scan.Finished; f != nil && f != before {
+	inputs := map[string]int{}          // input message ID → turn index
+	var finished *checkpoint.Checkpoint // the scan's last finished state before the record at hand
+	scan, err := runtime.ScanLog(ctx, r, id, func(rec store.Record, scan *checkpoint.Scan) error {
+		before := finished
+		finished = scan.Finished
+		if f := finished; f != nil && f != before {
 			if i, ok := byID[f.Identity.TurnID]; ok {
 				tl.Turns[i].cp = f
 			}
