@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/runtime"
 )
@@ -92,7 +93,7 @@ func BenchmarkTurn60Reads20KB(b *testing.B) {
 	compactions := 0
 	turn := func(discard bool) time.Duration {
 		m := &readingModel{}
-		f := newFixture(b, m, nil, func(_ *runtime.SessionConfig, s *runtime.Settings) {
+		f := newFixture(b, m, nil, func(_ *runtime.SessionConfig, s *checkpoint.Settings) {
 			s.Model = "reader"
 			s.Context = compaction.DefaultPolicy(128000)
 		})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/gcpolicy"
 	"github.com/harness-dev/harness/internal/model"
@@ -51,7 +52,7 @@ func BenchmarkSteerVsAppend(b *testing.B) {
 	steerLog, bareLog := mk(event.NewID("sess")), mk(event.NewID("sess"))
 	m, _ := fake.Parse([]byte(`[{"content":"x","hang":true}]`))
 	rt := runtime.New(runtime.Config{})
-	sess, err := rt.OpenSession(ctx, steerLog, runtime.SessionConfig{Model: m, Workspace: mustLocal(b, b.TempDir()), MaxRounds: -1, LoopRepeats: -1}, runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()})
+	sess, err := rt.OpenSession(ctx, steerLog, runtime.SessionConfig{Model: m, Workspace: mustLocal(b, b.TempDir()), MaxRounds: -1, LoopRepeats: -1}, checkpoint.Settings{Model: "fake", Tools: tools.ModelSpecs()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func BenchmarkTurn200Rounds(b *testing.B) {
 		// The same read every round: the round limit and the loop guard
 		// are off, as the benchmark measures a round's cost.
 		noGuards := func(c *runtime.SessionConfig) { c.MaxRounds, c.LoopRepeats = -1, -1 }
-		f := newFixture(b, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { noGuards(c) })
+		f := newFixture(b, m, m, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { noGuards(c) })
 		if discard {
 			f.swapLog(&discardLog{id: f.sess.ID()}, m, noGuards)
 		}
@@ -276,7 +277,7 @@ func BenchmarkRestore10k(b *testing.B) {
 		}
 		last = m
 		rt := runtime.New(runtime.Config{})
-		var cp *runtime.Checkpoint
+		var cp *checkpoint.Checkpoint
 		if turn > 0 {
 			rp, err := runtime.LatestTerminal(ctx, st, id)
 			if err != nil {
@@ -284,7 +285,7 @@ func BenchmarkRestore10k(b *testing.B) {
 			}
 			cp = rp.Checkpoint
 		}
-		sess, err = rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: m, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1}, cp, runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()})
+		sess, err = rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: m, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1}, cp, checkpoint.Settings{Model: "fake", Tools: tools.ModelSpecs()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -328,7 +329,7 @@ func BenchmarkRestore10k(b *testing.B) {
 			b.Fatal(err)
 		}
 		rt2 := runtime.New(runtime.Config{})
-		if _, err := rt2.RestoreSession(ctx, log, runtime.SessionConfig{Model: last, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1}, rp.Checkpoint, runtime.Settings{}); err != nil {
+		if _, err := rt2.RestoreSession(ctx, log, runtime.SessionConfig{Model: last, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1}, rp.Checkpoint, checkpoint.Settings{}); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
@@ -439,7 +440,7 @@ func roundStoreCost(b *testing.B, st store.Store) {
 		}
 		log := &roundLog{SessionLog: sl, spent: map[int]time.Duration{}}
 		rt := runtime.New(runtime.Config{})
-		sess, err := rt.OpenSession(ctx, log, runtime.SessionConfig{Model: &readLoop{rounds: 201}, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1}, runtime.Settings{Model: "read-loop", Tools: tools.ModelSpecs()})
+		sess, err := rt.OpenSession(ctx, log, runtime.SessionConfig{Model: &readLoop{rounds: 201}, Workspace: mustLocal(b, root), MaxRounds: -1, LoopRepeats: -1}, checkpoint.Settings{Model: "read-loop", Tools: tools.ModelSpecs()})
 		if err != nil {
 			b.Fatal(err)
 		}

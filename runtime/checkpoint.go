@@ -11,40 +11,15 @@ import (
 	"github.com/harness-dev/harness/internal/model"
 )
 
-// The checkpoint format lives in package checkpoint, whose types the
-// runtime's API takes as they are. Checkpoint and Settings keep a name
-// here: every front end and the application open sessions with them.
-type (
-	// Checkpoint is the runtime.checkpoint payload, version 1.
-	Checkpoint = checkpoint.Checkpoint
-	// Settings are a session's defaults, recorded in each checkpoint.
-	Settings = checkpoint.Settings
-)
-
-// Checkpoint phases.
-const (
-	phaseModel    = checkpoint.PhaseModel
-	phaseSummary  = checkpoint.PhaseSummary
-	phaseTerminal = checkpoint.PhaseTerminal
-)
-
-// MaxCheckpointBytes bounds a checkpoint payload.
-const MaxCheckpointBytes = checkpoint.MaxBytes
-
-// ParseCheckpoint decodes a payload strictly (checkpoint.Parse).
-func ParseCheckpoint(payload []byte) (*Checkpoint, error) { return checkpoint.Parse(payload) }
-
-var checkMessageState = checkpoint.CheckMessages
-
 func sortedKeys(m map[string]bool) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
 // snapshot builds the payload of the session as it is now. Caller holds s.mu.
-func (t *turn) snapshot(phase string, next *checkpoint.NextRequest, term *checkpoint.TerminalStatus) Checkpoint {
+func (t *turn) snapshot(phase string, next *checkpoint.NextRequest, term *checkpoint.TerminalStatus) checkpoint.Checkpoint {
 	s, r := t.s, t.r
 	st := &s.state
-	return Checkpoint{
+	return checkpoint.Checkpoint{
 		Version:  1,
 		Identity: checkpoint.Identity{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Phase: phase, SessionTurns: slices.Clone(st.turns)},
 		History:  checkpoint.NewHistory(st.revision, st.messages, st.rawMsgs),
@@ -117,7 +92,7 @@ func (t *turn) checkpoint(phase string, next *checkpoint.NextRequest, term *chec
 
 // ReconstructModelRequest returns exactly the request the model received
 // for a checkpoint of phase model or summary. It is pure.
-func ReconstructModelRequest(cp *Checkpoint) (model.Request, error) {
+func ReconstructModelRequest(cp *checkpoint.Checkpoint) (model.Request, error) {
 	if cp.History.Base != 0 {
 		return model.Request{}, errcode.New(errcode.RuntimeInvalidInput, "reconstruct request: a partial checkpoint; fold it with checkpoint.Chain first")
 	}
@@ -127,7 +102,7 @@ func ReconstructModelRequest(cp *Checkpoint) (model.Request, error) {
 	st := state{messages: cp.History.Messages, compact: cp.Context.Compaction, firstUser: cp.Context.FirstUser, turnUser: cp.TurnMessage()}
 	view := st.view()
 	nr := cp.NextRequest
-	if cp.Identity.Phase == phaseSummary {
+	if cp.Identity.Phase == checkpoint.PhaseSummary {
 		if nr.Boundary > len(view) {
 			return model.Request{}, errcode.New(errcode.RuntimeCheckpointInvalid, "reconstruct request: summary boundary past the view")
 		}
@@ -139,7 +114,7 @@ func ReconstructModelRequest(cp *Checkpoint) (model.Request, error) {
 // roundRequest is the request of a model round: the one place it is
 // assembled, for the turn that sends it and for ReconstructModelRequest
 // (harness request), so the rebuilt request is the request sent.
-func roundRequest(set Settings, requestID string, view []model.Message, maxTokens int) model.Request {
+func roundRequest(set checkpoint.Settings, requestID string, view []model.Message, maxTokens int) model.Request {
 	return model.Request{
 		RequestID:       requestID,
 		Model:           set.Model,

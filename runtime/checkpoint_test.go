@@ -14,9 +14,9 @@ import (
 )
 
 // checkpoints returns the payloads of every runtime.checkpoint, in order.
-func (f *fixture) checkpoints() []*runtime.Checkpoint {
+func (f *fixture) checkpoints() []*checkpoint.Checkpoint {
 	f.t.Helper()
-	var out []*runtime.Checkpoint
+	var out []*checkpoint.Checkpoint
 	var chain checkpoint.Chain
 	for _, d := range ofType[event.RuntimeCheckpoint](f.events()) {
 		cp, err := chain.Next(d.Payload)
@@ -35,7 +35,7 @@ func TestReconstructModelRequest(t *testing.T) {
 	 {"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}],"usage":{"promptTokens":5,"completionTokens":1}},
 	 {"content":"done <&> ünïcode","usage":{"promptTokens":5,"completionTokens":1}},
 	 {"content":"again","usage":{"promptTokens":5,"completionTokens":1}}]`)
-	f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) {
+	f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *checkpoint.Settings) {
 		s.ProviderOptions = json.RawMessage(`{"temperature":0.2}`)
 		s.MaxTokens = 900
 	})
@@ -47,7 +47,7 @@ func TestReconstructModelRequest(t *testing.T) {
 // wantRebuilt checks that every checkpoint of cps that holds a model
 // request rebuilds it, in order, byte for byte as canonical JSON, into
 // what the model received.
-func wantRebuilt(t *testing.T, cps []*runtime.Checkpoint, received [][]byte) {
+func wantRebuilt(t *testing.T, cps []*checkpoint.Checkpoint, received [][]byte) {
 	t.Helper()
 	var rebuilt [][]byte
 	for _, cp := range cps {
@@ -77,11 +77,11 @@ func TestParseCheckpointRejects(t *testing.T) {
 	f.wait(f.start("go"))
 	cps := ofType[event.RuntimeCheckpoint](f.events())
 	good := cps[len(cps)-1].Payload
-	if _, err := runtime.ParseCheckpoint(good); err != nil {
+	if _, err := checkpoint.Parse(good); err != nil {
 		t.Fatalf("good checkpoint: %v", err)
 	}
 	// Reasoning tokens counted apart make the total larger: kept.
-	if _, err := runtime.ParseCheckpoint(bytes.Replace(good, []byte(`"totalTokens":2`), []byte(`"totalTokens":3`), 1)); err != nil {
+	if _, err := checkpoint.Parse(bytes.Replace(good, []byte(`"totalTokens":2`), []byte(`"totalTokens":3`), 1)); err != nil {
 		t.Fatalf("checkpoint with total above prompt + completion: %v", err)
 	}
 	edit := func(fn func(map[string]any)) []byte {
@@ -105,7 +105,7 @@ func TestParseCheckpointRejects(t *testing.T) {
 		{"turn missing", replaceTurns(good), errcode.RuntimeCheckpointInvalid},
 		{"not canonical", edit(func(map[string]any) {}), errcode.RuntimeCheckpointInvalid},
 		{"not json", []byte("{"), errcode.RuntimeCheckpointInvalid},
-		{"too large", append(bytes.Repeat([]byte(" "), runtime.MaxCheckpointBytes), good...), errcode.RuntimeCheckpointInvalid},
+		{"too large", append(bytes.Repeat([]byte(" "), checkpoint.MaxBytes), good...), errcode.RuntimeCheckpointInvalid},
 		{"terminal with next request", bytes.Replace(good, []byte(`"terminalStatus"`), []byte(`"nextRequest":{"requestId":"req-1","maxTokens":1,"step":1},"terminalStatus"`), 1), errcode.RuntimeCheckpointInvalid},
 		{"cursor past history", bytes.Replace(good, []byte(`"tailStart":0`), []byte(`"tailStart":99`), 1), errcode.RuntimeCheckpointInvalid},
 		{"elision past history", bytes.Replace(good, []byte(`"compactions":0`), []byte(`"compactions":0,"elideBefore":99`), 1), errcode.RuntimeCheckpointInvalid},
@@ -116,7 +116,7 @@ func TestParseCheckpointRejects(t *testing.T) {
 			if bytes.Equal(c.payload, good) {
 				t.Fatal("the case did not change the payload")
 			}
-			_, err := runtime.ParseCheckpoint(c.payload)
+			_, err := checkpoint.Parse(c.payload)
 			mustCode(t, err, c.want)
 		})
 	}
@@ -154,7 +154,7 @@ func FuzzParseCheckpoint(f *testing.F) {
 			e := min(o+int(cut), len(p))
 			b = append(append(append(make([]byte, 0, len(p)+len(ins)), p[:o]...), ins...), p[e:]...)
 		}
-		cp, err := runtime.ParseCheckpoint(b)
+		cp, err := checkpoint.Parse(b)
 		if err != nil {
 			c := errcode.Of(err)
 			if c != errcode.RuntimeCheckpointInvalid && c != errcode.RuntimeCheckpointVersion {
@@ -180,7 +180,7 @@ func TestCheckpointMarshalSplice(t *testing.T) {
 	f := newFixture(t, m, m, nil)
 	f.wait(f.start(`say "history":{"version":1,"revision":0,"messages":null}`))
 	for _, d := range ofType[event.RuntimeCheckpoint](f.events()) {
-		cp, err := runtime.ParseCheckpoint(d.Payload)
+		cp, err := checkpoint.Parse(d.Payload)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -405,10 +405,10 @@ type SettingsChange struct {
 // Codes: RUNTIME_INVALID_INPUT (an empty model, a negative limit, an
 // invalid context policy), SESS_CLOSED (a closed session),
 // RUNTIME_EVENT_APPEND_FAILED.
-func (s *Session) SetSettings(ctx context.Context, c SettingsChange) (Settings, error) {
+func (s *Session) SetSettings(ctx context.Context, c SettingsChange) (checkpoint.Settings, error) {
 	d, err := s.lockDecide(ctx, cmdSetSettings, nil)
 	if err != nil {
-		return Settings{}, err
+		return checkpoint.Settings{}, err
 	}
 	defer s.mu.Unlock()
 	return s.setSettingsLocked(ctx, d.act == actNextRequest, c)
@@ -416,7 +416,7 @@ func (s *Session) SetSettings(ctx context.Context, c SettingsChange) (Settings, 
 
 // setSettingsLocked records c; atRequest: a turn runs, and takes it at
 // its next request.
-func (s *Session) setSettingsLocked(ctx context.Context, atRequest bool, c SettingsChange) (Settings, error) {
+func (s *Session) setSettingsLocked(ctx context.Context, atRequest bool, c SettingsChange) (checkpoint.Settings, error) {
 	set := s.settings
 	if s.changed != nil {
 		set = *s.changed
@@ -453,7 +453,7 @@ func (s *Session) setSettingsLocked(ctx context.Context, atRequest bool, c Setti
 		set.MaxTokens = *c.MaxTokens
 	}
 	if err := validSettings(set); err != nil {
-		return Settings{}, err
+		return checkpoint.Settings{}, err
 	}
 	if len(changed) == 0 {
 		return set, nil
@@ -470,7 +470,7 @@ func (s *Session) setSettingsLocked(ctx context.Context, atRequest bool, c Setti
 		WindowTokens: p.WindowTokens, ThresholdTokens: p.ThresholdTokens, TailMessages: p.TailMessages, ReserveTokens: p.ReserveTokens,
 		BudgetTokens: int(set.Budget.MaxModelTokens), MaxTokens: set.MaxTokens, Approve: approve}
 	if _, err := s.append(ctx, data); err != nil {
-		return Settings{}, err
+		return checkpoint.Settings{}, err
 	}
 	s.baseURL, s.approve = baseURL, approve
 	if atRequest {
@@ -481,7 +481,7 @@ func (s *Session) setSettingsLocked(ctx context.Context, atRequest bool, c Setti
 	return set, nil
 }
 
-func validSettings(set Settings) error {
+func validSettings(set checkpoint.Settings) error {
 	switch {
 	case set.Model == "":
 		return errcode.New(errcode.RuntimeInvalidInput, "settings: the model name is empty")

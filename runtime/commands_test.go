@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -436,7 +437,7 @@ func TestCommandsRaceOneEndPerTurn(t *testing.T) {
 // recorded and the last one recorded is the one in force.
 func TestChangeSettingsRacesSetSettings(t *testing.T) {
 	m := script(t, `[]`)
-	f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) {
+	f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *checkpoint.Settings) {
 		s.Context = compaction.DefaultPolicy(100000)
 	})
 	ctx := t.Context()

@@ -44,7 +44,7 @@ func (st *state) view() []model.Message {
 	return v
 }
 
-func summaryRequest(settings Settings, requestID string, maxTokens int, prefix []model.Message, focus string) model.Request {
+func summaryRequest(settings checkpoint.Settings, requestID string, maxTokens int, prefix []model.Message, focus string) model.Request {
 	return model.Request{
 		RequestID:       requestID,
 		Model:           settings.Model,
@@ -475,7 +475,7 @@ func (t *turn) boundary(view []model.Message, head, before int) (int, error) {
 func (t *turn) streamSummary(req model.Request, boundary int) (*model.Completion, string, error) {
 	t.summaryBoundary = boundary
 	defer func() { t.summaryBoundary = 0 }()
-	comp, id, err := t.stream(req, phaseSummary)
+	comp, id, err := t.stream(req, checkpoint.PhaseSummary)
 	if err != nil {
 		if t.r.canceled.Load() || errors.Is(err, context.Canceled) || isAppendFailure(err) {
 			return nil, "", err

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -20,7 +21,7 @@ import (
 func compactFixture(t *testing.T, js string, p compaction.Policy, budget int64) *fixture {
 	t.Helper()
 	m := script(t, js)
-	f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) {
+	f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *checkpoint.Settings) {
 		s.Tools = []model.ToolSpec{}
 		s.System = "sys"
 		s.Context = p
@@ -350,7 +351,7 @@ func TestCompactWhileIdle(t *testing.T) {
 	}
 	received := f.model.RequestsJSON()
 	cps := f.checkpoints()
-	var summaryCP *runtime.Checkpoint
+	var summaryCP *checkpoint.Checkpoint
 	for _, cp := range cps {
 		if cp.Identity.Phase == "summary" {
 			summaryCP = cp
@@ -376,7 +377,7 @@ func TestCompactWhileIdle(t *testing.T) {
 		t.Fatalf("terminal compaction state = %+v", c)
 	}
 	rt := runtime.New(runtime.Config{})
-	s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: f.model, Workspace: mustLocal(t, f.root)}, rp.Checkpoint, runtime.Settings{})
+	s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: f.model, Workspace: mustLocal(t, f.root)}, rp.Checkpoint, checkpoint.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +422,7 @@ func TestCompactNothingToCompact(t *testing.T) {
 	if len(tc) != 3 || !strings.HasPrefix(tc[2].Note, "nothing to compact: ") || count(f.events(), event.TypeContextAccounted) != 1 {
 		t.Errorf("turn.completed = %+v", tc)
 	}
-	g := newFixture(t, script(t, `[{"content":"x"}]`), nil, func(_ *runtime.SessionConfig, s *runtime.Settings) { s.Context = compaction.Policy{} })
+	g := newFixture(t, script(t, `[{"content":"x"}]`), nil, func(_ *runtime.SessionConfig, s *checkpoint.Settings) { s.Context = compaction.Policy{} })
 	if _, err := g.sess.Compact(t.Context(), ""); errcode.Of(err) != errcode.RuntimeInvalidInput {
 		t.Errorf("no policy: %v", err)
 	}
@@ -439,7 +440,7 @@ func TestCompactDuringTurn(t *testing.T) {
  {"content":"SUMMARY: read big.txt."},
  {"content":"done"}]`)
 	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{2: true}}
-	f := newFixture(t, gm, inner, func(_ *runtime.SessionConfig, s *runtime.Settings) {
+	f := newFixture(t, gm, inner, func(_ *runtime.SessionConfig, s *checkpoint.Settings) {
 		s.Tools, s.System = []model.ToolSpec{}, "sys"
 		s.Context = compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 2, ReserveTokens: 1000}
 	})
@@ -481,7 +482,7 @@ func TestCalibrationSurvivesRestoreNotModelSwitch(t *testing.T) {
 	calibrated := f.sess.Occupancy()
 	cps := f.checkpoints()
 	rt2 := runtime.New(runtime.Config{})
-	restored, err := rt2.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: f.model, Workspace: mustLocal(t, f.root)}, cps[len(cps)-1], runtime.Settings{})
+	restored, err := rt2.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: f.model, Workspace: mustLocal(t, f.root)}, cps[len(cps)-1], checkpoint.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +528,7 @@ func TestCalibrationKeyedOnProvider(t *testing.T) {
  {"content":"elsewhere","usage":{"promptTokens":950,"completionTokens":5}}]`
 	m := script(t, js)
 	p := compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}
-	f := newFixture(t, providerModel{m, "http://127.0.0.1:1/v1"}, m, func(_ *runtime.SessionConfig, s *runtime.Settings) {
+	f := newFixture(t, providerModel{m, "http://127.0.0.1:1/v1"}, m, func(_ *runtime.SessionConfig, s *checkpoint.Settings) {
 		s.Tools, s.System, s.Context = []model.ToolSpec{}, "sys", p
 	})
 	writeFile(t, f.root, "big.txt", strings.Repeat("a", 3000))
@@ -542,7 +543,7 @@ func TestCalibrationKeyedOnProvider(t *testing.T) {
 		t.Helper()
 		cps := f.checkpoints()
 		rt := runtime.New(runtime.Config{})
-		s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: providerModel{m, provider}, Workspace: mustLocal(t, f.root)}, cps[len(cps)-1], runtime.Settings{})
+		s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: providerModel{m, provider}, Workspace: mustLocal(t, f.root)}, cps[len(cps)-1], checkpoint.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -709,7 +710,7 @@ func sendDuringCompaction(t *testing.T) {
  {"content":"SUMMARY: big.txt holds a's."},
  {"content":"done"}]`)
 	gm := &gatedModel{inner: inner, started: make(chan int), release: make(chan struct{}), gate: map[int]bool{3: true}}
-	f := newFixture(t, gm, inner, func(_ *runtime.SessionConfig, s *runtime.Settings) {
+	f := newFixture(t, gm, inner, func(_ *runtime.SessionConfig, s *checkpoint.Settings) {
 		s.Tools, s.System = []model.ToolSpec{}, "sys"
 		s.Context = compaction.Policy{WindowTokens: 100000, ThresholdTokens: 80000, TailMessages: 12, ReserveTokens: 1000}
 	})

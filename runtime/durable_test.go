@@ -51,7 +51,7 @@ func TestDurableReplaySQLite(t *testing.T) {
 	id := event.NewID("sess")
 	root := t.TempDir()
 	writeFile(t, root, "README.md", "# durable\n")
-	saved := runtime.Settings{Model: "fake", System: "saved system text", Tools: tools.ModelSpecs(),
+	saved := checkpoint.Settings{Model: "fake", System: "saved system text", Tools: tools.ModelSpecs(),
 		ProviderOptions: json.RawMessage(`{"temperature":0.1}`), MaxTokens: 500}
 
 	m1, _ := fake.Parse([]byte(`[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"read"}]`))
@@ -137,7 +137,7 @@ func TestDurableReplaySQLite(t *testing.T) {
 	}
 	m2, _ := fake.Parse([]byte(`[{"content":"follow-up"}]`))
 	rt2 := runtime.New(runtime.Config{})
-	sess2, err := rt2.RestoreSession(ctx, log2, runtime.SessionConfig{Model: m2, Workspace: mustLocal(t, root)}, rp.Checkpoint, runtime.Settings{Model: "other", System: "new defaults", Tools: tools.ModelSpecs()})
+	sess2, err := rt2.RestoreSession(ctx, log2, runtime.SessionConfig{Model: m2, Workspace: mustLocal(t, root)}, rp.Checkpoint, checkpoint.Settings{Model: "other", System: "new defaults", Tools: tools.ModelSpecs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // a fifth of it: elide must elide most of the older results.
 func longHistory(tb testing.TB, rounds int) *Session {
 	tb.Helper()
-	set := Settings{Model: "m", System: "sys", Tools: []model.ToolSpec{}}
+	set := checkpoint.Settings{Model: "m", System: "sys", Tools: []model.ToolSpec{}}
 	body := strings.Repeat("x", 2500)
 	var occupancy int
 	s := &Session{rt: &Runtime{}, settings: set}

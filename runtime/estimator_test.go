@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/compaction"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/workspace"
@@ -20,7 +21,7 @@ func TestEstimatorRatio(t *testing.T) {
 	  {"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}],"usage":{"promptTokens":1000,"completionTokens":5}},
 	  {"toolCalls":[{"id":"c2","name":"fs.read","arguments":{"path":"README.md"}}],"usage":{"promptTokens":99000000,"completionTokens":5}},
 	  {"content":"done","usage":{"promptTokens":1200,"completionTokens":5}}]`)
-	f := newFixture(t, fm, fm, func(c *runtime.SessionConfig, s *runtime.Settings) {
+	f := newFixture(t, fm, fm, func(c *runtime.SessionConfig, s *checkpoint.Settings) {
 		c.Estimator = compaction.AlgorithmRatio
 		s.Context = compaction.Policy{WindowTokens: 1000000, ThresholdTokens: 800000, TailMessages: 4, ReserveTokens: 1000}
 	})
@@ -55,7 +56,7 @@ func TestSessionConfigInvalid(t *testing.T) {
 	}
 	rt := runtime.New(runtime.Config{})
 	_, log := memLog(t, "sess-config", "test-owner")
-	settings := runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()}
+	settings := checkpoint.Settings{Model: "fake", Tools: tools.ModelSpecs()}
 	for name, cfg := range map[string]runtime.SessionConfig{
 		"no model":          {Workspace: ws},
 		"no workspace":      {Model: fm},

@@ -54,7 +54,7 @@ func (t *turn) finish() *turn {
 		if t.err == nil {
 			t.err, code, msg = err, errcode.Of(err), errcode.Message(err)
 		}
-	} else if err := t.checkpoint(phaseTerminal, nil, term); err != nil && t.err == nil {
+	} else if err := t.checkpoint(checkpoint.PhaseTerminal, nil, term); err != nil && t.err == nil {
 		t.err, code, msg = err, errcode.Of(err), errcode.Message(err)
 	}
 	tc := event.TurnCompleted{RunID: r.id, SessionID: s.id, TurnID: r.turnID, Status: string(t.status),

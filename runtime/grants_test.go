@@ -64,7 +64,7 @@ func TestSessionGrant(t *testing.T) {
 		return `{"toolCalls":[{"id":"` + id + `","name":"fs.read","arguments":{"path":"` + path + `"}}]},{"content":"ok"}`
 	}
 	m := script(t, `[`+read("c1", "README.md")+`,`+read("c2", "main.go")+`,`+read("c3", "README.md")+`,`+read("c4", "main.go")+`]`)
-	f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askAll })
+	f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.Policy = askAll })
 	ctx := t.Context()
 	asked := answerOn(t, f.sess, -1, runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeSession, Note: "approved for this session"})
 
@@ -113,11 +113,11 @@ func TestSessionGrant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = runtime.ParseCheckpoint(b)
+		_, err = checkpoint.Parse(b)
 		mustCode(t, err, errcode.RuntimeCheckpointInvalid)
 	}
 	rt2 := runtime.New(runtime.Config{})
-	s2, err := rt2.RestoreSession(ctx, f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll}, rp.Checkpoint, runtime.Settings{})
+	s2, err := rt2.RestoreSession(ctx, f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll}, rp.Checkpoint, checkpoint.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestSessionGrant(t *testing.T) {
 		t.Fatalf("resumed grants after the revocation = %v", got)
 	}
 	rt3 := runtime.New(runtime.Config{})
-	s3, err := rt3.RestoreSession(ctx, f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll}, rp.Checkpoint, runtime.Settings{})
+	s3, err := rt3.RestoreSession(ctx, f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll}, rp.Checkpoint, checkpoint.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestSessionGrantNotForked(t *testing.T) {
 		return runtime.Decision{Effect: runtime.Ask, RuleID: "ask-all"}
 	})
 	m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"ok"}]`)
-	f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askAll })
+	f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.Policy = askAll })
 	ctx := t.Context()
 	answerOn(t, f.sess, -1, runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeSession})
 	if out := f.wait(f.start("read")); out.Status != runtime.StatusCompleted {
@@ -198,7 +198,7 @@ func TestSessionGrantNotForked(t *testing.T) {
 	}
 	_, log := memLog(t, event.NewID("sess"), "test-owner")
 	rt2 := runtime.New(runtime.Config{})
-	fork, err := rt2.Fork(ctx, log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll}, f.sess.ID(), cp, "", runtime.Settings{})
+	fork, err := rt2.Fork(ctx, log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root), Policy: askAll}, f.sess.ID(), cp, "", checkpoint.Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}

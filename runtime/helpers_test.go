@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -87,7 +88,7 @@ func script(t testing.TB, js string) *fake.Model {
 
 // newFixture builds a runtime over a real in-memory store, a real local
 // workspace on a temp dir, and the given model (wrapped or not).
-func newFixture(t testing.TB, m model.Model, fm *fake.Model, cfg func(*runtime.SessionConfig, *runtime.Settings)) *fixture {
+func newFixture(t testing.TB, m model.Model, fm *fake.Model, cfg func(*runtime.SessionConfig, *checkpoint.Settings)) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	for name, body := range map[string]string{"README.md": "# demo\n", "main.go": "package main\n"} {
@@ -122,12 +123,12 @@ func memLog(t testing.TB, id, owner string) (*memstore.Store, *store.SessionLog)
 	return st, log
 }
 
-func newFixtureWS(t testing.TB, m model.Model, fm *fake.Model, ws workspace.Workspace, root string, cfg func(*runtime.SessionConfig, *runtime.Settings)) *fixture {
+func newFixtureWS(t testing.TB, m model.Model, fm *fake.Model, ws workspace.Workspace, root string, cfg func(*runtime.SessionConfig, *checkpoint.Settings)) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	st, log := memLog(t, event.NewID("sess"), "test-owner")
 	c := runtime.SessionConfig{Model: m, Workspace: ws}
-	settings := runtime.Settings{Model: "fake", System: "you are a test", Tools: tools.ModelSpecs()}
+	settings := checkpoint.Settings{Model: "fake", System: "you are a test", Tools: tools.ModelSpecs()}
 	if cfg != nil {
 		cfg(&c, &settings)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/runtime"
@@ -28,7 +29,7 @@ func TestSteeringMentionsAttachFiles(t *testing.T) {
 		}
 		return runtime.Decision{Effect: runtime.Allow, RuleID: "allow"}
 	})
-	f := newFixture(t, gm, inner, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askReads })
+	f := newFixture(t, gm, inner, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.Policy = askReads })
 	ctx := t.Context()
 	sub, err := f.sess.Events(ctx, -1)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/runtime"
@@ -16,7 +17,7 @@ import (
 func TestToolNotFoundNamesAdvertisedTools(t *testing.T) {
 	wire := func(c string) string { return "wire_" + strings.ReplaceAll(c, ".", "_") }
 	fm := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.glob","arguments":{"pattern":"*"}}]},{"content":"ok"}]`)
-	f := newFixture(t, fm, fm, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.WireName = wire })
+	f := newFixture(t, fm, fm, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.WireName = wire })
 	if out := f.wait(f.start("glob")); out.Status != runtime.StatusCompleted {
 		t.Fatalf("outcome = %+v", out)
 	}

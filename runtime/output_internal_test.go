@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/store"
 	"github.com/harness-dev/harness/store/memstore"
@@ -32,7 +33,7 @@ func outputTurn(t *testing.T) (*turn, func() []event.ToolOutput) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := Settings{Model: "m", Tools: tools.ModelSpecs()}
+	set := checkpoint.Settings{Model: "m", Tools: tools.ModelSpecs()}
 	s := &Session{rt: &Runtime{cfg: Config{Now: time.Now, NewID: event.NewID}}, log: log, id: id, settings: set}
 	s.state = newState(set)
 	runCtx, cancel := context.WithCancelCause(ctx)

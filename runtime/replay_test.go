@@ -104,10 +104,7 @@ func replayStored(t *testing.T, st *sqlite.Store, path string) (string, string) 
 	if err != nil {
 		return string(errcode.Of(err)), ""
 	}
-	var scan checkpoint.Scan
-	err = store.Each(ctx, st, id, -1, func(r store.Record) error {
-		return scan.Add(checkpoint.Record{Seq: r.Seq, Type: r.Type, Body: r.Body})
-	})
+	scan, err := runtime.ScanLog(ctx, st, id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +130,7 @@ func replayStored(t *testing.T, st *sqlite.Store, path string) (string, string) 
 	}
 	rt := runtime.New(runtime.Config{})
 	cp := rp.Checkpoint
-	if _, err := rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: script(t, `[]`), Workspace: mustLocal(t, t.TempDir())}, cp, runtime.Settings{Model: "fake", Tools: []model.ToolSpec{}}); err != nil {
+	if _, err := rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: script(t, `[]`), Workspace: mustLocal(t, t.TempDir())}, cp, checkpoint.Settings{Model: "fake", Tools: []model.ToolSpec{}}); err != nil {
 		return string(errcode.Of(err)), ""
 	}
 	if cp == nil {

@@ -30,14 +30,14 @@ func LatestTerminal(ctx context.Context, h History, sessionID string) (checkpoin
 		return checkpoint.Restored{}, err
 	}
 	after := int64(-1)
-	var cp *Checkpoint
+	var cp *checkpoint.Checkpoint
 	if err == nil {
 		cp, _, err = checkpoint.Load(cpRec.Payload)
 		if err != nil {
 			return checkpoint.Restored{}, err
 		}
 		after = cpRec.AfterSeq
-		if cp.Identity.Phase != phaseTerminal {
+		if cp.Identity.Phase != checkpoint.PhaseTerminal {
 			return checkpoint.Restored{}, interrupted(ctx, h, sessionID, cp, after)
 		}
 	}
@@ -60,7 +60,7 @@ func LatestTerminal(ctx context.Context, h History, sessionID string) (checkpoin
 // latest checkpoint, cp (saved after event after), is not terminal: it says
 // what was running when the turn stopped (a tool call, named, or a model
 // request) and what the turn had done, read from the turn's own events.
-func interrupted(ctx context.Context, h History, sessionID string, cp *Checkpoint, after int64) error {
+func interrupted(ctx context.Context, h History, sessionID string, cp *checkpoint.Checkpoint, after int64) error {
 	var turn []event.Event
 	err := store.Each(ctx, h, sessionID, -1, func(r store.Record) error {
 		switch event.Type(r.Type) {
@@ -133,16 +133,34 @@ func counted(n int, what string) string {
 // LastFinished scans the whole log for the newest terminal checkpoint that
 // its turn.completed follows: the point a fork continues from. It also
 // returns the turn that was abandoned after it, if any.
-func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint, string, error) {
-	var scan checkpoint.Scan
-	err := store.Each(ctx, h, sessionID, -1, func(r store.Record) error {
-		return scan.Add(checkpoint.Record{Seq: r.Seq, Type: r.Type, Body: r.Body})
-	})
+func LastFinished(ctx context.Context, h History, sessionID string) (*checkpoint.Checkpoint, string, error) {
+	scan, err := ScanLog(ctx, h, sessionID, nil)
 	if err != nil {
 		return nil, "", err
 	}
-	scan.Done()
 	return scan.Finished, scan.Abandoned, nil
+}
+
+// ScanLog reads session sessionID's whole log into a checkpoint.Scan and
+// ends the scan (Scan.Done). each, unless nil, is called with every
+// record once the scan has taken it in. Codes: those of the store and of
+// Scan.Add, and each's errors as they are.
+func ScanLog(ctx context.Context, r store.EventReader, sessionID string, each func(store.Record, *checkpoint.Scan) error) (*checkpoint.Scan, error) {
+	scan := &checkpoint.Scan{}
+	err := store.Each(ctx, r, sessionID, -1, func(rec store.Record) error {
+		if err := scan.Add(checkpoint.Record{Seq: rec.Seq, Type: rec.Type, Body: rec.Body}); err != nil {
+			return err
+		}
+		if each == nil {
+			return nil
+		}
+		return each(rec, scan)
+	})
+	if err != nil {
+		return nil, err
+	}
+	scan.Done()
+	return scan, nil
 }
 
 // RestoreSession opens a session in this runtime, run with cfg, with the
@@ -150,7 +168,7 @@ func LastFinished(ctx context.Context, h History, sessionID string) (*Checkpoint
 // settings). Nothing is replayed: no model, Docker or clock is consulted.
 // Codes: those of OpenSession, and RUNTIME_INVALID_INPUT for a checkpoint
 // of another session.
-func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cfg SessionConfig, cp *Checkpoint, settings Settings) (*Session, error) {
+func (rt *Runtime) RestoreSession(ctx context.Context, log EventLog, cfg SessionConfig, cp *checkpoint.Checkpoint, settings checkpoint.Settings) (*Session, error) {
 	if cp != nil {
 		settings = cp.Settings
 	}
@@ -227,8 +245,8 @@ func (rt *Runtime) closeSession(s *Session) {
 // abandoned. Nothing of the abandoned turn is repeated. Codes: those of
 // OpenSession, and RUNTIME_EVENT_APPEND_FAILED when its first events
 // cannot be written.
-func (rt *Runtime) Fork(ctx context.Context, log EventLog, cfg SessionConfig, from string, cp *Checkpoint, abandoned string, settings Settings) (*Session, error) {
-	var clone *Checkpoint
+func (rt *Runtime) Fork(ctx context.Context, log EventLog, cfg SessionConfig, from string, cp *checkpoint.Checkpoint, abandoned string, settings checkpoint.Settings) (*Session, error) {
+	var clone *checkpoint.Checkpoint
 	if cp != nil {
 		c := *cp
 		c.Identity.SessionID = log.SessionID()
@@ -254,7 +272,7 @@ func (rt *Runtime) Fork(ctx context.Context, log EventLog, cfg SessionConfig, fr
 	// one), so that it resumes like any finished session.
 	s.state.checkpointMsgs = 0
 	t := &turn{s: s, r: &run{sess: s, id: cp.Identity.RunID, turnID: cp.Identity.TurnID, grants: map[string]bool{}}, ctx: ctx, wsState: cp.Workspace}
-	if err := t.checkpoint(phaseTerminal, nil, &checkpoint.TerminalStatus{Status: cp.TerminalStatus.Status, ErrorCode: cp.TerminalStatus.ErrorCode}); err != nil {
+	if err := t.checkpoint(checkpoint.PhaseTerminal, nil, &checkpoint.TerminalStatus{Status: cp.TerminalStatus.Status, ErrorCode: cp.TerminalStatus.ErrorCode}); err != nil {
 		rt.closeSession(s)
 		return nil, err
 	}

@@ -21,9 +21,9 @@ import (
 // Codes: RUNTIME_INVALID_INPUT for a checkpoint that is not a whole
 // terminal one of this session; RUNTIME_CHECKPOINT_INVALID when it does
 // not encode; RUNTIME_EVENT_APPEND_FAILED wrapping the store's code.
-func Rewind(ctx context.Context, log EventLog, cp *Checkpoint, data event.SessionRewound, now func() time.Time) error {
+func Rewind(ctx context.Context, log EventLog, cp *checkpoint.Checkpoint, data event.SessionRewound, now func() time.Time) error {
 	switch {
-	case cp == nil || cp.Identity.Phase != phaseTerminal || cp.TerminalStatus == nil:
+	case cp == nil || cp.Identity.Phase != checkpoint.PhaseTerminal || cp.TerminalStatus == nil:
 		return errcode.New(errcode.RuntimeInvalidInput, "rewind: not a terminal checkpoint")
 	case cp.History.Base != 0:
 		return errcode.New(errcode.RuntimeInvalidInput, "rewind: a partial checkpoint; fold it with checkpoint.Chain first")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/runtime"
@@ -31,7 +32,7 @@ func listSteps(n int, vary bool) string {
 // follow-up goes on from there.
 func TestRoundLimitEndsTheTurn(t *testing.T) {
 	fm := script(t, listSteps(4, true))
-	f := newFixture(t, fm, fm, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.MaxRounds = 3 })
+	f := newFixture(t, fm, fm, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.MaxRounds = 3 })
 	out := f.wait(f.start("list forever"))
 	if out.Status != runtime.StatusFailed || out.ErrorCode != errcode.RuntimeRoundLimit {
 		t.Fatalf("outcome = %+v, want failed with RUNTIME_ROUND_LIMIT", out)

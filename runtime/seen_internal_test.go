@@ -33,7 +33,7 @@ func sessionWithCalls(b *testing.B, calls int) *turn {
 	if err != nil {
 		b.Fatal(err)
 	}
-	set := Settings{Model: "m", System: "sys", Tools: tools.ModelSpecs()}
+	set := checkpoint.Settings{Model: "m", System: "sys", Tools: tools.ModelSpecs()}
 	rt := &Runtime{cfg: Config{Now: time.Now, NewID: event.NewID}}
 	s := &Session{rt: rt, log: log, id: id, settings: set}
 	s.state = newState(set)
@@ -55,7 +55,7 @@ func sessionWithCalls(b *testing.B, calls int) *turn {
 		}
 	}
 	t := &turn{s: s, r: &run{sess: s, id: "run-1", turnID: "turn-1", grants: map[string]bool{}}, ctx: ctx}
-	if err := t.checkpoint(phaseModel, &checkpoint.NextRequest{RequestID: "req-0"}, nil); err != nil {
+	if err := t.checkpoint(checkpoint.PhaseModel, &checkpoint.NextRequest{RequestID: "req-0"}, nil); err != nil {
 		b.Fatal(err)
 	}
 	return t
@@ -72,7 +72,7 @@ func BenchmarkCheckpointSeenCalls(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		for _, t := range []*turn{small, large} {
 			t0 := time.Now()
-			if err := t.checkpoint(phaseModel, &checkpoint.NextRequest{RequestID: fmt.Sprintf("req-%d", i+1)}, nil); err != nil {
+			if err := t.checkpoint(checkpoint.PhaseModel, &checkpoint.NextRequest{RequestID: fmt.Sprintf("req-%d", i+1)}, nil); err != nil {
 				b.Fatal(err)
 			}
 			d := time.Since(t0)
@@ -80,7 +80,7 @@ func BenchmarkCheckpointSeenCalls(b *testing.B) {
 				ds += d
 			} else {
 				dl += d
-				listed = len(t.snapshot(phaseModel, &checkpoint.NextRequest{RequestID: "req"}, nil).Control.SeenModelCallIDs)
+				listed = len(t.snapshot(checkpoint.PhaseModel, &checkpoint.NextRequest{RequestID: "req"}, nil).Control.SeenModelCallIDs)
 			}
 		}
 	}

@@ -20,7 +20,7 @@ func callID(i int) string { return fmt.Sprintf("call_%024x", i) }
 // longSession is the terminal checkpoint of a session of turns turns whose
 // history holds calls tool calls (calls/turns per turn, 50 per assistant
 // message), as restore reads it (parsed strictly).
-func longSession(t testing.TB, sessionID string, turns, calls int, legacy []string) *runtime.Checkpoint {
+func longSession(t testing.TB, sessionID string, turns, calls int, legacy []string) *checkpoint.Checkpoint {
 	t.Helper()
 	var msgs []model.Message
 	var turnIDs []string
@@ -41,11 +41,11 @@ func longSession(t testing.TB, sessionID string, turns, calls int, legacy []stri
 		}
 		msgs = append(msgs, model.Message{ID: fmt.Sprintf("msg-d%d", k), Role: model.RoleAssistant, Content: "read"})
 	}
-	cp := &runtime.Checkpoint{
+	cp := &checkpoint.Checkpoint{
 		Version:        1,
 		Identity:       checkpoint.Identity{RunID: "run-last", SessionID: sessionID, TurnID: turnIDs[len(turnIDs)-1], Phase: checkpoint.PhaseTerminal, SessionTurns: turnIDs},
 		History:        checkpoint.NewHistory(len(msgs), msgs, nil),
-		Settings:       runtime.Settings{Model: "fake", System: "you are a test", Tools: tools.ModelSpecs()},
+		Settings:       checkpoint.Settings{Model: "fake", System: "you are a test", Tools: tools.ModelSpecs()},
 		Control:        checkpoint.Control{SeenModelCallIDs: legacy, RunGrants: []string{}, WarnedBudgets: []string{}, PendingSteering: []checkpoint.Input{}, QueuedInputs: []checkpoint.Input{}},
 		TerminalStatus: &checkpoint.TerminalStatus{Status: checkpoint.StatusCompleted},
 		Workspace:      &checkpoint.Workspace{Backend: "local"},
@@ -86,7 +86,7 @@ func TestSeenCallIDsAreNotCheckpointed(t *testing.T) {
 		cp := longSession(t, f.sess.ID(), 10, calls, []string{"legacy_id_not_in_the_history"})
 		f.sess.Close(t.Context())
 		rt := runtime.New(runtime.Config{})
-		s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root)}, cp, runtime.Settings{})
+		s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root)}, cp, checkpoint.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestSeenCallIDsAreNotCheckpointed(t *testing.T) {
 	f.sess.Close(t.Context())
 	for range 2 {
 		rt := runtime.New(runtime.Config{})
-		s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root)}, cp, runtime.Settings{})
+		s, err := rt.RestoreSession(t.Context(), f.log, runtime.SessionConfig{Model: m, Workspace: mustLocal(t, f.root)}, cp, checkpoint.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}

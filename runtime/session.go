@@ -28,7 +28,7 @@ type Session struct {
 	// settings and state are owned by the turn goroutine while a turn runs
 	// and are at rest between turns. settings changes only under mu (at a
 	// request boundary of the running turn, or between turns).
-	settings Settings
+	settings checkpoint.Settings
 	state    state
 	// distrust is set by an implausible usage report (owned like state):
 	// the byte count applies until a plausible one.
@@ -43,7 +43,7 @@ type Session struct {
 	pending   []checkpoint.Input   // guarded by mu: steering for the next model request, FIFO
 	next      []checkpoint.Input   // guarded by mu: inputs queued for the next turn, FIFO
 	questions map[string]*question // guarded by mu: permission questions awaiting Answer, by ID
-	changed   *Settings            // guarded by mu: recorded settings the running turn has not taken yet
+	changed   *checkpoint.Settings // guarded by mu: recorded settings the running turn has not taken yet
 	idle      chan struct{}        // guarded by mu: closed while no turn is active
 	last      Outcome              // guarded by mu: how the last turn ended
 	lastIDs   [2]string            // guarded by mu: run and turn ID of the last turn, for events between turns
@@ -94,7 +94,7 @@ type state struct {
 // run with cfg. Codes: RUNTIME_INVALID_INPUT (no log, no tools, an invalid
 // context policy or cfg, or a session with log's ID already open in this
 // Runtime).
-func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, cfg SessionConfig, settings Settings) (*Session, error) {
+func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, cfg SessionConfig, settings checkpoint.Settings) (*Session, error) {
 	if log == nil {
 		return nil, errcode.New(errcode.RuntimeInvalidInput, "open session: no event log")
 	}
@@ -124,7 +124,7 @@ func (rt *Runtime) OpenSession(ctx context.Context, log EventLog, cfg SessionCon
 	return s, nil
 }
 
-func newState(settings Settings) state {
+func newState(settings checkpoint.Settings) state {
 	return state{
 		seenCalls: map[string]bool{},
 		warned:    map[string]bool{},
@@ -137,7 +137,7 @@ func (s *Session) ID() string { return s.id }
 
 // Settings returns the session's settings: those of the running turn's
 // next request, or of the next turn.
-func (s *Session) Settings() Settings {
+func (s *Session) Settings() checkpoint.Settings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.changed != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/runtime"
@@ -215,7 +216,7 @@ func TestSessionsDoNotGrow(t *testing.T) {
 	ctx := t.Context()
 	rt := runtime.New(runtime.Config{})
 	ws := mustLocal(t, t.TempDir())
-	settings := runtime.Settings{Model: "fake", Tools: tools.ModelSpecs()}
+	settings := checkpoint.Settings{Model: "fake", Tools: tools.ModelSpecs()}
 	open := func(id, js string) (*runtime.Session, *store.SessionLog) {
 		t.Helper()
 		_, log := memLog(t, id, "test-owner")

@@ -52,7 +52,7 @@ func (m *recording) Stream(_ context.Context, req model.Request) (model.Stream, 
 func TestCompactedPrefixLeavesTheCheckpoint(t *testing.T) {
 	const files, size = 60, 24_000
 	m := &readingModel{}
-	f := newFixture(t, m, nil, func(_ *runtime.SessionConfig, s *runtime.Settings) {
+	f := newFixture(t, m, nil, func(_ *runtime.SessionConfig, s *checkpoint.Settings) {
 		s.Model = "reader"
 		s.Context = compaction.DefaultPolicy(64000)
 	})
@@ -80,7 +80,7 @@ func TestCompactedPrefixLeavesTheCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var whole *runtime.Checkpoint // the chain of the log's events: every message whole
+	var whole *checkpoint.Checkpoint // the chain of the log's events: every message whole
 	var chain checkpoint.Chain
 	for _, d := range ofType[event.RuntimeCheckpoint](f.events()) {
 		if whole, err = chain.Next(d.Payload); err != nil {
@@ -99,12 +99,12 @@ func TestCompactedPrefixLeavesTheCheckpoint(t *testing.T) {
 	if stubs == 0 {
 		t.Error("the row holds every message whole")
 	}
-	next := func(cp *runtime.Checkpoint) ([]byte, int) {
+	next := func(cp *checkpoint.Checkpoint) ([]byte, int) {
 		t.Helper()
 		st, log := memLog(t, id, "again")
 		rec := &recording{}
 		rt := runtime.New(runtime.Config{})
-		s, err := rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: rec, Workspace: mustLocal(t, f.root)}, cp, runtime.Settings{})
+		s, err := rt.RestoreSession(ctx, log, runtime.SessionConfig{Model: rec, Workspace: mustLocal(t, f.root)}, cp, checkpoint.Settings{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -316,7 +316,7 @@ type assistantMessage struct {
 func (t *turn) request(requestID string) (model.Request, error) {
 	s := t.s
 	view := s.state.view()
-	if err := checkMessageState(view); err != nil {
+	if err := checkpoint.CheckMessages(view); err != nil {
 		return model.Request{}, err
 	}
 	return roundRequest(s.settings, requestID, view, t.outputLimit()), nil
@@ -356,7 +356,7 @@ func (t *turn) modelRound() (assistantMessage, error) {
 		Algorithm: rule, SummaryRequest: false}); err != nil {
 		return assistantMessage{}, err
 	}
-	comp, msgID, err := t.stream(req, phaseModel)
+	comp, msgID, err := t.stream(req, checkpoint.PhaseModel)
 	if err != nil {
 		return assistantMessage{}, err
 	}

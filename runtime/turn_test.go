@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -414,7 +415,7 @@ func TestEmptyAnswerNote(t *testing.T) {
 func TestBudgets(t *testing.T) {
 	t.Run("tokens", func(t *testing.T) {
 		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}],"usage":{"promptTokens":60,"completionTokens":40}}]`)
-		f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) { s.Budget.MaxModelTokens = 100 })
+		f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *checkpoint.Settings) { s.Budget.MaxModelTokens = 100 })
 		out := f.wait(f.start("go"))
 		if out.Status != runtime.StatusBudgetExceeded || out.ErrorCode != errcode.RuntimeBudgetExceeded {
 			t.Fatalf("outcome = %+v", out)
@@ -437,7 +438,7 @@ func TestBudgets(t *testing.T) {
 	})
 	t.Run("steps", func(t *testing.T) {
 		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}}]},{"toolCalls":[{"id":"c2","name":"fs.list","arguments":{"path":"."}}]}]`)
-		f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) { s.Budget.MaxSteps = 2 })
+		f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *checkpoint.Settings) { s.Budget.MaxSteps = 2 })
 		out := f.wait(f.start("go"))
 		if out.Status != runtime.StatusBudgetExceeded || out.ModelRequests != 2 {
 			t.Fatalf("outcome = %+v", out)
@@ -445,7 +446,7 @@ func TestBudgets(t *testing.T) {
 	})
 	t.Run("tool calls", func(t *testing.T) {
 		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.list","arguments":{"path":"."}},{"id":"c2","name":"fs.list","arguments":{"path":"."}}]}]`)
-		f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) { s.Budget.MaxToolCalls = 1 })
+		f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *checkpoint.Settings) { s.Budget.MaxToolCalls = 1 })
 		out := f.wait(f.start("go"))
 		if out.Status != runtime.StatusBudgetExceeded || out.ToolCalls != 1 {
 			t.Fatalf("outcome = %+v", out)
@@ -488,7 +489,7 @@ func TestStreamValidation(t *testing.T) {
 	})
 	t.Run("round deadline", func(t *testing.T) {
 		m := script(t, `[{"content":"x","hang":true}]`)
-		f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *runtime.Settings) { s.ModelTimeoutMs = 50 })
+		f := newFixture(t, m, m, func(_ *runtime.SessionConfig, s *checkpoint.Settings) { s.ModelTimeoutMs = 50 })
 		out := f.wait(f.start("go"))
 		if out.ErrorCode != errcode.RuntimeModelTimeout {
 			t.Fatalf("outcome = %+v", out)
@@ -542,7 +543,7 @@ func TestPermissions(t *testing.T) {
 	calls := `[{"toolCalls":[{"id":"c1","name":"fs.read","arguments":{"path":"README.md"}},{"id":"c2","name":"fs.read","arguments":{"path":"main.go"}}]},{"content":"ok"}]`
 	t.Run("denied with a reason that reaches the model", func(t *testing.T) {
 		m := script(t, calls)
-		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askReads })
+		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.Policy = askReads })
 		answerer(t, f, func(int) runtime.PermissionAnswer {
 			return runtime.PermissionAnswer{Note: "denied in a test", Reason: "read go.mod instead"}
 		})
@@ -568,7 +569,7 @@ func TestPermissions(t *testing.T) {
 			{"id":"c2","name":"fs.write","arguments":{"path":"docs/x.md","contents":"x\n"}},
 			{"id":"c3","name":"fs.write","arguments":{"path":"main.go","contents":"package main\n"}},
 			{"id":"c4","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"ok"}]`)
-		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askReads })
+		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.Policy = askReads })
 		answerer(t, f, func(int) runtime.PermissionAnswer { return runtime.PermissionAnswer{Note: "no"} })
 		f.wait(f.start("go"))
 		evs := f.events()
@@ -604,7 +605,7 @@ func TestPermissions(t *testing.T) {
 	})
 	t.Run("arguments the tool refuses are not asked about", func(t *testing.T) {
 		m := script(t, `[{"toolCalls":[{"id":"c1","name":"fs.write","arguments":{"path":"notes.txt","content":"x"}},{"id":"c2","name":"fs.read","arguments":{"path":"README.md"}}]},{"content":"ok"}]`)
-		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askReads })
+		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.Policy = askReads })
 		asked := answerer(t, f, func(int) runtime.PermissionAnswer { return runtime.PermissionAnswer{Allow: true} })
 		f.wait(f.start("go"))
 		if n := asked(); n != 1 {
@@ -617,7 +618,7 @@ func TestPermissions(t *testing.T) {
 	})
 	t.Run("run grant is remembered", func(t *testing.T) {
 		m := script(t, calls)
-		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askReads })
+		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.Policy = askReads })
 		asked := answerer(t, f, func(int) runtime.PermissionAnswer {
 			return runtime.PermissionAnswer{Allow: true, Scope: runtime.ScopeRun, Reason: "keep it short"}
 		})
@@ -643,7 +644,7 @@ func TestPermissions(t *testing.T) {
 	})
 	t.Run("cancel drops the question", func(t *testing.T) {
 		m := script(t, calls)
-		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) { c.Policy = askReads })
+		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *checkpoint.Settings) { c.Policy = askReads })
 		sub, err := f.sess.Events(t.Context(), -1)
 		if err != nil {
 			t.Fatal(err)
@@ -667,7 +668,7 @@ func TestPermissions(t *testing.T) {
 	})
 	t.Run("deny policy", func(t *testing.T) {
 		m := script(t, calls)
-		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *runtime.Settings) {
+		f := newFixture(t, m, m, func(c *runtime.SessionConfig, _ *checkpoint.Settings) {
 			c.Policy = runtime.PolicyFunc(func(tools.Call) runtime.Decision { return runtime.Decision{Effect: runtime.Deny, Reason: "no"} })
 		})
 		f.wait(f.start("go"))

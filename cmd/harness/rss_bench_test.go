@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,7 +21,7 @@ import (
 
 // BenchmarkTUILongTurnRSS runs the built binary's TUI in a pseudo-terminal
 // through one turn of 1,000 fs.read rounds of 20 KB files (20 distinct
-// files of this repository's Go source, read in turn) against a loopback
+// files of this repository's Go source, read in turn under 1,000 paths) against a loopback
 // OpenAI-compatible server that reports usage, so the turn compacts as
 // it would with a real model (about 90 summary rounds, 11,000 events):
 // the whole engine side (runtime, store, session engine, the screen's
@@ -28,11 +30,13 @@ import (
 // (target: under 10 %) and its peak (target: under 64 MiB), under the
 // binary's collector policy (internal/gcpolicy), and the same figures in
 // the same run with the soft memory limit off (GOMEMLIMIT=off: GOGC=200
-// alone) as the baseline.
+// alone) as the baseline. For each it also reports the process's CPU time
+// per round (user and system, start-up included) and its collections per
+// round (counted from GODEBUG=gctrace=1's lines on the terminal).
 func BenchmarkTUILongTurnRSS(b *testing.B) {
 	u := &userEnv{home: b.TempDir(), project: b.TempDir()}
 	u.db = filepath.Join(u.home, "harness.db")
-	files := writeChunks(b, u.project, 20, 20000)
+	files := linkRounds(b, u.project, writeChunks(b, u.project, 20, 20000), 1000)
 	var policy, off longTurnRSS
 	for b.Loop() {
 		policy = runLongTurnRSS(b, u, files, 1000)
@@ -45,11 +49,16 @@ func BenchmarkTUILongTurnRSS(b *testing.B) {
 	b.ReportMetric(off.at500, "nolimit-rss-500-MiB")
 	b.ReportMetric(off.at1000, "nolimit-rss-1000-MiB")
 	b.ReportMetric(off.peak, "nolimit-peak-MiB")
+	b.ReportMetric(policy.cpu, "cpu-µs/round")
+	b.ReportMetric(policy.gcs, "gc/round")
+	b.ReportMetric(off.cpu, "nolimit-cpu-µs/round")
+	b.ReportMetric(off.gcs, "nolimit-gc/round")
 }
 
 // longTurnRSS is a process's resident size (VmRSS) after rounds 500 and
-// 1,000 and its peak (VmHWM) at the end, in MiB.
-type longTurnRSS struct{ at500, at1000, peak float64 }
+// 1,000 and its peak (VmHWM) at the end, in MiB, and its CPU time (µs)
+// and collections per round over the turn.
+type longTurnRSS struct{ at500, at1000, peak, cpu, gcs float64 }
 
 // writeChunks writes n files of size bytes cut on character boundaries
 // from this repository's Go sources as src/<i>.go under dir.
@@ -89,6 +98,22 @@ func writeChunks(tb testing.TB, dir string, n, size int) []string {
 	return out
 }
 
+// linkRounds gives each of n rounds a path of its own, src/r<i>.go, a
+// hard link to one of files in turn: the runtime's loop guard ends a turn
+// whose calls repeat earlier ones with the same results, as reading 20
+// paths round after round does.
+func linkRounds(tb testing.TB, dir string, files []string, n int) []string {
+	tb.Helper()
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("src/r%04d.go", i)
+		if err := os.Link(filepath.Join(dir, files[i%len(files)]), filepath.Join(dir, out[i])); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return out
+}
+
 // runLongTurnRSS runs one TUI session of a turn of rounds reads, with
 // extra environment, and samples the process's memory when the model is
 // asked for round 501 and round 1,001 (after rounds 500 and 1,000 were
@@ -98,6 +123,7 @@ func runLongTurnRSS(b *testing.B, u *userEnv, files []string, rounds int, extra 
 		mu   sync.Mutex
 		k    int
 		pid  int
+		gcs  atomic.Int64 // the last collection's number in the trace
 		got  longTurnRSS
 		done = make(chan struct{})
 	)
@@ -113,6 +139,8 @@ func runLongTurnRSS(b *testing.B, u *userEnv, files []string, rounds int, extra 
 			got.at500, _ = procMemory(pid)
 		case rounds + 1:
 			got.at1000, got.peak = procMemory(pid)
+			got.cpu = float64(procCPU(pid).Microseconds()) / float64(rounds)
+			got.gcs = float64(gcs.Load()) / float64(rounds)
 			close(done)
 		}
 		if k <= rounds {
@@ -128,7 +156,7 @@ func runLongTurnRSS(b *testing.B, u *userEnv, files []string, rounds int, extra 
 	cmd := exec.Command(harnessBin, "--db", u.db, "--workspace", "local", "--max-rounds", strconv.Itoa(rounds+1),
 		"--base-url", srv.url(), "--model", "m")
 	cmd.Dir = u.project
-	cmd.Env = append(append(u.environ(), "TERM=xterm-256color"), extra...)
+	cmd.Env = append(append(u.environ(), "TERM=xterm-256color", "GODEBUG=gctrace=1"), extra...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	framed := make(chan struct{})
@@ -136,8 +164,16 @@ func runLongTurnRSS(b *testing.B, u *userEnv, files []string, rounds int, extra 
 		var seen bool
 		buf := make([]byte, 64<<10)
 		var head bytes.Buffer
+		var tail []byte // the end of the last read, for a trace line cut in two
 		for {
 			n, err := master.Read(buf)
+			tail = append(tail, buf[:n]...)
+			for _, m := range gcLine.FindAllSubmatch(tail, -1) {
+				if g, _ := strconv.ParseInt(string(m[1]), 10, 64); g > gcs.Load() {
+					gcs.Store(g)
+				}
+			}
+			tail = tail[max(0, len(tail)-32):]
 			if !seen {
 				head.Write(buf[:n])
 				if bytes.Contains(head.Bytes(), []byte("harness")) {
@@ -185,6 +221,27 @@ func runLongTurnRSS(b *testing.B, u *userEnv, files []string, rounds int, extra 
 		b.Fatalf("the turn did not reach round %d within 15 minutes (at %d)", rounds, k)
 	}
 	return got
+}
+
+// gcLine is the start of a GODEBUG=gctrace=1 line: "gc 12 @3.4s ...".
+var gcLine = regexp.MustCompile(`gc (\d+) @`)
+
+// procCPU is a process's user and system CPU time so far.
+func procCPU(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's name, which is in parentheses:
+	// utime and stime are the 12th and 13th, in USER_HZ (100) ticks.
+	rest := stat[bytes.LastIndex(stat, []byte(") "))+2:]
+	f := strings.Fields(string(rest))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * (time.Second / 100)
 }
 
 // procMemory is a process's VmRSS and VmHWM in MiB.

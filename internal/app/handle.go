@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/internal/model/openai"
 	"github.com/harness-dev/harness/internal/workspace"
@@ -90,7 +91,7 @@ func (s *Session) Before() int64 { return s.before }
 func (s *Session) ID() string { return s.rt.ID() }
 
 // Settings are the session's current settings.
-func (s *Session) Settings() runtime.Settings { return s.rt.Settings() }
+func (s *Session) Settings() checkpoint.Settings { return s.rt.Settings() }
 
 // Usage is the session's token usage so far.
 func (s *Session) Usage() model.Usage { return s.rt.Usage() }

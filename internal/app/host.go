@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/workspace"
-	"github.com/harness-dev/harness/runtime"
 	"github.com/harness-dev/harness/store"
 )
 
@@ -71,7 +71,7 @@ func hostChanges(ctx context.Context, r store.Reader, id, turn string) ([]docker
 // it ended. A diff that failed is its coded error (RecoverPatch recovers
 // the work first). Codes: those of lastPatch, hostChanges and
 // dockerws.Pending.
-func (a *App) pendingPatch(ctx context.Context, id, root string, last *runtime.Checkpoint) (patch, turn string, err error) {
+func (a *App) pendingPatch(ctx context.Context, id, root string, last *checkpoint.Checkpoint) (patch, turn string, err error) {
 	patch, turn, err = lastPatch(last)
 	if err != nil || last == nil {
 		return patch, turn, err
@@ -88,7 +88,7 @@ func (a *App) pendingPatch(ctx context.Context, id, root string, last *runtime.C
 // checked against the host tree at root (CheckApply), with last's turn.
 // Work the host already has in full (applied since) is RefusedApplied,
 // as the same patch applied twice is, not a session without changes.
-func (a *App) checkPending(ctx context.Context, id, root string, last *runtime.Checkpoint) (ApplyPlan, string, error) {
+func (a *App) checkPending(ctx context.Context, id, root string, last *checkpoint.Checkpoint) (ApplyPlan, string, error) {
 	patch, turn, err := a.pendingPatch(ctx, id, root, last)
 	if err != nil {
 		return ApplyPlan{}, "", err

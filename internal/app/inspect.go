@@ -40,15 +40,11 @@ func WriteEvents(ctx context.Context, r store.Reader, id string, w io.Writer) er
 // an earlier turn's terminal checkpoint: the request is then the one that
 // was the newest when that turn ended, not one of the turns the rewind
 // took out of the model's view.
-func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*runtime.Checkpoint, error) {
-	var scan checkpoint.Scan
-	var cur *runtime.Checkpoint
-	atEnd := map[string]*runtime.Checkpoint{} // turn ID → the request in force at its terminal checkpoint
-	rewound := false                          // the previous event was session.rewound
-	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
-		if err := scan.Add(checkpoint.Record{Seq: rec.Seq, Type: rec.Type, Body: rec.Body}); err != nil {
-			return err
-		}
+func lastRequestCheckpoint(ctx context.Context, r store.Reader, id string) (*checkpoint.Checkpoint, error) {
+	var cur *checkpoint.Checkpoint
+	atEnd := map[string]*checkpoint.Checkpoint{} // turn ID → the request in force at its terminal checkpoint
+	rewound := false                             // the previous event was session.rewound
+	_, err := runtime.ScanLog(ctx, r, id, func(rec store.Record, scan *checkpoint.Scan) error {
 		after := rewound
 		rewound = event.Type(rec.Type) == event.TypeSessionRewound
 		if event.Type(rec.Type) != event.TypeRuntimeCheckpoint {
@@ -94,7 +90,7 @@ func Request(ctx context.Context, r store.Reader, id string) (model.Request, err
 // is what is recorded, and a turn running meanwhile adds nothing
 // half-done; and a diff that failed or ran out of time does not run again
 // (its coded error; RecoverPatch recovers the work first).
-func lastPatch(last *runtime.Checkpoint) (patch, turn string, err error) {
+func lastPatch(last *checkpoint.Checkpoint) (patch, turn string, err error) {
 	if last == nil {
 		return "", "", nil
 	}

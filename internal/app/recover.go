@@ -199,7 +199,7 @@ func (a *App) withLease(ctx context.Context, id string, f func(store.Owner) erro
 // recoverKept recovers the patch of cp's turn, whose diff failed, from
 // session id's kept container, on the project at root, records it and
 // removes the container. owner holds the session.
-func (a *App) recoverKept(ctx context.Context, id string, owner store.Owner, cp *runtime.Checkpoint, root string) (string, error) {
+func (a *App) recoverKept(ctx context.Context, id string, owner store.Owner, cp *checkpoint.Checkpoint, root string) (string, error) {
 	turn := cp.Identity.TurnID
 	kept, err := dockerws.ListKept(ctx, "", id)
 	if err != nil {

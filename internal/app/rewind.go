@@ -35,7 +35,7 @@ type Turn struct {
 	// Deleted count the whole patch, against the session's start).
 	Own TurnLines
 
-	cp *runtime.Checkpoint // its terminal checkpoint, whole; nil: nothing to return to
+	cp *checkpoint.Checkpoint // its terminal checkpoint, whole; nil: nothing to return to
 }
 
 // Finished says whether the session can be rewound to the end of t.
@@ -67,8 +67,8 @@ type Timeline struct {
 	// first (an apply --reverse takes the newest off).
 	OnHost []event.PatchApplied
 
-	current    *runtime.Checkpoint // the last finished state
-	beforeLast *runtime.Checkpoint // the finished state before LastRewind
+	current    *checkpoint.Checkpoint // the last finished state
+	beforeLast *checkpoint.Checkpoint // the finished state before LastRewind
 }
 
 // ReadTimeline reads session id's log. Codes: SESS_NOT_FOUND, those of
@@ -79,15 +79,13 @@ func ReadTimeline(ctx context.Context, r store.Reader, id string) (*Timeline, er
 		return nil, err
 	}
 	tl := &Timeline{}
-	var scan checkpoint.Scan
 	byID := map[string]int{}
-	inputs := map[string]int{} // input message ID → turn index
-	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
-		before := scan.Finished
-		if err := scan.Add(checkpoint.Record{Seq: rec.Seq, Type: rec.Type, Body: rec.Body}); err != nil {
-			return err
-		}
-		if f := scan.Finished; f != nil && f != before {
+	inputs := map[string]int{}          // input message ID → turn index
+	var finished *checkpoint.Checkpoint // the scan's last finished state before the record at hand
+	scan, err := runtime.ScanLog(ctx, r, id, func(rec store.Record, scan *checkpoint.Scan) error {
+		before := finished
+		finished = scan.Finished
+		if f := finished; f != nil && f != before {
 			if i, ok := byID[f.Identity.TurnID]; ok {
 				tl.Turns[i].cp = f
 			}
@@ -269,8 +267,8 @@ func (a *App) Rewind(ctx context.Context, id string, req RewindRequest) (Rewound
 }
 
 // plan decides a rewind: the checkpoint to write and its session.rewound.
-func (tl *Timeline) plan(id string, req RewindRequest) (*runtime.Checkpoint, event.SessionRewound, error) {
-	var target *runtime.Checkpoint
+func (tl *Timeline) plan(id string, req RewindRequest) (*checkpoint.Checkpoint, event.SessionRewound, error) {
+	var target *checkpoint.Checkpoint
 	switch {
 	case req.Undo && tl.LastRewind == nil:
 		return nil, event.SessionRewound{}, errcode.Errorf(errcode.SessTurnNotFound, "session %s was never rewound: nothing to undo", id)
@@ -425,7 +423,7 @@ func (a *App) CheckRewind(ctx context.Context, id string, req RewindRequest) err
 // was made on, once what the host received since that turn ended is taken
 // back. It returns the session's pending patch there. Codes:
 // SESS_PATCH_CONFLICT saying what to do; those of hostChanges.
-func (a *App) checkRebuild(ctx context.Context, id string, cp *runtime.Checkpoint, data event.SessionRewound) (string, error) {
+func (a *App) checkRebuild(ctx context.Context, id string, cp *checkpoint.Checkpoint, data event.SessionRewound) (string, error) {
 	row, err := a.Store.Session(ctx, id)
 	if err != nil {
 		return "", err

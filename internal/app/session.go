@@ -11,6 +11,7 @@ import (
 
 	"github.com/harness-dev/harness/compaction"
 	"github.com/harness-dev/harness/dockerws"
+	"github.com/harness-dev/harness/internal/checkpoint"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
@@ -72,7 +73,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 	// written fails below with its own error).
 	_, _ = RemoveEmptySessions(ctx, a.Store)
 	var (
-		cp        *runtime.Checkpoint
+		cp        *checkpoint.Checkpoint
 		abandoned string
 		md        = map[string]string{}
 		b         built
@@ -356,7 +357,7 @@ func (a *App) watchOpen(ctx context.Context, s *Session, ws *dockerws.Workspace,
 // (store.AcquireOptions.IfLastSeq): a turn the holder starts in between
 // makes the take-over SESS_BUSY too, its process untouched. Then the
 // check is repeated under the lease, where the log can no longer move.
-func (a *App) resume(ctx context.Context, id string, s *Session) (*runtime.Checkpoint, error) {
+func (a *App) resume(ctx context.Context, id string, s *Session) (*checkpoint.Checkpoint, error) {
 	owner, err := a.take(ctx, id)
 	if err != nil {
 		return nil, err
@@ -485,7 +486,7 @@ func readOnlyNote(msg string) string {
 // of cp, its last finished turn; a turn whose diff failed is refused with
 // that failure's code, since resuming on the bare tree would silently lose
 // its work.
-func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, cp *runtime.Checkpoint, req OpenRequest) error {
+func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, cp *checkpoint.Checkpoint, req OpenRequest) error {
 	patch := ""
 	if cp != nil && cp.Workspace != nil {
 		p, err := cp.Workspace.PatchOrError()
@@ -567,7 +568,7 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 // is refused before anything is stored, with SESS_PATCH_CONFLICT naming
 // the file, not found later by the model's first tool call. Other
 // workspaces, and sessions with nothing to replay, do not wait.
-func (a *App) checkReplay(ctx context.Context, cp *runtime.Checkpoint, s *Session) error {
+func (a *App) checkReplay(ctx context.Context, cp *checkpoint.Checkpoint, s *Session) error {
 	ws, ok := s.Workspace.(*dockerws.Workspace)
 	if !ok || cp == nil || cp.Workspace == nil || cp.Workspace.Patch == "" {
 		return nil

@@ -116,12 +116,12 @@ func provider(name, baseURL, key, keyEnv string, timeout time.Duration) (built, 
 }
 
 // freshSettings are the settings of a session that has none recorded.
-func freshSettings(r Resolved, modelID string) (runtime.Settings, error) {
+func freshSettings(r Resolved, modelID string) (checkpoint.Settings, error) {
 	policy, err := compaction.PolicyFor(r.Window, r.CompactAt, r.CompactTail, reserveFor(r.Window, r.MaxTokens))
 	if err != nil {
-		return runtime.Settings{}, usageErr("context settings: %s", errcode.Message(err))
+		return checkpoint.Settings{}, usageErr("context settings: %s", errcode.Message(err))
 	}
-	return runtime.Settings{
+	return checkpoint.Settings{
 		Model:          modelID,
 		System:         openai.DefaultSystemPrompt,
 		MaxTokens:      r.MaxTokens,
@@ -144,7 +144,7 @@ func reserveFor(window, maxTokens int) int {
 // withInstructions appends the project's instruction files (AGENTS.md, else
 // CLAUDE.md) to a new session's system text and records them, unless
 // --no-project-instructions.
-func (a *App) withInstructions(set runtime.Settings, root string) (runtime.Settings, error) {
+func (a *App) withInstructions(set checkpoint.Settings, root string) (checkpoint.Settings, error) {
 	if a.Opts.NoProjectInstructions {
 		return set, nil
 	}
@@ -160,7 +160,7 @@ func (a *App) withInstructions(set runtime.Settings, root string) (runtime.Setti
 // override compares the flags given explicitly with what the session
 // recorded (its settings, its metadata) and returns the change to record,
 // or nil when nothing changed. Flags not given keep the recorded value.
-func (a *App) override(saved runtime.Settings, md map[string]string, b built, o Options) (*event.SettingsChanged, error) {
+func (a *App) override(saved checkpoint.Settings, md map[string]string, b built, o Options) (*event.SettingsChanged, error) {
 	var changed []string
 	if b.id != saved.Model {
 		changed = append(changed, "model")

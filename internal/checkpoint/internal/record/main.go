@@ -172,7 +172,7 @@ func (r *recorder) log(id string) *store.SessionLog {
 	return l
 }
 
-var settings = runtime.Settings{Model: "fake", System: "you are a recorded test", Tools: tools.ModelSpecs()}
+var settings = checkpoint.Settings{Model: "fake", System: "you are a recorded test", Tools: tools.ModelSpecs()}
 
 // session runs one turn per input against the script.
 func (r *recorder) session(id, script string, inputs ...string) *recorded {
