@@ -338,7 +338,10 @@ func (w *Workspace) stopping(ctx context.Context) bool {
 	select {
 	case <-res.Result:
 		return true
-	case <-res.Error:
+	case err := <-res.Error:
+		// No state within the 2 s, or the daemon refused the wait (err
+		// says which): the container's own state decides.
+		_ = err
 		return w.Lost(ctx) != nil
 	}
 }
