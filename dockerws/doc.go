@@ -110,6 +110,19 @@
 // the claim (a rename only one process wins), the owner record of a
 // claimed spare, and the idle deadline after which Reap removes a spare.
 //
+// # The workspace's life
+//
+// A workspace is opening (reading the tree, making the container),
+// copying (the tree going in; no command rides the copy-in any more),
+// ready, kept (ready, and set aside by Keep), lost (its container stopped
+// or went away: a Docker daemon restart stops every container), failed
+// (the open failed) or closed. What each call and each step of the open
+// does in each of them is decided in one place, decideLife
+// (lifecycle.go), a pure function held to a table test; Phase reports
+// where a workspace stands. Lost is sticky: once Lost has seen the
+// container gone, every operation that needs it fails at once with that
+// error, and Close leaves a container Keep set aside before.
+//
 // # Kept containers
 //
 // Keep sets a workspace's container aside (KeptPrefix…) when its work

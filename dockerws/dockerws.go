@@ -229,14 +229,16 @@ type Workspace struct {
 	cur     *tree  // guarded by lock: the tree as of the last refresh
 	initPID string // guarded by lock: the host PID of the container's init, once killAll looked it up
 
-	mu     sync.Mutex
-	closed bool // guarded by mu
+	mu sync.Mutex
+	// life (guarded by mu) is where the workspace stands (lifecycle.go);
+	// lostErr (guarded by mu) is what Lost saw once it is lost.
+	life    lifeState
+	lostErr error
 	// rider (guarded by mu) is the command waiting to ride the copy-in
-	// (rider.go), until copying (guarded by mu) says the open took it.
-	rider   *rider
-	copying bool
-	execs   atomic.Int64 // execs started: a test's count
-	kept    string       // guarded by mu: the container's name once Keep renamed it
+	// (rider.go), until the open starts copying.
+	rider *rider
+	execs atomic.Int64 // execs started: a test's count
+	kept  string       // guarded by mu: the container's name once Keep renamed it
 	// makeMu is held by the open while it creates or claims a container,
 	// and by an Abandon during the open to learn what it made: opening
 	// and openingClaim (a claimed spare's claim name), guarded by makeMu,
@@ -337,10 +339,16 @@ func Start(ctx context.Context, opts Options) (*Workspace, error) {
 			w.scanErr = openFailed(canceled(bg, "open docker workspace"))
 			close(w.scanned)
 			w.openErr = w.scanErr
+			_, _ = w.step(evOpenFailed, "")
 			close(w.ready)
 			return
 		}
 		w.openErr = openFailed(w.build(bg, imgEnv, pf))
+		if w.openErr != nil {
+			_, _ = w.step(evOpenFailed, "")
+		} else {
+			_, _ = w.step(evOpened, "")
+		}
 		close(w.ready)
 	}()
 	if !opts.Defer {
@@ -405,6 +413,8 @@ func (w *Workspace) OpenError() error {
 // of its in-memory tree go with it). Nil while the container runs, while
 // the open is not over or failed, once the workspace is closed, and when
 // the daemon cannot be asked (a stopped daemon: its own error says so).
+// A lost workspace stays lost (PhaseLost): every later operation that
+// needs the container fails at once with the error Lost returned.
 func (w *Workspace) Lost(ctx context.Context) error {
 	const op = "check the workspace container"
 	select {
@@ -412,23 +422,34 @@ func (w *Workspace) Lost(ctx context.Context) error {
 	default:
 		return nil
 	}
-	w.mu.Lock()
-	closed := w.closed
-	w.mu.Unlock()
-	if w.openErr != nil || closed {
+	switch d, err := w.step(evCheck, op); d.act {
+	case actRefuse: // lost already: it stays so
+		return err
+	case actNothing: // failed, or closed
 		return nil
 	}
 	info, err := w.cli.ContainerInspect(ctx, w.cid, client.ContainerInspectOptions{})
+	var lost error
 	switch {
 	case cerrdefs.IsNotFound(err):
-		return containerError(ctx, op, w.opts.SessionID, err)
+		lost = containerError(ctx, op, w.opts.SessionID, err)
 	case err != nil:
 		return nil
 	case info.Container.State != nil && !info.Container.State.Running:
-		return &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
+		lost = &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
 			Message: "the workspace container is not running (a Docker daemon restart stops it); " + lostContainer(w.opts.SessionID)}
+	default:
+		return nil
 	}
-	return nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch d, _ := w.stepLocked(evGone, op); {
+	case d.act == actGo:
+		w.lostErr = lost
+	case w.life.phase != PhaseLost: // closed meanwhile
+		return nil
+	}
+	return w.lostErr
 }
 
 func (w *Workspace) waitReady(ctx context.Context, op string) error {
@@ -1125,29 +1146,29 @@ func (w *Workspace) Keep(ctx context.Context) (string, error) {
 	if err := w.waitReady(ctx, op); err != nil {
 		return "", err
 	}
-	if name := w.keptName(); name != "" {
-		return name, nil
+	_ = w.Lost(ctx) // a container stopped or gone moves the workspace to lost
+	if w.Phase() == PhaseReady {
+		// The life the files belong to, for Adopt; a failure to mark it
+		// still keeps the files (Adopt then refuses, and docker cp copies
+		// them out).
+		_ = w.markKept(ctx)
 	}
-	if err := w.Lost(ctx); err != nil && w.storage != workspace.StorageDisk {
-		// Stopped or gone: its tree lived in memory and went with it.
-		// Nothing is left to keep, and a kept container would only be
-		// taken for the turn's work.
-		return "", &errcode.Error{Code: errcode.WorkspaceNotFound, Op: op, Err: err,
-			Message: "the workspace container stopped or went away during the turn (a Docker daemon restart stops every container): its files, which lived in memory, are lost"}
-	}
-	// The life the files belong to, for Adopt; a failure to mark it still
-	// keeps the files (Adopt then refuses, and docker cp copies them out).
-	_ = w.markKept(ctx)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.kept != "" {
+	d := decideLife(w.lifeLocked(), evKeep)
+	switch d.act {
+	case actRefuse:
+		return "", w.refusedLocked(d, op)
+	case actName:
 		return w.kept, nil
+	case actWait: // not reached: the open is over
+		return "", disposed(op)
 	}
 	name := w.keptNameFor()
 	if _, err := w.cli.ContainerRename(ctx, w.cid, client.ContainerRenameOptions{NewName: name}); err != nil {
 		return "", dockerError(ctx, op, err)
 	}
-	w.kept = name
+	w.life, w.kept = d.next, name
 	return name, nil
 }
 
@@ -1158,22 +1179,17 @@ func (w *Workspace) Keep(ctx context.Context) (string, error) {
 // Codes: WORKSPACE_DISPOSED, WORKSPACE_CONTAINER_FAILED (removal failed; the
 // container is labeled and the next Open or Reap removes it).
 func (w *Workspace) Close(ctx context.Context) error {
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return disposed("close")
+	d, err := w.beginClose()
+	if err != nil {
+		return err
 	}
-	w.closed = true
-	close(w.done)
-	w.mu.Unlock()
 	attest.Revoke(w)
 	if w.stopOpen != nil {
 		w.stopOpen()
 		<-w.ready // the background open has finished or given up
 	}
 	w.endJobs()
-	var err error
-	if w.keptName() == "" {
+	if d.act == actRemove {
 		err = w.dispose(ctx)
 	}
 	w.waitJobs(ctx)
@@ -1182,10 +1198,17 @@ func (w *Workspace) Close(ctx context.Context) error {
 	return err
 }
 
-func (w *Workspace) keptName() string {
+// beginClose moves the workspace to closed for Close or Abandon: d says
+// whether its container is removed or left (Keep set it aside). Code:
+// WORKSPACE_DISPOSED (already closed).
+func (w *Workspace) beginClose() (lifeDecision, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.kept
+	d, err := w.stepLocked(evClose, "close")
+	if err == nil {
+		close(w.done)
+	}
+	return d, err
 }
 
 // dispose removes the container with its anonymous volumes. It runs even
@@ -1266,14 +1289,10 @@ func (w *Workspace) untouched() bool {
 // or Reap (harness doctor) once the process is gone. Code:
 // WORKSPACE_DISPOSED (already closed).
 func (w *Workspace) Abandon(ctx context.Context) error {
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return disposed("close")
+	d, err := w.beginClose()
+	if err != nil {
+		return err
 	}
-	w.closed = true
-	close(w.done)
-	w.mu.Unlock()
 	attest.Revoke(w)
 	w.endJobs()
 	// The next run's spare, being made, is waited for (within ctx).
@@ -1302,7 +1321,7 @@ func (w *Workspace) Abandon(ctx context.Context) error {
 		}
 		return w.removeOnExit(ctx, cid, claim, false)
 	}
-	if cid == "" || w.keptName() != "" { // nothing made, or set aside by Keep
+	if cid == "" || d.act == actLeave { // nothing made, or set aside by Keep
 		_ = w.cli.Close()
 		return nil
 	}
@@ -1339,25 +1358,26 @@ func (w *Workspace) removeOnExit(ctx context.Context, cid, claim string, closeCl
 }
 
 // isClosed reports whether Close has started.
-func (w *Workspace) isClosed() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.closed
-}
+func (w *Workspace) isClosed() bool { return w.Phase() == PhaseClosed }
 
 // acquire takes the mutation lock, waiting for the operation in progress.
 func (w *Workspace) acquire(ctx context.Context, op string) error {
-	if w.isClosed() {
-		return disposed(op)
-	}
-	if err := w.waitReady(ctx, op); err != nil {
+	d, err := w.step(evOperate, op)
+	if err != nil {
 		return err
+	}
+	if d.act == actWait {
+		if err := w.waitReady(ctx, op); err != nil {
+			return err
+		}
 	}
 	select {
 	case w.lock <- struct{}{}:
-		if w.isClosed() {
+		// Decided again: the workspace may have closed, or been found
+		// lost, while the caller waited.
+		if _, err := w.step(evOperate, op); err != nil {
 			<-w.lock
-			return disposed(op)
+			return err
 		}
 		return nil
 	case <-w.done:

@@ -176,6 +176,7 @@ func Adopt(ctx context.Context, opts Options, name, want string) (*Workspace, er
 	w.base, w.baseFiles, w.initial, w.initialDirs = snap, snap.files, snap.files, dirsOf(snap.dirs, snap.files)
 	w.cur = &tree{mark: firstMark, files: map[string]*entry{}}
 	w.touched, w.wide, w.kept = true, true, strings.TrimPrefix(c.Name, "/")
+	_, _ = w.step(evAdopted, op)
 	close(w.scanned)
 	close(w.ready)
 	w.Begin()

@@ -195,3 +195,65 @@ func TestLostContainerIsNotKept(t *testing.T) {
 	}
 	wantCode(t, w.Lost(ctx), errcode.WorkspaceContainerFailed)
 }
+
+// The workspace's life on a real daemon: ready once open, kept once Keep
+// set it aside, lost once its container stopped, and then every
+// operation that needs the container fails at once with the error Lost
+// reported, never with whatever Docker would say about a stopped
+// container; Close leaves the kept container.
+func TestPhasesOnDocker(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n"})
+	ctx := t.Context()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	w := open(t, root, busyboxImage, func(o *Options) { o.SessionID = "sess-phases" })
+	if p := w.Phase(); p != PhaseReady {
+		t.Fatalf("phase after Open = %s, want ready", p)
+	}
+	if err := w.WriteFile(ctx, "new.txt", []byte("work\n")); err != nil {
+		t.Fatal(err)
+	}
+	name, err := w.Keep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = RemoveKept(context.Background(), "", name) })
+	if p := w.Phase(); p != PhaseKept {
+		t.Fatalf("phase after Keep = %s, want kept", p)
+	}
+	timeout := 0
+	if _, err := cli.ContainerStop(ctx, w.ContainerID(), client.ContainerStopOptions{Timeout: &timeout}); err != nil {
+		t.Fatal(err)
+	}
+	lost := w.Lost(ctx)
+	wantCode(t, lost, errcode.WorkspaceContainerFailed)
+	if p := w.Phase(); p != PhaseLost {
+		t.Fatalf("phase after the stop = %s, want lost", p)
+	}
+	for what, err := range map[string]error{
+		"WriteFile": w.WriteFile(ctx, "more.txt", []byte("x\n")),
+		"Exec":      func() error { _, err := w.Exec(ctx, workspace.ExecRequest{Argv: []string{"true"}}); return err }(),
+		"Diff":      func() error { _, err := w.Diff(ctx); return err }(),
+	} {
+		if errcode.Message(err) != errcode.Message(lost) {
+			t.Errorf("%s on a lost workspace = %v, want Lost's error %v", what, err, lost)
+		}
+	}
+	if again, err := w.Keep(ctx); err != nil || again != name {
+		t.Fatalf("Keep of the kept, lost workspace = %q, %v; want %q", again, err, name)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := w.Phase(); p != PhaseClosed {
+		t.Fatalf("phase after Close = %s, want closed", p)
+	}
+	wantCode(t, w.WriteFile(ctx, "late.txt", nil), errcode.WorkspaceDisposed)
+	if _, err := cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{}); err != nil {
+		t.Fatalf("the kept container after Close: %v", err)
+	}
+}

@@ -59,7 +59,7 @@ exec </dev/null 2>&3 3>&-
 // it). offered reports whether r waited as the rider at all.
 func (w *Workspace) offerRide(ctx context.Context, r *rider) (e *execution, offered bool) {
 	w.mu.Lock()
-	if w.closed || w.copying || w.rider != nil {
+	if d, _ := w.stepLocked(evRide, ""); d.act != actGo || w.rider != nil {
 		w.mu.Unlock()
 		return nil, false
 	}
@@ -93,7 +93,7 @@ func (w *Workspace) offerRide(ctx context.Context, r *rider) (e *execution, offe
 func (w *Workspace) takeRider() *rider {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.copying = true
+	_, _ = w.stepLocked(evCopy, "")
 	r := w.rider
 	w.rider = nil
 	return r

@@ -160,7 +160,7 @@ func TestRiderCanceledDuringTheCopyIn(t *testing.T) {
 		_, err := w.Exec(ctx, workspace.ExecRequest{Argv: []string{"sh", "-c", "touch started; sleep 60"}})
 		done <- err
 	}()
-	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.copying })
+	waitFor(t, func() bool { return w.Phase() != PhaseOpening })
 	cancel()
 	select {
 	case err := <-done:
@@ -193,7 +193,7 @@ func TestCloseWhileACommandRides(t *testing.T) {
 		_, err := w.Exec(t.Context(), workspace.ExecRequest{Argv: []string{"sleep", "60"}})
 		done <- err
 	}()
-	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.copying })
+	waitFor(t, func() bool { return w.Phase() != PhaseOpening })
 	cid := w.ContainerID()
 	if err := w.Close(t.Context()); err != nil {
 		t.Fatal(err)

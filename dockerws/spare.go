@@ -220,7 +220,7 @@ func (w *Workspace) replaceSpare() {
 	w.spare.replace.Do(func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		if w.closed {
+		if w.life.phase == PhaseClosed {
 			return
 		}
 		done := make(chan struct{})
