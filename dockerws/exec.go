@@ -144,6 +144,27 @@ exit $ok`
 // their output does not depend on the image's locale or time zone.
 var scriptEnv = []string{"TZ=UTC0", "LC_ALL=C"}
 
+// commandDir checks a command's argv and cwd (relative to the
+// workspace) and returns the directory it runs in. Codes: TOOL_BAD_INPUT
+// (empty argv, NUL in an argument), WORKSPACE_PATH.
+func commandDir(argv []string, cwd string) (string, error) {
+	if len(argv) == 0 {
+		return "", errcode.New(errcode.ToolBadInput, "argv is empty")
+	}
+	for _, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return "", errcode.New(errcode.ToolBadInput, "an argument contains a NUL byte")
+		}
+	}
+	if cwd == "" || cwd == "." {
+		return WorkDir, nil
+	}
+	if err := workspace.CheckPath(cwd); err != nil {
+		return "", err
+	}
+	return WorkDir + "/" + cwd, nil
+}
+
 // Exec runs req.Argv in the workspace as the sandbox user, with the
 // container's scrubbed environment (the image's variables plus HOME,
 // TMPDIR and TERM; nothing from the host), in req.Cwd. Stdout and stderr
@@ -167,20 +188,9 @@ var scriptEnv = []string{"TZ=UTC0", "LC_ALL=C"}
 // WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
 func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (workspace.ExecResult, error) {
 	const op = "exec"
-	if len(req.Argv) == 0 {
-		return workspace.ExecResult{}, errcode.New(errcode.ToolBadInput, "argv is empty")
-	}
-	for _, a := range req.Argv {
-		if strings.IndexByte(a, 0) >= 0 {
-			return workspace.ExecResult{}, errcode.New(errcode.ToolBadInput, "an argument contains a NUL byte")
-		}
-	}
-	dir := WorkDir
-	if req.Cwd != "" && req.Cwd != "." {
-		if err := workspace.CheckPath(req.Cwd); err != nil {
-			return workspace.ExecResult{}, err
-		}
-		dir = WorkDir + "/" + req.Cwd
+	dir, err := commandDir(req.Argv, req.Cwd)
+	if err != nil {
+		return workspace.ExecResult{}, err
 	}
 	timeout := req.Timeout
 	if timeout <= 0 {
@@ -221,7 +231,6 @@ func (w *Workspace) Exec(ctx context.Context, req workspace.ExecRequest) (worksp
 		if err := w.acquire(ctx, op); err != nil {
 			return workspace.ExecResult{}, err
 		}
-		var err error
 		e, err = w.start(ctx, proc{argv: append([]string{"sh", "-c", execWrapper, "sh"}, args...), env: w.jobEnv(), stdout: out, stderr: hdr})
 		if err != nil {
 			w.release()

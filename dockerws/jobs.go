@@ -195,20 +195,9 @@ func (w *Workspace) runningJobs() int {
 // PID left), WORKSPACE_CONTAINER_FAILED, WORKSPACE_DISPOSED, TOOL_CANCELED.
 func (w *Workspace) StartJob(ctx context.Context, req workspace.JobRequest) (workspace.Job, error) {
 	const op = "start job"
-	if len(req.Argv) == 0 {
-		return workspace.Job{}, errcode.New(errcode.ToolBadInput, "argv is empty")
-	}
-	for _, a := range req.Argv {
-		if strings.IndexByte(a, 0) >= 0 {
-			return workspace.Job{}, errcode.New(errcode.ToolBadInput, "an argument contains a NUL byte")
-		}
-	}
-	dir := WorkDir
-	if req.Cwd != "" && req.Cwd != "." {
-		if err := workspace.CheckPath(req.Cwd); err != nil {
-			return workspace.Job{}, err
-		}
-		dir = WorkDir + "/" + req.Cwd
+	dir, err := commandDir(req.Argv, req.Cwd)
+	if err != nil {
+		return workspace.Job{}, err
 	}
 	if err := w.acquire(ctx, op); err != nil {
 		return workspace.Job{}, err
