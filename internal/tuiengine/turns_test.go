@@ -69,7 +69,18 @@ func TestTurnsCountEachTurnsOwnLines(t *testing.T) {
 	}
 
 	// The rewind's own words add nothing to the line the reopened
-	// transcript shows for its session.rewound.
+	// transcript shows for its session.rewound. turn.completed is seen
+	// before the owner has released the session: wait for it, as the
+	// TUI does (its state turns idle only then).
+	cur, err := eng.current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cur.sess.Idle():
+	case <-t.Context().Done():
+		t.Fatal("the session never went idle")
+	}
 	s, out, err := eng.Rewind(t.Context(), turns[0].ID, false)
 	if err != nil {
 		t.Fatal(err)
