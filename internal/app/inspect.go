@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/harness-dev/harness/internal/checkpoint"
@@ -15,13 +16,26 @@ import (
 )
 
 // WriteEvents writes a session's stored envelopes to w, one per line,
-// byte for byte as stored.
+// byte for byte as stored. Each is decoded first: a row whose bytes no
+// longer decode to the event it is stored as (a damaged page reads back
+// as garbage: SQLite keeps no checksum of a row) is never printed; the
+// events before it are, and the error (SESS_INVALID_RECORD) names its
+// sequence number and why.
 func WriteEvents(ctx context.Context, r store.Reader, id string, w io.Writer) error {
 	if _, err := r.Session(ctx, id); err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
 	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
+		ev, err := event.Decode(rec.Body)
+		if err == nil && (ev.ID != rec.ID || string(ev.Type) != rec.Type) {
+			err = fmt.Errorf("its body is event %s of type %s, stored as %s of type %s", ev.ID, ev.Type, rec.ID, rec.Type)
+		}
+		if err != nil {
+			_ = bw.Flush()
+			return &errcode.Error{Code: errcode.SessInvalidRecord, Op: "events",
+				Message: fmt.Sprintf("event %d of session %s is damaged and was not printed (%s)", rec.Seq, id, errcode.Message(err)), Err: err}
+		}
 		if _, err := bw.Write(rec.Body); err != nil {
 			return err
 		}
