@@ -211,6 +211,12 @@ func TestJobStillRunningEndsWithTheSession(t *testing.T) {
 		t.Fatalf("job.exited = %+v\n%s", exited, ev.stderr)
 	}
 	wantNoContainers(t, id)
+	// The job's end, recorded after the turn's terminal checkpoint, does
+	// not make the turn look interrupted: the session resumes.
+	next := u.run("", "exec", "--resume", id, "--no-spare", "--image", "harness-sandbox", "--fake-model", u.script(`[{"content":"resumed"}]`), "go on")
+	if next.code != 0 || !strings.Contains(next.stdout, "resumed") {
+		t.Fatalf("resume after the job ended: exit %d\n%s\n%s", next.code, next.stdout, next.stderr)
+	}
 }
 
 // TestKilledHarnessLeavesNoJob: harness killed with SIGKILL while a job

@@ -232,7 +232,7 @@ type Restored struct {
 // after event afterSeq (cp nil, afterSeq -1: none yet), can be resumed:
 // cp must be terminal, and tail — the events from afterSeq-1 on — may
 // after it hold only that turn's turn.completed and agent.stopped,
-// workspace.lifecycle, patch.applied, session.forked, session.rewound (one
+// workspace.lifecycle, patch.applied, job.exited, session.forked, session.rewound (one
 // whose checkpoint never followed) and settings.changed events (the
 // last fold into the returned checkpoint's settings), input.withdrawn
 // events of commands between turns (folded into its queue), and
@@ -281,7 +281,9 @@ func Restore(cp *Checkpoint, afterSeq int64, tail []Record) (Restored, error) {
 				}
 			}
 			continue
-		case event.TypeWorkspaceLifecycle, event.TypePatchApplied:
+		case event.TypeWorkspaceLifecycle, event.TypePatchApplied, event.TypeJobExited:
+			// A background job's end is recorded whenever it comes,
+			// between turns too: the turn it names has finished.
 			continue
 		case event.TypeSessionRewound:
 			// A rewind whose checkpoint was never written (the process

@@ -50,3 +50,29 @@ func TestSettingsChangedAfterTheTurnFolds(t *testing.T) {
 		t.Fatalf("a fork would start on %s", s.Finished.Settings.Model)
 	}
 }
+
+// A background job's end recorded after its turn finished (the job
+// outlived the turn, or was stopped between turns) leaves the session
+// resumable at that turn; a job.started there is still an interruption
+// (only a tool call starts a job).
+func TestJobExitedAfterTheTurnRestores(t *testing.T) {
+	cp := &Checkpoint{Identity: Identity{Phase: PhaseTerminal, TurnID: "turn-1"}}
+	code := 137
+	tail := []Record{
+		{Seq: 5, Type: string(event.TypeTurnCompleted), Body: []byte(`{"data":{"turnId":"turn-1"}}`)},
+		{Seq: 6, Type: string(event.TypeJobExited), Body: encoded(t, event.JobExited{SessionID: "sess-1", TurnID: "turn-1",
+			JobID: "job-1", Argv: []string{"sleep", "600"}, Reason: event.JobReasonClosed, ExitCode: &code})},
+	}
+	r, err := Restore(cp, 4, tail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Checkpoint.Identity.TurnID != "turn-1" || r.LastSeq != 6 {
+		t.Fatalf("restored %+v", r)
+	}
+	started := append(tail, Record{Seq: 7, Type: string(event.TypeJobStarted), Body: encoded(t, event.JobStarted{SessionID: "sess-1",
+		TurnID: "turn-1", CallID: "c1", JobID: "job-2", Argv: []string{"sleep", "1"}})})
+	if _, err := Restore(cp, 4, started); err == nil {
+		t.Fatal("a job.started after the terminal checkpoint restored")
+	}
+}
