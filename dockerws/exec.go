@@ -118,7 +118,7 @@ while [ $n -lt 10000 ]; do
 		[ "$p" != /proc/$$ ] && [ -O "$p" ] || continue
 		if [ -n "$J" ]; then
 			l=
-			read -r l < $p/stat 2>/dev/null
+			read -r l 2>/dev/null < $p/stat
 			set -- ${l##*") "}
 			case " $J " in *" $4 "*) continue ;; esac
 			kill -9 ${p#/proc/} 2>/dev/null

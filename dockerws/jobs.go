@@ -67,7 +67,7 @@ while [ $i -lt 100 ]; do
 		n=${p#/proc/}
 		[ "$n" = "$S" ] && [ "$A" != 1 ] && continue
 		l=
-		read -r l < $p/stat 2>/dev/null
+		read -r l 2>/dev/null < $p/stat
 		[ -n "$l" ] || continue
 		set -- ${l##*") "}
 		[ "$4" = "$S" ] && [ "$1" != Z ] || continue

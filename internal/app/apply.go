@@ -18,7 +18,8 @@ import (
 
 // ApplyPlan is a session's patch checked against the host tree.
 type ApplyPlan struct {
-	Root string // the host directory the patch applies to
+	Root    string // the host directory the patch applies to
+	Session string // the session whose patch it is ("" for none): what to do names it
 	// SecretEnv names the variables, beyond those workspace.HostEnv drops,
 	// that host git must not see (the configured key variable:
 	// App.SecretEnv).
@@ -84,6 +85,12 @@ func CheckApply(ctx context.Context, root, patch string, secretEnv []string) App
 // (git apply --reverse): RefusedApplied then says it is already reverted.
 func CheckRevert(ctx context.Context, root, patch string, secretEnv []string) ApplyPlan {
 	return checkPlan(ctx, ApplyPlan{Root: root, Patch: patch, SecretEnv: secretEnv, Reverse: true, LeftOut: workspace.LeftOut(patch)})
+}
+
+// checkSession is CheckApply (CheckRevert with reverse) of session id's
+// patch: a refusal's advice names the session.
+func (a *App) checkSession(ctx context.Context, id, root, patch string, reverse bool) ApplyPlan {
+	return checkPlan(ctx, ApplyPlan{Root: root, Session: id, Patch: patch, SecretEnv: a.SecretEnv(), Reverse: reverse, LeftOut: workspace.LeftOut(patch)})
 }
 
 // args returns git apply's flags for the plan's direction.
@@ -253,16 +260,23 @@ func refusal(ctx context.Context, plan ApplyPlan, out string, err error) (Refusa
 		} else if _, rerr := gitApply(ctx, root, secretEnv, patch, "--check", "--reverse"); rerr == nil {
 			return RefusedApplied, fmt.Sprintf("already applied: the host tree at %s already has these changes; nothing was applied", root)
 		}
-		return RefusedChanged, fmt.Sprintf("the host tree at %s changed under this patch; nothing was applied: %s\n%s", root, why, conflictNext)
+		return RefusedChanged, fmt.Sprintf("the host tree at %s changed under this patch; nothing was applied: %s\n%s", root, why, conflictNext(plan.Session))
 	}
 }
 
 // conflictNext is what a patch the host tree refuses leaves the user to
-// do, on a line of its own after git's words. (Session patches carry no
-// blob hashes, so `git apply -3` cannot merge them; GNU patch --merge can.)
-const conflictNext = "to go on: ask the model to redo the change on the tree as it is now (a new session starts from it), " +
-	"or write the patch to a file (`harness diff SESSION > session.patch`) and merge it with `patch -p1 --merge < session.patch` " +
-	"(it applies what still fits and marks real conflicts <<<<<<< … >>>>>>> for you to resolve)"
+// do, on a line of its own after git's words, for session id ("" when
+// the patch is no session's). (Session patches carry no blob hashes, so
+// `git apply -3` cannot merge them; GNU patch --merge can.)
+func conflictNext(id string) string {
+	diff := "harness diff ID"
+	if id != "" {
+		diff = "harness diff " + id
+	}
+	return "to go on: ask the model to redo the change on the tree as it is now (a new session starts from it), " +
+		"or write the patch to a file (`" + diff + " > session.patch`) and merge it with `patch -p1 --merge < session.patch` " +
+		"(it applies what still fits and marks real conflicts <<<<<<< … >>>>>>> for you to resolve)"
+}
 
 // Apply checks the plan's patch again (the host may have changed since)
 // and applies it. Codes: WORKSPACE_SCOPE when the host tree refuses it,

@@ -179,13 +179,14 @@ func TestApplyConflictSaysHowToGoOn(t *testing.T) {
 	root := t.TempDir()
 	mustWrite(t, filepath.Join(root, "notes.txt"), "a\nmilk\nc\nd\nE changed\n")
 	patch := "diff --git a/notes.txt b/notes.txt\n--- a/notes.txt\n+++ b/notes.txt\n@@ -1,5 +1,5 @@\n a\n-milk\n+oat milk\n c\n d\n e\n"
-	plan := CheckApply(t.Context(), root, patch, nil)
+	plan := checkPlan(t.Context(), ApplyPlan{Root: root, Session: "sess-7", Patch: patch})
 	if plan.Refused != RefusedChanged {
 		t.Fatalf("refused %q, want %q (%s)", plan.Refused, RefusedChanged, plan.Conflict)
 	}
 	lines := strings.Split(plan.Conflict, "\n")
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "to go on:") || !strings.Contains(last, "patch -p1 --merge") {
-		t.Fatalf("no next step on a line of its own:\n%s", plan.Conflict)
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "to go on:") || !strings.Contains(last, "patch -p1 --merge") ||
+		!strings.Contains(last, "`harness diff sess-7 > session.patch`") {
+		t.Fatalf("no next step naming the session on a line of its own:\n%s", plan.Conflict)
 	}
 	// Following it merges the change.
 	mustWrite(t, filepath.Join(root, "session.patch"), patch)

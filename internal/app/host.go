@@ -93,7 +93,7 @@ func (a *App) checkPending(ctx context.Context, id, root string, last *checkpoin
 	if err != nil {
 		return ApplyPlan{}, "", err
 	}
-	plan := CheckApply(ctx, root, patch, a.SecretEnv())
+	plan := a.checkSession(ctx, id, root, patch, false)
 	if recorded, _, _ := lastPatch(last); plan.Patch == "" && len(plan.LeftOut) == 0 && strings.TrimSpace(workspace.Carried(recorded)) != "" {
 		plan.Patch, plan.Refused = recorded, RefusedApplied
 		plan.Conflict = fmt.Sprintf("already applied: the host tree at %s already has these changes; nothing was applied", root)

@@ -385,7 +385,7 @@ func (a *App) RevertPlan(ctx context.Context, id string) (ApplyPlan, event.Patch
 		return ApplyPlan{}, event.PatchApplied{}, errcode.Errorf(errcode.SessTurnNotFound, "session %s has no applied patch on record to revert; nothing changed", id)
 	}
 	top := tl.OnHost[len(tl.OnHost)-1]
-	return CheckRevert(ctx, top.Root, top.Patch, a.SecretEnv()), top, nil
+	return a.checkSession(ctx, id, top.Root, top.Patch, true), top, nil
 }
 
 // appendUser records d, a user's action, in session id's log as owner.
