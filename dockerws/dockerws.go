@@ -135,6 +135,10 @@ type Options struct {
 	// MaxJobs bounds the background jobs running at once (jobs.go);
 	// default workspace.DefaultMaxJobs.
 	MaxJobs int
+	// JobsBefore is the number of background jobs the session started in
+	// its earlier workspaces: this one's first job is job-(JobsBefore+1),
+	// so that a job ID names one job across the session's history.
+	JobsBefore int
 }
 
 // DefaultNanoCPUs is the container's CPU limit on a host with cpus cores:
@@ -529,6 +533,7 @@ func prepare(ctx context.Context, opts Options, resolve bool) (*Workspace, []str
 		ready:   make(chan struct{}),
 		begun:   make(chan struct{}),
 	}
+	w.jobs.started = max(opts.JobsBefore, 0)
 	if !resolve {
 		return w, nil, pf, nil
 	}

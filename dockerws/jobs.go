@@ -89,9 +89,8 @@ const jobGrace = 3 * time.Second
 type jobTable struct {
 	mu   sync.Mutex
 	list []*job // guarded by mu, oldest first
-	// started (guarded by mu) counts the jobs started: job N is "job-N",
-	// unique in the workspace (a resumed session's new workspace counts
-	// again; job.started's turnId tells two job-1 apart).
+	// started (guarded by mu) counts the jobs started, from
+	// Options.JobsBefore: job N is "job-N", unique in the session.
 	started int
 	watch   func(workspace.JobEvent) // set once by WatchJobs
 	wg      sync.WaitGroup           // the watchers

@@ -212,10 +212,26 @@ func TestJobStillRunningEndsWithTheSession(t *testing.T) {
 	}
 	wantNoContainers(t, id)
 	// The job's end, recorded after the turn's terminal checkpoint, does
-	// not make the turn look interrupted: the session resumes.
-	next := u.run("", "exec", "--resume", id, "--no-spare", "--image", "harness-sandbox", "--fake-model", u.script(`[{"content":"resumed"}]`), "go on")
-	if next.code != 0 || !strings.Contains(next.stdout, "resumed") {
-		t.Fatalf("resume after the job ended: exit %d\n%s\n%s", next.code, next.stdout, next.stderr)
+	// not make the turn look interrupted: the session resumes. Its next
+	// job is job-2, and a fork's after that job-3: a job ID names one job
+	// across the session's history.
+	again := `[{"toolCalls":[{"id":"again","name":"process.exec","arguments":{"argv":["sleep","600"],"background":true}}]},
+		{"content":"resumed"}]`
+	for _, tc := range []struct {
+		how  []string
+		want string
+	}{
+		{[]string{"--resume", id}, "job-2"},
+		{[]string{"--resume", id, "--fork"}, "job-3"}, // the fork goes on from job-1 and job-2
+	} {
+		args := append(append([]string{"exec", "--json"}, tc.how...), "--no-spare", "--image", "harness-sandbox", "--fake-model", u.script(again), "go on")
+		next := u.run("", args...)
+		if next.code != 0 {
+			t.Fatalf("%v after the job ended: exit %d\n%s", tc.how, next.code, next.stderr)
+		}
+		if started := eventsOf[event.JobStarted](next.events); len(started) != 1 || started[0].JobID != tc.want {
+			t.Fatalf("%v: job.started %+v, want %s", tc.how, started, tc.want)
+		}
 	}
 }
 

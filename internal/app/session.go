@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -516,6 +517,17 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 			}
 			o.Spare = req.Spare && a.Conf.Spares
 			o.MaxJobs = a.Opts.MaxJobs
+			if cp != nil {
+				// Job IDs go on from the jobs the session's history
+				// holds: its own, and a fork's origin's.
+				for _, id := range slices.Compact([]string{sessionID, cp.Identity.SessionID}) {
+					n, err := jobsStarted(ctx, a.Store, id)
+					if err != nil {
+						return err
+					}
+					o.JobsBefore += n
+				}
+			}
 			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
 				s.Note = strings.Join(missing, "\n")
 			}
