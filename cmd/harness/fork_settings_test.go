@@ -40,8 +40,14 @@ func TestExecForkKeepsSwitchedModel(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("fork: exit %d\n%s", r.code, r.stderr)
 	}
-	if sessionOf(t, r.events) == id {
+	fork := sessionOf(t, r.events)
+	if fork == id {
 		t.Fatal("the fork did not start a new session")
+	}
+	// The fork is listed under the title of the session it continues,
+	// not as untitled (its own first prompt does not rename it).
+	if l := u.run("", "sessions"); !strings.Contains(lineWith(l.stdout, fork), "fork: one") {
+		t.Errorf("the fork's line in the listing:\n%s", l.stdout)
 	}
 	if last := srv.lastBody(); !strings.Contains(last, `"model":"second-model"`) {
 		t.Errorf("the fork asked another model than the session's current one:\n%.300s", last)
@@ -94,4 +100,14 @@ func TestTUIForkAfterModelSwitch(t *testing.T) {
 	if last := srv.lastBody(); !strings.Contains(last, `"model":"switched-model"`) {
 		t.Errorf("the fork asked another model than the switched one:\n%.300s", last)
 	}
+}
+
+// lineWith is the first line of out that contains s ("" for none).
+func lineWith(out, s string) string {
+	for l := range strings.Lines(out) {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
 }

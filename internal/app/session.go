@@ -77,6 +77,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		cp        *checkpoint.Checkpoint
 		abandoned string
 		md        = map[string]string{}
+		title     string // a fork's: the session it continues, named
 		b         built
 		err       error
 	)
@@ -93,6 +94,8 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 		maps.Copy(md, row.Metadata)
 		if !fork {
 			s.before = row.LastSeq
+		} else if row.Title != "" {
+			title = "fork: " + strings.TrimPrefix(row.Title, "fork: ")
 		}
 		if err := a.project(resumeID, a.HostRoot(md), s); err != nil {
 			return err
@@ -172,7 +175,7 @@ func (a *App) open(ctx context.Context, req OpenRequest, s *Session) (rerr error
 			init[metaForkedFrom] = resumeID
 			init[metaModel] = settings.Model // the fork starts on the saved settings; a change follows
 		}
-		sl := &startLog{st: a.Store, init: store.SessionInit{ID: id, Metadata: init}, who: a.owner,
+		sl := &startLog{st: a.Store, init: store.SessionInit{ID: id, Title: title, Metadata: init}, who: a.owner,
 			started: func(owner store.Owner) { a.hold(ctx, id, owner, s) }}
 		defer func() {
 			if err := sl.startErr(); err != nil {
