@@ -103,6 +103,10 @@ type Engine struct {
 	// a picked session, the reopen after /rewind) continue with what each
 	// session recorded (app.OpenRequest.IgnoreFlags).
 	opened bool
+	// closedOn (guarded by openMu) is the session an engine-made reopen
+	// (after a rebuild or a rewind) failed to open again: the next prompt
+	// tries again, rather than leaving the screen with no session.
+	closedOn string
 
 	mu      sync.Mutex
 	cur     *tuiSession   // guarded by mu
@@ -185,6 +189,7 @@ func (e *Engine) open(ctx context.Context, req tui.OpenRequest) (tui.Session, er
 		return tui.Session{}, err
 	}
 
+	e.closedOn = "" // a session is open: nothing to open again
 	e.mu.Lock()
 	prev := e.cur
 	e.cur = next
@@ -375,7 +380,9 @@ func (e *Engine) next(ctx context.Context, w watch) (tui.Update, error) {
 func (e *Engine) Send(ctx context.Context, text string) (tui.Sent, error) {
 	cur, err := e.current()
 	if err != nil {
-		return tui.Sent{}, err
+		if cur, err = e.openAgain(ctx); err != nil {
+			return tui.Sent{}, err
+		}
 	}
 	note, err := e.rebuildLost(ctx, cur)
 	if err != nil {
@@ -417,10 +424,33 @@ func (e *Engine) rebuildLost(ctx context.Context, cur *tuiSession) (string, erro
 		return "", nil // reopened meanwhile
 	}
 	e.closeCurrent(cur)
-	return r.Run(ctx, func(ctx context.Context) error {
-		_, err := e.open(ctx, tui.OpenRequest{ID: cur.id})
+	return r.Run(ctx, func(ctx context.Context) error { return e.reopen(ctx, cur.id) })
+}
+
+// reopen opens session id again after the engine closed it (openMu
+// held); when it cannot, the next prompt tries again (openAgain).
+func (e *Engine) reopen(ctx context.Context, id string) error {
+	if _, err := e.open(ctx, tui.OpenRequest{ID: id}); err != nil {
+		e.closedOn = id
 		return err
-	})
+	}
+	return nil
+}
+
+// openAgain opens the session a reopen failed on, for a prompt typed
+// with no session open; without one it is SESS_NOT_FOUND.
+func (e *Engine) openAgain(ctx context.Context) (*tuiSession, error) {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	if cur, err := e.current(); err == nil || e.closedOn == "" {
+		return cur, err
+	}
+	id := e.closedOn
+	if err := e.reopen(ctx, id); err != nil {
+		return nil, &errcode.Error{Code: errcode.Of(err), Err: err, Message: fmt.Sprintf(
+			"open session %s again: %s; enter tries again, /new starts a session", id, errcode.Message(err))}
+	}
+	return e.current()
 }
 
 func (e *Engine) Queue(ctx context.Context, text string) (tui.Sent, error) {
@@ -658,6 +688,9 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 	e.closeCurrent(cur)
 	r, rerr := e.a.Rewind(ctx, cur.id, req)
 	s, err := e.open(ctx, tui.OpenRequest{ID: cur.id})
+	if err != nil {
+		e.closedOn = cur.id // the next prompt tries again
+	}
 	if rerr != nil {
 		return s, "", rerr
 	}

@@ -2,7 +2,9 @@ package tuiengine
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -143,4 +145,73 @@ func mustContainer(t *testing.T, id string) string {
 		t.Fatalf("the session's running containers: %q, %v", ids, err)
 	}
 	return ids[0]
+}
+
+// A rebuild that cannot open the session again (here: the image was
+// removed meanwhile) does not leave the screen without a session: each
+// prompt tries again, saying so, and once the image is back the prompt
+// rebuilds the workspace and runs.
+func TestEngineRetriesAFailedRebuild(t *testing.T) {
+	needDocker(t)
+	home, parent := t.TempDir(), t.TempDir()
+	project := mustProject(t, parent, "p", map[string]string{"README.md": "# retry\n"})
+	image := "harness-retry-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")) + fmt.Sprint(os.Getpid())
+	tag := func() {
+		if out, err := exec.Command("docker", "tag", "harness-busybox", image).CombinedOutput(); err != nil {
+			t.Fatalf("docker tag: %v\n%s", err, out)
+		}
+	}
+	tag()
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", image).Run() })
+	script := writeScript(t, "["+strings.Join([]string{
+		execStep("c1", `echo "a=$(cat a.txt 2>/dev/null || echo none)"; echo one > a.txt`),
+		`{"content":"done"}`,
+	}, ",")+"]")
+	t.Chdir(project)
+	eng, _ := newEngineAt(t, home, app.Options{FakeModel: script, Workspace: "docker", Image: image, NoSpare: true})
+	ctx := t.Context()
+	s, err := eng.Open(ctx, tui.OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(ctx, "first"); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, eng, nil)
+	cid := mustContainer(t, s.ID)
+	if out, err := exec.Command("docker", "kill", "--signal", "KILL", cid).CombinedOutput(); err != nil {
+		t.Fatalf("docker kill: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("docker", "wait", cid).CombinedOutput(); err != nil {
+		t.Fatalf("docker wait: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("docker", "rmi", image).CombinedOutput(); err != nil {
+		t.Fatalf("docker rmi: %v\n%s", err, out)
+	}
+	if sent, err := eng.Send(ctx, "second"); err == nil {
+		t.Fatalf("the rebuild opened a session without its image: %+v", sent)
+	}
+	_, err = eng.Send(ctx, "second")
+	if err == nil || !strings.Contains(errcode.Message(err), "enter tries again") || !strings.Contains(errcode.Message(err), s.ID) {
+		t.Fatalf("the prompt after the failed rebuild: %v; want the session opened again, or why not", err)
+	}
+	tag()
+	if _, err := eng.Send(ctx, "second"); err != nil {
+		t.Fatalf("the prompt once the image is back: %v", err)
+	}
+	evs, _ := collect(t, eng, nil)
+	var out string
+	for _, ev := range evs {
+		if r, ok := ev.Data.(event.ToolResult); ok && r.OK {
+			var o struct{ Stdout string }
+			_ = json.Unmarshal(r.Output, &o)
+			out += o.Stdout
+		}
+	}
+	if out != "a=one\n" {
+		t.Errorf("the rebuilt workspace's command printed %q, want the first turn's a.txt", out)
+	}
+	if id := eng.SessionID(); id != s.ID {
+		t.Errorf("the open session is %q, want %s", id, s.ID)
+	}
 }
