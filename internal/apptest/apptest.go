@@ -119,6 +119,40 @@ type Switcher interface {
 	New() <-chan struct{}
 }
 
+// Guarded is a front end with commands that work only between turns (the
+// TUI: /apply, /fork, /rewind, /new, and enter on an empty input, which
+// starts the turn a queued input waits for). While it is busy — a turn
+// active, or a typed message still on its way to the session, not yet
+// admitted — it refuses them itself: it says so (BusyRefusal), asks the
+// session nothing, and nothing is recorded. harness exec has no such
+// commands.
+type Guarded interface {
+	// Settled waits until the front end has taken in all the session told
+	// it, that a turn is active (busy) or not included, and has no typed
+	// message on its way.
+	Settled(t *testing.T, busy bool)
+	// Command types line (a command; "" is enter on an empty input) and
+	// returns, once the front end took it, what it made of it.
+	Command(line string) Response
+	// AllowForSession answers the question on screen: its tool is allowed
+	// for the rest of the session.
+	AllowForSession()
+}
+
+// Response is what a Guarded front end made of a typed command.
+type Response struct {
+	// Screen is what the front end showed once it took the command: its
+	// text, without styling, white space folded.
+	Screen string
+	// Asked: it set work going for the command (the only way it reaches
+	// the session or the store).
+	Asked bool
+}
+
+// BusyRefusal is what a Guarded front end says when it refuses a command
+// while busy.
+const BusyRefusal = "A turn is running"
+
 // Env is one case's machine: a home (the store) and a project.
 type Env struct {
 	Home, Project string

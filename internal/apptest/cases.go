@@ -55,6 +55,14 @@ const (
 		{"toolCalls": [{"id": "c2", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "echo two > b.txt; echo started; exec sleep 600"]}}]},
 		{"content": "second done"}
 	]`
+	// guardScript's first turn asks to run ls, then fails; the two turns
+	// after it answer.
+	guardScript = `[
+		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]},
+		{"error": "MODEL_AUTH_ERROR"},
+		{"content": "second done"},
+		{"content": "queued done"}
+	]`
 	catWriteScript = `[
 		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "cat b.txt 2>/dev/null || echo none; echo beta > b.txt"]}}]},
 		{"content": "done"}
@@ -89,6 +97,10 @@ func Run(t *testing.T, fe FrontEnd) {
 	}
 	if _, ok := probe.(Rewinder); ok {
 		t.Run("Rewind", func(t *testing.T) { rewind(t, fe) })
+	}
+	if _, ok := probe.(Guarded); ok {
+		t.Run("GuardedWhileTurnRuns", func(t *testing.T) { guardedWhileTurnRuns(t, fe) })
+		t.Run("GuardedWhileMessageOnItsWay", func(t *testing.T) { guardedWhileMessageOnItsWay(t, fe) })
 	}
 }
 
@@ -518,4 +530,107 @@ func lostDuringATurnIsDiscarded(t *testing.T, fe FrontEnd) {
 	if ends := Of[event.TurnCompleted](log); len(ends) != 3 || ends[2].Status != event.StatusCompleted {
 		t.Errorf("turns ended: %+v, want the turn after the rebuild completed", ends)
 	}
+}
+
+// betweenTurns are the commands a Guarded front end runs only between
+// turns; "" is enter on an empty input, which starts the turn a queued
+// input waits for, and says nothing when it does not.
+var betweenTurns = []string{"/apply", "/fork", "/rewind", "/new", ""}
+
+// refusedAll types each of betweenTurns at g and checks that it refused
+// each: said so, asked nothing.
+func refusedAll(t *testing.T, g Guarded) {
+	t.Helper()
+	for _, line := range betweenTurns {
+		r := g.Command(line)
+		if r.Asked {
+			t.Errorf("%q while busy set work going", line)
+		}
+		if line != "" && !strings.Contains(r.Screen, BusyRefusal) {
+			t.Errorf("%q while busy: the screen does not say %q:\n%s", line, BusyRefusal, r.Screen)
+		}
+	}
+}
+
+// refusedLeftNothing checks session id's store after refusedAll: one
+// session (no fork, no new one), nothing rewound or applied.
+func refusedLeftNothing(t *testing.T, r store.Reader, id string, log []event.Event) {
+	t.Helper()
+	list, err := r.ListSessions(t.Context(), store.ListCursor{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != id {
+		t.Errorf("sessions stored: %+v, want only %s", list, id)
+	}
+	if rw, ap := Of[event.SessionRewound](log), Of[event.PatchApplied](log); len(rw)+len(ap) != 0 {
+		t.Errorf("rewound %+v, applied %+v: a refused command was recorded", rw, ap)
+	}
+}
+
+// While a turn runs, the commands that work only between turns are
+// refused by the front end itself; the turn runs on, the queued input
+// waits, and nothing of theirs is recorded.
+func guardedWhileTurnRuns(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, hangScript, app.Options{})
+	d := fe(t, a)
+	g := d.(Guarded)
+	d.Start(app.OpenRequest{}, "go")
+	Shows[event.TurnStarted](t, d, "the turn", nil)
+	Await(t, d.Queue("later"), "the queued line taken")
+	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.Content == "later" })
+	g.Settled(t, true)
+	refusedAll(t, g)
+	d.Cancel()
+	id := d.End(t, 1)
+	log := Log(t, a.Store, id)
+	if ends := Of[event.TurnCompleted](log); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want the one canceled", ends)
+	}
+	if got := userInputs(log); !slices.Equal(got, []string{"go"}) {
+		t.Errorf("user inputs %q, want the running turn's alone", got)
+	}
+	refusedLeftNothing(t, a.Store, id, log)
+}
+
+// Between turns, while a typed message is on its way to the session (the
+// session's owner is still recording a revoke, so it has not admitted the
+// message yet, and no turn is active), the commands that work only between
+// turns are refused by the front end all the same; the message then
+// starts its turn, and the queued input the turn after it.
+func guardedWhileMessageOnItsWay(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, guardScript, app.Options{Approve: "ask"})
+	admit := NewGate(t, a, event.TypeTurnStarted)
+	revoke := NewGate(t, a, event.TypePermissionRevoked)
+	d := fe(t, a)
+	g := d.(Guarded)
+	d.Start(app.OpenRequest{}, "go")
+	Await(t, admit.Reached, "the turn's admission")
+	d.Queue("later")
+	admit.Open()
+	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.Content == "later" })
+	Shows[event.PermissionRequested](t, d, "the question", nil)
+	g.AllowForSession()
+	first := Shows[event.TurnCompleted](t, d, "the first turn's end", nil)
+	if first.Status != event.StatusFailed {
+		t.Fatalf("the first turn ended %+v, want failed", first)
+	}
+	g.Settled(t, false)
+	Await(t, d.Type("/permissions revoke process.exec"), "the revoke taken")
+	Await(t, revoke.Reached, "the revoke's append")
+	Await(t, d.Type("second"), "the message taken")
+	refusedAll(t, g)
+	if n := len(Of[event.TurnStarted](Log(t, a.Store, first.SessionID))); n != 1 {
+		t.Errorf("%d turns started before the revoke was recorded: the message was not on its way", n)
+	}
+	revoke.Open()
+	id := d.End(t, 3)
+	log := Log(t, a.Store, id)
+	if got := userInputs(log); !slices.Equal(got, []string{"go", "second", "later"}) {
+		t.Errorf("user inputs %q, want the message's turn, then the queued one", got)
+	}
+	if n := len(Of[event.PermissionRevoked](log)); n != 1 {
+		t.Errorf("%d permission.revoked, want the one typed", n)
+	}
+	refusedLeftNothing(t, a.Store, id, log)
 }
