@@ -120,8 +120,10 @@ type Switcher interface {
 }
 
 // Guarded is a front end with commands that work only between turns (the
-// TUI: /apply, /fork, /rewind, /new, and enter on an empty input, which
-// starts the turn a queued input waits for). While it is busy — a turn
+// TUI: /apply, /fork, /rewind, /new, enter on an empty input, which starts
+// the turn a queued input waits for, and a choice in the lists of
+// /sessions and /rewind, which may have opened before the turn started).
+// While it is busy — a turn
 // active, or a typed message still on its way to the session, not yet
 // admitted — it refuses them itself: it says so (BusyRefusal), asks the
 // session nothing, and nothing is recorded. harness exec has no such
@@ -134,9 +136,19 @@ type Guarded interface {
 	// Command types line (a command; "" is enter on an empty input) and
 	// returns, once the front end took it, what it made of it.
 	Command(line string) Response
+	// List types command (the TUI's /sessions, /rewind), which opens a
+	// list to choose from, and waits until the list shows its rows.
+	List(t *testing.T, command string)
+	// Choose chooses the row down rows below the list's first, and
+	// returns what the front end made of the choice.
+	Choose(down int) Response
 	// AllowForSession answers the question on screen: its tool is allowed
 	// for the rest of the session.
 	AllowForSession()
+	// Late holds back what the session tells the front end (its events,
+	// its state) until release is called, as a loaded machine delays it:
+	// meanwhile the front end acts on what it was told last.
+	Late() (release func())
 }
 
 // Response is what a Guarded front end made of a typed command.

@@ -63,6 +63,9 @@ const (
 		{"content": "second done"},
 		{"content": "queued done"}
 	]`
+	// thenHangScript's first turn answers; its second waits until
+	// canceled.
+	thenHangScript = `[{"content": "first done"}, {"content": "thinking", "hang": true}]`
 	catWriteScript = `[
 		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "cat b.txt 2>/dev/null || echo none; echo beta > b.txt"]}}]},
 		{"content": "done"}
@@ -101,6 +104,8 @@ func Run(t *testing.T, fe FrontEnd) {
 	if _, ok := probe.(Guarded); ok {
 		t.Run("GuardedWhileTurnRuns", func(t *testing.T) { guardedWhileTurnRuns(t, fe) })
 		t.Run("GuardedWhileMessageOnItsWay", func(t *testing.T) { guardedWhileMessageOnItsWay(t, fe) })
+		t.Run("SessionChoiceWhileTurnRuns", func(t *testing.T) { sessionChoiceWhileTurnRuns(t, fe) })
+		t.Run("RewindChoiceAfterTurnStarted", func(t *testing.T) { rewindChoiceAfterTurnStarted(t, fe) })
 	}
 }
 
@@ -633,4 +638,66 @@ func guardedWhileMessageOnItsWay(t *testing.T, fe FrontEnd) {
 		t.Errorf("%d permission.revoked, want the one typed", n)
 	}
 	refusedLeftNothing(t, a.Store, id, log)
+}
+
+// Another session chosen in the session list while a turn runs is
+// refused: the running turn and its session stay the front end's.
+func sessionChoiceWhileTurnRuns(t *testing.T, fe FrontEnd) {
+	env := NewEnv(t)
+	d := fe(t, env.App(t, okScript, app.Options{}))
+	d.Start(app.OpenRequest{}, "earlier")
+	earlier := d.End(t, 1)
+	a := env.App(t, hangScript, app.Options{})
+	d = fe(t, a)
+	g := d.(Guarded)
+	d.Start(app.OpenRequest{}, "go")
+	started := Shows[event.TurnStarted](t, d, "the turn", nil)
+	g.Settled(t, true)
+	g.List(t, "/sessions")
+	r := g.Choose(1) // the earlier session: the running one is the newest
+	if r.Asked || !strings.Contains(r.Screen, BusyRefusal) {
+		t.Errorf("another session chosen while busy: asked %v, screen:\n%s", r.Asked, r.Screen)
+	}
+	d.Cancel()
+	id := d.End(t, 1)
+	if id != started.SessionID {
+		t.Errorf("the front end ended on session %s, want %s, whose turn was running", id, started.SessionID)
+	}
+	if ends := Of[event.TurnCompleted](Log(t, a.Store, id)); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want one, canceled", ends)
+	}
+	if n := len(Of[event.TurnStarted](Log(t, a.Store, earlier))); n != 1 {
+		t.Errorf("the earlier session has %d turns, want its one", n)
+	}
+}
+
+// A turn chosen in the rewind list, opened between turns, once the front
+// end has been told that a turn started meanwhile (it heard of it late) is
+// refused: nothing is rewound, and the turn runs on.
+func rewindChoiceAfterTurnStarted(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, thenHangScript, app.Options{})
+	d := fe(t, a)
+	g := d.(Guarded)
+	d.Start(app.OpenRequest{}, "first")
+	Shows[event.TurnCompleted](t, d, "the first turn's end", nil)
+	g.Settled(t, false)
+	release := g.Late()
+	Await(t, d.Type("second"), "the message taken")
+	g.Settled(t, false) // accepted; the front end not yet told the turn runs
+	g.List(t, "/rewind")
+	release()
+	g.Settled(t, true)
+	r := g.Choose(1) // turn 1: the newest row is the running turn 2
+	if r.Asked || !strings.Contains(r.Screen, BusyRefusal) {
+		t.Errorf("a turn chosen to rewind to while busy: asked %v, screen:\n%s", r.Asked, r.Screen)
+	}
+	d.Cancel()
+	id := d.End(t, 2)
+	log := Log(t, a.Store, id)
+	if rw := Of[event.SessionRewound](log); len(rw) != 0 {
+		t.Errorf("rewound %+v while the turn ran", rw)
+	}
+	if ends := Of[event.TurnCompleted](log); len(ends) != 2 || ends[1].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want the second canceled", ends)
+	}
 }

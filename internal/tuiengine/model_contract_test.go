@@ -41,6 +41,15 @@ func (e seenEngine) Next(ctx context.Context) (tui.Update, error) {
 	signalGrew(d.grew)
 	u, err := e.Engine.Next(ctx)
 	d.mu.Lock()
+	late := d.late
+	d.mu.Unlock()
+	if late != nil {
+		select {
+		case <-late:
+		case <-ctx.Done():
+		}
+	}
+	d.mu.Lock()
 	d.waiting = false
 	if u.State != "" {
 		d.state = u.State
@@ -129,10 +138,11 @@ type modelDriver struct {
 	lost  string                // guarded by mu: the take-over told
 	notes []string              // guarded by mu: the notes of sent messages
 	// waiting: the model waits in Next, every update before folded.
-	waiting bool      // guarded by mu
-	state   tui.State // guarded by mu: the owner's state Next last told
-	screen  string    // guarded by mu: the view after the last Update
-	answrd  int       // questions answered (the case's goroutine)
+	waiting bool          // guarded by mu
+	state   tui.State     // guarded by mu: the owner's state Next last told
+	screen  string        // guarded by mu: the view after the last Update
+	late    chan struct{} // guarded by mu: Next returns once it is closed (Late)
+	answrd  int           // questions answered (the case's goroutine)
 }
 
 // keyed is a message for Update, and a channel closed once Update took
@@ -318,6 +328,49 @@ func (d *modelDriver) Settled(t *testing.T, busy bool) {
 		defer d.mu.Unlock()
 		return fmt.Sprintf("waiting in Next %v, state %q, screen:\n%s", d.waiting, d.state, d.screen)
 	})
+}
+
+// List types command and enter, and waits until the list it opened has
+// loaded.
+func (d *modelDriver) List(t *testing.T, command string) {
+	t.Helper()
+	if r := d.Command(command); !r.Asked {
+		t.Fatalf("%s opened no list; screen:\n%s", command, r.Screen)
+	}
+	apptest.Until(t, d.grew, command+"'s list loaded", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return !strings.Contains(d.screen, "loading…")
+	}, func() string { return "" })
+}
+
+// Choose presses down down times, then enter, and says what Update made of
+// the enter.
+func (d *modelDriver) Choose(down int) apptest.Response {
+	d.t.Helper()
+	var keys []tea.Msg
+	for range down {
+		keys = append(keys, tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	var res apptest.Response
+	apptest.Await(d.t, d.keysSaying(&res, append(keys, tea.KeyPressMsg{Code: tea.KeyEnter})...), "the choice taken")
+	return res
+}
+
+// Late makes Next return only once release is called.
+func (d *modelDriver) Late() func() {
+	late := make(chan struct{})
+	d.mu.Lock()
+	d.late = late
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		if d.late == late {
+			d.late = nil
+		}
+		d.mu.Unlock()
+		close(late)
+	}
 }
 
 // Command types line and enter, and says what Update made of the enter.
