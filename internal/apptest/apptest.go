@@ -129,6 +129,7 @@ type Switcher interface {
 // session nothing, and nothing is recorded. harness exec has no such
 // commands.
 type Guarded interface {
+	Driver
 	// Settled waits until the front end has taken in all the session told
 	// it, that a turn is active (busy) or not included, and has no typed
 	// message on its way.

@@ -166,12 +166,7 @@ func queuedAfter(t *testing.T, fe FrontEnd, script string, completes bool) {
 	a := NewEnv(t).App(t, script, app.Options{Approve: "ask"})
 	g := NewGate(t, a, event.TypeTurnStarted)
 	d := fe(t, a)
-	d.Start(app.OpenRequest{}, "go")
-	Await(t, g.Reached, "the turn's admission")
-	d.Queue("then this")
-	g.Open()
-	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.Content == "then this" })
-	Shows[event.PermissionRequested](t, d, "the question", nil)
+	queueWhileAdmitted(t, d, g, "then this")
 	d.Answer(false)
 	turns := 1
 	if completes {
@@ -195,6 +190,19 @@ func queuedAfter(t *testing.T, fe FrontEnd, script string, completes bool) {
 	if got := userInputs(log); !slices.Equal(got, []string{"go", "then this"}) {
 		t.Errorf("user inputs %q, want the queued text as the second turn's", got)
 	}
+}
+
+// queueWhileAdmitted starts d's session with "go", queues line while that
+// turn is being admitted (g holds its turn.started), and waits until d
+// shows the queued input and the turn's question.
+func queueWhileAdmitted(t *testing.T, d Driver, g *Gate, line string) {
+	t.Helper()
+	d.Start(app.OpenRequest{}, "go")
+	Await(t, g.Reached, "the turn's admission")
+	d.Queue(line)
+	g.Open()
+	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.Content == line })
+	Shows[event.PermissionRequested](t, d, "the question", nil)
 }
 
 // A question answered allow lets the call run; the turn goes on.
@@ -314,12 +322,10 @@ func takeOverIsToldAtOnce(t *testing.T, fe FrontEnd) {
 // resume without one keeps what the session recorded.
 func settingsOnResume(t *testing.T, fe FrontEnd) {
 	env := NewEnv(t)
-	d := fe(t, env.App(t, okScript, app.Options{}))
-	d.Start(app.OpenRequest{}, "first")
-	id := d.End(t, 1)
+	id := ranSession(t, fe, env, "first")
 
 	a := env.App(t, okScript, app.Options{BudgetTokens: 123456})
-	d = fe(t, a)
+	d := fe(t, a)
 	d.Start(app.OpenRequest{ResumeID: id}, "second")
 	d.End(t, 1)
 	shown := d.Shown()
@@ -369,11 +375,9 @@ func withdraw(t *testing.T, fe FrontEnd) {
 // the request of the turn after it holds the first input, not the second.
 func rewind(t *testing.T, fe FrontEnd) {
 	env := NewEnv(t)
-	d := fe(t, env.App(t, okScript, app.Options{}))
-	d.Start(app.OpenRequest{}, "first input")
-	id := d.End(t, 1)
+	id := ranSession(t, fe, env, "first input")
 	a := env.App(t, okScript, app.Options{})
-	d = fe(t, a)
+	d := fe(t, a)
 	d.Start(app.OpenRequest{ResumeID: id}, "second input")
 	d.End(t, 1)
 
@@ -473,14 +477,7 @@ func newWhileBusyIsRefused(t *testing.T, fe FrontEnd) {
 	d.Start(app.OpenRequest{}, "go")
 	started := Shows[event.TurnStarted](t, d, "the turn", nil)
 	Await(t, d.(Switcher).New(), "the request taken")
-	d.Cancel()
-	id := d.End(t, 1)
-	if id != started.SessionID {
-		t.Errorf("the front end ended on session %s, want %s, whose turn was running", id, started.SessionID)
-	}
-	if ends := Of[event.TurnCompleted](Log(t, a.Store, id)); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
-		t.Errorf("turns ended: %+v, want one, canceled", ends)
-	}
+	cancelRunning(t, d, a.Store, started.SessionID)
 	list, err := a.Store.ListSessions(t.Context(), store.ListCursor{}, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -488,6 +485,32 @@ func newWhileBusyIsRefused(t *testing.T, fe FrontEnd) {
 	if len(list) != 1 {
 		t.Errorf("%d sessions stored, want the one whose turn ran", len(list))
 	}
+}
+
+// ranSession runs a new session on env's store, by a front end of its
+// own, for one turn of prompt (the scripted model answers it), and
+// returns its ID.
+func ranSession(t *testing.T, fe FrontEnd, env Env, prompt string) string {
+	t.Helper()
+	d := fe(t, env.App(t, okScript, app.Options{}))
+	d.Start(app.OpenRequest{}, prompt)
+	return d.End(t, 1)
+}
+
+// cancelRunning cancels the turn running on d, waits until d is done, and
+// checks that d ended on session want, whose one turn ended canceled. It
+// returns want's log.
+func cancelRunning(t *testing.T, d Driver, r store.Reader, want string) []event.Event {
+	t.Helper()
+	d.Cancel()
+	if id := d.End(t, 1); id != want {
+		t.Errorf("the front end ended on session %s, want %s, whose turn was running", id, want)
+	}
+	log := Log(t, r, want)
+	if ends := Of[event.TurnCompleted](log); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want one, canceled", ends)
+	}
+	return log
 }
 
 // A front end holding a session whose Docker container went away during a
@@ -578,20 +601,14 @@ func refusedLeftNothing(t *testing.T, r store.Reader, id string, log []event.Eve
 // waits, and nothing of theirs is recorded.
 func guardedWhileTurnRuns(t *testing.T, fe FrontEnd) {
 	a := NewEnv(t).App(t, hangScript, app.Options{})
-	d := fe(t, a)
-	g := d.(Guarded)
-	d.Start(app.OpenRequest{}, "go")
-	Shows[event.TurnStarted](t, d, "the turn", nil)
-	Await(t, d.Queue("later"), "the queued line taken")
-	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.Content == "later" })
+	g := fe(t, a).(Guarded)
+	g.Start(app.OpenRequest{}, "go")
+	id := Shows[event.TurnStarted](t, g, "the turn", nil).SessionID
+	Await(t, g.Queue("later"), "the queued line taken")
+	Shows(t, g, "the queued input", func(v event.InputQueued) bool { return v.Content == "later" })
 	g.Settled(t, true)
 	refusedAll(t, g)
-	d.Cancel()
-	id := d.End(t, 1)
-	log := Log(t, a.Store, id)
-	if ends := Of[event.TurnCompleted](log); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
-		t.Errorf("turns ended: %+v, want the one canceled", ends)
-	}
+	log := cancelRunning(t, g, a.Store, id)
 	if got := userInputs(log); !slices.Equal(got, []string{"go"}) {
 		t.Errorf("user inputs %q, want the running turn's alone", got)
 	}
@@ -607,29 +624,23 @@ func guardedWhileMessageOnItsWay(t *testing.T, fe FrontEnd) {
 	a := NewEnv(t).App(t, guardScript, app.Options{Approve: "ask"})
 	admit := NewGate(t, a, event.TypeTurnStarted)
 	revoke := NewGate(t, a, event.TypePermissionRevoked)
-	d := fe(t, a)
-	g := d.(Guarded)
-	d.Start(app.OpenRequest{}, "go")
-	Await(t, admit.Reached, "the turn's admission")
-	d.Queue("later")
-	admit.Open()
-	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.Content == "later" })
-	Shows[event.PermissionRequested](t, d, "the question", nil)
+	g := fe(t, a).(Guarded)
+	queueWhileAdmitted(t, g, admit, "later")
 	g.AllowForSession()
-	first := Shows[event.TurnCompleted](t, d, "the first turn's end", nil)
+	first := Shows[event.TurnCompleted](t, g, "the first turn's end", nil)
 	if first.Status != event.StatusFailed {
 		t.Fatalf("the first turn ended %+v, want failed", first)
 	}
 	g.Settled(t, false)
-	Await(t, d.Type("/permissions revoke process.exec"), "the revoke taken")
+	Await(t, g.Type("/permissions revoke process.exec"), "the revoke taken")
 	Await(t, revoke.Reached, "the revoke's append")
-	Await(t, d.Type("second"), "the message taken")
+	Await(t, g.Type("second"), "the message taken")
 	refusedAll(t, g)
 	if n := len(Of[event.TurnStarted](Log(t, a.Store, first.SessionID))); n != 1 {
 		t.Errorf("%d turns started before the revoke was recorded: the message was not on its way", n)
 	}
 	revoke.Open()
-	id := d.End(t, 3)
+	id := g.End(t, 3)
 	log := Log(t, a.Store, id)
 	if got := userInputs(log); !slices.Equal(got, []string{"go", "second", "later"}) {
 		t.Errorf("user inputs %q, want the message's turn, then the queued one", got)
@@ -644,31 +655,21 @@ func guardedWhileMessageOnItsWay(t *testing.T, fe FrontEnd) {
 // refused: the running turn and its session stay the front end's.
 func sessionChoiceWhileTurnRuns(t *testing.T, fe FrontEnd) {
 	env := NewEnv(t)
-	d := fe(t, env.App(t, okScript, app.Options{}))
-	d.Start(app.OpenRequest{}, "earlier")
-	earlier := d.End(t, 1)
+	earlier := ranSession(t, fe, env, "earlier")
 	a := env.App(t, hangScript, app.Options{})
-	d = fe(t, a)
-	g := d.(Guarded)
-	d.Start(app.OpenRequest{}, "go")
-	started := Shows[event.TurnStarted](t, d, "the turn", nil)
+	g := fe(t, a).(Guarded)
+	g.Start(app.OpenRequest{}, "go")
+	started := Shows[event.TurnStarted](t, g, "the turn", nil)
 	g.Settled(t, true)
 	g.List(t, "/sessions")
 	r := g.Choose(1) // the earlier session: the running one is the newest
 	if r.Asked || !strings.Contains(r.Screen, BusyRefusal) {
 		t.Errorf("another session chosen while busy: asked %v, screen:\n%s", r.Asked, r.Screen)
 	}
-	d.Cancel()
-	id := d.End(t, 1)
-	if id != started.SessionID {
-		t.Errorf("the front end ended on session %s, want %s, whose turn was running", id, started.SessionID)
-	}
-	if ends := Of[event.TurnCompleted](Log(t, a.Store, id)); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
-		t.Errorf("turns ended: %+v, want one, canceled", ends)
-	}
 	if n := len(Of[event.TurnStarted](Log(t, a.Store, earlier))); n != 1 {
 		t.Errorf("the earlier session has %d turns, want its one", n)
 	}
+	cancelRunning(t, g, a.Store, started.SessionID)
 }
 
 // A turn chosen in the rewind list, opened between turns, once the front
@@ -676,13 +677,12 @@ func sessionChoiceWhileTurnRuns(t *testing.T, fe FrontEnd) {
 // refused: nothing is rewound, and the turn runs on.
 func rewindChoiceAfterTurnStarted(t *testing.T, fe FrontEnd) {
 	a := NewEnv(t).App(t, thenHangScript, app.Options{})
-	d := fe(t, a)
-	g := d.(Guarded)
-	d.Start(app.OpenRequest{}, "first")
-	Shows[event.TurnCompleted](t, d, "the first turn's end", nil)
+	g := fe(t, a).(Guarded)
+	g.Start(app.OpenRequest{}, "first")
+	Shows[event.TurnCompleted](t, g, "the first turn's end", nil)
 	g.Settled(t, false)
 	release := g.Late()
-	Await(t, d.Type("second"), "the message taken")
+	Await(t, g.Type("second"), "the message taken")
 	g.Settled(t, false) // accepted; the front end not yet told the turn runs
 	g.List(t, "/rewind")
 	release()
@@ -691,8 +691,8 @@ func rewindChoiceAfterTurnStarted(t *testing.T, fe FrontEnd) {
 	if r.Asked || !strings.Contains(r.Screen, BusyRefusal) {
 		t.Errorf("a turn chosen to rewind to while busy: asked %v, screen:\n%s", r.Asked, r.Screen)
 	}
-	d.Cancel()
-	id := d.End(t, 2)
+	g.Cancel()
+	id := g.End(t, 2)
 	log := Log(t, a.Store, id)
 	if rw := Of[event.SessionRewound](log); len(rw) != 0 {
 		t.Errorf("rewound %+v while the turn ran", rw)
