@@ -336,13 +336,43 @@ func (m *Model) runCommand(word, args string) (tea.Cmd, bool) {
 		m.openHelp()
 		return nil, true
 	case "/permissions":
-		return m.permissions(args), true
+		return permissionsCommand.run(m, args), true
 	case "/jobs":
-		return m.jobsCmd(args), true
+		return jobsCommand.run(m, args), true
 	case "/quit", "/exit":
 		return m.quit(), true
 	}
 	return nil, false
+}
+
+// viewCommand is a slash command on the open session that shows a view
+// with no argument and does one thing with "VERB ARG" (/jobs stop ID,
+// /permissions revoke TOOL); anything else shows its usage.
+type viewCommand struct {
+	kind  pagerKind
+	title string
+	lines func(*Model) []string // the view
+	verb  string
+	do    func(m *Model, arg string) tea.Cmd
+	usage string
+}
+
+// run runs c with args, the text after its word.
+func (c viewCommand) run(m *Model, args string) tea.Cmd {
+	if m.sess == nil {
+		m.flash = "No session is open."
+		return nil
+	}
+	fields := strings.Fields(args)
+	switch {
+	case len(fields) == 0:
+		m.pager = newPager(c.kind, c.title, c.lines(m), m.width, m.bodyHeight())
+		return nil
+	case len(fields) == 2 && fields[0] == c.verb:
+		return c.do(m, fields[1])
+	}
+	m.flash = c.usage
+	return nil
 }
 
 func (m *Model) openHelp() {

@@ -73,34 +73,27 @@ func (m *Model) stopKey(key string) tea.Cmd {
 		return nil
 	}
 	m.pager = nil
-	return m.jobsCmd("stop " + ids[n])
+	return jobsCommand.run(m, "stop "+ids[n])
 }
 
-// jobsCmd is /jobs: with no argument, the view of the session's jobs;
+// jobsCommand is /jobs: with no argument, the view of the session's jobs;
 // "stop ID" stops one (its end is recorded; the view follows the log).
-func (m *Model) jobsCmd(args string) tea.Cmd {
-	if m.sess == nil {
-		m.flash = "No session is open."
-		return nil
-	}
-	fields := strings.Fields(args)
-	switch {
-	case len(fields) == 0:
-		m.pager = newPager(pagerJobs, "Background jobs", jobLines(m), m.width, m.bodyHeight())
-		return nil
-	case len(fields) == 2 && fields[0] == "stop":
-		id := fields[1]
-		for _, r := range m.jobs.list {
-			if r.id == id && r.ended.IsZero() {
-				m.flash = "Stopping " + id + "…"
-				eng, ctx := m.eng, m.ctx
-				return func() tea.Msg { return doneMsg{what: "stop " + id, err: eng.StopJob(ctx, id)} }
-			}
+var jobsCommand = viewCommand{
+	kind: pagerJobs, title: "Background jobs", lines: jobLines,
+	verb: "stop", do: (*Model).stopJob,
+	usage: "/jobs shows the background jobs; /jobs stop ID stops one.",
+}
+
+// stopJob stops the running job id.
+func (m *Model) stopJob(id string) tea.Cmd {
+	for _, r := range m.jobs.list {
+		if r.id == id && r.ended.IsZero() {
+			m.flash = "Stopping " + id + "…"
+			eng, ctx := m.eng, m.ctx
+			return func() tea.Msg { return doneMsg{what: "stop " + id, err: eng.StopJob(ctx, id)} }
 		}
-		m.flash = "No running job " + id + "."
-		return nil
 	}
-	m.flash = "/jobs shows the background jobs; /jobs stop ID stops one."
+	m.flash = "No running job " + id + "."
 	return nil
 }
 

@@ -27,33 +27,28 @@ func (g *grants) apply(ev event.Event) {
 	}
 }
 
-// permissions is /permissions: with no argument, a view of what the
-// session allows and how to take it back; "revoke TOOL" or "revoke all"
-// takes grants back (recorded; the view follows the log).
-func (m *Model) permissions(args string) tea.Cmd {
-	if m.sess == nil {
-		m.flash = "No session is open."
+// permissionsCommand is /permissions: with no argument, a view of what
+// the session allows and how to take it back; "revoke TOOL" or "revoke
+// all" takes grants back (recorded; the view follows the log).
+var permissionsCommand = viewCommand{
+	kind: pagerHelp, title: "Permissions", lines: permissionLines,
+	verb: "revoke", do: (*Model).revokeGrant,
+	usage: "/permissions shows what this session allows; /permissions revoke TOOL (or all) takes it back.",
+}
+
+// revokeGrant takes back the session's grant of tool, or every grant
+// (all).
+func (m *Model) revokeGrant(tool string) tea.Cmd {
+	tools := []string{tool}
+	if tool == "all" {
+		tools = slices.Clone(m.grants.tools)
+	}
+	if len(tools) == 0 || (tool != "all" && !slices.Contains(m.grants.tools, tool)) {
+		m.flash = "Nothing to revoke: " + allowedText(m.grants.tools) + "."
 		return nil
 	}
-	fields := strings.Fields(args)
-	switch {
-	case len(fields) == 0:
-		m.pager = newPager(pagerHelp, "Permissions", permissionLines(m), m.width, m.bodyHeight())
-		return nil
-	case len(fields) == 2 && fields[0] == "revoke":
-		tools := []string{fields[1]}
-		if fields[1] == "all" {
-			tools = slices.Clone(m.grants.tools)
-		}
-		if len(tools) == 0 || (fields[1] != "all" && !slices.Contains(m.grants.tools, fields[1])) {
-			m.flash = "Nothing to revoke: " + allowedText(m.grants.tools) + "."
-			return nil
-		}
-		m.flash = strings.Join(tools, ", ") + " will be asked about again."
-		return m.revoke(tools)
-	}
-	m.flash = "/permissions shows what this session allows; /permissions revoke TOOL (or all) takes it back."
-	return nil
+	m.flash = strings.Join(tools, ", ") + " will be asked about again."
+	return m.revoke(tools)
 }
 
 func allowedText(tools []string) string {

@@ -119,6 +119,53 @@ type Switcher interface {
 	New() <-chan struct{}
 }
 
+// Guarded is a front end with commands that work only between turns (the
+// TUI: /apply, /fork, /rewind, /new, enter on an empty input, which starts
+// the turn a queued input waits for, and a choice in the lists of
+// /sessions and /rewind, which may have opened before the turn started).
+// While it is busy — a turn
+// active, or a typed message still on its way to the session, not yet
+// admitted — it refuses them itself: it says so (BusyRefusal), asks the
+// session nothing, and nothing is recorded. harness exec has no such
+// commands.
+type Guarded interface {
+	Driver
+	// Settled waits until the front end has taken in all the session told
+	// it, that a turn is active (busy) or not included, and has no typed
+	// message on its way.
+	Settled(t *testing.T, busy bool)
+	// Command types line (a command; "" is enter on an empty input) and
+	// returns, once the front end took it, what it made of it.
+	Command(line string) Response
+	// List types command (the TUI's /sessions, /rewind), which opens a
+	// list to choose from, and waits until the list shows its rows.
+	List(t *testing.T, command string)
+	// Choose chooses the row down rows below the list's first, and
+	// returns what the front end made of the choice.
+	Choose(down int) Response
+	// AllowForSession answers the question on screen: its tool is allowed
+	// for the rest of the session.
+	AllowForSession()
+	// Late holds back what the session tells the front end (its events,
+	// its state) until release is called, as a loaded machine delays it:
+	// meanwhile the front end acts on what it was told last.
+	Late() (release func())
+}
+
+// Response is what a Guarded front end made of a typed command.
+type Response struct {
+	// Screen is what the front end showed once it took the command: its
+	// text, without styling, white space folded.
+	Screen string
+	// Asked: it set work going for the command (the only way it reaches
+	// the session or the store).
+	Asked bool
+}
+
+// BusyRefusal is what a Guarded front end says when it refuses a command
+// while busy.
+const BusyRefusal = "A turn is running"
+
 // Env is one case's machine: a home (the store) and a project.
 type Env struct {
 	Home, Project string

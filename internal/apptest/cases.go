@@ -55,6 +55,17 @@ const (
 		{"toolCalls": [{"id": "c2", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "echo two > b.txt; echo started; exec sleep 600"]}}]},
 		{"content": "second done"}
 	]`
+	// guardScript's first turn asks to run ls, then fails; the two turns
+	// after it answer.
+	guardScript = `[
+		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["ls"]}}]},
+		{"error": "MODEL_AUTH_ERROR"},
+		{"content": "second done"},
+		{"content": "queued done"}
+	]`
+	// thenHangScript's first turn answers; its second waits until
+	// canceled.
+	thenHangScript = `[{"content": "first done"}, {"content": "thinking", "hang": true}]`
 	catWriteScript = `[
 		{"toolCalls": [{"id": "c1", "name": "process.exec", "arguments": {"argv": ["sh", "-c", "cat b.txt 2>/dev/null || echo none; echo beta > b.txt"]}}]},
 		{"content": "done"}
@@ -89,6 +100,12 @@ func Run(t *testing.T, fe FrontEnd) {
 	}
 	if _, ok := probe.(Rewinder); ok {
 		t.Run("Rewind", func(t *testing.T) { rewind(t, fe) })
+	}
+	if _, ok := probe.(Guarded); ok {
+		t.Run("GuardedWhileTurnRuns", func(t *testing.T) { guardedWhileTurnRuns(t, fe) })
+		t.Run("GuardedWhileMessageOnItsWay", func(t *testing.T) { guardedWhileMessageOnItsWay(t, fe) })
+		t.Run("SessionChoiceWhileTurnRuns", func(t *testing.T) { sessionChoiceWhileTurnRuns(t, fe) })
+		t.Run("RewindChoiceAfterTurnStarted", func(t *testing.T) { rewindChoiceAfterTurnStarted(t, fe) })
 	}
 }
 
@@ -149,12 +166,7 @@ func queuedAfter(t *testing.T, fe FrontEnd, script string, completes bool) {
 	a := NewEnv(t).App(t, script, app.Options{Approve: "ask"})
 	g := NewGate(t, a, event.TypeTurnStarted)
 	d := fe(t, a)
-	d.Start(app.OpenRequest{}, "go")
-	Await(t, g.Reached, "the turn's admission")
-	d.Queue("then this")
-	g.Open()
-	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.Content == "then this" })
-	Shows[event.PermissionRequested](t, d, "the question", nil)
+	queueWhileAdmitted(t, d, g, "then this")
 	d.Answer(false)
 	turns := 1
 	if completes {
@@ -178,6 +190,19 @@ func queuedAfter(t *testing.T, fe FrontEnd, script string, completes bool) {
 	if got := userInputs(log); !slices.Equal(got, []string{"go", "then this"}) {
 		t.Errorf("user inputs %q, want the queued text as the second turn's", got)
 	}
+}
+
+// queueWhileAdmitted starts d's session with "go", queues line while that
+// turn is being admitted (g holds its turn.started), and waits until d
+// shows the queued input and the turn's question.
+func queueWhileAdmitted(t *testing.T, d Driver, g *Gate, line string) {
+	t.Helper()
+	d.Start(app.OpenRequest{}, "go")
+	Await(t, g.Reached, "the turn's admission")
+	d.Queue(line)
+	g.Open()
+	Shows(t, d, "the queued input", func(v event.InputQueued) bool { return v.Content == line })
+	Shows[event.PermissionRequested](t, d, "the question", nil)
 }
 
 // A question answered allow lets the call run; the turn goes on.
@@ -297,12 +322,10 @@ func takeOverIsToldAtOnce(t *testing.T, fe FrontEnd) {
 // resume without one keeps what the session recorded.
 func settingsOnResume(t *testing.T, fe FrontEnd) {
 	env := NewEnv(t)
-	d := fe(t, env.App(t, okScript, app.Options{}))
-	d.Start(app.OpenRequest{}, "first")
-	id := d.End(t, 1)
+	id := ranSession(t, fe, env, "first")
 
 	a := env.App(t, okScript, app.Options{BudgetTokens: 123456})
-	d = fe(t, a)
+	d := fe(t, a)
 	d.Start(app.OpenRequest{ResumeID: id}, "second")
 	d.End(t, 1)
 	shown := d.Shown()
@@ -352,11 +375,9 @@ func withdraw(t *testing.T, fe FrontEnd) {
 // the request of the turn after it holds the first input, not the second.
 func rewind(t *testing.T, fe FrontEnd) {
 	env := NewEnv(t)
-	d := fe(t, env.App(t, okScript, app.Options{}))
-	d.Start(app.OpenRequest{}, "first input")
-	id := d.End(t, 1)
+	id := ranSession(t, fe, env, "first input")
 	a := env.App(t, okScript, app.Options{})
-	d = fe(t, a)
+	d := fe(t, a)
 	d.Start(app.OpenRequest{ResumeID: id}, "second input")
 	d.End(t, 1)
 
@@ -456,14 +477,7 @@ func newWhileBusyIsRefused(t *testing.T, fe FrontEnd) {
 	d.Start(app.OpenRequest{}, "go")
 	started := Shows[event.TurnStarted](t, d, "the turn", nil)
 	Await(t, d.(Switcher).New(), "the request taken")
-	d.Cancel()
-	id := d.End(t, 1)
-	if id != started.SessionID {
-		t.Errorf("the front end ended on session %s, want %s, whose turn was running", id, started.SessionID)
-	}
-	if ends := Of[event.TurnCompleted](Log(t, a.Store, id)); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
-		t.Errorf("turns ended: %+v, want one, canceled", ends)
-	}
+	cancelRunning(t, d, a.Store, started.SessionID)
 	list, err := a.Store.ListSessions(t.Context(), store.ListCursor{}, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -471,6 +485,32 @@ func newWhileBusyIsRefused(t *testing.T, fe FrontEnd) {
 	if len(list) != 1 {
 		t.Errorf("%d sessions stored, want the one whose turn ran", len(list))
 	}
+}
+
+// ranSession runs a new session on env's store, by a front end of its
+// own, for one turn of prompt (the scripted model answers it), and
+// returns its ID.
+func ranSession(t *testing.T, fe FrontEnd, env Env, prompt string) string {
+	t.Helper()
+	d := fe(t, env.App(t, okScript, app.Options{}))
+	d.Start(app.OpenRequest{}, prompt)
+	return d.End(t, 1)
+}
+
+// cancelRunning cancels the turn running on d, waits until d is done, and
+// checks that d ended on session want, whose one turn ended canceled. It
+// returns want's log.
+func cancelRunning(t *testing.T, d Driver, r store.Reader, want string) []event.Event {
+	t.Helper()
+	d.Cancel()
+	if id := d.End(t, 1); id != want {
+		t.Errorf("the front end ended on session %s, want %s, whose turn was running", id, want)
+	}
+	log := Log(t, r, want)
+	if ends := Of[event.TurnCompleted](log); len(ends) != 1 || ends[0].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want one, canceled", ends)
+	}
+	return log
 }
 
 // A front end holding a session whose Docker container went away during a
@@ -517,5 +557,147 @@ func lostDuringATurnIsDiscarded(t *testing.T, fe FrontEnd) {
 	}
 	if ends := Of[event.TurnCompleted](log); len(ends) != 3 || ends[2].Status != event.StatusCompleted {
 		t.Errorf("turns ended: %+v, want the turn after the rebuild completed", ends)
+	}
+}
+
+// betweenTurns are the commands a Guarded front end runs only between
+// turns; "" is enter on an empty input, which starts the turn a queued
+// input waits for, and says nothing when it does not.
+var betweenTurns = []string{"/apply", "/fork", "/rewind", "/new", ""}
+
+// refusedAll types each of betweenTurns at g and checks that it refused
+// each: said so, asked nothing.
+func refusedAll(t *testing.T, g Guarded) {
+	t.Helper()
+	for _, line := range betweenTurns {
+		r := g.Command(line)
+		if r.Asked {
+			t.Errorf("%q while busy set work going", line)
+		}
+		if line != "" && !strings.Contains(r.Screen, BusyRefusal) {
+			t.Errorf("%q while busy: the screen does not say %q:\n%s", line, BusyRefusal, r.Screen)
+		}
+	}
+}
+
+// refusedLeftNothing checks session id's store after refusedAll: one
+// session (no fork, no new one), nothing rewound or applied.
+func refusedLeftNothing(t *testing.T, r store.Reader, id string, log []event.Event) {
+	t.Helper()
+	list, err := r.ListSessions(t.Context(), store.ListCursor{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != id {
+		t.Errorf("sessions stored: %+v, want only %s", list, id)
+	}
+	if rw, ap := Of[event.SessionRewound](log), Of[event.PatchApplied](log); len(rw)+len(ap) != 0 {
+		t.Errorf("rewound %+v, applied %+v: a refused command was recorded", rw, ap)
+	}
+}
+
+// While a turn runs, the commands that work only between turns are
+// refused by the front end itself; the turn runs on, the queued input
+// waits, and nothing of theirs is recorded.
+func guardedWhileTurnRuns(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, hangScript, app.Options{})
+	g := fe(t, a).(Guarded)
+	g.Start(app.OpenRequest{}, "go")
+	id := Shows[event.TurnStarted](t, g, "the turn", nil).SessionID
+	Await(t, g.Queue("later"), "the queued line taken")
+	Shows(t, g, "the queued input", func(v event.InputQueued) bool { return v.Content == "later" })
+	g.Settled(t, true)
+	refusedAll(t, g)
+	log := cancelRunning(t, g, a.Store, id)
+	if got := userInputs(log); !slices.Equal(got, []string{"go"}) {
+		t.Errorf("user inputs %q, want the running turn's alone", got)
+	}
+	refusedLeftNothing(t, a.Store, id, log)
+}
+
+// Between turns, while a typed message is on its way to the session (the
+// session's owner is still recording a revoke, so it has not admitted the
+// message yet, and no turn is active), the commands that work only between
+// turns are refused by the front end all the same; the message then
+// starts its turn, and the queued input the turn after it.
+func guardedWhileMessageOnItsWay(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, guardScript, app.Options{Approve: "ask"})
+	admit := NewGate(t, a, event.TypeTurnStarted)
+	revoke := NewGate(t, a, event.TypePermissionRevoked)
+	g := fe(t, a).(Guarded)
+	queueWhileAdmitted(t, g, admit, "later")
+	g.AllowForSession()
+	first := Shows[event.TurnCompleted](t, g, "the first turn's end", nil)
+	if first.Status != event.StatusFailed {
+		t.Fatalf("the first turn ended %+v, want failed", first)
+	}
+	g.Settled(t, false)
+	Await(t, g.Type("/permissions revoke process.exec"), "the revoke taken")
+	Await(t, revoke.Reached, "the revoke's append")
+	Await(t, g.Type("second"), "the message taken")
+	refusedAll(t, g)
+	if n := len(Of[event.TurnStarted](Log(t, a.Store, first.SessionID))); n != 1 {
+		t.Errorf("%d turns started before the revoke was recorded: the message was not on its way", n)
+	}
+	revoke.Open()
+	id := g.End(t, 3)
+	log := Log(t, a.Store, id)
+	if got := userInputs(log); !slices.Equal(got, []string{"go", "second", "later"}) {
+		t.Errorf("user inputs %q, want the message's turn, then the queued one", got)
+	}
+	if n := len(Of[event.PermissionRevoked](log)); n != 1 {
+		t.Errorf("%d permission.revoked, want the one typed", n)
+	}
+	refusedLeftNothing(t, a.Store, id, log)
+}
+
+// Another session chosen in the session list while a turn runs is
+// refused: the running turn and its session stay the front end's.
+func sessionChoiceWhileTurnRuns(t *testing.T, fe FrontEnd) {
+	env := NewEnv(t)
+	earlier := ranSession(t, fe, env, "earlier")
+	a := env.App(t, hangScript, app.Options{})
+	g := fe(t, a).(Guarded)
+	g.Start(app.OpenRequest{}, "go")
+	started := Shows[event.TurnStarted](t, g, "the turn", nil)
+	g.Settled(t, true)
+	g.List(t, "/sessions")
+	r := g.Choose(1) // the earlier session: the running one is the newest
+	if r.Asked || !strings.Contains(r.Screen, BusyRefusal) {
+		t.Errorf("another session chosen while busy: asked %v, screen:\n%s", r.Asked, r.Screen)
+	}
+	if n := len(Of[event.TurnStarted](Log(t, a.Store, earlier))); n != 1 {
+		t.Errorf("the earlier session has %d turns, want its one", n)
+	}
+	cancelRunning(t, g, a.Store, started.SessionID)
+}
+
+// A turn chosen in the rewind list, opened between turns, once the front
+// end has been told that a turn started meanwhile (it heard of it late) is
+// refused: nothing is rewound, and the turn runs on.
+func rewindChoiceAfterTurnStarted(t *testing.T, fe FrontEnd) {
+	a := NewEnv(t).App(t, thenHangScript, app.Options{})
+	g := fe(t, a).(Guarded)
+	g.Start(app.OpenRequest{}, "first")
+	Shows[event.TurnCompleted](t, g, "the first turn's end", nil)
+	g.Settled(t, false)
+	release := g.Late()
+	Await(t, g.Type("second"), "the message taken")
+	g.Settled(t, false) // accepted; the front end not yet told the turn runs
+	g.List(t, "/rewind")
+	release()
+	g.Settled(t, true)
+	r := g.Choose(1) // turn 1: the newest row is the running turn 2
+	if r.Asked || !strings.Contains(r.Screen, BusyRefusal) {
+		t.Errorf("a turn chosen to rewind to while busy: asked %v, screen:\n%s", r.Asked, r.Screen)
+	}
+	g.Cancel()
+	id := g.End(t, 2)
+	log := Log(t, a.Store, id)
+	if rw := Of[event.SessionRewound](log); len(rw) != 0 {
+		t.Errorf("rewound %+v while the turn ran", rw)
+	}
+	if ends := Of[event.TurnCompleted](log); len(ends) != 2 || ends[1].Status != event.StatusCanceled {
+		t.Errorf("turns ended: %+v, want the second canceled", ends)
 	}
 }

@@ -2,10 +2,13 @@ package tuiengine
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/harness-dev/harness/internal/app"
 	"github.com/harness-dev/harness/internal/apptest"
@@ -31,9 +34,28 @@ type seenEngine struct {
 }
 
 func (e seenEngine) Next(ctx context.Context) (tui.Update, error) {
+	d := e.d
+	d.mu.Lock()
+	d.waiting = true // the model folded every update before this one
+	d.mu.Unlock()
+	signalGrew(d.grew)
 	u, err := e.Engine.Next(ctx)
+	d.mu.Lock()
+	late := d.late
+	d.mu.Unlock()
+	if late != nil {
+		select {
+		case <-late:
+		case <-ctx.Done():
+		}
+	}
+	d.mu.Lock()
+	d.waiting = false
+	if u.State != "" {
+		d.state = u.State
+	}
+	d.mu.Unlock()
 	if err == nil {
-		d := e.d
 		d.mu.Lock()
 		for _, r := range u.Events {
 			d.shown = append(d.shown, r.Event)
@@ -109,20 +131,27 @@ type modelDriver struct {
 	m    *tui.Model // owned by the update loop once started
 	done bool
 
-	mu     sync.Mutex
-	shown  []event.Event         // guarded by mu
-	told   []event.TurnCompleted // guarded by mu
-	asked  int                   // guarded by mu: questions shown
-	lost   string                // guarded by mu: the take-over told
-	notes  []string              // guarded by mu: the notes of sent messages
-	answrd int                   // questions answered (the case's goroutine)
+	mu    sync.Mutex
+	shown []event.Event         // guarded by mu
+	told  []event.TurnCompleted // guarded by mu
+	asked int                   // guarded by mu: questions shown
+	lost  string                // guarded by mu: the take-over told
+	notes []string              // guarded by mu: the notes of sent messages
+	// waiting: the model waits in Next, every update before folded.
+	waiting bool          // guarded by mu
+	state   tui.State     // guarded by mu: the owner's state Next last told
+	screen  string        // guarded by mu: the view after the last Update
+	late    chan struct{} // guarded by mu: Next returns once it is closed (Late)
+	answrd  int           // questions answered (the case's goroutine)
 }
 
 // keyed is a message for Update, and a channel closed once Update took
-// it (nil for none).
+// it (nil for none), and where to say what Update made of it (nil for
+// nowhere).
 type keyed struct {
 	msg   tea.Msg
 	taken chan struct{}
+	res   *apptest.Response
 }
 
 func newModelDriver(t *testing.T, a *app.App) *modelDriver {
@@ -197,9 +226,17 @@ func (d *modelDriver) start(req app.OpenRequest) {
 			select {
 			case k := <-d.msgs:
 				_, cmd := d.m.Update(k.msg)
+				screen := strings.Join(strings.Fields(ansi.Strip(d.m.View().Content)), " ")
+				d.mu.Lock()
+				d.screen = screen
+				d.mu.Unlock()
+				if k.res != nil {
+					*k.res = apptest.Response{Screen: screen, Asked: cmd != nil}
+				}
 				if k.taken != nil {
 					close(k.taken)
 				}
+				signalGrew(d.grew)
 				d.run(cmd)
 			case <-d.ctx.Done():
 				return
@@ -213,11 +250,16 @@ func (d *modelDriver) start(req app.OpenRequest) {
 // keys hands msgs to Update in order; the channel is closed once Update
 // took the last.
 func (d *modelDriver) keys(msgs ...tea.Msg) <-chan struct{} {
+	return d.keysSaying(nil, msgs...)
+}
+
+// keysSaying is keys, saying in res what Update made of the last.
+func (d *modelDriver) keysSaying(res *apptest.Response, msgs ...tea.Msg) <-chan struct{} {
 	taken := make(chan struct{})
 	for i, msg := range msgs {
 		k := keyed{msg: msg}
 		if i == len(msgs)-1 {
-			k.taken = taken
+			k.taken, k.res = taken, res
 		}
 		d.msgs <- k
 	}
@@ -245,17 +287,98 @@ func (d *modelDriver) Queue(line string) <-chan struct{} {
 // answers y or n, once the question is on screen.
 func (d *modelDriver) Answer(allow bool) {
 	d.t.Helper()
+	k := 'n'
+	if allow {
+		k = 'y'
+	}
+	d.answer(k)
+}
+
+// AllowForSession answers s.
+func (d *modelDriver) AllowForSession() {
+	d.t.Helper()
+	d.answer('s')
+}
+
+// answer gives the question's box the keys and answers k, once the
+// question is on screen.
+func (d *modelDriver) answer(k rune) {
+	d.t.Helper()
 	d.answrd++
 	apptest.Until(d.t, d.grew, "the question shown", func() bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return d.asked >= d.answrd
 	}, func() string { return "" })
-	k := 'n'
-	if allow {
-		k = 'y'
-	}
 	d.keys(tea.KeyPressMsg{Code: tea.KeyTab}, tea.KeyPressMsg{Code: k, Text: string(k)})
+}
+
+// Settled waits until the model waits in Next (it folded every update),
+// the state Next last told it is busy or not as asked (none told yet is
+// the idle one a session opens in), and its screen shows no message
+// being sent (the outbox is empty: only keys fill it).
+func (d *modelDriver) Settled(t *testing.T, busy bool) {
+	t.Helper()
+	apptest.Until(t, d.grew, "the model settled", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.waiting && d.state.Busy() == busy && !strings.Contains(d.screen, "[sending]")
+	}, func() string {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return fmt.Sprintf("waiting in Next %v, state %q, screen:\n%s", d.waiting, d.state, d.screen)
+	})
+}
+
+// List types command and enter, and waits until the list it opened has
+// loaded.
+func (d *modelDriver) List(t *testing.T, command string) {
+	t.Helper()
+	if r := d.Command(command); !r.Asked {
+		t.Fatalf("%s opened no list; screen:\n%s", command, r.Screen)
+	}
+	apptest.Until(t, d.grew, command+"'s list loaded", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return !strings.Contains(d.screen, "loading…")
+	}, func() string { return "" })
+}
+
+// Choose presses down down times, then enter, and says what Update made of
+// the enter.
+func (d *modelDriver) Choose(down int) apptest.Response {
+	d.t.Helper()
+	var keys []tea.Msg
+	for range down {
+		keys = append(keys, tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	var res apptest.Response
+	apptest.Await(d.t, d.keysSaying(&res, append(keys, tea.KeyPressMsg{Code: tea.KeyEnter})...), "the choice taken")
+	return res
+}
+
+// Late makes Next return only once release is called.
+func (d *modelDriver) Late() func() {
+	late := make(chan struct{})
+	d.mu.Lock()
+	d.late = late
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		if d.late == late {
+			d.late = nil
+		}
+		d.mu.Unlock()
+		close(late)
+	}
+}
+
+// Command types line and enter, and says what Update made of the enter.
+func (d *modelDriver) Command(line string) apptest.Response {
+	d.t.Helper()
+	var res apptest.Response
+	apptest.Await(d.t, d.keysSaying(&res, text(line, tea.KeyPressMsg{Code: tea.KeyEnter})...), "the command taken")
+	return res
 }
 
 // New types /new.
