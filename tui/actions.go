@@ -458,11 +458,29 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 			return nil
 		}
+		if allowKey(text) {
+			// "y" then enter: meant as an answer, not as the reason of a
+			// denial. Typing never answers; say how to, and keep it.
+			m.flash = "Typing never answers a question: clear the input, then tab and " + strings.ToLower(text[:1]) +
+				"; enter with a message denies and gives the model your words."
+			return nil
+		}
 		m.in.take()
 		return m.answer(Answer{Reason: text})
 	}
 	m.flash = ""
 	return m.in.update(k)
+}
+
+// allowKey reports whether text, typed in the input while a question
+// waits, is one of the box's allowing keys (y, a, s; "yes"): the user
+// meant to allow, and a denial with it as the reason would surprise.
+func allowKey(text string) bool {
+	switch strings.ToLower(text) {
+	case "y", "yes", "a", "s":
+		return true
+	}
+	return false
 }
 
 // boxKey handles a key while the question's box has the keys: y, a, n and

@@ -1241,9 +1241,9 @@ func TestApprovalFitsAShortTerminal(t *testing.T) {
 	s.wantText("+now", "lines 9–12 of 12")
 	wantFits(t, s, 16)
 	s.key("y")     // the input has the keys: y is typed, not an answer
-	s.key("enter") // and enter denies with it as the reason
-	if len(got) != 1 || got[0].Allow || got[0].Reason != "y" {
-		t.Errorf("answers %+v, want one denial with the reason y", got)
+	s.key("enter") // nor is enter: a lone y is no reason to deny with either
+	if len(got) != 0 || s.m.in.value() != "y" {
+		t.Errorf("answers %+v, input %q; want none, y kept", got, s.m.in.value())
 	}
 }
 
@@ -1588,5 +1588,38 @@ func TestPromptOptionSentOnceOpen(t *testing.T) {
 	s.wantCalls(`open "" fork=false`, `send "fix the bug"`)
 	if s.m.in.value() != "" {
 		t.Errorf("the sent prompt stayed in the input: %q", s.m.in.value())
+	}
+}
+
+// "y" then enter, typed in the input while a question waits, is meant as
+// an answer: it is neither a denial with "y" as the reason nor an
+// approval (typing never answers). The text stays, and the flash says
+// how to answer; a real message still denies with its words.
+func TestLoneAnswerKeyIsNotADenial(t *testing.T) {
+	for _, typed := range []string{"y", "Yes", "a", "s"} {
+		t.Run(typed, func(t *testing.T) {
+			eng := idleEngine()
+			var got []Answer
+			eng.answered = &got
+			s := newScreen(t, eng, Options{}, 100, 30)
+			startTurn(s, "run-1", "go")
+			askExec(s)
+			s.typeText(typed)
+			s.key("enter")
+			if len(got) != 0 {
+				t.Fatalf("replies = %+v, want none", got)
+			}
+			if v := s.m.in.value(); v != typed {
+				t.Fatalf("the input holds %q, want %q", v, typed)
+			}
+			if !strings.Contains(s.m.flash, "Typing never answers") {
+				t.Fatalf("flash = %q", s.m.flash)
+			}
+			s.typeText(" please not")
+			s.key("enter")
+			if want := (Answer{Reason: typed + " please not"}); len(got) != 1 || got[0] != want {
+				t.Fatalf("replies = %+v, want [%+v]", got, want)
+			}
+		})
 	}
 }

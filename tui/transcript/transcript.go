@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harness-dev/harness/internal/argv"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/model"
 	"github.com/harness-dev/harness/internal/subject"
@@ -295,6 +296,14 @@ func (t *Transcript) Apply(ev event.Event) {
 			verb = "reverted the workspace patch in "
 		}
 		t.add(&notice{level: NoteInfo, text: verb + d.Root + ": " + itoa(len(d.Files)) + " file(s), +" + itoa(added) + " −" + itoa(deleted)})
+	case event.JobExited:
+		// A job ends whenever it does, between turns too: said where it
+		// happened, as harness exec prints it.
+		how := d.Reason
+		if d.ExitCode != nil {
+			how += ", exit code " + itoa(*d.ExitCode)
+		}
+		t.add(&notice{level: NoteInfo, text: "⟳ " + d.JobID + " ended (" + how + "): " + argv.Line(d.Argv)})
 	case event.TurnCompleted:
 		t.turnCompleted(ev, d)
 	default:

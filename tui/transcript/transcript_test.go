@@ -484,3 +484,16 @@ func TestSandboxMountsAreSaid(t *testing.T) {
 		t.Fatalf("the mounts are not said once:\n%s", text)
 	}
 }
+
+// A background job's end is said where it happened, between turns too:
+// its ID, how it ended and its command.
+func TestJobEndIsSaid(t *testing.T) {
+	tr := New()
+	code := 143
+	tr.Apply(ev(1, event.JobStarted{SessionID: "sess-1", TurnID: "turn-1", CallID: "call-1", JobID: "job-2", Argv: []string{"python3", "-m", "http.server", "8000"}}))
+	tr.Apply(ev(2, event.JobExited{SessionID: "sess-1", TurnID: "turn-1", JobID: "job-2", Argv: []string{"python3", "-m", "http.server", "8000"},
+		Reason: event.JobReasonStopped, ExitCode: &code}))
+	if text := plain(all(tr, 100)); !strings.Contains(text, "⟳ job-2 ended (stopped, exit code 143): python3 -m http.server 8000") {
+		t.Errorf("transcript:\n%s", text)
+	}
+}
