@@ -544,6 +544,19 @@ func (c *toolCard) right(x *Ctx) string {
 		}
 		return th.Err.Render("✗ "+code) + th.Muted.Render(" · "+dur)
 	}
+	if r, ok := c.exec(); ok && r.JobID != "" {
+		// A background job's start, status, output or stop: which job,
+		// and where it stands.
+		what := r.JobID + " " + r.State
+		if r.State != "running" {
+			what = r.JobID + " ended (" + r.Reason
+			if r.ExitCode != 0 {
+				what += ", exit " + strconv.Itoa(r.ExitCode)
+			}
+			what += ")"
+		}
+		return th.Accent.Render("⟳ ") + th.Muted.Render(what+" · "+dur)
+	}
 	if r, ok := c.exec(); ok && (r.ExitCode != 0 || r.TimedOut) {
 		what := "exit " + strconv.Itoa(r.ExitCode)
 		if r.TimedOut {
@@ -555,6 +568,13 @@ func (c *toolCard) right(x *Ctx) string {
 }
 
 type execResult struct {
+	// A background job's result (process.exec with background or an
+	// action on a job) names it; its log piece is shown as stdout.
+	JobID  string `json:"jobId"`
+	State  string `json:"state"`
+	Reason string `json:"reason"`
+	Output string `json:"output"`
+
 	ExitCode        int    `json:"exitCode"`
 	Stdout          string `json:"stdout"`
 	Stderr          string `json:"stderr"`
@@ -567,6 +587,9 @@ func (c *toolCard) exec() (execResult, bool) {
 	var r execResult
 	if c.tool != "process.exec" || c.status != statusDone || json.Unmarshal(c.output, &r) != nil {
 		return r, false
+	}
+	if r.JobID != "" {
+		r.Stdout = r.Output
 	}
 	return r, true
 }

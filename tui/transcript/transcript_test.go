@@ -497,3 +497,23 @@ func TestJobEndIsSaid(t *testing.T) {
 		t.Errorf("transcript:\n%s", text)
 	}
 }
+
+// A background job's card says which job it is and where it stands, with
+// the piece of its log the call read, not a bare tick.
+func TestJobCardNamesTheJob(t *testing.T) {
+	tr := New()
+	tr.Apply(ev(1, event.TurnStarted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1"}))
+	tr.Apply(ev(2, event.ToolCall{CallID: "call-1", Tool: "process.exec", RunID: "run-1",
+		Input: raw(`{"argv":["python3","-m","http.server"],"background":true}`)}))
+	tr.Apply(ev(3, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, DurationMs: 1200,
+		Output: raw(`{"jobId":"job-3","argv":["python3","-m","http.server"],"state":"running","bytes":40,"offset":0,"output":"Serving HTTP on 0.0.0.0 port 8000\n","next":40,"note":"running in the background"}`)}))
+	tr.Apply(ev(4, event.ToolCall{CallID: "call-2", Tool: "process.exec", RunID: "run-1", Input: raw(`{"action":"stop","job":"job-3"}`)}))
+	tr.Apply(ev(5, event.ToolResult{CallID: "call-2", Tool: "process.exec", OK: true, DurationMs: 300,
+		Output: raw(`{"jobId":"job-3","argv":["python3","-m","http.server"],"state":"exited","exitCode":143,"reason":"stopped","bytes":40,"offset":0,"output":"Keyboard interrupt\n","next":40}`)}))
+	text := plain(all(tr, 100))
+	for _, want := range []string{"⟳ job-3 running · 1.2 s", "Serving HTTP on 0.0.0.0 port 8000", "⟳ job-3 ended (stopped, exit 143)", "Keyboard interrupt"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, text)
+		}
+	}
+}
