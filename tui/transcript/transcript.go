@@ -618,7 +618,23 @@ func (t *Transcript) turnCompleted(ev event.Event, d event.TurnCompleted) {
 			}
 		}
 	}
-	t.add(&turnEnd{status: d.Status, code: d.ErrorCode, note: d.Note, truncated: d.Truncated, requests: d.ModelRequests, tools: d.ToolCalls, tokens: d.Usage.TotalTokens, dur: dur})
+	note := d.Note
+	if d.Status != event.StatusCompleted && note != "" && t.saidByACard(note) {
+		// The tool call that failed the turn says it just above, whole.
+		note = "(the " + d.ErrorCode + " above)"
+	}
+	t.add(&turnEnd{status: d.Status, code: d.ErrorCode, note: note, truncated: d.Truncated, requests: d.ModelRequests, tools: d.ToolCalls, tokens: d.Usage.TotalTokens, dur: dur})
+}
+
+// saidByACard reports whether a failed tool card of the turn ending now
+// shows msg as its error.
+func (t *Transcript) saidByACard(msg string) bool {
+	for i := min(t.turnFirst, len(t.blocks)); i < len(t.blocks); i++ {
+		if c, ok := t.blocks[i].b.(*toolCard); ok && c.status == statusFailed && c.errMsg == msg {
+			return true
+		}
+	}
+	return false
 }
 
 func permissionText(d event.PermissionResolved) string {

@@ -517,3 +517,21 @@ func TestJobCardNamesTheJob(t *testing.T) {
 		}
 	}
 }
+
+// A turn that failed with its tool call's error does not say the error
+// twice: the card shows it whole, the turn's end points at it.
+func TestTurnEndDoesNotRepeatTheCardsError(t *testing.T) {
+	tr := New()
+	msg := "the workspace container is not running (a Docker daemon restart stops it); the TUI rebuilds the workspace by itself at the next prompt"
+	tr.Apply(ev(1, event.TurnStarted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1"}))
+	tr.Apply(ev(2, event.ToolCall{CallID: "call-1", Tool: "process.exec", RunID: "run-1", Input: raw(`{"argv":["sleep","120"]}`)}))
+	tr.Apply(ev(3, event.ToolResult{CallID: "call-1", Tool: "process.exec", Error: &event.ToolError{Code: "WORKSPACE_CONTAINER_FAILED", Message: msg}}))
+	tr.Apply(ev(4, event.TurnCompleted{RunID: "run-1", Status: event.StatusFailed, ErrorCode: "WORKSPACE_CONTAINER_FAILED", Note: msg}))
+	text := plain(all(tr, 400))
+	if n := strings.Count(text, "restart stops it"); n != 1 {
+		t.Errorf("the error is said %d times:\n%s", n, text)
+	}
+	if !strings.Contains(text, "(the WORKSPACE_CONTAINER_FAILED above)") {
+		t.Errorf("the turn's end does not point at the card:\n%s", text)
+	}
+}
