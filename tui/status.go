@@ -92,12 +92,16 @@ func (m *Model) statusLine(width int) string {
 	if len(segs) > 1 {
 		longID = segs[1].text
 	}
+	// Among the last segments, the session ID goes first, then the model:
+	// tokens and context are what a narrow screen still wants to see.
 	for _, try := range []struct {
 		shortID, shortRight, shortCtx bool
 		limit                         int
+		drop                          int // leave out segs[1:1+drop] (ID, model)
 	}{
-		{false, false, false, 6}, {true, false, false, 6}, {true, true, false, 6}, {true, true, true, 6},
-		{true, true, false, 4}, {true, true, true, 4}, {true, true, true, 3}, {true, true, true, 2}, {true, true, true, 1}, {true, true, true, 0},
+		{false, false, false, 6, 0}, {true, false, false, 6, 0}, {true, true, false, 6, 0}, {true, true, true, 6, 0},
+		{true, true, false, 4, 0}, {true, true, true, 4, 0}, {true, true, true, 3, 0}, {true, true, true, 2, 0}, {true, true, true, 1, 0},
+		{true, true, true, 1, 1}, {true, true, true, 1, 2}, {true, true, true, 0, 0},
 	} {
 		if len(segs) > 1 && m.sess != nil {
 			segs[1].text = longID
@@ -116,8 +120,8 @@ func (m *Model) statusLine(width int) string {
 			r = short
 		}
 		parts := make([]string, 0, len(segs))
-		for _, s := range segs {
-			if s.prio <= try.limit {
+		for i, s := range segs {
+			if s.prio <= try.limit && (m.sess == nil || i < 1 || i > try.drop) {
 				parts = append(parts, s.text)
 			}
 		}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/harness-dev/harness/internal/event"
@@ -32,4 +33,23 @@ func TestViewHeaderFollowsSettingsAndCompaction(t *testing.T) {
 		s.wantText("fake:b.json", "ctx 30% of 64k", "context compacted")
 		return s
 	})
+}
+
+// On a narrow screen the header gives up the session ID, then the model,
+// before the tokens and the context: 60 columns still show what a turn
+// costs, not "harness" alone.
+func TestNarrowHeaderKeepsTokensAndContext(t *testing.T) {
+	s := newScreen(t, idleEngine(), Options{}, 60, 20)
+	s.events(
+		ev(1, event.AgentStarted{AgentID: "agent-1", SessionID: sessID, Model: "fake:s1.json", RunID: "run-1", TurnID: "turn-1"}),
+		ev(2, event.TurnStarted{RunID: "run-1", SessionID: sessID, InputMessageID: "msg-u"}),
+		ev(3, event.ContextAccounted{RunID: "run-1", RequestID: "req-1", OccupancyTokens: 1280, WindowTokens: 128000}),
+		ev(4, event.TurnCompleted{RunID: "run-1", SessionID: sessID, TurnID: "turn-1", Status: event.StatusCompleted, ModelRequests: 1, Usage: u15}),
+	)
+	head, _, _ := strings.Cut(s.text(), "\n")
+	for _, want := range []string{"harness", " tok", "ctx 1%"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("the 60-column header %q lacks %q", head, want)
+		}
+	}
 }
