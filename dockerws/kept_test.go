@@ -157,18 +157,8 @@ func TestAdoptRestartedKept(t *testing.T) {
 // stops every container) is reported by Lost; with its tree in memory it
 // is not kept, as nothing of the turn's work is left in it.
 func TestLostContainerIsNotKept(t *testing.T) {
-	root := t.TempDir()
-	writeTree(t, root, map[string]string{"a.txt": "a\n"})
 	ctx := t.Context()
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	w := open(t, root, busyboxImage, func(o *Options) { o.SessionID = "sess-lost" })
-	if err := w.WriteFile(ctx, "new.txt", []byte("work\n")); err != nil {
-		t.Fatal(err)
-	}
+	w, cli := openWithWork(t, "sess-lost")
 	if err := w.Lost(ctx); err != nil {
 		t.Fatalf("Lost on a running container: %v", err)
 	}
@@ -202,20 +192,10 @@ func TestLostContainerIsNotKept(t *testing.T) {
 // reported, never with whatever Docker would say about a stopped
 // container; Close leaves the kept container.
 func TestPhasesOnDocker(t *testing.T) {
-	root := t.TempDir()
-	writeTree(t, root, map[string]string{"a.txt": "a\n"})
 	ctx := t.Context()
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	w := open(t, root, busyboxImage, func(o *Options) { o.SessionID = "sess-phases" })
+	w, cli := openWithWork(t, "sess-phases")
 	if p := w.Phase(); p != PhaseReady {
-		t.Fatalf("phase after Open = %s, want ready", p)
-	}
-	if err := w.WriteFile(ctx, "new.txt", []byte("work\n")); err != nil {
-		t.Fatal(err)
+		t.Fatalf("phase after Open and a write = %s, want ready", p)
 	}
 	name, err := w.Keep(ctx)
 	if err != nil {
@@ -256,4 +236,22 @@ func TestPhasesOnDocker(t *testing.T) {
 	if _, err := cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{}); err != nil {
 		t.Fatalf("the kept container after Close: %v", err)
 	}
+}
+
+// openWithWork opens a workspace of session id on a one-file project and
+// writes a file in it; cli is a Docker client to act on its container.
+func openWithWork(t *testing.T, id string) (*Workspace, *client.Client) {
+	t.Helper()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n"})
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	w := open(t, root, busyboxImage, func(o *Options) { o.SessionID = id })
+	if err := w.WriteFile(t.Context(), "new.txt", []byte("work\n")); err != nil {
+		t.Fatal(err)
+	}
+	return w, cli
 }

@@ -54,17 +54,8 @@ func TestEngineRebuildsAWorkspaceLostDuringATurn(t *testing.T) {
 		`{"content":"second done"}`,
 		`{"content":"spare"}`,
 	}, ",")+"]")
-	t.Chdir(project)
-	eng, _ := newEngineAt(t, home, app.Options{FakeModel: script, Workspace: "docker", Image: "harness-busybox", NoSpare: true})
+	eng, s := firstTurnIn(t, home, project, app.Options{FakeModel: script, Workspace: "docker", Image: "harness-busybox", NoSpare: true})
 	ctx := t.Context()
-	s, err := eng.Open(ctx, tui.OpenRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Send(ctx, "first"); err != nil {
-		t.Fatal(err)
-	}
-	collect(t, eng, nil)
 
 	if _, err := eng.Send(ctx, "second"); err != nil {
 		t.Fatal(err)
@@ -167,17 +158,8 @@ func TestEngineRetriesAFailedRebuild(t *testing.T) {
 		execStep("c1", `echo "a=$(cat a.txt 2>/dev/null || echo none)"; echo one > a.txt`),
 		`{"content":"done"}`,
 	}, ",")+"]")
-	t.Chdir(project)
-	eng, _ := newEngineAt(t, home, app.Options{FakeModel: script, Workspace: "docker", Image: image, NoSpare: true})
+	eng, s := firstTurnIn(t, home, project, app.Options{FakeModel: script, Workspace: "docker", Image: image, NoSpare: true})
 	ctx := t.Context()
-	s, err := eng.Open(ctx, tui.OpenRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Send(ctx, "first"); err != nil {
-		t.Fatal(err)
-	}
-	collect(t, eng, nil)
 	cid := mustContainer(t, s.ID)
 	if out, err := exec.Command("docker", "kill", "--signal", "KILL", cid).CombinedOutput(); err != nil {
 		t.Fatalf("docker kill: %v\n%s", err, out)
@@ -191,7 +173,7 @@ func TestEngineRetriesAFailedRebuild(t *testing.T) {
 	if sent, err := eng.Send(ctx, "second"); err == nil {
 		t.Fatalf("the rebuild opened a session without its image: %+v", sent)
 	}
-	_, err = eng.Send(ctx, "second")
+	_, err := eng.Send(ctx, "second")
 	if err == nil || !strings.Contains(errcode.Message(err), "enter tries again") || !strings.Contains(errcode.Message(err), s.ID) {
 		t.Fatalf("the prompt after the failed rebuild: %v; want the session opened again, or why not", err)
 	}
@@ -214,4 +196,21 @@ func TestEngineRetriesAFailedRebuild(t *testing.T) {
 	if id := eng.SessionID(); id != s.ID {
 		t.Errorf("the open session is %q, want %s", id, s.ID)
 	}
+}
+
+// firstTurnIn opens an engine in project with o, a new session, and runs
+// its first turn ("first") to its end.
+func firstTurnIn(t *testing.T, home, project string, o app.Options) (*Engine, tui.Session) {
+	t.Helper()
+	t.Chdir(project)
+	eng, _ := newEngineAt(t, home, o)
+	s, err := eng.Open(t.Context(), tui.OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(t.Context(), "first"); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, eng, nil)
+	return eng, s
 }
