@@ -37,7 +37,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+c":
 		if m.tr.ActiveRun() != "" {
 			if m.canceling {
-				return m.quit()
+				return m.quitNow() // asked twice: no more questions
 			}
 			m.canceling = true
 			m.flash = cancelFlash
@@ -158,7 +158,19 @@ func (m *Model) completeCommand() bool {
 	return true
 }
 
+// quit leaves; with background jobs running it first says that leaving
+// ends them, and the next ctrl+c or /quit leaves.
 func (m *Model) quit() tea.Cmd {
+	if n := m.jobs.running(); n > 0 && !m.jobsWarned {
+		m.jobsWarned = true
+		m.flash = plural(n, "background job") + " running: leaving ends them (a resume does not restart them). ctrl+c or /quit again leaves."
+		return nil
+	}
+	return m.quitNow()
+}
+
+// quitNow leaves at once.
+func (m *Model) quitNow() tea.Cmd {
 	m.quitting = true
 	return tea.Quit
 }

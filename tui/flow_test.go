@@ -1623,3 +1623,31 @@ func TestLoneAnswerKeyIsNotADenial(t *testing.T) {
 		})
 	}
 }
+
+// Leaving with background jobs running says first that it ends them; the
+// second ctrl+c (or /quit) leaves.
+func TestQuitWithRunningJobsSaysSoFirst(t *testing.T) {
+	for _, how := range []string{"ctrl+c", "/quit"} {
+		t.Run(how, func(t *testing.T) {
+			s := newScreen(t, idleEngine(), Options{}, 100, 30)
+			s.events(ev(1, event.JobStarted{SessionID: sessID, TurnID: "turn-1", CallID: "call-1", JobID: "job-1", Argv: []string{"sleep", "600"}}))
+			press := func() {
+				if how == "ctrl+c" {
+					s.key("ctrl+c")
+					return
+				}
+				s.typeText("/quit")
+				s.key("enter")
+			}
+			press()
+			if s.m.quitting {
+				t.Fatal("left at once with a job running")
+			}
+			s.wantText("1 background job running: leaving ends them")
+			press()
+			if !s.m.quitting {
+				t.Fatal("the second press did not leave")
+			}
+		})
+	}
+}

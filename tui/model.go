@@ -139,6 +139,7 @@ type Model struct {
 	// one that has ended is that compaction's turn.
 	compactFrom string
 	quitting    bool
+	jobsWarned  bool // quit said that leaving ends the running jobs
 	escArmed    bool // the last key was an Esc that did nothing else: a second one edits the last message
 	lastSent    sent // the last message sent, as the input held it (Esc Esc)
 }
