@@ -71,3 +71,30 @@ func TestZombieIsDead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An identity taken in another PID namespace (a container that shares
+// the host's name and the store's file) names a PID that means nothing
+// here: the process is never judged dead by looking it up, whatever this
+// namespace's process of that PID is. One recorded before namespaces
+// were named is still compared on boot and start time.
+func TestIdentityOfAnotherPIDNamespace(t *testing.T) {
+	self, err := Identity(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.SplitN(self, ":", 3)
+	if len(parts) != 3 || !strings.HasPrefix(parts[2], "pid:") {
+		t.Fatalf("identity %q names no PID namespace", self)
+	}
+	other := parts[0] + ":1:pid:[1]"
+	if !Alive(os.Getpid(), other) || !Alive(1<<22, other) {
+		t.Fatal("a process of another PID namespace was judged by this one's PID")
+	}
+	legacy := parts[0] + ":" + parts[1]
+	if !Alive(os.Getpid(), legacy) {
+		t.Fatal("an identity recorded without its namespace no longer matches its process")
+	}
+	if Alive(os.Getpid(), parts[0]+":1") {
+		t.Fatal("an identity without its namespace and another start time counts as alive")
+	}
+}
