@@ -107,12 +107,16 @@ func TestSandboxRunsGoTests(t *testing.T) {
 	u.extra = append(u.extra, "GOMODCACHE="+strings.TrimSpace(string(modcache)))
 	cleanupCache(t, u.project)
 	u.write("go.mod", "module example.com/proj\n\ngo 1.24\n\nrequire github.com/google/go-cmp v0.7.0\n")
+	// A module without a go line, as many published ones are: a test must
+	// not add one (go.mod is read-only there, as on the host).
+	u.write("u/go.mod", "module example.com/u\n")
+	u.write("u/u_test.go", "package u\n\nimport \"testing\"\n\nfunc TestU(t *testing.T) {}\n")
 	u.write("go.sum", goSumLines(t, "github.com/google/go-cmp v0.7.0"))
 	u.write("same.go", "package proj\n\nimport \"github.com/google/go-cmp/cmp\"\n\n// Same reports whether a and b hold the same.\nfunc Same(a, b []int) bool { return cmp.Equal(a, b) }\n")
 	u.write("same_test.go", "package proj\n\nimport \"testing\"\n\nfunc TestSame(t *testing.T) {\n\tif !Same([]int{1}, []int{1}) || Same([]int{1}, nil) {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n")
 	before := treeHash(t, u.project)
 	s := execScript(t, u,
-		"go vet ./... && go test ./...",
+		"go vet ./... && go test ./... && cd u && go test ./...",
 		`touch "$(go env GOROOT)/x"; echo "goroot $?"; touch "$(go env GOMODCACHE)/x"; echo "modcache $?"; ls /sys/class/net; go env GOPROXY GOFLAGS GOTOOLCHAIN`,
 	)
 	res, r := execResults(t, u, s)
@@ -122,7 +126,7 @@ func TestSandboxRunsGoTests(t *testing.T) {
 	if res[0].ExitCode != 0 || !strings.Contains(res[0].Stdout, "ok  \texample.com/proj") {
 		t.Fatalf("go vet && go test in the sandbox: %+v", res[0])
 	}
-	want := "goroot 1\nmodcache 1\nlo\noff\n-mod=mod\nlocal\n"
+	want := "goroot 1\nmodcache 1\nlo\noff\n\nlocal\n"
 	if res[1].Stdout != want {
 		t.Errorf("inside the sandbox:\n%s\nwant\n%s\nstderr %s", res[1].Stdout, want, res[1].Stderr)
 	}
@@ -139,6 +143,9 @@ func TestSandboxRunsGoTests(t *testing.T) {
 	}
 	if treeHash(t, u.project) != before {
 		t.Error("the host tree changed")
+	}
+	if d := u.run("", "diff", sessionOf(t, r.events)); strings.Contains(d.stdout, "go.mod") {
+		t.Errorf("go vet and go test changed a go.mod:\n%s", d.stdout)
 	}
 }
 

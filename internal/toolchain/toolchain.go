@@ -293,13 +293,14 @@ func (p *Plan) planGo(ctx context.Context, h Host, root string, n Need) {
 	p.Mounts = append(p.Mounts, workspace.Mount{What: "go toolchain " + ge.GOVERSION, Source: ge.GOROOT, Target: goRoot, ReadOnly: true})
 	p.Path = append(p.Path, goRoot+"/bin")
 	// A vendored module builds from its vendor directory, as on the host;
-	// any other from the module cache, never the network.
-	mod := "-mod=mod"
-	if _, err := os.Stat(filepath.Join(root, "vendor", "modules.txt")); err == nil {
-		mod = "-mod=vendor"
-	}
-	p.Env = append(p.Env, "GOROOT="+goRoot, "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS="+mod,
+	// any other from the module cache, never the network, with go.mod
+	// read-only as go's default is: a build or a test never edits go.mod
+	// (go get and go mod tidy still do when asked, from the cache).
+	p.Env = append(p.Env, "GOROOT="+goRoot, "GOTOOLCHAIN=local", "GOPROXY=off",
 		"GOCACHE="+Cache+"/go-build", "GOTELEMETRY=off")
+	if _, err := os.Stat(filepath.Join(root, "vendor", "modules.txt")); err == nil {
+		p.Env = append(p.Env, "GOFLAGS=-mod=vendor")
+	}
 	have := "go: " + ge.GOVERSION + " from " + ge.GOROOT
 	if isDir(ge.GOMODCACHE) {
 		p.Mounts = append(p.Mounts, workspace.Mount{What: "go module cache", Source: ge.GOMODCACHE, Target: goModCache, ReadOnly: true})

@@ -94,7 +94,7 @@ func fakeGo(t *testing.T, version string) string {
 }
 
 // A Go module gets the host's GOROOT and module cache read-only, Go kept
-// offline (GOPROXY=off, GOTOOLCHAIN=local, GOFLAGS=-mod=mod) and its build
+// offline (GOPROXY=off, GOTOOLCHAIN=local; go.mod read-only, go's default) and its build
 // cache on the cache volume; the credential-like files under the module
 // cache are masked once the plan is checked.
 func TestDetectGo(t *testing.T) {
@@ -115,9 +115,14 @@ func TestDetectGo(t *testing.T) {
 	if diff := cmp.Diff(wantMounts, mountList(p)); diff != "" {
 		t.Errorf("mounts (-want +got):\n%s", diff)
 	}
-	for _, kv := range []string{"GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOROOT=" + goRoot, "GOMODCACHE=" + goModCache, "GOCACHE=" + Cache + "/go-build"} {
+	for _, kv := range []string{"GOPROXY=off", "GOTOOLCHAIN=local", "GOROOT=" + goRoot, "GOMODCACHE=" + goModCache, "GOCACHE=" + Cache + "/go-build"} {
 		if !slices.Contains(p.Env, kv) {
 			t.Errorf("env lacks %s: %q", kv, p.Env)
+		}
+	}
+	for _, kv := range p.Env {
+		if strings.HasPrefix(kv, "GOFLAGS=") {
+			t.Errorf("a module without vendor gets %s: go.mod must stay read-only, as go's default is", kv)
 		}
 	}
 	if diff := cmp.Diff([]string{goRoot + "/bin"}, p.Path); diff != "" {
