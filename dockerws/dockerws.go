@@ -456,6 +456,22 @@ func (w *Workspace) Lost(ctx context.Context) error {
 	return w.lostErr
 }
 
+// Reachable reports, with WORKSPACE_CONTAINER_FAILED, that the Docker
+// daemon the workspace's container runs on does not answer (stopped, its
+// socket gone): a turn started now could run nothing. Nil when it
+// answers, and while the workspace is not open (opening, failed, closed).
+func (w *Workspace) Reachable(ctx context.Context) error {
+	if p := w.Phase(); p != PhaseReady && p != PhaseKept && p != PhaseLost {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := w.cli.Ping(ctx, client.PingOptions{}); err != nil {
+		return dockerError(ctx, "ping docker daemon", err)
+	}
+	return nil
+}
+
 func (w *Workspace) waitReady(ctx context.Context, op string) error {
 	w.Begin()
 	select {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/runtime"
@@ -39,7 +40,9 @@ type Rebuild struct {
 // turn (Rebuild), or nil when there is nothing to rebuild. A prompt typed
 // as the turn ends waits for its end: whether the workspace is lost is
 // known once it has ended. While a turn runs the session is left as it is
-// (its tool calls fail with the container's error).
+// (its tool calls fail with the container's error). While the Docker
+// daemon does not answer, no turn should start: the error
+// (WORKSPACE_CONTAINER_FAILED) says so.
 func (s *Session) LostWorkspace(ctx context.Context) (*Rebuild, error) {
 	if st, _ := s.State(); st == runtime.StateEnding {
 		select {
@@ -55,6 +58,14 @@ func (s *Session) LostWorkspace(ctx context.Context) (*Rebuild, error) {
 	}
 	lost := s.WorkspaceLost(ctx)
 	if lost == nil {
+		// Lost cannot tell while the daemon does not answer: a turn
+		// started now would run nothing, and spend a model request on it.
+		if ws, ok := s.Workspace.(*dockerws.Workspace); ok {
+			if err := ws.Reachable(ctx); err != nil {
+				return nil, &errcode.Error{Code: errcode.Of(err), Err: err, Message: fmt.Sprintf(
+					"the Docker daemon does not answer (%s): nothing was sent to the model; start the daemon, then send again (the workspace is rebuilt if its container went with it)", errcode.Message(err))}
+			}
+		}
 		return nil, nil
 	}
 	last, _, err := runtime.LastFinished(ctx, s.a.Store, s.ID())

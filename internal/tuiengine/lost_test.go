@@ -2,11 +2,15 @@ package tuiengine
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,5 +216,142 @@ func firstTurnIn(t *testing.T, home, project string, o app.Options) (*Engine, tu
 		t.Fatal(err)
 	}
 	collect(t, eng, nil)
+	waitIdle(t, eng)
 	return eng, s
+}
+
+// waitIdle waits until the open session's owner has released its turn
+// (turn.completed comes just before).
+func waitIdle(t *testing.T, eng *Engine) {
+	t.Helper()
+	cur, err := eng.current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cur.sess.Idle():
+	case <-t.Context().Done():
+		t.Fatal("the session never went idle")
+	}
+}
+
+// dockerProxy is a unix socket that passes every connection on to the
+// Docker daemon, and can be taken away and put back: what a stopped and
+// started daemon looks like to a client.
+type dockerProxy struct {
+	t                *testing.T
+	path             string
+	network, address string // the daemon's (DOCKER_HOST, or the default socket)
+	mu               sync.Mutex
+	ln               net.Listener
+	open             []net.Conn
+}
+
+func newDockerProxy(t *testing.T) *dockerProxy {
+	p := &dockerProxy{t: t, path: filepath.Join(t.TempDir(), "docker.sock"), network: "unix", address: "/var/run/docker.sock"}
+	if h := os.Getenv("DOCKER_HOST"); h != "" {
+		network, address, ok := strings.Cut(h, "://")
+		if !ok || (network != "unix" && network != "tcp") {
+			t.Fatalf("the proxy cannot reach DOCKER_HOST=%s", h)
+		}
+		p.network, p.address = network, address
+	}
+	p.up()
+	t.Cleanup(p.down)
+	return p
+}
+
+// host is the DOCKER_HOST that reaches the daemon through p.
+func (p *dockerProxy) host() string { return "unix://" + p.path }
+
+func (p *dockerProxy) up() {
+	ln, err := net.Listen("unix", p.path)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d, err := net.Dial(p.network, p.address)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.open = append(p.open, c, d)
+			p.mu.Unlock()
+			// Each direction ends on its own (an exec's stdin ends before
+			// its output does): half-close, as the daemon's socket does.
+			go func() { _, _ = io.Copy(d, c); _ = d.(interface{ CloseWrite() error }).CloseWrite() }()
+			go func() { _, _ = io.Copy(c, d); _ = c.(interface{ CloseWrite() error }).CloseWrite() }()
+		}
+	}()
+}
+
+// down closes the socket and every connection through it.
+func (p *dockerProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.open {
+		c.Close()
+	}
+	p.open = nil
+}
+
+// A prompt typed while the Docker daemon does not answer is not sent:
+// nothing reaches the model (each request would cost tokens for a turn
+// that can run nothing), the error says to start the daemon, and once it
+// answers again the same prompt runs.
+func TestEngineHoldsThePromptWhileDockerIsDown(t *testing.T) {
+	needDocker(t)
+	proxy := newDockerProxy(t)
+	t.Setenv("DOCKER_HOST", proxy.host())
+	home, parent := t.TempDir(), t.TempDir()
+	project := mustProject(t, parent, "p", map[string]string{"README.md": "# down\n"})
+	script := writeScript(t, "["+strings.Join([]string{
+		execStep("c1", `echo "a=$(cat a.txt 2>/dev/null || echo none)"; echo one > a.txt`),
+		`{"content":"done"}`,
+		execStep("c2", `echo "again a=$(cat a.txt)"`),
+		`{"content":"done again"}`,
+	}, ",")+"]")
+	eng, s := firstTurnIn(t, home, project, app.Options{FakeModel: script, Workspace: "docker", Image: "harness-busybox", NoSpare: true})
+	ctx := t.Context()
+	before, err := readHistory(ctx, eng.a.Store, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.down()
+	_, err = eng.Send(ctx, "second")
+	if errcode.Of(err) != errcode.WorkspaceContainerFailed || !strings.Contains(errcode.Message(err), "nothing was sent to the model") {
+		t.Fatalf("a prompt while Docker is down: %v", err)
+	}
+	if after, err := readHistory(ctx, eng.a.Store, s.ID); err != nil || len(after) != len(before) {
+		t.Fatalf("the refused prompt recorded %d events (%v)", len(after)-len(before), err)
+	}
+	proxy.up()
+	if _, err := eng.Send(ctx, "second"); err != nil {
+		t.Fatalf("the prompt once Docker answers: %v", err)
+	}
+	evs, _ := collect(t, eng, nil)
+	var out string
+	for _, ev := range evs {
+		if r, ok := ev.Data.(event.ToolResult); ok && r.OK {
+			var o struct{ Stdout string }
+			_ = json.Unmarshal(r.Output, &o)
+			out += o.Stdout
+		}
+	}
+	if out != "again a=one\n" {
+		t.Errorf("the turn after Docker came back printed %q", out)
+	}
 }

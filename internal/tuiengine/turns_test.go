@@ -72,15 +72,7 @@ func TestTurnsCountEachTurnsOwnLines(t *testing.T) {
 	// transcript shows for its session.rewound. turn.completed is seen
 	// before the owner has released the session: wait for it, as the
 	// TUI does (its state turns idle only then).
-	cur, err := eng.current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-cur.sess.Idle():
-	case <-t.Context().Done():
-		t.Fatal("the session never went idle")
-	}
+	waitIdle(t, eng)
 	s, out, err := eng.Rewind(t.Context(), turns[0].ID, false)
 	if err != nil {
 		t.Fatal(err)
