@@ -856,3 +856,28 @@ func TestDiscardKeepsEarlierTurns(t *testing.T) {
 		t.Errorf("first.txt on the host = %q", b)
 	}
 }
+
+// A Docker session resumed while Docker is not available is read-only,
+// and says why (Docker's own words) before it says its patch was not
+// replayed.
+func TestResumeWithoutDockerSaysWhy(t *testing.T) {
+	needDocker(t)
+	u := newUser(t)
+	u.write("README.md", "# why\n")
+	w := u.script(`[{"toolCalls":[{"id":"w1","name":"fs.write","arguments":{"path":"a.txt","contents":"a\n"}}]},{"content":"wrote"}]`)
+	r := u.run("", "exec", "--json", "--image", "harness-busybox", "--no-spare", "--fake-model", w, "write")
+	if r.code != 0 {
+		t.Fatalf("exec: exit %d\n%s", r.code, r.stderr)
+	}
+	id := sessionOf(t, r.events)
+	u.extra = append(u.extra, "DOCKER_HOST=unix://"+filepath.Join(u.home, "no-docker.sock"))
+	r = u.run("", "exec", "--resume", id, "--fake-model", u.script(`[{"content":"read only"}]`), "look")
+	if r.code != 0 {
+		t.Fatalf("resume without Docker: exit %d\n%s", r.code, r.stderr)
+	}
+	why := strings.Index(r.stderr, "Docker is not available")
+	patch := strings.Index(r.stderr, "the recorded workspace patch was not replayed")
+	if why < 0 || patch < why {
+		t.Fatalf("the resume does not say why it is read-only before its patch note:\n%s", r.stderr)
+	}
+}

@@ -572,7 +572,8 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 		}
 	})
 	if patch != "" {
-		s.Note = "the recorded workspace patch was not replayed: the workspace is read-only; it stays the session's patch (`harness diff` shows it, `harness apply` applies it) and a Docker workspace replays it"
+		// Why it is read-only (Docker's own words) comes first.
+		s.Note = strings.TrimPrefix(s.Note+"\n", "\n") + "the recorded workspace patch was not replayed: the workspace is read-only; it stays the session's patch (`harness diff` shows it, `harness apply` applies it) and a Docker workspace replays it"
 	}
 	return nil
 }
