@@ -97,7 +97,7 @@ func (r *Rebuild) Run(ctx context.Context, reopen func(context.Context) error) (
 			if _, derr := r.a.Discard(ctx, r.id); derr != nil {
 				return "", r.reopenAfter(ctx, reopen, derr)
 			}
-			note = fmt.Sprintf("the workspace's container went away during turn %s (a Docker daemon restart, a `docker kill`), with the changes that turn made: they are discarded (recorded as such), and the workspace is rebuilt from the project and what the turns before it recorded", r.turn)
+			note = fmt.Sprintf("the workspace's container went away during turn %s (a Docker daemon restart, a `docker kill`) before that turn's changes, if it made any, could be read: no container kept them, so they are discarded (recorded as such), and the workspace is rebuilt from the project and what the turns before it recorded", r.turn)
 		default:
 			return "", r.reopenAfter(ctx, reopen, rerr)
 		}
