@@ -403,6 +403,18 @@ const questionFlash = "A question is waiting: with the input empty, tab gives it
 func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	q := m.asking
 	ks := k.String()
+	if m.pager != nil && !q.answering {
+		// A view opened while the question waits (/diff to look before
+		// answering) is on top: esc closes it, never the question, and
+		// the scroll keys are its own.
+		switch ks {
+		case "esc":
+			m.pager = nil
+			return nil
+		case "pgup", "pgdown", "up", "down", "home", "end":
+			return m.pagerKey(k)
+		}
+	}
 	switch ks {
 	case "ctrl+c":
 		if m.tr.ActiveRun() != "" {
@@ -470,6 +482,14 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 			return nil
 		}
+		if cmd, ok, known := m.command(text); ok {
+			// A slash command (/diff before answering), not a reason: it
+			// runs, or is refused, as at any time; the question waits.
+			if known {
+				m.in.take()
+			}
+			return cmd
+		}
 		if allowKey(text) {
 			// "y" then enter: meant as an answer, not as the reason of a
 			// denial. Typing never answers; say how to, and keep it.
@@ -478,6 +498,9 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		m.in.take()
+		if t := strings.ToLower(text); t == "n" || t == "no" {
+			return m.answer(Answer{}) // a plain no: no reason to pass on
+		}
 		return m.answer(Answer{Reason: text})
 	}
 	m.flash = ""

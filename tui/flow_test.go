@@ -1651,3 +1651,39 @@ func TestQuitWithRunningJobsSaysSoFirst(t *testing.T) {
 		})
 	}
 }
+
+// A slash command typed while a question waits runs (here /diff, to look
+// before answering): it is not a denial with the command as the reason,
+// and the question still waits. A lone n then enter denies, with no
+// reason passed on.
+func TestCommandAtAQuestionRuns(t *testing.T) {
+	eng := idleEngine()
+	var got []Answer
+	eng.answered = &got
+	s := newScreen(t, eng, Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	askExec(s)
+	s.typeText("/diff")
+	s.key("enter")
+	if len(got) != 0 {
+		t.Fatalf("/diff answered the question: %+v", got)
+	}
+	if s.m.asking == nil {
+		t.Fatal("the question no longer waits")
+	}
+	if s.m.in.value() != "" {
+		t.Fatalf("the input holds %q after the command", s.m.in.value())
+	}
+	if s.m.pager == nil {
+		t.Fatalf("/diff opened no view:\n%s", s.text())
+	}
+	s.key("esc") // out of the diff view
+	if s.m.pager != nil || len(got) != 0 {
+		t.Fatalf("esc in the diff view: pager %v, replies %+v", s.m.pager != nil, got)
+	}
+	s.typeText("n")
+	s.key("enter")
+	if want := (Answer{}); len(got) != 1 || got[0] != want {
+		t.Fatalf("replies = %+v, want [%+v]", got, want)
+	}
+}

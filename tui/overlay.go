@@ -170,7 +170,7 @@ func helpLines(m *Model, width int) []string {
 		"/apply copies its patch to your files after a clean check. " +
 		"With --approve ask, a question never takes what you type: with the input empty, tab gives its box the keys " +
 		"(y allow once, a allow the tool for this turn, s for this session: recorded, kept on resume, listed and revoked by /permissions; n deny, r deny with a reason; ←/→ then enter picks; tab or typing goes back); " +
-		"enter with text in the input denies and tells the model that text; esc collapses an expanded box, else denies and stops the turn; pgup/pgdn scroll a command or diff too long for the box. " +
+		"enter with text in the input denies and tells the model that text (a slash command runs instead: /diff to look first); esc collapses an expanded box, else denies and stops the turn; pgup/pgdn scroll a command or diff too long for the box. " +
 		"The mouse wheel scrolls the transcript; to select text with the mouse, hold shift while dragging (option in macOS terminals)."
 	for _, l := range strings.Split(markdown.WrapPlain(prose, max(width-2, 20)), "\n") {
 		out = append(out, " "+th.Muted.Render(l))
