@@ -32,7 +32,7 @@ func (j *jobs) apply(ev event.Event) {
 		for i := range j.list {
 			r := &j.list[i]
 			if r.id == d.JobID && r.turn == d.TurnID && r.ended.IsZero() {
-				r.ended, r.how, r.tail = ev.At, d.Reason, d.Tail
+				r.ended, r.how, r.tail = ev.At, event.JobEndWords(d.Reason), d.Tail
 				if d.ExitCode != nil {
 					r.how += ", exit " + itoa(*d.ExitCode)
 				}

@@ -411,8 +411,18 @@ func (m *Model) onUpdate(msg updateMsg) tea.Cmd {
 			m.last.apply(r.Event)
 			m.grants.apply(r.Event)
 			m.jobs.apply(r.Event)
-			if _, ended := r.Event.Data.(event.TurnCompleted); ended {
+			switch d := r.Event.Data.(type) {
+			case event.TurnCompleted:
 				cmds = append(cmds, m.refreshFiles()) // the turn may have changed the files
+			case event.JobStarted, event.JobExited:
+				if m.pager != nil && m.pager.kind == pagerJobs {
+					// The open /jobs view follows: a job that ended is no
+					// longer offered to stop.
+					m.pager.vp.SetContentLines(jobLines(m))
+				}
+				if e, ok := d.(event.JobExited); ok && m.flash == "Stopping "+e.JobID+"…" {
+					m.flash = ""
+				}
 			}
 		}
 		if d := u.Unrecorded; d != nil && m.tr.ActiveRun() == d.RunID {

@@ -271,6 +271,20 @@ const (
 	JobReasonEnded   = "ended"
 )
 
+// JobEndWords says how a job ended (a JobExited.Reason) in words a reader
+// understands without the event's vocabulary: the front ends print it.
+func JobEndWords(reason string) string {
+	switch reason {
+	case JobReasonClosed:
+		return "ended with the session"
+	case JobReasonLost:
+		return "its container was lost"
+	case JobReasonEnded:
+		return "ended with the harness process that ran it"
+	}
+	return reason // exited, stopped
+}
+
 // JobReasons are the values of JobExited.Reason.
 var JobReasons = []string{JobReasonExited, JobReasonStopped, JobReasonClosed, JobReasonLost, JobReasonEnded}
 

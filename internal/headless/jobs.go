@@ -16,7 +16,7 @@ func jobLine(d event.Data) string {
 	case event.JobStarted:
 		return fmt.Sprintf("  ⟳ job %s started in the background: %s\n", d.JobID, Short(argv.Line(d.Argv), 100))
 	case event.JobExited:
-		how := d.Reason
+		how := event.JobEndWords(d.Reason)
 		if d.ExitCode != nil {
 			how += fmt.Sprintf(", exit code %d", *d.ExitCode)
 		}

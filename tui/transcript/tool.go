@@ -107,6 +107,7 @@ type toolCard struct {
 	output     json.RawMessage
 	errCode    string
 	errMsg     string
+	jobEnd     string // how the job this call started or read ended, once it did (event.JobEndWords)
 	policy     string // a policy or permission outcome worth showing
 	denied     bool   // the policy or the user denied it (policy says why)
 	user       string // event.UserCallKind: a call the user's own message made ("" for the model's)
@@ -546,10 +547,13 @@ func (c *toolCard) right(x *Ctx) string {
 	}
 	if r, ok := c.exec(); ok && r.JobID != "" {
 		// A background job's start, status, output or stop: which job,
-		// and where it stands.
+		// and where it stands (its end, once the log says it ended).
 		what := r.JobID + " " + r.State
-		if r.State != "running" {
-			what = r.JobID + " ended (" + r.Reason
+		switch {
+		case c.jobEnd != "":
+			what = r.JobID + " ended (" + c.jobEnd + ")"
+		case r.State != "running":
+			what = r.JobID + " ended (" + event.JobEndWords(r.Reason)
 			if r.ExitCode != 0 {
 				what += ", exit " + strconv.Itoa(r.ExitCode)
 			}

@@ -298,10 +298,19 @@ func (t *Transcript) Apply(ev event.Event) {
 		t.add(&notice{level: NoteInfo, text: verb + d.Root + ": " + itoa(len(d.Files)) + " file(s), +" + itoa(added) + " −" + itoa(deleted)})
 	case event.JobExited:
 		// A job ends whenever it does, between turns too: said where it
-		// happened, as harness exec prints it.
-		how := d.Reason
+		// happened, as harness exec prints it; the cards that showed it
+		// running now say it ended.
+		how := event.JobEndWords(d.Reason)
 		if d.ExitCode != nil {
 			how += ", exit code " + itoa(*d.ExitCode)
+		}
+		for i := range t.blocks {
+			if c, ok := t.blocks[i].b.(*toolCard); ok {
+				if r, ok := c.exec(); ok && r.JobID == d.JobID && r.State == "running" && c.jobEnd == "" {
+					c.jobEnd = how
+					t.touch(i)
+				}
+			}
 		}
 		t.add(&notice{level: NoteInfo, text: "⟳ " + d.JobID + " ended (" + how + "): " + argv.Line(d.Argv)})
 	case event.TurnCompleted:
