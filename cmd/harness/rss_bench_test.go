@@ -25,24 +25,24 @@ import (
 
 // BenchmarkTUILongTurnRSS runs the built binary's TUI in a pseudo-terminal
 // through one turn of 1,000 fs.read rounds of 20 KB files (20 distinct
-// files of this repository's Go source, read in turn under 1,000 paths) against a loopback
-// OpenAI-compatible server that reports usage, so the turn compacts as
-// it would with a real model (about 90 summary rounds, 11,000 events):
-// the whole engine side (runtime, store, session engine, the screen's
-// fold) of the process a user runs, in a new session of a new store. It
+// files of this repository's Go source, copied under 1,000 paths) against
+// a loopback OpenAI-compatible server that reports usage, so the turn
+// compacts as it would with a real model: the whole engine side
+// (runtime, store, session engine, the screen's fold) of the process a
+// user runs, in a new session of a new store, with 15–17 MiB live. It
 // reports the process's resident size after 500 and after 1,000 rounds,
 // its growth over the second half (target: under 10 %) and its peak
 // (target: under 64 MiB), under the binary's collector policy
 // (internal/gcpolicy), and the same figures with the soft memory limit
 // off (GOMEMLIMIT=off: GOGC=200 alone) as the baseline. For each it also
-// reports the process's CPU time per round and its collections per round
-// over the turn (counted from GODEBUG=gctrace=1's lines on the terminal),
-// and the heap live after the turn's last collection. See
-// compareLongTurns for how runs are ordered and reported, and
-// HARNESS_BENCH_BASELINE.
+// reports the process's CPU time per round, the collector's part of it,
+// and its collections per round over the turn (from GODEBUG=gctrace=1's
+// lines on the terminal), and the heap live after the turn's last
+// collection. See compareLongTurns for how runs are ordered and reported,
+// and HARNESS_BENCH_BASELINE. A read that fails fails the benchmark.
 func BenchmarkTUILongTurnRSS(b *testing.B) {
 	u := &userEnv{home: b.TempDir(), project: b.TempDir()}
-	files := linkRounds(b, u.project, writeChunks(b, u.project, 20, 20000), 1000)
+	files := copyRounds(b, u.project, writeChunks(b, u.project, 20, 20000), 1000)
 	compareLongTurns(b, func(bin string, extra ...string) longTurnRSS {
 		return runLongTurnRSS(b, u, longTurn{bin: bin, db: filepath.Join(b.TempDir(), "harness.db"), paths: files, extra: extra})
 	})
@@ -50,17 +50,15 @@ func BenchmarkTUILongTurnRSS(b *testing.B) {
 
 // BenchmarkTUIResumedLongTurnRSS is BenchmarkTUILongTurnRSS's turn in a
 // session that already holds one such turn, resumed in the TUI: the
-// screen folds the stored log, and the TUI keeps that log too, so the
-// turn starts with about 22 MiB live rather than 2, where the collector's
-// policy decides how often a collection runs. The first turn is run once,
-// headless (harness exec); each TUI run resumes its own copy of that
-// store. The same figures as BenchmarkTUILongTurnRSS (its second half's
-// growth includes the turn's own blocks added to a live heap the policy
-// scales with).
+// process starts the turn with the stored log read and folded, about
+// 116 MiB live rather than 15, where the collector's pace is set by the
+// live heap. The first turn is run once, headless (harness exec); each
+// TUI run resumes its own copy of that store. The same figures as
+// BenchmarkTUILongTurnRSS; the peak is the resume's.
 func BenchmarkTUIResumedLongTurnRSS(b *testing.B) {
 	u := &userEnv{home: b.TempDir(), project: b.TempDir()}
 	u.db = filepath.Join(u.home, "harness.db")
-	files := linkRounds(b, u.project, writeChunks(b, u.project, 20, 20000), 2000)
+	files := copyRounds(b, u.project, writeChunks(b, u.project, 20, 20000), 2000)
 	id := execLongTurn(b, u, files[:1000])
 	compareLongTurns(b, func(bin string, extra ...string) longTurnRSS {
 		return runLongTurnRSS(b, u, longTurn{bin: bin, args: []string{"resume", id}, db: copyStore(b, u.db), paths: files[1000:], extra: extra})
@@ -108,12 +106,17 @@ func compareLongTurns(b *testing.B, run func(bin string, extra ...string) longTu
 		b.ReportMetric(median(func(r longTurnRSS) float64 { return (r.at1000 - r.at500) / r.at500 * 100 }), c.prefix+"growth-%")
 		b.ReportMetric(median(func(r longTurnRSS) float64 { return r.peak }), c.prefix+"peak-MiB")
 		b.ReportMetric(median(func(r longTurnRSS) float64 { return r.cpu }), c.prefix+"cpu-µs/round")
+		b.ReportMetric(median(func(r longTurnRSS) float64 { return r.gcCPU }), c.prefix+"gc-cpu-µs/round")
 		b.ReportMetric(median(func(r longTurnRSS) float64 { return r.gcs }), c.prefix+"gc/round")
 		b.ReportMetric(median(func(r longTurnRSS) float64 { return r.live }), c.prefix+"live-MiB")
+		// Every run's figures, one line per configuration (a benchmark's
+		// log is cut after ten lines).
+		var runs []string
 		for _, r := range c.got {
-			b.Logf("%-8s rss %.1f → %.1f MiB (%+.1f %%), peak %.1f MiB, %.0f µs and %.3f collections a round, %.0f → %.0f MiB live",
-				c.name, r.at500, r.at1000, (r.at1000-r.at500)/r.at500*100, r.peak, r.cpu, r.gcs, r.live500, r.live)
+			runs = append(runs, fmt.Sprintf("rss %.1f→%.1f (%+.1f%%) peak %.1f, %.0f µs (gc %.0f), %.3f gc, %.0f→%.0f live",
+				r.at500, r.at1000, (r.at1000-r.at500)/r.at500*100, r.peak, r.cpu, r.gcCPU, r.gcs, r.live500, r.live))
 		}
+		b.Logf("%s: %s", c.name, strings.Join(runs, "; "))
 	}
 }
 
@@ -122,8 +125,9 @@ func compareLongTurns(b *testing.B, run func(bin string, extra ...string) longTu
 // returns the session's ID.
 func execLongTurn(b *testing.B, u *userEnv, paths []string) string {
 	var (
-		mu sync.Mutex
-		k  int
+		mu     sync.Mutex
+		k      int
+		failed string // the first read that failed
 	)
 	srv := &usageServer{next: func(req wireRequest) string {
 		if req.summary() {
@@ -132,6 +136,9 @@ func execLongTurn(b *testing.B, u *userEnv, paths []string) string {
 		mu.Lock()
 		defer mu.Unlock()
 		k++
+		if f := readFailure(req); f != "" && failed == "" {
+			failed = f
+		}
 		if k <= len(paths) {
 			return readAnswer(k, paths[k-1])
 		}
@@ -145,6 +152,9 @@ func execLongTurn(b *testing.B, u *userEnv, paths []string) string {
 	cmd.Env = u.environ()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("harness exec: %v\n%s", err, out)
+	}
+	if failed != "" {
+		b.Fatalf("a read failed: %s", failed)
 	}
 	out, err := exec.Command(harnessBin, "sessions", "--json", "--db", u.db).Output()
 	var s struct{ ID string }
@@ -174,10 +184,11 @@ const (
 )
 
 // longTurnRSS is a process's resident size (VmRSS) after rounds 500 and
-// 1,000 and its peak (VmHWM) at the end, in MiB, its CPU time (µs) and
-// collections per round over the turn, and the heap live after the last
-// collection before round 501 and before the end (MiB).
-type longTurnRSS struct{ at500, at1000, peak, cpu, gcs, live500, live float64 }
+// 1,000 and its peak (VmHWM) at the end, in MiB, its CPU time (µs), the
+// collector's part of it (µs, as the trace gives it) and its collections
+// per round over the turn, and the heap live after the last collection
+// before round 501 and before the end (MiB).
+type longTurnRSS struct{ at500, at1000, peak, cpu, gcCPU, gcs, live500, live float64 }
 
 // longTurn is one TUI run of a long turn: the binary, the command line
 // before the common flags (none: a new session), the store, the path read
@@ -228,20 +239,35 @@ func writeChunks(tb testing.TB, dir string, n, size int) []string {
 	return out
 }
 
-// linkRounds gives each of n rounds a path of its own, src/r<i>.go, a
-// hard link to one of files in turn: the runtime's loop guard ends a turn
+// copyRounds gives each of n rounds a path of its own, src/r<i>.go, a
+// copy of one of files in turn: the runtime's loop guard ends a turn
 // whose calls repeat earlier ones with the same results, as reading 20
-// paths round after round does.
-func linkRounds(tb testing.TB, dir string, files []string, n int) []string {
+// paths round after round does. (Copies, not hard links: the workspace
+// refuses to read a file with other hard links, WORKSPACE_SCOPE.)
+func copyRounds(tb testing.TB, dir string, files []string, n int) []string {
 	tb.Helper()
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("src/r%04d.go", i)
-		if err := os.Link(filepath.Join(dir, files[i%len(files)]), filepath.Join(dir, out[i])); err != nil {
+		if err := copyFile(filepath.Join(dir, files[i%len(files)]), filepath.Join(dir, out[i]), 0o644); err != nil {
 			tb.Fatal(err)
 		}
 	}
 	return out
+}
+
+// readFailure is what the tool answered instead of a file's content when
+// req answers a read that failed ("" when it did not: the last message
+// is not a tool result, or one of at least 20,000 bytes' worth).
+func readFailure(req wireRequest) string {
+	if len(req.Messages) == 0 {
+		return ""
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if text, ok := last.Content.(string); ok && last.Role == "tool" && len(text) < 19000 {
+		return text
+	}
+	return ""
 }
 
 // runLongTurnRSS runs the TUI through one turn of run's reads and samples
@@ -252,14 +278,16 @@ func linkRounds(tb testing.TB, dir string, files []string, n int) []string {
 func runLongTurnRSS(b *testing.B, u *userEnv, run longTurn) longTurnRSS {
 	rounds := len(run.paths)
 	var (
-		mu         sync.Mutex
-		k          int
-		pid        int
-		gcs        atomic.Int64 // the last collection's number in the trace
-		live       atomic.Int64 // the heap live after it, MB
-		cpu0, gcs0 int64
-		got        longTurnRSS
-		done       = make(chan struct{})
+		mu                 sync.Mutex
+		k                  int
+		pid                int
+		gcs                atomic.Int64 // the last collection's number in the trace
+		gcCPU              atomic.Int64 // the CPU time of the collections so far, ns
+		live               atomic.Int64 // the heap live after it, MB
+		cpu0, gcs0, gcCPU0 int64
+		failed             string // the first read that failed
+		got                longTurnRSS
+		done               = make(chan struct{})
 	)
 	srv := &usageServer{next: func(req wireRequest) string {
 		if req.summary() {
@@ -268,9 +296,12 @@ func runLongTurnRSS(b *testing.B, u *userEnv, run longTurn) longTurnRSS {
 		mu.Lock()
 		defer mu.Unlock()
 		k++
+		if f := readFailure(req); f != "" && failed == "" {
+			failed = f
+		}
 		switch k {
 		case 1:
-			cpu0, gcs0 = procCPU(pid).Microseconds(), gcs.Load()
+			cpu0, gcs0, gcCPU0 = procCPU(pid).Microseconds(), gcs.Load(), gcCPU.Load()
 		case rounds/2 + 1:
 			got.at500, _ = procMemory(pid)
 			got.live500 = float64(live.Load())
@@ -278,6 +309,7 @@ func runLongTurnRSS(b *testing.B, u *userEnv, run longTurn) longTurnRSS {
 			got.at1000, got.peak = procMemory(pid)
 			got.cpu = float64(procCPU(pid).Microseconds()-cpu0) / float64(rounds)
 			got.gcs = float64(gcs.Load()-gcs0) / float64(rounds)
+			got.gcCPU = float64(gcCPU.Load()-gcCPU0) / 1000 / float64(rounds)
 			got.live = float64(live.Load())
 			close(done)
 		}
@@ -309,7 +341,8 @@ func runLongTurnRSS(b *testing.B, u *userEnv, run longTurn) longTurnRSS {
 			for _, m := range gcLine.FindAllSubmatch(tail, -1) {
 				if g, _ := strconv.ParseInt(string(m[1]), 10, 64); g > gcs.Load() {
 					gcs.Store(g)
-					l, _ := strconv.ParseInt(string(m[2]), 10, 64)
+					gcCPU.Add(traceCPU(string(m[2])).Nanoseconds())
+					l, _ := strconv.ParseInt(string(m[3]), 10, 64)
 					live.Store(l)
 				}
 			}
@@ -360,12 +393,29 @@ func runLongTurnRSS(b *testing.B, u *userEnv, run longTurn) longTurnRSS {
 	case <-time.After(15 * time.Minute):
 		b.Fatalf("the turn did not reach round %d within 15 minutes (at %d)", rounds, k)
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	if failed != "" {
+		b.Fatalf("a read failed: %s", failed)
+	}
 	return got
 }
 
 // gcLine is a GODEBUG=gctrace=1 line up to the heap live after the
-// collection: "gc 12 @3.4s 1%: ..., 16->17->7 MB".
-var gcLine = regexp.MustCompile(`gc (\d+) @[0-9.]+s [^\n]*? \d+->\d+->(\d+) MB`)
+// collection: "gc 12 @3.4s 1%: 0.1+2.4+0.01 ms clock, 0.2+0.3/1.5/0.2+0.01
+// ms cpu, 16->17->7 MB": its number, CPU times and live heap.
+var gcLine = regexp.MustCompile(`gc (\d+) @[0-9.]+s \d+%: [0-9.+]+ ms clock, ([0-9.+/]+) ms cpu, \d+->\d+->(\d+) MB`)
+
+// traceCPU is the sum of a trace line's CPU times ("0.2+0.3/1.5/0.2+0.01":
+// the pauses, the mark's assists, background and idle workers).
+func traceCPU(times string) time.Duration {
+	var ms float64
+	for _, f := range strings.FieldsFunc(times, func(r rune) bool { return r == '+' || r == '/' }) {
+		v, _ := strconv.ParseFloat(f, 64)
+		ms += v
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
 
 // procCPU is a process's user and system CPU time so far.
 func procCPU(pid int) time.Duration {
