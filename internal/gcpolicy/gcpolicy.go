@@ -9,20 +9,27 @@
 // with a 10,000-block session peaks at 56 MiB RSS against 42 MiB.
 //
 // That larger peak is bounded by a soft memory limit that follows the
-// live heap: max(Floor, 2× the heap live after the last collection). A
-// long TUI turn (1,000 rounds of 20 KB reads, live heap about 14 MiB)
-// otherwise let the heap reach three times its live size between
-// collections, and its resident size climb to 87–98 MiB with a live heap
-// that stayed flat; under the limit it stayed at 58–60 MiB (peak about
-// 64; 49–50 MiB, peak 51, since the binary shed 18 MB of a dependency's
-// code), for about six times as many (short) collections
-// (BenchmarkTUILongTurnRSS in cmd/harness: about one a round, 6 % of the
-// CPU, against 1 %). The limit counts the runtime's own memory too
-// (about 11 MiB there), so the room left to allocate is the smallest,
-// about 4 MiB, when the live heap is near Floor/2; because the limit is
-// never below twice the live heap, a larger session's room grows with it
-// and the collector does not run back to back (the runtime also holds
-// it to half the CPU at worst).
+// live heap: Percent's heap goal for the heap live after the last
+// collection (three times it) less Allowance, never under Floor. The
+// limit counts the runtime's own memory (about 11 MiB) besides the heap,
+// so under it a collection starts that much and Allowance before
+// Percent's goal would start it, and the runtime returns freed memory to
+// the system rather than keep it; the room left to allocate between
+// collections is the smallest, about 4 MiB, with a live heap near 13 MiB
+// (where the limit leaves Floor), and grows by twice as much as the live
+// heap from there, so a large session keeps Percent's pace and the
+// collector never runs back to back. A long TUI turn (1,000 rounds of
+// 20 KB reads, live heap 15–17 MiB: BenchmarkTUILongTurnRSS in
+// cmd/harness) peaks at 60–61 MiB resident under it against 83–84 MiB
+// with no limit, for four times as many collections (0.28–0.29 a round
+// against 0.07; 0.9–1.1 ms of the collector's CPU a round against 0.25).
+// The limit of twice the live heap this package set before held that
+// turn at 55–56 MiB but collected twice as often again (0.60 a round,
+// 1.7–2.4 ms of CPU; 14.6–17.3 ms a round in all against 13.8–14.0), and
+// at any size left at most half of Percent's room. Resident size follows
+// the live heap: the turn's second half adds 1–2 MiB live (its own cards
+// on the screen) and about 8 % resident (6–11 % over ten runs; 5–7 %
+// under twice the live heap, 5–9 % with no limit).
 package gcpolicy
 
 import (
@@ -39,6 +46,9 @@ const Percent = 200
 // Floor is the least soft memory limit (the Go runtime's whole memory:
 // heap, stacks and its own metadata), in bytes.
 const Floor = 28 << 20
+
+// Allowance is what Limit leaves under Percent's heap goal, in bytes.
+const Allowance = 12 << 20
 
 // Apply sets Percent, unless the user set GOGC, which then stands, and
 // the soft memory limit that follows the live heap, unless the user set
@@ -63,9 +73,11 @@ func Follow() (stop func()) {
 }
 
 // Limit is the soft memory limit for a heap of live bytes live after a
-// collection.
+// collection: the heap goal of Percent for it, less Allowance, never
+// under Floor.
 func Limit(live uint64) int64 {
-	return max(Floor, 2*int64(min(live, 1<<61)))
+	l := int64(min(live, 1<<50))
+	return max(Floor, l+l*Percent/100-Allowance)
 }
 
 // sentinel is an object whose cleanup runs after the collection that

@@ -33,7 +33,7 @@ func TestApply(t *testing.T) {
 }
 
 // Apply sets the soft memory limit unless the user set GOMEMLIMIT, and
-// the limit then follows the live heap: twice it, never under Floor.
+// the limit then follows the live heap (Limit of it, never under Floor).
 func TestApplyLimitFollowsLiveHeap(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	defer func() { gcpolicy.Follow()() }() // ends Apply's follower
@@ -46,13 +46,13 @@ func TestApplyLimitFollowsLiveHeap(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got < gcpolicy.Floor || got == math.MaxInt64 {
 		t.Fatalf("limit after Apply: %d, want at least %d", got, gcpolicy.Floor)
 	}
-	// A live heap of 64 MiB: after collections the limit is twice it at
-	// least (the test binary's own heap adds to it).
+	// A live heap of 64 MiB: after collections the limit is at least
+	// Limit of it (the test binary's own heap adds to it).
 	held := make([]byte, 64<<20)
 	for i := range held {
 		held[i] = byte(i)
 	}
-	want := int64(2 * len(held))
+	want := gcpolicy.Limit(uint64(len(held)))
 	for i := 0; debug.SetMemoryLimit(-1) < want; i++ {
 		if i == 10000 {
 			t.Fatalf("limit %d after %d collections with 64 MiB live, want at least %d", debug.SetMemoryLimit(-1), i, want)
@@ -87,9 +87,32 @@ func TestLimit(t *testing.T) {
 	for _, c := range []struct {
 		live uint64
 		want int64
-	}{{0, gcpolicy.Floor}, {gcpolicy.Floor / 2, gcpolicy.Floor}, {gcpolicy.Floor, 2 * gcpolicy.Floor}, {math.MaxUint64, 1 << 62}} {
+	}{
+		{0, gcpolicy.Floor},
+		{12 << 20, gcpolicy.Floor},       // 36 MiB less 12
+		{16 << 20, 36 << 20},             // 48 MiB less 12
+		{1 << 30, 3<<30 - 12<<20},        // 3 GiB less 12 MiB
+		{math.MaxUint64, 3<<50 - 12<<20}, // capped at 1 PiB live
+		{1<<50 + 1, 3<<50 - 12<<20},      // the cap
+		{gcpolicy.Floor, 72 << 20},       // 84 MiB less 12
+	} {
 		if got := gcpolicy.Limit(c.live); got != c.want {
 			t.Errorf("Limit(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+}
+
+// The limit is never more than Allowance under Percent's heap goal, from
+// a live heap of 1 MiB to 1 TiB: the heap's room to grow between
+// collections is Percent's less a constant, not a fraction of it. (A
+// limit of twice the live heap left it half of Percent's room less the
+// runtime's own memory, and collected about eight times as often as
+// Percent alone with 16 MiB live: BenchmarkTUILongTurnRSS.)
+func TestLimitFollowsPercentsGoal(t *testing.T) {
+	for live := uint64(1 << 20); live <= 1<<40; live += live / 8 {
+		goal := int64(live + live*gcpolicy.Percent/100)
+		if got := gcpolicy.Limit(live); got < goal-gcpolicy.Allowance {
+			t.Fatalf("Limit(%d MiB) = %d MiB, more than %d MiB under GOGC=%d's heap goal of %d MiB", live>>20, got>>20, gcpolicy.Allowance>>20, gcpolicy.Percent, goal>>20)
 		}
 	}
 }
