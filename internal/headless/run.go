@@ -169,9 +169,50 @@ func (a *run) drive(ctx context.Context, sess *app.Session, lines <-chan string,
 		_ = sess.Answer(context.WithoutCancel(ctx), pending.id, ans)
 		pending = nil
 	}
+	// line handles one line read from stdin (ok false: stdin ended).
+	line := func(line string, ok bool) {
+		if ok && line == tooLongLine {
+			fmt.Fprintf(a.Stderr, "harness: %s: a line on stdin is longer than %d bytes; it was not sent, and stdin is read no further\n",
+				errcode.RuntimeInvalidInput, maxStdinLine)
+			ok = false
+		}
+		if !ok {
+			lines = nil
+			if pending != nil { // stdin ended: nobody can answer
+				answer(runtime.PermissionAnswer{Scope: runtime.ScopeOnce, Note: "denied: stdin ended"})
+			}
+			return
+		}
+		if pending != nil {
+			answer(lineAnswer(line))
+			return
+		}
+		if strings.TrimSpace(line) == "" || ctx.Err() != nil || isDone(sess.Lost()) {
+			return
+		}
+		var err error
+		if rest, isNext := strings.CutPrefix(line, ">>"); isNext {
+			_, err = sess.Queue(ctx, strings.TrimSpace(rest))
+		} else {
+			_, err = sess.Send(ctx, line)
+		}
+		if err != nil {
+			fmt.Fprintf(a.Stderr, "harness: message not accepted: %s: %s\n", errcode.Of(err), errcode.Message(err))
+		}
+	}
 	for {
 		select {
 		case q := <-asks:
+			// Lines typed before the question was asked are what they
+			// were typed as (steering, a queued input), never its answer.
+			for drained := false; !drained && lines != nil; {
+				select {
+				case l, ok := <-lines:
+					line(l, ok)
+				default:
+					drained = true
+				}
+			}
 			pending = &q
 			fmt.Fprint(a.Stderr, askText(q))
 		case <-sess.Idle():
@@ -185,35 +226,8 @@ func (a *run) drive(ctx context.Context, sess *app.Session, lines <-chan string,
 			sess.Cancel()
 		case <-interrupts:
 			sess.Cancel()
-		case line, ok := <-lines:
-			if ok && line == tooLongLine {
-				fmt.Fprintf(a.Stderr, "harness: %s: a line on stdin is longer than %d bytes; it was not sent, and stdin is read no further\n",
-					errcode.RuntimeInvalidInput, maxStdinLine)
-				ok = false
-			}
-			if !ok {
-				lines = nil
-				if pending != nil { // stdin ended: nobody can answer
-					answer(runtime.PermissionAnswer{Scope: runtime.ScopeOnce, Note: "denied: stdin ended"})
-				}
-				continue
-			}
-			if pending != nil {
-				answer(lineAnswer(line))
-				continue
-			}
-			if strings.TrimSpace(line) == "" || ctx.Err() != nil || isDone(sess.Lost()) {
-				continue
-			}
-			var err error
-			if rest, isNext := strings.CutPrefix(line, ">>"); isNext {
-				_, err = sess.Queue(ctx, strings.TrimSpace(rest))
-			} else {
-				_, err = sess.Send(ctx, line)
-			}
-			if err != nil {
-				fmt.Fprintf(a.Stderr, "harness: message not accepted: %s: %s\n", errcode.Of(err), errcode.Message(err))
-			}
+		case l, ok := <-lines:
+			line(l, ok)
 		}
 	}
 }
