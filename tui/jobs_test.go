@@ -90,3 +90,25 @@ func TestJobsViewStopsWithAKey(t *testing.T) {
 	s.wantCalls("stop job job-1")
 	s.wantText("Stopping job-1")
 }
+
+// The open /jobs view follows the log: a job that ends while it is open
+// shows how it ended and is no longer offered to stop (its digit does
+// nothing); the "Stopping…" flash goes once the job has ended.
+func TestJobsViewFollowsTheLog(t *testing.T) {
+	eng := idleEngine()
+	s := newScreen(t, eng, Options{}, 120, 30)
+	s.events(ev(1, event.JobStarted{SessionID: sessID, TurnID: "turn-1", CallID: "call-1", JobID: "job-1", Argv: []string{"sleep", "600"}}))
+	s.typeText("/jobs stop job-1")
+	s.key("enter")
+	s.wantText("Stopping job-1…")
+	s.typeText("/jobs")
+	s.key("enter")
+	s.wantText("job-1  sleep 600  running", "/jobs stop job-1")
+	code := 143
+	s.events(ev(2, event.JobExited{SessionID: sessID, TurnID: "turn-1", JobID: "job-1", Argv: []string{"sleep", "600"},
+		Reason: event.JobReasonStopped, ExitCode: &code}))
+	s.wantText("job-1  sleep 600  ended (stopped, exit 143)")
+	if txt := s.text(); strings.Contains(txt, "/jobs stop job-1") || strings.Contains(txt, "Stopping job-1…") {
+		t.Errorf("the view or the flash did not follow the job's end:\n%s", txt)
+	}
+}

@@ -535,3 +535,20 @@ func TestTurnEndDoesNotRepeatTheCardsError(t *testing.T) {
 		t.Errorf("the turn's end does not point at the card:\n%s", text)
 	}
 }
+
+// A job's card that showed it running says it ended once the log does,
+// in words a reader understands.
+func TestJobCardFollowsTheJobsEnd(t *testing.T) {
+	tr := New()
+	tr.Apply(ev(1, event.TurnStarted{RunID: "run-1", SessionID: "sess-1", TurnID: "turn-1"}))
+	tr.Apply(ev(2, event.ToolCall{CallID: "call-1", Tool: "process.exec", RunID: "run-1", Input: raw(`{"argv":["sleep","600"],"background":true}`)}))
+	tr.Apply(ev(3, event.ToolResult{CallID: "call-1", Tool: "process.exec", OK: true, DurationMs: 1000,
+		Output: raw(`{"jobId":"job-1","argv":["sleep","600"],"state":"running","bytes":0,"offset":0,"output":"","next":0}`)}))
+	code := 137
+	tr.Apply(ev(4, event.JobExited{SessionID: "sess-1", TurnID: "turn-1", JobID: "job-1", Argv: []string{"sleep", "600"},
+		Reason: event.JobReasonClosed, ExitCode: &code}))
+	text := plain(all(tr, 100))
+	if strings.Contains(text, "job-1 running") || !strings.Contains(text, "⟳ job-1 ended (ended with the session, exit code 137) · 1.0 s") {
+		t.Errorf("transcript:\n%s", text)
+	}
+}
