@@ -1598,16 +1598,11 @@ func TestPromptOptionSentOnceOpen(t *testing.T) {
 func TestLoneAnswerKeyIsNotADenial(t *testing.T) {
 	for _, typed := range []string{"y", "Yes", "a", "s"} {
 		t.Run(typed, func(t *testing.T) {
-			eng := idleEngine()
-			var got []Answer
-			eng.answered = &got
-			s := newScreen(t, eng, Options{}, 100, 30)
-			startTurn(s, "run-1", "go")
-			askExec(s)
+			s, answers := askedToRun(t)
 			s.typeText(typed)
 			s.key("enter")
-			if len(got) != 0 {
-				t.Fatalf("replies = %+v, want none", got)
+			if len((*answers)) != 0 {
+				t.Fatalf("replies = %+v, want none", (*answers))
 			}
 			if v := s.m.in.value(); v != typed {
 				t.Fatalf("the input holds %q, want %q", v, typed)
@@ -1617,8 +1612,8 @@ func TestLoneAnswerKeyIsNotADenial(t *testing.T) {
 			}
 			s.typeText(" please not")
 			s.key("enter")
-			if want := (Answer{Reason: typed + " please not"}); len(got) != 1 || got[0] != want {
-				t.Fatalf("replies = %+v, want [%+v]", got, want)
+			if want := (Answer{Reason: typed + " please not"}); len((*answers)) != 1 || (*answers)[0] != want {
+				t.Fatalf("replies = %+v, want [%+v]", (*answers), want)
 			}
 		})
 	}
@@ -1657,16 +1652,11 @@ func TestQuitWithRunningJobsSaysSoFirst(t *testing.T) {
 // and the question still waits. A lone n then enter denies, with no
 // reason passed on.
 func TestCommandAtAQuestionRuns(t *testing.T) {
-	eng := idleEngine()
-	var got []Answer
-	eng.answered = &got
-	s := newScreen(t, eng, Options{}, 100, 30)
-	startTurn(s, "run-1", "go")
-	askExec(s)
+	s, answers := askedToRun(t)
 	s.typeText("/diff")
 	s.key("enter")
-	if len(got) != 0 {
-		t.Fatalf("/diff answered the question: %+v", got)
+	if len((*answers)) != 0 {
+		t.Fatalf("/diff answered the question: %+v", (*answers))
 	}
 	if s.m.asking == nil {
 		t.Fatal("the question no longer waits")
@@ -1678,12 +1668,24 @@ func TestCommandAtAQuestionRuns(t *testing.T) {
 		t.Fatalf("/diff opened no view:\n%s", s.text())
 	}
 	s.key("esc") // out of the diff view
-	if s.m.pager != nil || len(got) != 0 {
-		t.Fatalf("esc in the diff view: pager %v, replies %+v", s.m.pager != nil, got)
+	if s.m.pager != nil || len((*answers)) != 0 {
+		t.Fatalf("esc in the diff view: pager %v, replies %+v", s.m.pager != nil, (*answers))
 	}
 	s.typeText("n")
 	s.key("enter")
-	if want := (Answer{}); len(got) != 1 || got[0] != want {
-		t.Fatalf("replies = %+v, want [%+v]", got, want)
+	if want := (Answer{}); len((*answers)) != 1 || (*answers)[0] != want {
+		t.Fatalf("replies = %+v, want [%+v]", (*answers), want)
 	}
+}
+
+// askedToRun is a 100x30 screen whose turn asks to run a command; got
+// collects the answers given.
+func askedToRun(t *testing.T) (s *screen, got *[]Answer) {
+	eng := idleEngine()
+	got = &[]Answer{}
+	eng.answered = got
+	s = newScreen(t, eng, Options{}, 100, 30)
+	startTurn(s, "run-1", "go")
+	askExec(s)
+	return s, got
 }

@@ -186,14 +186,7 @@ func TestEngineRetriesAFailedRebuild(t *testing.T) {
 		t.Fatalf("the prompt once the image is back: %v", err)
 	}
 	evs, _ := collect(t, eng, nil)
-	var out string
-	for _, ev := range evs {
-		if r, ok := ev.Data.(event.ToolResult); ok && r.OK {
-			var o struct{ Stdout string }
-			_ = json.Unmarshal(r.Output, &o)
-			out += o.Stdout
-		}
-	}
+	out := stdoutOf(evs)
 	if out != "a=one\n" {
 		t.Errorf("the rebuilt workspace's command printed %q, want the first turn's a.txt", out)
 	}
@@ -343,6 +336,14 @@ func TestEngineHoldsThePromptWhileDockerIsDown(t *testing.T) {
 		t.Fatalf("the prompt once Docker answers: %v", err)
 	}
 	evs, _ := collect(t, eng, nil)
+	out := stdoutOf(evs)
+	if out != "again a=one\n" {
+		t.Errorf("the turn after Docker came back printed %q", out)
+	}
+}
+
+// stdoutOf is what the commands among evs printed on stdout, in order.
+func stdoutOf(evs []event.Event) string {
 	var out string
 	for _, ev := range evs {
 		if r, ok := ev.Data.(event.ToolResult); ok && r.OK {
@@ -351,7 +352,5 @@ func TestEngineHoldsThePromptWhileDockerIsDown(t *testing.T) {
 			out += o.Stdout
 		}
 	}
-	if out != "again a=one\n" {
-		t.Errorf("the turn after Docker came back printed %q", out)
-	}
+	return out
 }
