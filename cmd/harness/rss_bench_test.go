@@ -124,25 +124,14 @@ func compareLongTurns(b *testing.B, run func(bin string, extra ...string) longTu
 // a loopback server like runLongTurnRSS's, in a new session of u.db, and
 // returns the session's ID.
 func execLongTurn(b *testing.B, u *userEnv, paths []string) string {
-	var (
-		mu     sync.Mutex
-		k      int
-		failed string // the first read that failed
-	)
+	var rr readRounds
 	srv := &usageServer{next: func(req wireRequest) string {
-		if req.summary() {
-			return textAnswer(summaryText)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		k++
-		if f := readFailure(req); f != "" && failed == "" {
-			failed = f
-		}
-		if k <= len(paths) {
-			return readAnswer(k, paths[k-1])
-		}
-		return textAnswer("All files are read.")
+		return rr.answer(req, func(k int) string {
+			if k <= len(paths) {
+				return readAnswer(k, paths[k-1])
+			}
+			return textAnswer("All files are read.")
+		})
 	}}
 	srv.srv = httptest.NewServer(srv)
 	defer srv.srv.Close()
@@ -153,8 +142,8 @@ func execLongTurn(b *testing.B, u *userEnv, paths []string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("harness exec: %v\n%s", err, out)
 	}
-	if failed != "" {
-		b.Fatalf("a read failed: %s", failed)
+	if f := rr.firstFailure(); f != "" {
+		b.Fatalf("a read failed: %s", f)
 	}
 	out, err := exec.Command(harnessBin, "sessions", "--json", "--db", u.db).Output()
 	var s struct{ ID string }
@@ -278,45 +267,36 @@ func readFailure(req wireRequest) string {
 func runLongTurnRSS(b *testing.B, u *userEnv, run longTurn) longTurnRSS {
 	rounds := len(run.paths)
 	var (
-		mu                 sync.Mutex
-		k                  int
+		rr                 readRounds
 		pid                int
 		gcs                atomic.Int64 // the last collection's number in the trace
 		gcCPU              atomic.Int64 // the CPU time of the collections so far, ns
 		live               atomic.Int64 // the heap live after it, MB
 		cpu0, gcs0, gcCPU0 int64
-		failed             string // the first read that failed
 		got                longTurnRSS
 		done               = make(chan struct{})
 	)
 	srv := &usageServer{next: func(req wireRequest) string {
-		if req.summary() {
-			return textAnswer(summaryText)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		k++
-		if f := readFailure(req); f != "" && failed == "" {
-			failed = f
-		}
-		switch k {
-		case 1:
-			cpu0, gcs0, gcCPU0 = procCPU(pid).Microseconds(), gcs.Load(), gcCPU.Load()
-		case rounds/2 + 1:
-			got.at500, _ = procMemory(pid)
-			got.live500 = float64(live.Load())
-		case rounds + 1:
-			got.at1000, got.peak = procMemory(pid)
-			got.cpu = float64(procCPU(pid).Microseconds()-cpu0) / float64(rounds)
-			got.gcs = float64(gcs.Load()-gcs0) / float64(rounds)
-			got.gcCPU = float64(gcCPU.Load()-gcCPU0) / 1000 / float64(rounds)
-			got.live = float64(live.Load())
-			close(done)
-		}
-		if k <= rounds {
-			return readAnswer(k, run.paths[k-1])
-		}
-		return textAnswer("All files are read.")
+		return rr.answer(req, func(k int) string {
+			switch k {
+			case 1:
+				cpu0, gcs0, gcCPU0 = procCPU(pid).Microseconds(), gcs.Load(), gcCPU.Load()
+			case rounds/2 + 1:
+				got.at500, _ = procMemory(pid)
+				got.live500 = float64(live.Load())
+			case rounds + 1:
+				got.at1000, got.peak = procMemory(pid)
+				got.cpu = float64(procCPU(pid).Microseconds()-cpu0) / float64(rounds)
+				got.gcs = float64(gcs.Load()-gcs0) / float64(rounds)
+				got.gcCPU = float64(gcCPU.Load()-gcCPU0) / 1000 / float64(rounds)
+				got.live = float64(live.Load())
+				close(done)
+			}
+			if k <= rounds {
+				return readAnswer(k, run.paths[k-1])
+			}
+			return textAnswer("All files are read.")
+		})
 	}}
 	srv.srv = httptest.NewServer(srv)
 	defer srv.srv.Close()
@@ -373,9 +353,9 @@ func runLongTurnRSS(b *testing.B, u *userEnv, run longTurn) longTurnRSS {
 			<-exited
 		}
 	}()
-	mu.Lock()
+	rr.mu.Lock()
 	pid = cmd.Process.Pid
-	mu.Unlock()
+	rr.mu.Unlock()
 	select {
 	case <-framed:
 	case err := <-exited:
@@ -391,13 +371,13 @@ func runLongTurnRSS(b *testing.B, u *userEnv, run longTurn) longTurnRSS {
 	case err := <-exited:
 		b.Fatalf("harness exited during the turn: %v", err)
 	case <-time.After(15 * time.Minute):
-		b.Fatalf("the turn did not reach round %d within 15 minutes (at %d)", rounds, k)
+		b.Fatalf("the turn did not reach round %d within 15 minutes (at %d)", rounds, rr.round())
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if failed != "" {
-		b.Fatalf("a read failed: %s", failed)
+	if f := rr.firstFailure(); f != "" {
+		b.Fatalf("a read failed: %s", f)
 	}
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
 	return got
 }
 
@@ -454,4 +434,40 @@ func procMemory(pid int) (rss, hwm float64) {
 		}
 	}
 	return rss, hwm
+}
+
+// readRounds answers a long turn's requests one round at a time: a
+// summary request with the summary, any other with what round k asks
+// (under its lock), noting the first read that failed.
+type readRounds struct {
+	mu     sync.Mutex
+	k      int
+	failed string
+}
+
+func (r *readRounds) answer(req wireRequest, round func(k int) string) string {
+	if req.summary() {
+		return textAnswer(summaryText)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.k++
+	if f := readFailure(req); f != "" && r.failed == "" {
+		r.failed = f
+	}
+	return round(r.k)
+}
+
+// round is the number of the last round asked for.
+func (r *readRounds) round() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.k
+}
+
+// firstFailure is the first read that failed ("" for none).
+func (r *readRounds) firstFailure() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
 }
