@@ -39,7 +39,7 @@ func TestTUIRecoversAContainerLostDuringATurn(t *testing.T) {
 	tm.line("first")
 	tm.waitFor("a=none b=none", "Step done.", "✓ completed")
 	tm.line("second")
-	tm.waitFor("started")
+	tm.waitFor("│ started") // its output: the card's command line says "started" too
 	r := u.run("", "sessions", "--json")
 	var row struct{ ID string }
 	if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &row); err != nil || row.ID == "" {
