@@ -548,6 +548,9 @@ func (m *Model) onOpened(msg openedMsg) tea.Cmd {
 	}
 	m.in.seed(sent) // ↑ recalls what was sent before the resume
 	m.lastSent = m.in.lastEntry()
+	// Folded: the transcript holds what the screen shows. The log itself
+	// (a long session's is many MiB) is not kept.
+	m.sess.History, m.sess.Inherited = nil, nil
 	if s.Usage.TotalTokens > m.tr.Usage().TotalTokens {
 		m.tr.SetUsage(s.Usage)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/harness-dev/harness/internal/event"
+	"github.com/harness-dev/harness/internal/model"
 )
 
 // busy is the owner's to say: a turn's events do not make the screen
@@ -38,5 +39,21 @@ func TestBusyFollowsTheOwnersState(t *testing.T) {
 	update(StateIdle)
 	if s.m.busy() {
 		t.Error("busy once the owner is idle")
+	}
+}
+
+// A reopened session's log is folded into the transcript and not kept
+// besides: a long session's log is many MiB.
+func TestOpenedHistoryIsNotKept(t *testing.T) {
+	eng := idleEngine()
+	eng.sess.History = []Record{
+		{Seq: 0, Event: ev(1, event.TurnStarted{RunID: "run-1", SessionID: sessID, TurnID: "turn-1", InputMessageID: "msg-u"})},
+		{Seq: 1, Event: ev(2, event.MessageCompleted{RunID: "run-1", MessageID: "msg-u", Role: model.RoleUser, Content: "what is in the box"})},
+		{Seq: 2, Event: ev(3, event.TurnCompleted{RunID: "run-1", SessionID: sessID, TurnID: "turn-1", Status: event.StatusCompleted})},
+	}
+	s := newScreen(t, eng, Options{}, 100, 30)
+	s.wantText("what is in the box")
+	if s.m.sess == nil || s.m.sess.History != nil {
+		t.Fatalf("the open session keeps its history: %+v", s.m.sess)
 	}
 }
