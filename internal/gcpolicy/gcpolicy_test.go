@@ -138,3 +138,26 @@ func TestFollowStop(t *testing.T) {
 		t.Errorf("limit after stop and collections with 64 MiB live: %d, want %d", got, gcpolicy.Floor)
 	}
 }
+
+// The limit never sits under what the runtime holds and cannot give back
+// plus one and a half times the live heap: after a large peak (a long
+// session's resume leaves tens of MiB of unused span and metadata) a
+// limit at Percent's goal less Allowance is out of reach, and the
+// collector would run back to back. Where the runtime holds little, the
+// limit is Limit's.
+func TestLimitForLeavesRoomAboveWhatIsHeld(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		live, held uint64
+		want       int64
+	}{
+		{17 * mib, 11 * mib, gcpolicy.Limit(17 * mib)},   // 36.5 MiB of need under the goal's 39
+		{17 * mib, 40 * mib, 40*mib + 17*mib + 17*mib/2}, // after a peak: 65.5 MiB
+		{0, 0, gcpolicy.Floor},
+		{100 * mib, 300 * mib, 300*mib + 150*mib},
+	} {
+		if got := gcpolicy.LimitFor(tc.live, tc.held); got != tc.want {
+			t.Errorf("gcpolicy.LimitFor(%d MiB live, %d MiB held) = %.1f MiB, want %.1f", tc.live/mib, tc.held/mib, float64(got)/mib, float64(tc.want)/mib)
+		}
+	}
+}
