@@ -7,6 +7,7 @@ import (
 
 	"github.com/harness-dev/harness/dockerws"
 	"github.com/harness-dev/harness/internal/checkpoint"
+	"github.com/harness-dev/harness/internal/errcode"
 	"github.com/harness-dev/harness/internal/event"
 	"github.com/harness-dev/harness/internal/workspace"
 	"github.com/harness-dev/harness/store"
@@ -43,11 +44,24 @@ func hostChanges(ctx context.Context, r store.Reader, id, turn string) ([]docker
 	if turn == "" {
 		return nil, nil
 	}
-	var out []dockerws.HostChange
+	changes, _, err := readForOpen(ctx, r, id, turn)
+	return changes, err
+}
+
+// readForOpen reads session id's log once for what a workspace's open
+// needs of it: the host changes after turn (hostChanges; none for turn
+// "") and the number of background jobs the log shows started (their IDs
+// go on from it: dockerws.Options.JobsBefore). A log not stored yet (a
+// fork's) has neither.
+func readForOpen(ctx context.Context, r store.Reader, id, turn string) (changes []dockerws.HostChange, jobs int, err error) {
 	ended := false
-	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
+	err = store.Each(ctx, r, id, -1, func(rec store.Record) error {
 		t := event.Type(rec.Type)
-		if (t != event.TypeTurnCompleted || ended) && (t != event.TypePatchApplied || !ended) {
+		if t == event.TypeJobStarted {
+			jobs++
+			return nil
+		}
+		if turn == "" || (t != event.TypeTurnCompleted || ended) && (t != event.TypePatchApplied || !ended) {
 			return nil
 		}
 		ev, err := event.Decode(rec.Body)
@@ -58,11 +72,14 @@ func hostChanges(ctx context.Context, r store.Reader, id, turn string) ([]docker
 		case event.TurnCompleted:
 			ended = d.TurnID == turn
 		case event.PatchApplied:
-			out = append(out, dockerws.HostChange{Patch: d.Patch, Reverse: d.Reverse})
+			changes = append(changes, dockerws.HostChange{Patch: d.Patch, Reverse: d.Reverse})
 		}
 		return nil
 	})
-	return out, err
+	if errcode.Of(err) == errcode.SessNotFound {
+		return nil, 0, nil
+	}
+	return changes, jobs, err
 }
 
 // pendingPatch is the patch that brings the host tree at root to the work

@@ -39,23 +39,6 @@ func (a *App) watchJobs(ctx context.Context, s *Session) func() {
 	}
 }
 
-// jobsStarted counts the background jobs session id's log shows
-// started (job.started): the jobs of its earlier workspaces, whose IDs
-// the next workspace's jobs follow (dockerws.Options.JobsBefore).
-func jobsStarted(ctx context.Context, r store.Reader, id string) (int, error) {
-	n := 0
-	err := store.Each(ctx, r, id, -1, func(rec store.Record) error {
-		if rec.Type == string(event.TypeJobStarted) {
-			n++
-		}
-		return nil
-	})
-	if errcode.Of(err) == errcode.SessNotFound {
-		return 0, nil // a fork's log, not made yet
-	}
-	return n, err
-}
-
 // endedJobs records, as a session resumes (or is forked), the end of every
 // background job the log of session from shows started and never ended:
 // the process that ran it ended without saying (killed, crashed), and its

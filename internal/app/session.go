@@ -513,24 +513,24 @@ func (a *App) openWorkspace(ctx context.Context, sessionID string, s *Session, c
 			o.Image, o.MaxWorkspaceBytes, o.Patch, o.Defer = a.Conf.Image, a.Opts.MaxWorkspaceBytes, patch, req.Defer
 			if cp != nil {
 				// What the host received since that turn ended is taken
-				// back before its patch is replayed (host.go).
-				if o.HostChanges, err = hostChanges(ctx, a.Store, cp.Identity.SessionID, cp.Identity.TurnID); err != nil {
-					return err
+				// back before its patch is replayed (host.go); job IDs go
+				// on from the jobs the session's history holds: its own,
+				// and a fork's origin's. One read of each log.
+				for _, id := range slices.Compact([]string{cp.Identity.SessionID, sessionID}) {
+					turn := ""
+					if id == cp.Identity.SessionID {
+						turn = cp.Identity.TurnID
+					}
+					changes, jobs, err := readForOpen(ctx, a.Store, id, turn)
+					if err != nil {
+						return err
+					}
+					o.HostChanges = append(o.HostChanges, changes...)
+					o.JobsBefore += jobs
 				}
 			}
 			o.Spare = req.Spare && a.Conf.Spares
 			o.MaxJobs = a.Opts.MaxJobs
-			if cp != nil {
-				// Job IDs go on from the jobs the session's history
-				// holds: its own, and a fork's origin's.
-				for _, id := range slices.Compact([]string{sessionID, cp.Identity.SessionID}) {
-					n, err := jobsStarted(ctx, a.Store, id)
-					if err != nil {
-						return err
-					}
-					o.JobsBefore += n
-				}
-			}
 			if missing := a.sandbox(ctx, s.Root, &o); len(missing) > 0 {
 				s.Note = strings.Join(missing, "\n")
 			}
