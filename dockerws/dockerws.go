@@ -416,34 +416,48 @@ func (w *Workspace) OpenError() error {
 // stopped (a Docker daemon restart stops every container, and the files
 // of its in-memory tree go with it). Nil while the container runs, while
 // the open is not over or failed, once the workspace is closed, and when
-// the daemon cannot be asked (a stopped daemon: its own error says so).
+// the daemon cannot be asked (Check says so).
 // A lost workspace stays lost (PhaseLost): every later operation that
 // needs the container fails at once with the error Lost returned.
 func (w *Workspace) Lost(ctx context.Context) error {
+	lost, _ := w.Check(ctx)
+	return lost
+}
+
+// Check asks the daemon about the workspace's container once: lost is
+// Lost's answer; unreachable (WORKSPACE_CONTAINER_FAILED) says the daemon
+// did not answer (stopped, its socket gone), so that a turn started now
+// could run nothing. Both are nil while the open is not over or failed,
+// and once the workspace is closed.
+func (w *Workspace) Check(ctx context.Context) (lost, unreachable error) {
 	const op = "check the workspace container"
 	select {
 	case <-w.ready:
 	default:
-		return nil
+		return nil, nil
 	}
 	switch d, err := w.step(evCheck, op); d.act {
 	case actRefuse: // lost already: it stays so
-		return err
+		return err, nil
 	case actNothing: // failed, or closed
-		return nil
+		return nil, nil
 	}
-	info, err := w.cli.ContainerInspect(ctx, w.cid, client.ContainerInspectOptions{})
-	var lost error
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := w.cli.ContainerInspect(ictx, w.cid, client.ContainerInspectOptions{})
 	switch {
 	case cerrdefs.IsNotFound(err):
 		lost = containerError(ctx, op, w.opts.SessionID, err)
 	case err != nil:
-		return nil
+		if ctx.Err() != nil {
+			return nil, nil // the caller gave up: nothing is known
+		}
+		return nil, dockerError(ictx, op, err)
 	case info.Container.State != nil && !info.Container.State.Running:
 		lost = &errcode.Error{Code: errcode.WorkspaceContainerFailed, Op: op,
 			Message: "the workspace container is not running (a Docker daemon restart stops it); " + lostContainer(w.opts.SessionID)}
 	default:
-		return nil
+		return nil, nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -451,25 +465,9 @@ func (w *Workspace) Lost(ctx context.Context) error {
 	case d.act == actGo:
 		w.lostErr = lost
 	case w.life.phase != PhaseLost: // closed meanwhile
-		return nil
+		return nil, nil
 	}
-	return w.lostErr
-}
-
-// Reachable reports, with WORKSPACE_CONTAINER_FAILED, that the Docker
-// daemon the workspace's container runs on does not answer (stopped, its
-// socket gone): a turn started now could run nothing. Nil when it
-// answers, and while the workspace is not open (opening, failed, closed).
-func (w *Workspace) Reachable(ctx context.Context) error {
-	if p := w.Phase(); p != PhaseReady && p != PhaseKept && p != PhaseLost {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := w.cli.Ping(ctx, client.PingOptions{}); err != nil {
-		return dockerError(ctx, "ping docker daemon", err)
-	}
-	return nil
+	return w.lostErr, nil
 }
 
 func (w *Workspace) waitReady(ctx context.Context, op string) error {

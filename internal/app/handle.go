@@ -195,16 +195,6 @@ func (s *Session) Diff(ctx context.Context) (string, error) { return s.Workspace
 // Files lists the workspace's files (for path completion).
 func (s *Session) Files(ctx context.Context) ([]string, error) { return s.Workspace.List(ctx, ".") }
 
-// WorkspaceLost reports that the session's Docker workspace lost its
-// container (dockerws.Workspace.Lost), with the error its operations now
-// get; nil for any other workspace.
-func (s *Session) WorkspaceLost(ctx context.Context) error {
-	if ws, ok := s.Workspace.(*dockerws.Workspace); ok {
-		return ws.Lost(ctx)
-	}
-	return nil
-}
-
 // WorkspaceInfo describes the workspace (backend, image).
 func (s *Session) WorkspaceInfo() workspace.Info { return s.Workspace.Info() }
 

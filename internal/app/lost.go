@@ -56,16 +56,18 @@ func (s *Session) LostWorkspace(ctx context.Context) (*Rebuild, error) {
 	default:
 		return nil, nil
 	}
-	lost := s.WorkspaceLost(ctx)
-	if lost == nil {
-		// Lost cannot tell while the daemon does not answer: a turn
+	ws, ok := s.Workspace.(*dockerws.Workspace)
+	if !ok {
+		return nil, nil
+	}
+	lost, unreachable := ws.Check(ctx)
+	if unreachable != nil {
+		// Nothing is known while the daemon does not answer, but a turn
 		// started now would run nothing, and spend a model request on it.
-		if ws, ok := s.Workspace.(*dockerws.Workspace); ok {
-			if err := ws.Reachable(ctx); err != nil {
-				return nil, &errcode.Error{Code: errcode.Of(err), Err: err, Message: fmt.Sprintf(
-					"the Docker daemon does not answer (%s): nothing was sent to the model; start the daemon, then send again (the workspace is rebuilt if its container went with it)", errcode.Message(err))}
-			}
-		}
+		return nil, &errcode.Error{Code: errcode.Of(unreachable), Err: unreachable, Message: fmt.Sprintf(
+			"the Docker daemon does not answer (%s): nothing was sent to the model; start the daemon, then send again (the workspace is rebuilt if its container went with it)", errcode.Message(unreachable))}
+	}
+	if lost == nil {
 		return nil, nil
 	}
 	last, _, err := runtime.LastFinished(ctx, s.a.Store, s.ID())
