@@ -64,8 +64,7 @@ func (s *Session) LostWorkspace(ctx context.Context) (*Rebuild, error) {
 	if unreachable != nil {
 		// Nothing is known while the daemon does not answer, but a turn
 		// started now would run nothing, and spend a model request on it.
-		return nil, &errcode.Error{Code: errcode.Of(unreachable), Err: unreachable, Message: fmt.Sprintf(
-			"the Docker daemon does not answer (%s): nothing was sent to the model; start the daemon, then send again (the workspace is rebuilt if its container went with it)", errcode.Message(unreachable))}
+		return nil, daemonDown(unreachable, "nothing was sent to the model; start the daemon, then send again (the workspace is rebuilt if its container went with it)")
 	}
 	if lost == nil {
 		return nil, nil
@@ -139,4 +138,28 @@ func Unrecorded(id, run string, out runtime.Outcome) event.TurnCompleted {
 	}
 	tc.Note = strings.TrimSpace(tc.Note + " " + UnrecordedNote)
 	return tc
+}
+
+// DockerAnswers reports, with WORKSPACE_CONTAINER_FAILED, that the Docker
+// daemon of the session's workspace does not answer, for a command that
+// would reopen the session on it (a rewind: without the daemon it would
+// reopen read-only); next says what was not done and what to do. Nil when
+// the daemon answers, and for any other workspace.
+func (s *Session) DockerAnswers(ctx context.Context, next string) error {
+	ws, ok := s.Workspace.(*dockerws.Workspace)
+	if !ok {
+		return nil
+	}
+	if _, unreachable := ws.Check(ctx); unreachable != nil {
+		return daemonDown(unreachable, next)
+	}
+	return nil
+}
+
+// daemonDown is the error of something not done because the Docker daemon
+// does not answer (unreachable, Check's); next says what was not done and
+// what to do.
+func daemonDown(unreachable error, next string) error {
+	return &errcode.Error{Code: errcode.Of(unreachable), Err: unreachable, Message: fmt.Sprintf(
+		"the Docker daemon does not answer (%s): %s", errcode.Message(unreachable), next)}
 }

@@ -681,6 +681,11 @@ func (e *Engine) Rewind(ctx context.Context, turnID string, undo bool) (tui.Sess
 	default:
 		return tui.Session{}, "", errcode.New(errcode.SessBusy, "a turn is running: /rewind works between turns (esc cancels the turn)")
 	}
+	// Reopened without its daemon, a Docker session would come back
+	// read-only, saying it holds the turn's files.
+	if err := cur.sess.DockerAnswers(ctx, "nothing was rewound; start the daemon, then /rewind again"); err != nil {
+		return tui.Session{}, "", err
+	}
 	req := app.RewindRequest{Turn: turnID, Undo: undo}
 	if err := e.a.CheckRewind(ctx, cur.id, req); err != nil {
 		return tui.Session{}, "", err

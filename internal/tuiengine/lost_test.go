@@ -301,7 +301,8 @@ func (p *dockerProxy) down() {
 	p.open = nil
 }
 
-// A prompt typed while the Docker daemon does not answer is not sent:
+// A prompt typed while the Docker daemon does not answer is not sent, and
+// a /rewind is not made (the session would reopen read-only):
 // nothing reaches the model (each request would cost tokens for a turn
 // that can run nothing), the error says to start the daemon, and once it
 // answers again the same prompt runs.
@@ -328,8 +329,21 @@ func TestEngineHoldsThePromptWhileDockerIsDown(t *testing.T) {
 	if errcode.Of(err) != errcode.WorkspaceContainerFailed || !strings.Contains(errcode.Message(err), "nothing was sent to the model") {
 		t.Fatalf("a prompt while Docker is down: %v", err)
 	}
+	// Nor is a rewind made: reopened without its daemon, the session
+	// would come back read-only.
+	turns, _, err := eng.Turns(ctx)
+	if err != nil || len(turns) != 1 {
+		t.Fatalf("turns %+v, %v", turns, err)
+	}
+	_, _, err = eng.Rewind(ctx, turns[0].ID, false)
+	if errcode.Of(err) != errcode.WorkspaceContainerFailed || !strings.Contains(errcode.Message(err), "nothing was rewound") {
+		t.Fatalf("a rewind while Docker is down: %v", err)
+	}
+	if id := eng.SessionID(); id != s.ID {
+		t.Fatalf("the refused rewind left session %q open, want %s", id, s.ID)
+	}
 	if after, err := readHistory(ctx, eng.a.Store, s.ID); err != nil || len(after) != len(before) {
-		t.Fatalf("the refused prompt recorded %d events (%v)", len(after)-len(before), err)
+		t.Fatalf("the refused prompt and rewind recorded %d events (%v)", len(after)-len(before), err)
 	}
 	proxy.up()
 	if _, err := eng.Send(ctx, "second"); err != nil {
